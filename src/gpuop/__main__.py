@@ -1,0 +1,3 @@
+from gpuop.cli import main
+
+main()

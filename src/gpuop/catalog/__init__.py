@@ -1,0 +1,194 @@
+"""The data gpuop decides with: the operand table and the GPU model catalog.
+
+The YAML files beside this module are the single source of facts about operands, deploy
+labels, GPU models and vGPU types. This module only loads and types them; every rule that
+uses them lives in the planner and naming modules. Loaded once per process.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+WorkloadConfig = Literal["container", "vm-passthrough", "vm-vgpu"]
+WORKLOAD_CONFIGS: tuple[WorkloadConfig, ...] = ("container", "vm-passthrough", "vm-vgpu")
+SandboxMode = Literal["kubevirt", "kata"]
+Advertises = Literal["gpu", "sandbox", "pgpu"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class HostPath(_Frozen):
+    path: str
+    writable: bool
+    note: str | None = None
+
+
+class HostFootprint(_Frozen):
+    privileged: bool
+    host_pid: bool
+    host_ipc: bool
+    host_paths: tuple[HostPath, ...]
+    writes: tuple[str, ...]
+    kernel_modules: bool
+    reboots_node: bool
+    node_rbac: tuple[str, ...]
+
+
+class ImageDefaults(_Frozen):
+    repository: str | None
+    image: str
+    version_key: str | None
+
+
+class Operand(_Frozen):
+    name: str
+    state: str
+    daemonset: str
+    deploy_label: str
+    policy_field: str | None
+    enabled_default: bool
+    image_block: str | None = None
+    requires_sandbox: bool = False
+    requires_mode: SandboxMode | None = None
+    deprecated: bool = False
+    extra_node_selector: dict[str, str] = Field(default_factory=dict)
+    image_env: str
+    image: ImageDefaults
+    waits_for: tuple[str, ...]
+    gate_files: tuple[str, ...]
+    advertises: Advertises | None = None
+    effects: tuple[str, ...]
+    host: HostFootprint
+
+    @property
+    def spec_block(self) -> str | None:
+        """The ClusterPolicy spec block holding this operand's image settings."""
+        return self.image_block or self.policy_field
+
+
+class PassthroughLabels(_Frozen):
+    kubevirt: tuple[str, ...]
+    kata: tuple[str, ...]
+
+
+class DeployLabelsByWorkload(_Frozen):
+    container: tuple[str, ...]
+    vm_passthrough: PassthroughLabels = Field(alias="vm-passthrough")
+    vm_vgpu: tuple[str, ...] = Field(alias="vm-vgpu")
+
+
+class DeployLabels(_Frozen):
+    prefix: str
+    by_workload: DeployLabelsByWorkload
+    mig_manager_key: str
+    dra_keys: tuple[str, ...]
+    opt_out_key: str
+
+    def keys_for(self, workload: WorkloadConfig, mode: SandboxMode) -> tuple[str, ...]:
+        """The deploy-label keys (without prefix) a workload config sets."""
+        if workload == "container":
+            return self.by_workload.container
+        if workload == "vm-passthrough":
+            return getattr(self.by_workload.vm_passthrough, mode)  # type: ignore[no-any-return]
+        return self.by_workload.vm_vgpu
+
+    @property
+    def known_keys(self) -> frozenset[str]:
+        """Every deploy-label key the operator manages (and so may remove)."""
+        keys = set(self.by_workload.container) | set(self.by_workload.vm_vgpu)
+        keys |= set(self.by_workload.vm_passthrough.kubevirt)
+        keys |= set(self.by_workload.vm_passthrough.kata)
+        keys |= {self.mig_manager_key, *self.dra_keys}
+        return frozenset(keys)
+
+
+class OperandTable(_Frozen):
+    schema_version: int
+    deploy_labels: DeployLabels
+    operands: tuple[Operand, ...]
+    default_versions: dict[str, str | None]
+
+    def operand(self, name: str) -> Operand:
+        for operand in self.operands:
+            if operand.name == name:
+                return operand
+        raise KeyError(name)
+
+
+class VgpuTypeSpec(_Frozen):
+    framebuffer_mib: int
+    max_per_gpu: int
+    mig_backed: bool = False
+
+
+class GpuModel(_Frozen):
+    model: str
+    pci_device_id: str
+    pci_name: str
+    product: str
+    memory_mib: int
+    family: str
+    compute_capability: str
+    mig_capable: bool
+    vgpu_name_prefix: str
+    vgpu_types: dict[str, VgpuTypeSpec]
+    default_vgpu_type: str
+
+    @property
+    def pci_id(self) -> str:
+        """`10de:xxxx`, lower case."""
+        return f"10de:{self.pci_device_id}"
+
+
+class GpuCatalog(_Frozen):
+    schema_version: int
+    gpus: tuple[GpuModel, ...]
+
+    def by_model(self, model: str) -> GpuModel | None:
+        wanted = model.strip().lower()
+        for gpu in self.gpus:
+            if gpu.model.lower() == wanted:
+                return gpu
+        return None
+
+    def by_device_id(self, device_id: str) -> tuple[GpuModel, ...]:
+        """Models with this PCI device id (several boards can share one, e.g. A2 and A16)."""
+        wanted = device_id.lower().removeprefix("0x")
+        return tuple(gpu for gpu in self.gpus if gpu.pci_device_id == wanted)
+
+    def by_product(self, product: str) -> GpuModel | None:
+        """The model whose GPU feature discovery product label is `product` (suffixes ignored)."""
+        for gpu in self.gpus:
+            if product == gpu.product or product.startswith(gpu.product + "-"):
+                return gpu
+        return None
+
+    def model_for_vgpu_type(self, vgpu_type: str) -> GpuModel | None:
+        for gpu in self.gpus:
+            if vgpu_type in gpu.vgpu_types:
+                return gpu
+        return None
+
+
+def _load_yaml(name: str) -> object:
+    text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+@cache
+def operand_table() -> OperandTable:
+    """The operand table from `operands.yaml`."""
+    return OperandTable.model_validate(_load_yaml("operands.yaml"))
+
+
+@cache
+def gpu_catalog() -> GpuCatalog:
+    """The GPU model catalog from `gpus.yaml`."""
+    return GpuCatalog.model_validate(_load_yaml("gpus.yaml"))

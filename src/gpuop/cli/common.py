@@ -1,0 +1,56 @@
+"""Helpers every command shares: the error type that ends a command cleanly, and output formats."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+import yaml
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UserError(Exception):
+    """A failure the user can fix: printed as one line, never as a traceback."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def output_option(*choices: str) -> Callable[[F], F]:
+    """The `--output/-o` option with the given formats; the first is the default."""
+    return click.option(
+        "--output",
+        "-o",
+        type=click.Choice(list(choices)),
+        default=choices[0],
+        show_default=True,
+        help="Output format.",
+    )
+
+
+def emit_data(data: Any, fmt: str) -> None:
+    """Print `data` as JSON or YAML to stdout."""
+    if fmt == "json":
+        sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    elif fmt == "yaml":
+        sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
+    else:
+        raise ValueError(f"unknown data format {fmt}")
+
+
+def read_text_input(path: str) -> str:
+    """Read a file, or standard input when `path` is `-`."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise UserError(f"cannot read {path}: not UTF-8 text ({exc.reason})") from exc

@@ -1,0 +1,1 @@
+"""gpuop.kubevirt."""

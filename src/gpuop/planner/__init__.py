@@ -1,0 +1,548 @@
+"""What a node should run and advertise: `plan(policy, node) -> NodePlan`, pure and total.
+
+This is gpuop's single source of truth. The operator writes the labels it computes, the
+simulator plays the operands it lists, the checker compares a dump against it, and the
+docs render it. It follows the upstream operator's node-labelling rules (v26.7.0):
+
+* a node has GPUs when an NFD PCI label for vendor 10de is `true`;
+* its workload config comes from `nvidia.com/gpu.workload.config` only when sandbox
+  workloads are enabled, else every node is `container` (the label is ignored: the plan
+  says so, as a warning, where upstream is silent);
+* deploy labels of the config are set to `true` when absent or empty, other known keys are
+  removed whatever their value, `nvidia.com/gpu.deploy.operands=false` removes them all;
+* an operand runs where its DaemonSet exists (the policy enables it) and its deploy label
+  is exactly `true`.
+
+Two upstream defects are not copied: the default workload is not process-global state, and
+the vm-passthrough label set does not depend on an earlier evaluation (see docs/planner.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gpuop.catalog import (
+    WORKLOAD_CONFIGS,
+    Operand,
+    WorkloadConfig,
+    gpu_catalog,
+    operand_table,
+)
+from gpuop.naming import (
+    CONTAINER_RESOURCE,
+    PciDatabase,
+    mdev_type_name,
+    passthrough_resource,
+    vgpu_resource,
+)
+from gpuop.planner.inventory import INVENTORY_ANNOTATION, GpuCard, Inventory, learn_inventory
+from gpuop.policy import ResolvedPolicy
+from gpuop.vgpu import Card, VgpuApplyResult, VgpuConfigFile, apply_vgpu_config, default_vgpu_config
+
+WORKLOAD_LABEL = "nvidia.com/gpu.workload.config"
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+VGPU_CONFIG_LABEL = "nvidia.com/vgpu.config"
+VGPU_CONFIG_STATE_LABEL = "nvidia.com/vgpu.config.state"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+NFD_GPU_LABELS = (
+    "feature.node.kubernetes.io/pci-10de.present",
+    "feature.node.kubernetes.io/pci-0302_10de.present",
+    "feature.node.kubernetes.io/pci-0300_10de.present",
+)
+KATA_RESOURCE = "nvidia.com/pgpu"
+
+Severity = Literal["error", "warning", "info"]
+WorkloadReason = Literal[
+    "label",
+    "default",
+    "ignored-sandbox-disabled",
+    "sandbox-disabled",
+    "invalid-label",
+    "not-a-gpu-node",
+]
+OperandStatus = Literal["runs", "disabled", "not-for-workload", "held"]
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something about the node a person should know; codes are stable."""
+
+    code: str
+    severity: Severity
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "severity": self.severity, "message": self.message}
+
+
+@dataclass(frozen=True)
+class WorkloadDecision:
+    """The workload config a node gets, and why."""
+
+    config: WorkloadConfig | None
+    reason: WorkloadReason
+    label_value: str | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config": self.config,
+            "reason": self.reason,
+            "label_value": self.label_value,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class OperandPlacement:
+    """Whether one operand runs on the node, and its place in the bring-up order."""
+
+    name: str
+    daemonset: str
+    deploy_label: str
+    status: OperandStatus
+    label_value: str | None
+    waits_for: tuple[str, ...]
+    stage: int | None
+    detail: str
+
+    @property
+    def runs(self) -> bool:
+        return self.status == "runs"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "daemonset": self.daemonset,
+            "deploy_label": self.deploy_label,
+            "status": self.status,
+            "label_value": self.label_value,
+            "waits_for": list(self.waits_for),
+            "stage": self.stage,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class VgpuPlan:
+    config_name: str
+    source: Literal["label", "default"]
+    result: VgpuApplyResult
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config": self.config_name,
+            "source": self.source,
+            "state": self.result.state,
+            "errors": list(self.result.errors),
+            "per_card": [
+                {"index": card.index, "model": card.model, "devices": card.devices}
+                for card in self.result.cards
+            ],
+            "totals": self.result.totals,
+        }
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    """Everything gpuop expects of one node under one ClusterPolicy."""
+
+    node: str
+    gpu_node: bool
+    gpu_detection: str
+    workload: WorkloadDecision
+    label_changes: dict[str, str | None]
+    desired_labels: dict[str, str]
+    operands: tuple[OperandPlacement, ...]
+    advertises: dict[str, int]
+    must_not_advertise: tuple[str, ...]
+    vgpu: VgpuPlan | None
+    inventory: Inventory
+    notices: tuple[Notice, ...] = field(default=())
+
+    def running_operands(self) -> tuple[OperandPlacement, ...]:
+        return tuple(op for op in self.operands if op.runs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "gpu_node": self.gpu_node,
+            "gpu_detection": self.gpu_detection,
+            "workload": self.workload.to_dict(),
+            "label_changes": self.label_changes,
+            "desired_labels": self.desired_labels,
+            "operands": [op.to_dict() for op in self.operands],
+            "advertises": self.advertises,
+            "must_not_advertise": list(self.must_not_advertise),
+            "vgpu": self.vgpu.to_dict() if self.vgpu else None,
+            "inventory": self.inventory.to_dict(),
+            "notices": [notice.to_dict() for notice in self.notices],
+        }
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """The parts of a Node object the planner reads."""
+
+    name: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    allocatable: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_object(cls, node: Mapping[str, Any]) -> NodeFacts:
+        """Read a Node (as from the API or a dump); tolerant of missing or odd fields."""
+        metadata = node.get("metadata") if isinstance(node.get("metadata"), Mapping) else {}
+        status = node.get("status") if isinstance(node.get("status"), Mapping) else {}
+        assert isinstance(metadata, Mapping) and isinstance(status, Mapping)
+        return cls(
+            name=str(metadata.get("name") or ""),
+            labels=_string_map(metadata.get("labels")),
+            annotations=_string_map(metadata.get("annotations")),
+            allocatable=_string_map(status.get("allocatable")),
+        )
+
+
+def _string_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): "" if v is None else str(v) for k, v in value.items()}
+
+
+def _deploy_key(key: str) -> str:
+    return operand_table().deploy_labels.prefix + key
+
+
+def gpu_detection(labels: Mapping[str, str]) -> str | None:
+    """The NFD label that marks the node as a GPU node, or None."""
+    for key in NFD_GPU_LABELS:
+        if labels.get(key) == "true":
+            return key
+    return None
+
+
+def mig_capable(labels: Mapping[str, str]) -> bool:
+    """Upstream `hasMIGCapableGPU`."""
+    if labels.get("nvidia.com/vgpu.host-driver-version"):
+        return False
+    if "nvidia.com/mig.capable" in labels:
+        return labels["nvidia.com/mig.capable"] == "true"
+    product = labels.get("nvidia.com/gpu.product", "").lower()
+    return any(name in product for name in ("h100", "a100", "a30"))
+
+
+def decide_workload(policy: ResolvedPolicy, labels: Mapping[str, str], gpu: bool) -> WorkloadDecision:
+    raw = labels.get(WORKLOAD_LABEL)
+    if not gpu:
+        return WorkloadDecision(None, "not-a-gpu-node", raw, "no NVIDIA GPU found by NFD")
+    if not policy.sandbox_enabled:
+        if raw is None:
+            return WorkloadDecision(
+                "container", "sandbox-disabled", None,
+                "sandbox workloads are disabled: every GPU node is a container node",
+            )
+        return WorkloadDecision(
+            "container", "ignored-sandbox-disabled", raw,
+            f"{WORKLOAD_LABEL}={raw} is ignored because sandboxWorkloads.enabled is false;"
+            " the node is provisioned for containers",
+        )
+    if raw is None:
+        return WorkloadDecision(
+            policy.default_workload, "default", None,
+            f"no {WORKLOAD_LABEL} label: sandboxWorkloads.defaultWorkload"
+            f" ({policy.default_workload}) applies",
+        )
+    if raw in WORKLOAD_CONFIGS:
+        return WorkloadDecision(raw, "label", raw, f"{WORKLOAD_LABEL}={raw}")  # type: ignore[arg-type]
+    shown = "an empty value" if raw == "" else repr(raw)
+    return WorkloadDecision(
+        policy.default_workload, "invalid-label", raw,
+        f"{WORKLOAD_LABEL} has {shown}, not one of {', '.join(WORKLOAD_CONFIGS)};"
+        f" falling back to {policy.default_workload}",
+    )
+
+
+def _plan_labels(
+    policy: ResolvedPolicy,
+    labels: Mapping[str, str],
+    detected: str | None,
+    workload: WorkloadDecision,
+) -> tuple[dict[str, str | None], dict[str, str]]:
+    """(changes, desired managed labels) following upstream's add/remove rules."""
+    table = operand_table().deploy_labels
+    changes: dict[str, str | None] = {}
+    present = labels.get(GPU_PRESENT_LABEL)
+    known = sorted(table.known_keys)
+
+    def remove_all() -> None:
+        for key in known:
+            if _deploy_key(key) in labels:
+                changes[_deploy_key(key)] = None
+
+    if detected is None:
+        if present == "true":
+            changes[GPU_PRESENT_LABEL] = "false"
+        remove_all()
+    else:
+        if present != "true":
+            changes[GPU_PRESENT_LABEL] = "true"
+        assert workload.config is not None
+        opted_out = labels.get(_deploy_key(table.opt_out_key)) == "false"
+        capable = mig_capable(labels)
+        if opted_out:
+            remove_all()
+        else:
+            effective = set(table.keys_for(workload.config, policy.sandbox_mode))
+            if workload.config == "container" and capable:
+                effective.add(table.mig_manager_key)
+            for key in known:
+                full = _deploy_key(key)
+                current = labels.get(full)
+                if key in effective:
+                    if key == table.mig_manager_key:
+                        if full not in labels:
+                            changes[full] = "true"
+                    elif not current:
+                        changes[full] = "true"
+                elif full in labels:
+                    keep_mig = key == table.mig_manager_key and workload.config == "container"
+                    if not keep_mig:
+                        changes[full] = None
+        mig_manager = operand_table().operand("mig-manager")
+        if (
+            capable
+            and policy.operand_enabled(mig_manager)
+            and not labels.get(MIG_CONFIG_LABEL)
+            and policy.mig_manager_default_config == "all-disabled"
+        ):
+            changes[MIG_CONFIG_LABEL] = "all-disabled"
+
+    final = dict(labels)
+    for key, value in changes.items():
+        if value is None:
+            final.pop(key, None)
+        else:
+            final[key] = value
+    managed_prefix = table.prefix
+    desired = {
+        key: value
+        for key, value in sorted(final.items())
+        if key == GPU_PRESENT_LABEL
+        or key == MIG_CONFIG_LABEL
+        or (key.startswith(managed_prefix) and key.removeprefix(managed_prefix) in table.known_keys)
+    }
+    return changes, desired
+
+
+def _place_operands(
+    policy: ResolvedPolicy, labels: Mapping[str, str], workload: WorkloadDecision
+) -> tuple[OperandPlacement, ...]:
+    placements: list[OperandPlacement] = []
+    running: dict[str, Operand] = {}
+    for operand in operand_table().operands:
+        key = _deploy_key(operand.deploy_label)
+        value = labels.get(key)
+        extra_ok = all(labels.get(k) == v for k, v in operand.extra_node_selector.items())
+        if not policy.operand_enabled(operand):
+            status: OperandStatus = "disabled"
+            detail = "not deployed by this ClusterPolicy"
+        elif value is None:
+            status = "not-for-workload"
+            detail = f"{key} is not set for this workload config"
+        elif value != "true":
+            status = "held"
+            detail = f"{key}={value}"
+        elif not extra_ok:
+            status = "not-for-workload"
+            selector = ", ".join(f"{k}={v}" for k, v in operand.extra_node_selector.items())
+            detail = f"also needs {selector}"
+        else:
+            status = "runs"
+            detail = f"{key}=true"
+            running[operand.name] = operand
+        placements.append(
+            OperandPlacement(
+                operand.name, operand.daemonset, key, status, value, operand.waits_for, None, detail
+            )
+        )
+    stages: dict[str, int] = {}
+
+    def stage_of(name: str, trail: frozenset[str] = frozenset()) -> int:
+        if name in stages:
+            return stages[name]
+        deps = [d for d in running[name].waits_for if d in running and d not in trail]
+        value = 0 if not deps else 1 + max(stage_of(d, trail | {name}) for d in deps)
+        stages[name] = value
+        return value
+
+    result = []
+    for placement in placements:
+        if placement.runs:
+            deps = tuple(d for d in placement.waits_for if d in running)
+            result.append(
+                OperandPlacement(
+                    placement.name, placement.daemonset, placement.deploy_label, "runs",
+                    placement.label_value, deps, stage_of(placement.name), placement.detail,
+                )
+            )
+        else:
+            result.append(placement)
+    return tuple(result)
+
+
+def _passthrough_resources(cards: tuple[GpuCard, ...], pci_db: PciDatabase) -> tuple[dict[str, int], list[Notice]]:
+    counts: dict[str, int] = {}
+    notices: list[Notice] = []
+    for card in cards:
+        name = passthrough_resource(card.device_id, pci_db)
+        counts[name.resource] = counts.get(name.resource, 0) + 1
+        if name.problem and not any(n.message == name.problem for n in notices):
+            code = "InvalidResourceName" if not name.valid else "UnknownPciDevice"
+            notices.append(Notice(code, "warning", name.problem))
+    return counts, notices
+
+
+def _other_kind_resources(
+    cards: tuple[GpuCard, ...], pci_db: PciDatabase, keep: set[str]
+) -> tuple[str, ...]:
+    names = {CONTAINER_RESOURCE, KATA_RESOURCE}
+    for card in cards:
+        names.add(passthrough_resource(card.device_id, pci_db).resource)
+        model = gpu_catalog().by_model(card.model) if card.model else None
+        models = (model,) if model else gpu_catalog().by_device_id(card.device_id)
+        for each in models:
+            for vgpu_type in each.vgpu_types:
+                names.add(vgpu_resource(mdev_type_name(vgpu_type)))
+    return tuple(sorted(names - keep))
+
+
+def plan(
+    policy: ResolvedPolicy,
+    node: NodeFacts | Mapping[str, Any],
+    *,
+    pci_db: PciDatabase | None = None,
+    vgpu_config: VgpuConfigFile | None = None,
+) -> NodePlan:
+    """The desired state of one node. Never raises for odd node contents."""
+    facts = node if isinstance(node, NodeFacts) else NodeFacts.from_object(node)
+    database = pci_db or PciDatabase.builtin()
+    labels = facts.labels
+    detected = gpu_detection(labels)
+    workload = decide_workload(policy, labels, detected is not None)
+    changes, desired = _plan_labels(policy, labels, detected, workload)
+    final_labels = dict(labels)
+    for key, value in changes.items():
+        if value is None:
+            final_labels.pop(key, None)
+        else:
+            final_labels[key] = value
+    inventory = learn_inventory(labels, facts.annotations, facts.allocatable)
+    notices: list[Notice] = []
+    if workload.reason == "ignored-sandbox-disabled":
+        severity: Severity = "info" if workload.label_value == "container" else "warning"
+        notices.append(Notice("WorkloadLabelIgnored", severity, workload.message))
+    elif workload.reason == "invalid-label":
+        notices.append(Notice("InvalidWorkloadLabel", "warning", workload.message))
+    if inventory.problem:
+        notices.append(Notice("BadInventory", "warning", inventory.problem))
+
+    if detected is None:
+        operands: tuple[OperandPlacement, ...] = ()
+        advertises: dict[str, int] = {}
+        vgpu_plan = None
+        must_not = (CONTAINER_RESOURCE,)
+        return NodePlan(
+            facts.name, False, "no NFD label for an NVIDIA PCI device is true", workload,
+            changes, desired, operands, advertises, must_not, vgpu_plan, inventory,
+            tuple(notices),
+        )
+
+    if inventory.source == "none":
+        notices.append(
+            Notice(
+                "UnknownInventory", "info",
+                f"the node's GPUs are not described (no {INVENTORY_ANNOTATION} annotation,"
+                " no GPU feature discovery labels): resource counts cannot be predicted",
+            )
+        )
+    operands = _place_operands(policy, final_labels, workload)
+    running = {op.name for op in operands if op.runs}
+    cards = inventory.cards
+    advertises = {}
+    vgpu_plan = None
+    config = workload.config
+    if config == "container":
+        if "device-plugin" in running and inventory.count_known:
+            advertises[CONTAINER_RESOURCE] = len(cards)
+    elif config == "vm-passthrough":
+        if "sandbox-device-plugin" in running:
+            counts, name_notices = _passthrough_resources(cards, database)
+            notices.extend(name_notices)
+            if inventory.count_known:
+                advertises.update(counts)
+            if "vfio-manager" not in running:
+                notices.append(
+                    Notice(
+                        "VfioManagerNotRunning", "info",
+                        "the VFIO manager does not run here: the cards must already be bound"
+                        " to vfio-pci on the host",
+                    )
+                )
+        elif "kata-sandbox-device-plugin" in running and inventory.count_known:
+            advertises[KATA_RESOURCE] = len(cards)
+    elif config == "vm-vgpu":
+        label_config = final_labels.get(VGPU_CONFIG_LABEL)
+        config_name = label_config or policy.vgpu_default_config
+        source: Literal["label", "default"] = "label" if label_config else "default"
+        result = apply_vgpu_config(
+            vgpu_config or default_vgpu_config(),
+            config_name,
+            [Card(c.index, c.device_id, c.vendor_id, None, c.model) for c in cards],
+        )
+        vgpu_plan = VgpuPlan(config_name, source, result)
+        for error in result.errors:
+            notices.append(Notice("VgpuConfigInfeasible", "error", f"{config_name}: {error}"))
+        if "sandbox-device-plugin" in running and inventory.count_known:
+            advertises.update(result.resources())
+        if "vgpu-manager" not in running and "vgpu-device-manager" in running:
+            notices.append(
+                Notice(
+                    "VgpuManagerNotRunning", "info",
+                    "the vGPU manager does not run here: the vGPU host driver must be"
+                    " pre-installed",
+                )
+            )
+    held = [op for op in operands if op.status == "held"]
+    for op in held:
+        notices.append(Notice("OperandHeld", "info", f"{op.name} does not run: {op.detail}"))
+    must_not = _other_kind_resources(cards, database, set(advertises))
+    if config != "container":
+        must_not = tuple(sorted(set(must_not) | {CONTAINER_RESOURCE}))
+    return NodePlan(
+        facts.name, True, detected, workload, changes, desired, operands, advertises,
+        must_not, vgpu_plan, inventory, tuple(notices),
+    )
+
+
+__all__ = [
+    "GPU_PRESENT_LABEL",
+    "INVENTORY_ANNOTATION",
+    "MIG_CONFIG_LABEL",
+    "NFD_GPU_LABELS",
+    "VGPU_CONFIG_LABEL",
+    "VGPU_CONFIG_STATE_LABEL",
+    "WORKLOAD_LABEL",
+    "GpuCard",
+    "Inventory",
+    "NodeFacts",
+    "NodePlan",
+    "Notice",
+    "OperandPlacement",
+    "WorkloadDecision",
+    "decide_workload",
+    "gpu_detection",
+    "mig_capable",
+    "plan",
+]

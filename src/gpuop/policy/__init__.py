@@ -1,0 +1,248 @@
+"""Parse a ClusterPolicy once, resolve its defaults once, and answer questions about it.
+
+`parse_cluster_policy` turns a plain object (from YAML, JSON or the API) into a
+`ResolvedPolicy`, or raises `PolicyError` listing every problem with its field path.
+Everything downstream (planner, operator, checker) asks the resolved policy, never the
+raw spec, so the upstream nil-defaults live in exactly one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from gpuop.catalog import Operand, SandboxMode, WorkloadConfig, operand_table
+from gpuop.policy.models import ClusterPolicy, ComponentSpec
+
+DEFAULT_RUNTIME_CLASS = "nvidia"
+DEFAULT_VGPU_CONFIG = "default"
+DEFAULT_MIG_CONFIG = "all-disabled"
+
+
+class PolicyError(ValueError):
+    """A ClusterPolicy that cannot be used; `problems` name each field path."""
+
+    def __init__(self, problems: list[str], source: str = "ClusterPolicy") -> None:
+        self.problems = problems
+        self.source = source
+        super().__init__(f"{source}: " + "; ".join(problems))
+
+
+def _format_location(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part in ("int", "str", "bool", "literal"):
+            continue
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "(top level)"
+
+
+def validation_problems(error: ValidationError) -> list[str]:
+    """One line per pydantic error: `spec.driver.enabled: Input should be a valid boolean`."""
+    problems = []
+    seen = set()
+    for item in error.errors(include_url=False):
+        loc = tuple(p for p in item["loc"] if not (isinstance(p, str) and "[" in p))
+        where = _format_location(loc)
+        message = item["msg"]
+        if item["type"] == "extra_forbidden":
+            message = "unknown field"
+        line = f"{where}: {message}"
+        if line not in seen:
+            seen.add(line)
+            problems.append(line)
+    return problems
+
+
+@dataclass(frozen=True)
+class ResolvedPolicy:
+    """A ClusterPolicy with every default applied; ask it, not the raw spec."""
+
+    policy: ClusterPolicy
+    sandbox_enabled: bool
+    default_workload: WorkloadConfig
+    sandbox_mode: SandboxMode
+    runtime_class: str
+    cdi_enabled: bool
+    nri_plugin_enabled: bool
+    mig_strategy: str
+    mig_manager_default_config: str
+    vgpu_default_config: str
+    vgpu_config_map: str | None
+    warnings: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.policy.metadata.name
+
+    def component(self, block: str | None) -> ComponentSpec | None:
+        if block is None:
+            return None
+        value = getattr(self.policy.spec, block, None)
+        return value if isinstance(value, ComponentSpec) else None
+
+    def block_enabled(self, block: str, default: bool) -> bool:
+        component = getattr(self.policy.spec, block, None)
+        enabled = getattr(component, "enabled", None)
+        return default if enabled is None else bool(enabled)
+
+    def operand_enabled(self, operand: Operand) -> bool:
+        """Whether the operator deploys this operand at all (upstream `isStateEnabled`)."""
+        if operand.deprecated:
+            return False
+        if operand.requires_sandbox and not self.sandbox_enabled:
+            return False
+        if operand.requires_mode is not None and operand.requires_mode != self.sandbox_mode:
+            return False
+        if operand.name in ("driver", "vgpu-manager") and self._uses_driver_crd():
+            return False
+        if operand.policy_field is None:
+            return True
+        return self.block_enabled(operand.policy_field, operand.enabled_default)
+
+    def _uses_driver_crd(self) -> bool:
+        driver = self.policy.spec.driver
+        return bool(driver and driver.useNvidiaDriverCRD)
+
+    def enabled_operands(self) -> tuple[Operand, ...]:
+        return tuple(op for op in operand_table().operands if self.operand_enabled(op))
+
+    def image_for(self, operand: Operand, operator_env: dict[str, str] | None = None) -> str:
+        """The operand image, resolved as upstream does, with the catalog as the last resort.
+
+        Raises `PolicyError` when repository/image/version are only partly set.
+        """
+        block = operand.spec_block
+        component = self.component(block)
+        repository = component.repository if component else None
+        image = component.image if component else None
+        version = component.version if component else None
+        if repository and image and version:
+            separator = "@" if version.startswith("sha256:") else ":"
+            return f"{repository}/{image}{separator}{version}"
+        if image and not repository and not version:
+            return image
+        if repository or image or version:
+            missing = [
+                name
+                for name, value in (
+                    ("repository", repository),
+                    ("image", image),
+                    ("version", version),
+                )
+                if not value
+            ]
+            raise PolicyError(
+                [f"spec.{block}: {', '.join(missing)} must be set with the other image fields"]
+            )
+        env = operator_env or {}
+        if operand.image_env in env:
+            return env[operand.image_env]
+        defaults = operand.image
+        version_default = (
+            operand_table().default_versions.get(defaults.version_key)
+            if defaults.version_key
+            else None
+        )
+        if defaults.repository is None or version_default is None:
+            raise PolicyError(
+                [
+                    f"spec.{block}: no public image exists for {operand.name}; "
+                    "set repository, image and version"
+                ]
+            )
+        return f"{defaults.repository}/{defaults.image}:{version_default}"
+
+
+def _resolve(policy: ClusterPolicy) -> ResolvedPolicy:
+    spec = policy.spec
+    sandbox = spec.sandboxWorkloads
+    warnings: list[str] = []
+    cdi = spec.cdi
+    cdi_enabled = True if cdi is None or cdi.enabled is None else cdi.enabled
+    nri = bool(cdi and cdi.nriPluginEnabled)
+    toolkit_enabled = spec.toolkit is None or spec.toolkit.enabled is not False
+    if nri and not (cdi_enabled and toolkit_enabled):
+        warnings.append("spec.cdi.nriPluginEnabled requires cdi.enabled and toolkit.enabled")
+    if spec.psp is not None:
+        warnings.append("spec.psp is ignored (PodSecurityPolicy no longer exists)")
+    if spec.operator is not None and spec.operator.defaultRuntime is not None:
+        warnings.append("spec.operator.defaultRuntime is deprecated and ignored")
+    mig_manager = spec.migManager
+    vgpu_dm = spec.vgpuDeviceManager
+    return ResolvedPolicy(
+        policy=policy,
+        sandbox_enabled=bool(sandbox and sandbox.enabled),
+        default_workload=(sandbox.defaultWorkload if sandbox and sandbox.defaultWorkload else "container"),
+        sandbox_mode=(sandbox.mode if sandbox and sandbox.mode else "kubevirt"),
+        runtime_class=(
+            spec.operator.runtimeClass
+            if spec.operator and spec.operator.runtimeClass
+            else DEFAULT_RUNTIME_CLASS
+        ),
+        cdi_enabled=cdi_enabled,
+        nri_plugin_enabled=nri,
+        mig_strategy=(spec.mig.strategy if spec.mig and spec.mig.strategy else "single"),
+        mig_manager_default_config=(
+            mig_manager.config.default
+            if mig_manager and mig_manager.config and mig_manager.config.default
+            else DEFAULT_MIG_CONFIG
+        ),
+        vgpu_default_config=(
+            vgpu_dm.config.default
+            if vgpu_dm and vgpu_dm.config and vgpu_dm.config.default
+            else DEFAULT_VGPU_CONFIG
+        ),
+        vgpu_config_map=(vgpu_dm.config.name if vgpu_dm and vgpu_dm.config else None),
+        warnings=tuple(warnings),
+    )
+
+
+def parse_cluster_policy(obj: Any, source: str = "ClusterPolicy") -> ResolvedPolicy:
+    """Validate a ClusterPolicy object and resolve its defaults.
+
+    Raises `PolicyError` naming every bad field path; never anything else for bad input.
+    """
+    if not isinstance(obj, dict):
+        raise PolicyError([f"expected a mapping, got {type(obj).__name__}"], source)
+    kind = obj.get("kind")
+    if kind is not None and kind != "ClusterPolicy":
+        raise PolicyError([f"kind: expected ClusterPolicy, got {kind!r}"], source)
+    try:
+        policy = ClusterPolicy.model_validate(obj)
+    except ValidationError as exc:
+        raise PolicyError(validation_problems(exc), source) from None
+    return _resolve(policy)
+
+
+@cache
+def default_policy_object() -> dict[str, Any]:
+    """The ClusterPolicy a plain install creates (the Helm chart's values), as an object."""
+    text = resources.files("gpuop.catalog").joinpath("clusterpolicy.yaml").read_text("utf-8")
+    loaded = yaml.safe_load(text)
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def default_policy() -> ResolvedPolicy:
+    """The resolved default ClusterPolicy (sandbox workloads off, as a plain install)."""
+    return parse_cluster_policy(default_policy_object(), "default ClusterPolicy")
+
+
+__all__ = [
+    "ClusterPolicy",
+    "PolicyError",
+    "ResolvedPolicy",
+    "default_policy",
+    "default_policy_object",
+    "parse_cluster_policy",
+    "validation_problems",
+]
