@@ -13,6 +13,13 @@ import click
 from gpuop import __version__
 from gpuop.cli.cluster import cluster
 from gpuop.cli.common import UserError
+from gpuop.cli.lab import lab
+from gpuop.cli.names import names
+from gpuop.cli.operands import operands
+from gpuop.cli.operator import operator
+from gpuop.cli.plan import plan
+from gpuop.cli.policy import policy
+from gpuop.cli.sim import sim
 from gpuop.cli.toolkit import toolkit
 
 
@@ -34,6 +41,13 @@ def cli() -> None:
 
 
 cli.add_command(cluster)
+cli.add_command(plan)
+cli.add_command(names)
+cli.add_command(operands)
+cli.add_command(policy)
+cli.add_command(operator)
+cli.add_command(sim)
+cli.add_command(lab)
 cli.add_command(toolkit)
 
 

@@ -54,3 +54,37 @@ def read_text_input(path: str) -> str:
         raise UserError(f"cannot read {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise UserError(f"cannot read {path}: not UTF-8 text ({exc.reason})") from exc
+
+
+def resolve_kubeconfig(value: str | None) -> str | None:
+    """The kubeconfig to use: the option, then $KUBECONFIG, then the local gpuop cluster's."""
+    import os
+
+    if value:
+        return value
+    if os.environ.get("KUBECONFIG"):
+        return os.environ["KUBECONFIG"]
+    from gpuop.controlplane.paths import cluster_dir
+
+    local = cluster_dir("gpuop") / "kubeconfig"
+    return str(local) if local.exists() else None
+
+
+def kubeconfig_option(func: F) -> F:
+    """`--kubeconfig` (default: $KUBECONFIG, then the local cluster made by `gpuop cluster up`)."""
+    return click.option(
+        "--kubeconfig",
+        default=None,
+        help="Kubeconfig file (default: $KUBECONFIG, else the local `gpuop cluster up` cluster).",
+    )(func)
+
+
+def parse_labels(items: tuple[str, ...]) -> dict[str, str]:
+    """`k=v` pairs from repeated `--label` options."""
+    labels = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"--label {item!r}: expected KEY=VALUE")
+        labels[key] = value
+    return labels

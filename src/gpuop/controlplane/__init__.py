@@ -1,1 +1,78 @@
-"""gpuop.controlplane."""
+"""A local, real Kubernetes control plane for the end-to-end tests and the lab.
+
+Why this package exists: the operator must be tested against real API semantics (admission,
+RBAC, the real scheduler and controllers) on build machines with no container engine and no
+internet. This package gets the binaries (cache, verified release download, or ``go build`` from
+the wrapper modules in ``controlplane/``) and runs etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler and kwok as local processes on 127.0.0.1 with TLS and RBAC.
+
+Typical use::
+
+    from gpuop.controlplane import LocalCluster
+
+    cluster = LocalCluster("dev")
+    info = cluster.up(progress=print)      # builds binaries the first time (minutes)
+    print(info.kubeconfig)                 # admin kubeconfig, never ~/.kube/config
+    cluster.down()
+
+Failures the user can fix raise :class:`ControlPlaneError` subclasses with a one-paragraph
+message; the CLI turns them into its own error type.
+"""
+
+from gpuop.controlplane.access import (
+    server_version,
+    service_account_token,
+    write_service_account_kubeconfig,
+)
+from gpuop.controlplane.binaries import Binaries, cached_binaries, ensure_binaries
+from gpuop.controlplane.cluster import (
+    COMPONENT_NAMES,
+    DEFAULT_CLUSTER_NAME,
+    ClusterInfo,
+    ClusterStatus,
+    ComponentStatus,
+    LocalCluster,
+)
+from gpuop.controlplane.errors import (
+    BuildError,
+    ClusterNotRunningError,
+    ClusterStateError,
+    ComponentStartError,
+    ControlPlaneError,
+    DownloadError,
+    PortInUseError,
+    ToolchainError,
+)
+from gpuop.controlplane.versions import (
+    COMPONENTS,
+    ETCD_VERSION,
+    KUBERNETES_VERSION,
+    KWOK_VERSION,
+)
+
+__all__ = [
+    "COMPONENTS",
+    "COMPONENT_NAMES",
+    "DEFAULT_CLUSTER_NAME",
+    "ETCD_VERSION",
+    "KUBERNETES_VERSION",
+    "KWOK_VERSION",
+    "Binaries",
+    "BuildError",
+    "ClusterInfo",
+    "ClusterNotRunningError",
+    "ClusterStateError",
+    "ClusterStatus",
+    "ComponentStartError",
+    "ComponentStatus",
+    "ControlPlaneError",
+    "DownloadError",
+    "LocalCluster",
+    "PortInUseError",
+    "ToolchainError",
+    "cached_binaries",
+    "ensure_binaries",
+    "server_version",
+    "service_account_token",
+    "write_service_account_kubeconfig",
+]

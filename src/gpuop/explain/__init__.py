@@ -1,1 +1,88 @@
-"""gpuop.explain."""
+"""Why is it Pending?  kube-scheduler's filter phase, replayed offline.
+
+:func:`explain_pod` takes a pod, the nodes and the other pods of a cluster
+(plain dicts, as ``kubectl get -o json`` gives them) and says which nodes
+would take the pod and, for every other node, why not, in kube-scheduler's
+own words (kube-scheduler v1.37, default profile, default feature gates;
+checked against the v1.37.2 source).  It reproduces the filter plugins
+NodeName, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts and
+NodeResourcesFit in that order (the first rejection ends a node's
+evaluation; NodeResourcesFit lists every resource the node is short of),
+the PreFilters of NodeName and NodeAffinity, and the PostFilter
+DefaultPreemption, so that :attr:`PodExplanation.summary` is the
+``FailedScheduling`` event message::
+
+    0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't
+    match Pod's node affinity/selector. preemption: 0/3 nodes are
+    available: 3 Preemption is not helpful for scheduling.
+
+(on one line).  :class:`ExplainOptions` switches to older wordings.  Not
+modelled: inter-pod affinity, topology spread, volume plugins, DRA claims
+and DRA-backed extended resources, NodeDeclaredFeatures, scheduling gates
+and non-default profiles; the pod's warnings say when one of those
+applies.
+
+Pure: no I/O and no API client.  VMIs and VMs are explained through
+:mod:`gpuop.kubevirt.launcher`, which renders the launcher pod first.
+
+JSON shape
+----------
+:meth:`PodExplanation.to_dict` returns, per pod (keys always present)::
+
+    {
+      "pod": "namespace/name",
+      "feasible": ["node-a", ...],          # nodes that pass every filter, input order
+      "nodes": [                            # every node, input order
+        {
+          "name": "node-b",
+          "fits": false,
+          "plugin": "NodeResourcesFit",     # the rejecting plugin; null when it fits
+          "reasons": ["Insufficient nvidia.com/gpu"],   # scheduler's words
+          "details": ["nvidia.com/gpu: requested 2, ..."],  # ours, for humans
+          "insufficient": [                 # NodeResourcesFit only
+            {"resource": "nvidia.com/gpu", "requested": 2, "used": 1,
+             "allocatable": 2, "unresolvable": false}
+          ],
+          "preemption": ["No preemption victims found for incoming pod"]
+        }
+      ],
+      "summary": "0/3 nodes are available: ...",   # full event message; null if feasible
+      "filter_summary": "0/3 nodes are available: ....",  # without the PostFilter part
+      "preemption": {"ran": true, "eligible": true, "possible": false,
+                     "candidates": [{"node": "n", "victims": ["ns/pod"]}],
+                     "nominated_node": null,      # the candidate it would pick
+                     "message": "0/3 nodes are available: 3 ..."},
+      "never_fits_anywhere": ["nvidia.com/NVIDIA_A10-12Q"],  # no node lists it at all
+      "requests": {"cpu": "500m", "memory": "1073741824", "nvidia.com/gpu": "1"},
+      "warnings": ["..."]
+    }
+
+Units in ``insufficient`` and ``requests`` are the scheduler's: cpu in
+millicores, everything else in whole units (bytes for memory).
+"""
+
+from gpuop.explain.engine import explain_pod, explain_pods, pod_key
+from gpuop.explain.model import (
+    Code,
+    ExplainOptions,
+    Insufficient,
+    NodeVerdict,
+    PodExplanation,
+    PreemptionCandidate,
+    PreemptionOutcome,
+    Status,
+)
+
+__all__ = [
+    "Code",
+    "ExplainOptions",
+    "Insufficient",
+    "NodeVerdict",
+    "PodExplanation",
+    "PreemptionCandidate",
+    "PreemptionOutcome",
+    "Status",
+    "explain_pod",
+    "explain_pods",
+    "pod_key",
+]

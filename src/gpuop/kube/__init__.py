@@ -1,1 +1,173 @@
-"""gpuop.kube."""
+"""The only package that talks to the Kubernetes API.
+
+Clients come from a kubeconfig (or the in-cluster service account) through lightkube;
+writes use server-side apply with gpuop's field manager, or merge patches that touch only
+the keys gpuop owns. Everything above this layer works with plain dicts.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from lightkube import AsyncClient, Client, KubeConfig
+from lightkube.core.exceptions import ApiError, ConfigError
+from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+from lightkube.types import PatchType
+
+FIELD_MANAGER = "gpuop"
+
+ClusterPolicy = create_global_resource(
+    group="nvidia.com", version="v1", kind="ClusterPolicy", plural="clusterpolicies"
+)
+KubeVirt = create_namespaced_resource(
+    group="kubevirt.io", version="v1", kind="KubeVirt", plural="kubevirts"
+)
+VirtualMachineInstance = create_namespaced_resource(
+    group="kubevirt.io",
+    version="v1",
+    kind="VirtualMachineInstance",
+    plural="virtualmachineinstances",
+)
+
+__all__ = [
+    "FIELD_MANAGER",
+    "ApiError",
+    "ClusterPolicy",
+    "ConnectionSettings",
+    "KubeError",
+    "KubeVirt",
+    "PatchType",
+    "VirtualMachineInstance",
+    "async_client",
+    "connection_settings",
+    "load_kubeconfig",
+    "now_rfc3339",
+    "sync_client",
+]
+
+
+class KubeError(Exception):
+    """The cluster cannot be reached or the kubeconfig cannot be used."""
+
+
+def load_kubeconfig(path: str | None = None, context: str | None = None) -> KubeConfig:
+    """A kubeconfig from `path`, `$KUBECONFIG`, ~/.kube/config, or the in-cluster account."""
+    try:
+        if path:
+            return KubeConfig.from_file(path)
+        return KubeConfig.from_env()
+    except (ConfigError, OSError, KeyError, ValueError) as exc:
+        where = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        raise KubeError(f"cannot load kubeconfig {where}: {exc}") from exc
+
+
+def _selected(path: str | None, context: str | None) -> Any:
+    config = load_kubeconfig(path, context)
+    if context is None:
+        return config
+    single = config.get(context)
+    if single is None:
+        raise KubeError(f"kubeconfig {path or '(default)'} has no context {context!r}")
+    return single
+
+
+def sync_client(path: str | None = None, context: str | None = None) -> Client:
+    return Client(_selected(path, context), field_manager=FIELD_MANAGER)
+
+
+def async_client(path: str | None = None, context: str | None = None) -> AsyncClient:
+    return AsyncClient(_selected(path, context), field_manager=FIELD_MANAGER)
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """What an operator framework needs to log in: server, CA and credentials as files."""
+
+    server: str
+    ca_path: str | None
+    insecure: bool
+    token: str | None
+    certificate_path: str | None
+    private_key_path: str | None
+
+
+def _materialise(data: str | None, path: str | None, suffix: str) -> str | None:
+    if path:
+        return path
+    if not data:
+        return None
+    handle = tempfile.NamedTemporaryFile(prefix="gpuop-", suffix=suffix, delete=False)
+    with handle:
+        handle.write(base64.b64decode(data))
+    os.chmod(handle.name, 0o600)
+    return handle.name
+
+
+def connection_settings(path: str | None = None, context: str | None = None) -> ConnectionSettings:
+    """Server and credentials of the current context, for clients other than lightkube."""
+    single = load_kubeconfig(path, context).get(context)
+    if single is None:
+        raise KubeError(f"kubeconfig {path or '(default)'} has no current context")
+    cluster = single.cluster
+    user = single.user
+    if user is None:
+        raise KubeError(f"kubeconfig {path or '(default)'}: the context has no user")
+    ca_path = _materialise(cluster.certificate_auth_data, cluster.certificate_auth, ".crt")
+    cert = _materialise(user.client_cert_data, user.client_cert, ".crt")
+    key = _materialise(user.client_key_data, user.client_key, ".key")
+    token = user.token
+    if token is None and user.token_file:
+        with open(user.token_file, encoding="utf-8") as handle:
+            token = handle.read().strip()
+    return ConnectionSettings(
+        server=cluster.server,
+        ca_path=ca_path,
+        insecure=bool(cluster.insecure),
+        token=token,
+        certificate_path=cert,
+        private_key_path=key,
+    )
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def event_body(
+    involved: Mapping[str, Any],
+    reason: str,
+    message: str,
+    event_type: str = "Normal",
+    namespace: str = "default",
+    component: str = "gpuop-operator",
+) -> dict[str, Any]:
+    """A core/v1 Event about an object (Node, ClusterPolicy, ...)."""
+    meta = involved.get("metadata", {})
+    name = meta.get("name", "unknown")
+    stamp = now_rfc3339()
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"generateName": f"{name}.", "namespace": namespace},
+        "involvedObject": {
+            "apiVersion": involved.get("apiVersion", "v1"),
+            "kind": involved.get("kind", "Node"),
+            "name": name,
+            "uid": meta.get("uid"),
+            "namespace": meta.get("namespace"),
+        },
+        "reason": reason,
+        "message": message[:1024],
+        "type": event_type,
+        "source": {"component": component},
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+        "reportingComponent": component,
+    }

@@ -1,1 +1,4 @@
-"""gpuop.operator."""
+"""The operator: keeps GPU nodes' labels, operand DaemonSets and ClusterPolicy status right.
+
+`reconcile` decides (pure), `runtime` watches and writes, `metrics` counts.
+"""

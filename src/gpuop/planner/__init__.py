@@ -233,32 +233,42 @@ def mig_capable(labels: Mapping[str, str]) -> bool:
     return any(name in product for name in ("h100", "a100", "a30"))
 
 
-def decide_workload(policy: ResolvedPolicy, labels: Mapping[str, str], gpu: bool) -> WorkloadDecision:
+def decide_workload(
+    policy: ResolvedPolicy, labels: Mapping[str, str], gpu: bool
+) -> WorkloadDecision:
     raw = labels.get(WORKLOAD_LABEL)
     if not gpu:
         return WorkloadDecision(None, "not-a-gpu-node", raw, "no NVIDIA GPU found by NFD")
     if not policy.sandbox_enabled:
         if raw is None:
             return WorkloadDecision(
-                "container", "sandbox-disabled", None,
+                "container",
+                "sandbox-disabled",
+                None,
                 "sandbox workloads are disabled: every GPU node is a container node",
             )
         return WorkloadDecision(
-            "container", "ignored-sandbox-disabled", raw,
+            "container",
+            "ignored-sandbox-disabled",
+            raw,
             f"{WORKLOAD_LABEL}={raw} is ignored because sandboxWorkloads.enabled is false;"
             " the node is provisioned for containers",
         )
     if raw is None:
         return WorkloadDecision(
-            policy.default_workload, "default", None,
+            policy.default_workload,
+            "default",
+            None,
             f"no {WORKLOAD_LABEL} label: sandboxWorkloads.defaultWorkload"
             f" ({policy.default_workload}) applies",
         )
     if raw in WORKLOAD_CONFIGS:
-        return WorkloadDecision(raw, "label", raw, f"{WORKLOAD_LABEL}={raw}")  # type: ignore[arg-type]
+        return WorkloadDecision(raw, "label", raw, f"{WORKLOAD_LABEL}={raw}")
     shown = "an empty value" if raw == "" else repr(raw)
     return WorkloadDecision(
-        policy.default_workload, "invalid-label", raw,
+        policy.default_workload,
+        "invalid-label",
+        raw,
         f"{WORKLOAD_LABEL} has {shown}, not one of {', '.join(WORKLOAD_CONFIGS)};"
         f" falling back to {policy.default_workload}",
     )
@@ -329,8 +339,7 @@ def _plan_labels(
     desired = {
         key: value
         for key, value in sorted(final.items())
-        if key == GPU_PRESENT_LABEL
-        or key == MIG_CONFIG_LABEL
+        if key in (GPU_PRESENT_LABEL, MIG_CONFIG_LABEL)
         or (key.startswith(managed_prefix) and key.removeprefix(managed_prefix) in table.known_keys)
     }
     return changes, desired
@@ -383,8 +392,14 @@ def _place_operands(
             deps = tuple(d for d in placement.waits_for if d in running)
             result.append(
                 OperandPlacement(
-                    placement.name, placement.daemonset, placement.deploy_label, "runs",
-                    placement.label_value, deps, stage_of(placement.name), placement.detail,
+                    placement.name,
+                    placement.daemonset,
+                    placement.deploy_label,
+                    "runs",
+                    placement.label_value,
+                    deps,
+                    stage_of(placement.name),
+                    placement.detail,
                 )
             )
         else:
@@ -392,7 +407,9 @@ def _place_operands(
     return tuple(result)
 
 
-def _passthrough_resources(cards: tuple[GpuCard, ...], pci_db: PciDatabase) -> tuple[dict[str, int], list[Notice]]:
+def _passthrough_resources(
+    cards: tuple[GpuCard, ...], pci_db: PciDatabase
+) -> tuple[dict[str, int], list[Notice]]:
     counts: dict[str, int] = {}
     notices: list[Notice] = []
     for card in cards:
@@ -452,17 +469,27 @@ def plan(
         operands: tuple[OperandPlacement, ...] = ()
         advertises: dict[str, int] = {}
         vgpu_plan = None
-        must_not = (CONTAINER_RESOURCE,)
+        must_not: tuple[str, ...] = (CONTAINER_RESOURCE,)
         return NodePlan(
-            facts.name, False, "no NFD label for an NVIDIA PCI device is true", workload,
-            changes, desired, operands, advertises, must_not, vgpu_plan, inventory,
+            facts.name,
+            False,
+            "no NFD label for an NVIDIA PCI device is true",
+            workload,
+            changes,
+            desired,
+            operands,
+            advertises,
+            must_not,
+            vgpu_plan,
+            inventory,
             tuple(notices),
         )
 
     if inventory.source == "none":
         notices.append(
             Notice(
-                "UnknownInventory", "info",
+                "UnknownInventory",
+                "info",
                 f"the node's GPUs are not described (no {INVENTORY_ANNOTATION} annotation,"
                 " no GPU feature discovery labels): resource counts cannot be predicted",
             )
@@ -471,27 +498,35 @@ def plan(
     running = {op.name for op in operands if op.runs}
     cards = inventory.cards
     advertises = {}
+    # Names an operand here advertises, counted or not: never in must-not-advertise.
+    expected: set[str] = set()
     vgpu_plan = None
     config = workload.config
     if config == "container":
-        if "device-plugin" in running and inventory.count_known:
-            advertises[CONTAINER_RESOURCE] = len(cards)
+        if "device-plugin" in running:
+            expected.add(CONTAINER_RESOURCE)
+            if inventory.count_known:
+                advertises[CONTAINER_RESOURCE] = len(cards)
     elif config == "vm-passthrough":
         if "sandbox-device-plugin" in running:
             counts, name_notices = _passthrough_resources(cards, database)
             notices.extend(name_notices)
+            expected.update(counts)
             if inventory.count_known:
                 advertises.update(counts)
             if "vfio-manager" not in running:
                 notices.append(
                     Notice(
-                        "VfioManagerNotRunning", "info",
+                        "VfioManagerNotRunning",
+                        "info",
                         "the VFIO manager does not run here: the cards must already be bound"
                         " to vfio-pci on the host",
                     )
                 )
-        elif "kata-sandbox-device-plugin" in running and inventory.count_known:
-            advertises[KATA_RESOURCE] = len(cards)
+        elif "kata-sandbox-device-plugin" in running:
+            expected.add(KATA_RESOURCE)
+            if inventory.count_known:
+                advertises[KATA_RESOURCE] = len(cards)
     elif config == "vm-vgpu":
         label_config = final_labels.get(VGPU_CONFIG_LABEL)
         config_name = label_config or policy.vgpu_default_config
@@ -504,12 +539,15 @@ def plan(
         vgpu_plan = VgpuPlan(config_name, source, result)
         for error in result.errors:
             notices.append(Notice("VgpuConfigInfeasible", "error", f"{config_name}: {error}"))
-        if "sandbox-device-plugin" in running and inventory.count_known:
-            advertises.update(result.resources())
+        if "sandbox-device-plugin" in running:
+            expected.update(result.resources())
+            if inventory.count_known:
+                advertises.update(result.resources())
         if "vgpu-manager" not in running and "vgpu-device-manager" in running:
             notices.append(
                 Notice(
-                    "VgpuManagerNotRunning", "info",
+                    "VgpuManagerNotRunning",
+                    "info",
                     "the vGPU manager does not run here: the vGPU host driver must be"
                     " pre-installed",
                 )
@@ -517,12 +555,22 @@ def plan(
     held = [op for op in operands if op.status == "held"]
     for op in held:
         notices.append(Notice("OperandHeld", "info", f"{op.name} does not run: {op.detail}"))
-    must_not = _other_kind_resources(cards, database, set(advertises))
+    must_not = _other_kind_resources(cards, database, set(advertises) | expected)
     if config != "container":
         must_not = tuple(sorted(set(must_not) | {CONTAINER_RESOURCE}))
     return NodePlan(
-        facts.name, True, detected, workload, changes, desired, operands, advertises,
-        must_not, vgpu_plan, inventory, tuple(notices),
+        facts.name,
+        True,
+        detected,
+        workload,
+        changes,
+        desired,
+        operands,
+        advertises,
+        must_not,
+        vgpu_plan,
+        inventory,
+        tuple(notices),
     )
 
 

@@ -30,6 +30,23 @@ _NFD_DEVICE_LABEL = re.compile(
 
 InventorySource = Literal["annotation", "gfd-labels", "advertised", "nfd-device-label", "none"]
 
+# More GPUs than any node holds: a count above this is a typo or garbage, not an inventory.
+MAX_GPUS_PER_NODE = 256
+_COUNT = re.compile(r"[0-9]{1,4}")
+
+
+def _plain_int(value: object) -> int | None:
+    """An int that is not a bool (JSON `true` is not an index)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _count(text: str) -> int | None:
+    """A label or quantity that is a plausible GPU count (ASCII digits, at most the maximum)."""
+    if not _COUNT.fullmatch(text):
+        return None
+    count = int(text)
+    return count if count <= MAX_GPUS_PER_NODE else None
+
 
 @dataclass(frozen=True)
 class GpuCard:
@@ -85,6 +102,9 @@ def _from_annotation(value: str) -> Inventory:
         raw = json.loads(value)
     except json.JSONDecodeError as exc:
         return Inventory((), "none", False, f"{INVENTORY_ANNOTATION}: not JSON ({exc.msg})")
+    except (ValueError, RecursionError):
+        # Integers beyond Python's digit limit, or nesting deeper than the recursion limit.
+        return Inventory((), "none", False, f"{INVENTORY_ANNOTATION}: not usable JSON")
     if not isinstance(raw, list):
         return Inventory((), "none", False, f"{INVENTORY_ANNOTATION}: expected a JSON list")
     cards = []
@@ -98,15 +118,14 @@ def _from_annotation(value: str) -> Inventory:
             return Inventory(
                 (), "none", False, f"{INVENTORY_ANNOTATION}[{position}].pci: not VVVV:DDDD"
             )
-        index = item.get("index", position)
-        memory = item.get("memory_mib")
+        index = _plain_int(item.get("index"))
         cards.append(
             GpuCard(
-                index=index if isinstance(index, int) else position,
+                index=position if index is None else index,
                 device_id=device,
                 vendor_id=vendor,
                 model=item.get("model") if isinstance(item.get("model"), str) else None,
-                memory_mib=memory if isinstance(memory, int) else None,
+                memory_mib=_plain_int(item.get("memory_mib")),
                 bdf=item.get("bdf") if isinstance(item.get("bdf"), str) else None,
             )
         )
@@ -134,19 +153,20 @@ def learn_inventory(
         return _from_annotation(annotation)
 
     product = labels.get("nvidia.com/gpu.product")
-    count_text = labels.get("nvidia.com/gpu.count", "")
-    if product and count_text.isdigit():
+    count = _count(labels.get("nvidia.com/gpu.count", ""))
+    if product and count is not None:
         model = gpu_catalog().by_product(product)
         if model is not None:
-            return Inventory(_cards_of_model(model.model, int(count_text)), "gfd-labels")
+            return Inventory(_cards_of_model(model.model, count), "gfd-labels")
 
     for resource, quantity in allocatable.items():
-        if not resource.startswith(RESOURCE_PREFIX) or not str(quantity).isdigit():
+        advertised = _count(str(quantity))
+        if not resource.startswith(RESOURCE_PREFIX) or advertised is None:
             continue
         suffix = resource.removeprefix(RESOURCE_PREFIX)
         for model in gpu_catalog().gpus:
             if normalise_pci_name(model.pci_name) == suffix:
-                return Inventory(_cards_of_model(model.model, int(str(quantity))), "advertised")
+                return Inventory(_cards_of_model(model.model, advertised), "advertised")
 
     for key, value in labels.items():
         match = _NFD_DEVICE_LABEL.match(key)

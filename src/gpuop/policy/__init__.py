@@ -181,7 +181,9 @@ def _resolve(policy: ClusterPolicy) -> ResolvedPolicy:
     return ResolvedPolicy(
         policy=policy,
         sandbox_enabled=bool(sandbox and sandbox.enabled),
-        default_workload=(sandbox.defaultWorkload if sandbox and sandbox.defaultWorkload else "container"),
+        default_workload=(
+            sandbox.defaultWorkload if sandbox and sandbox.defaultWorkload else "container"
+        ),
         sandbox_mode=(sandbox.mode if sandbox and sandbox.mode else "kubevirt"),
         runtime_class=(
             spec.operator.runtimeClass

@@ -2,8 +2,9 @@
 
 Field names are the upstream CRD's own (camelCase), so an existing ClusterPolicy parses
 unchanged. Unknown fields are errors here, as they are for `kubectl apply` with the
-server's strict field validation. `enabled` switches keep `None` for "not set"; the
-upstream nil-defaults are applied once, by `gpuop.policy.parse`, into `ResolvedPolicy`.
+server's strict field validation, and so are values of the wrong type (never coerced).
+`enabled` switches keep `None` for "not set"; the upstream nil-defaults are applied once,
+by `gpuop.policy.parse`, into `ResolvedPolicy`.
 The CRD schema is generated from these models (see `gpuop.policy.crd`).
 """
 
@@ -21,9 +22,13 @@ WorkloadConfigName = Literal["container", "vm-passthrough", "vm-vgpu"]
 
 
 class Spec(BaseModel):
-    """Base for every block: unknown fields are rejected, names are upstream's."""
+    """Base for every block: unknown fields are rejected, names are upstream's.
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    Strict, as the API server's schema is: `enabled: "yes"` or `hostPort: "80"` are type
+    errors, never coerced.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
 
 
 class OpenObject(BaseModel):
@@ -306,10 +311,30 @@ class Condition(Spec):
     observedGeneration: int | None = None
 
 
+class NotReadyNode(Spec):
+    """A GPU node that is not ready yet, and what it waits for (a gpuop addition)."""
+
+    name: Name
+    workload: ShortString = ""
+    waitingFor: list[ShortString] = Field(default_factory=list)
+    held: bool = False
+    message: ShortString = ""
+
+
+class NodesSummary(Spec):
+    """Per-node bring-up at a glance (a gpuop addition to the upstream status)."""
+
+    gpuNodes: int = 0
+    readyNodes: int = 0
+    byWorkload: dict[str, int] = Field(default_factory=dict)
+    notReady: list[NotReadyNode] = Field(default_factory=list)
+
+
 class ClusterPolicyStatus(Spec):
     state: Literal["ignored", "ready", "notReady"] | None = None
     namespace: Name | None = None
     conditions: list[Condition] | None = None
+    nodes: NodesSummary | None = None
 
 
 class ObjectMeta(BaseModel):

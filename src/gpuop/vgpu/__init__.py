@@ -24,8 +24,12 @@ from gpuop.naming import mdev_type_name, vgpu_resource
 DEFAULT_CONFIG_NAME = "default"
 
 _TIME_SLICED = re.compile(r"^[A-Z0-9]+(-[A-Za-z]+)*-(0|[1-9][0-9]*)[ABCQ]$")
-_MIG_BACKED = re.compile(r"^[A-Z0-9]+(-[A-Za-z]+)*-[1-9][0-9]*-[1-9][0-9]*[ABCQ](ME|NOME|MEALL|GFX)?$")
-_DEVICE_FILTER = re.compile(r"^0x([0-9a-fA-F]{4})([0-9a-fA-F]{4})(:0x([0-9a-fA-F]{4})([0-9a-fA-F]{4}))?$")
+_MIG_BACKED = re.compile(
+    r"^[A-Z0-9]+(-[A-Za-z]+)*-[1-9][0-9]*-[1-9][0-9]*[ABCQ](ME|NOME|MEALL|GFX)?$"
+)
+_DEVICE_FILTER = re.compile(
+    r"^0x([0-9a-fA-F]{4})([0-9a-fA-F]{4})(:0x([0-9a-fA-F]{4})([0-9a-fA-F]{4}))?$"
+)
 
 
 class VgpuConfigError(ValueError):
@@ -104,7 +108,9 @@ def parse_vgpu_config(obj: Any) -> VgpuConfigFile:
     except ValidationError as exc:
         problems = []
         for item in exc.errors(include_url=False):
-            path = ".".join(str(p) for p in item["loc"] if not str(p).startswith(("literal", "list[", "str")))
+            path = ".".join(
+                str(p) for p in item["loc"] if not str(p).startswith(("literal", "list[", "str"))
+            )
             message = "unknown field" if item["type"] == "extra_forbidden" else item["msg"]
             problems.append(f"{path or '(top level)'}: {message.removeprefix('Value error, ')}")
         raise VgpuConfigError(problems) from None

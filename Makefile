@@ -1,0 +1,53 @@
+# Developer and CI entry points.
+#
+#   make setup   Debian packages, .venv with gpuop[dev], control-plane binaries (cached;
+#                the first build takes ~20 min on 2 cores)
+#   make test    ruff check, ruff format --check, mypy, lint-imports, pytest (unit + e2e)
+#
+# `make -k test` runs every check even after one fails (CI does).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEBIAN_PACKAGES := $(shell sed -e 's/\#.*//' scripts/debian-packages.txt)
+
+.PHONY: setup system-packages venv binaries test lint format-check typecheck imports pytest
+
+setup: system-packages venv binaries
+
+system-packages:
+	$(SUDO) apt-get update
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEBIAN_PACKAGES)
+
+venv:
+	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -e '.[dev]'
+
+# Reuses ~/.cache/gpuop/bin (or $$GPUOP_CACHE_DIR) when it is there.
+binaries:
+	$(BIN)/python -m gpuop cluster build
+
+test: lint format-check typecheck imports pytest
+
+lint:
+	$(BIN)/ruff check .
+
+format-check:
+	$(BIN)/ruff format --check .
+
+typecheck:
+	$(BIN)/mypy
+
+imports:
+	$(BIN)/lint-imports
+
+# pytest's exit code 5 means it collected no tests: that is a failure, and says so.
+pytest:
+	rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; fi; \
+	exit $$rc

@@ -1,0 +1,229 @@
+"""What every check shares: the state, the policy, cached plans and the findings so far.
+
+`plan()` is the only source of what a node should run and advertise; the checks compare
+against its result and never re-derive it. Planning is the expensive part of a check, and
+large clusters are made of a few node shapes, so plans are cached by the node's planning
+key (the labels, inventory and NVIDIA resources the planner reads; see `state.NodeView`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from gpuop.catalog import operand_table
+from gpuop.check.model import Finding, Skip
+from gpuop.check.rules import Severity, rule
+from gpuop.check.state import ClusterState, NodeView
+from gpuop.manifests import QuantityError, parse_quantity
+from gpuop.naming import RESOURCE_PREFIX, PciDatabase, ResourceKind, classify_resource
+from gpuop.planner import WORKLOAD_LABEL, NodeFacts, NodePlan, plan
+from gpuop.planner.inventory import INVENTORY_ANNOTATION
+from gpuop.policy import ResolvedPolicy
+from gpuop.vgpu import VgpuConfigFile
+
+# The resource kind each workload config's device plugin advertises, and back.
+CONFIG_KIND: Mapping[str, ResourceKind] = {
+    "container": "container",
+    "vm-passthrough": "passthrough",
+    "vm-vgpu": "vgpu",
+}
+KIND_CONFIG: Mapping[str, str] = {
+    "container": "container",
+    "passthrough": "vm-passthrough",
+    "vgpu": "vm-vgpu",
+    "kata": "vm-passthrough",
+}
+PLUGIN_KINDS: frozenset[str] = frozenset(KIND_CONFIG)
+_ADVERTISES_BY_KIND = {
+    "container": "gpu",
+    "passthrough": "sandbox",
+    "vgpu": "sandbox",
+    "kata": "pgpu",
+}
+
+
+@functools.lru_cache(maxsize=8192)
+def kind_of(resource: str) -> ResourceKind:
+    """`classify_resource`, cached: the same few names recur on every node."""
+    return classify_resource(resource)
+
+
+def plugin_daemonset(kind: str) -> str:
+    """The operand DaemonSet whose plugin advertises resources of `kind`."""
+    wanted = _ADVERTISES_BY_KIND.get(kind)
+    for operand in operand_table().operands:
+        if operand.advertises == wanted:
+            return operand.daemonset
+    return "the device plugin"
+
+
+def resource_count(raw: Any) -> tuple[int | None, str | None]:
+    """(count, None) for a whole-number quantity, (None, problem) otherwise."""
+    if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) < 19:
+        return int(raw), None
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float | Decimal):
+        return None, f"is {type(raw).__name__}, not a quantity"
+    try:
+        value = parse_quantity(raw)
+    except QuantityError:
+        shown = raw if not isinstance(raw, str) or len(raw) <= 40 else raw[:40] + "..."
+        return None, f"is {shown!r}, not a quantity"
+    if value != value.to_integral_value():
+        return None, f"{raw!r} is not a whole number"
+    return int(value), None
+
+
+@dataclass(frozen=True)
+class OperandPod:
+    """A pod of an operand DaemonSet, placed on a node."""
+
+    daemonset: str
+    name: str
+    namespace: str
+    obj: Mapping[str, Any]
+
+
+@dataclass
+class NodeInfo:
+    """A node, its plan (None when no policy can be used) and its NVIDIA resource counts."""
+
+    view: NodeView
+    plan: NodePlan | None
+    counts: dict[str, int]
+    bad_quantities: list[tuple[str, str]]
+
+    @property
+    def name(self) -> str:
+        return self.view.name
+
+    def positive(self) -> dict[str, int]:
+        return {name: count for name, count in self.counts.items() if count > 0}
+
+    def own_kind(self, policy: ResolvedPolicy) -> ResourceKind | None:
+        if self.plan is None or not self.plan.gpu_node:
+            return None
+        config = self.plan.workload.config
+        if config == "vm-passthrough" and policy.sandbox_mode == "kata":
+            return "kata"
+        return CONFIG_KIND.get(config or "")
+
+
+@dataclass
+class CheckContext:
+    state: ClusterState
+    policy: ResolvedPolicy | None
+    pci_db: PciDatabase
+    vgpu_config: VgpuConfigFile | None = None
+    findings: list[Finding] = field(default_factory=list)
+    skips: list[Skip] = field(default_factory=list)
+    nodes: list[NodeInfo] = field(default_factory=list)
+    # Operand pods by node name (filled by `operands.index_operand_pods`).
+    operand_pods: dict[str, list[OperandPod]] = field(default_factory=dict)
+    _plans: dict[Any, NodePlan] = field(default_factory=dict)
+    _advertised: dict[str, dict[str, int]] | None = None
+
+    def add(
+        self,
+        code: str,
+        kind: str,
+        name: str,
+        message: str,
+        hint: str,
+        namespace: str | None = None,
+        severity: Severity | None = None,
+        node: str | None = None,
+    ) -> None:
+        self.findings.append(
+            Finding(
+                code,
+                severity or rule(code).severity,
+                kind,
+                name,
+                message,
+                hint,
+                namespace or None,
+                node or (name if kind == "Node" else None),
+            )
+        )
+
+    def skip(self, check: str, reason: str) -> None:
+        self.skips.append(Skip(check, reason))
+
+    def plan_for(
+        self, view: NodeView, workload: str | None = None, policy: ResolvedPolicy | None = None
+    ) -> NodePlan | None:
+        """The plan for a node (optionally as if labelled with `workload`), cached by shape."""
+        chosen = policy or self.policy
+        if chosen is None:
+            return None
+        key = (view.plan_key, workload, id(chosen))
+        cached = self._plans.get(key)
+        if cached is not None:
+            return cached
+        labels = dict(view.planned_labels)
+        if workload is not None:
+            labels[WORKLOAD_LABEL] = workload
+        annotations = {INVENTORY_ANNOTATION: view.inventory} if view.inventory is not None else {}
+        facts = NodeFacts("", labels, annotations, view.planned_resources)
+        result = plan(chosen, facts, pci_db=self.pci_db, vgpu_config=self.vgpu_config)
+        self._plans[key] = result
+        return result
+
+    def sandbox_policy(self) -> ResolvedPolicy | None:
+        """The policy with sandbox workloads on (for "what would this node advertise as a VM node")."""
+        if self.policy is None or self.policy.sandbox_enabled:
+            return self.policy
+        return dataclasses.replace(self.policy, sandbox_enabled=True)
+
+    def advertised(self) -> dict[str, dict[str, int]]:
+        """resource -> {node: count} for every NVIDIA resource some node advertises above 0."""
+        if self._advertised is None:
+            index: dict[str, dict[str, int]] = {}
+            for info in self.nodes:
+                for name, count in info.counts.items():
+                    if count > 0:
+                        index.setdefault(name, {})[info.name] = count
+            self._advertised = index
+        return self._advertised
+
+
+def node_counts(view: NodeView) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """A node's NVIDIA resource counts, and the quantities that cannot be read."""
+    counts: dict[str, int] = {}
+    bad: list[tuple[str, str]] = []
+    for name, raw in view.resources.items():
+        if not name.startswith(RESOURCE_PREFIX):
+            continue
+        if type(raw) is str and raw.isdigit() and raw.isascii() and len(raw) < 19:
+            counts[name] = int(raw)
+            continue
+        count, problem = resource_count(raw)
+        if count is None:
+            bad.append((name, problem or "not a quantity"))
+        else:
+            counts[name] = count
+    return counts, bad
+
+
+def is_plugin_kind(resource: str) -> bool:
+    return kind_of(resource) in PLUGIN_KINDS
+
+
+__all__ = [
+    "CONFIG_KIND",
+    "KIND_CONFIG",
+    "PLUGIN_KINDS",
+    "CheckContext",
+    "NodeInfo",
+    "OperandPod",
+    "is_plugin_kind",
+    "kind_of",
+    "node_counts",
+    "plugin_daemonset",
+    "resource_count",
+]

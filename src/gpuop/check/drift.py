@@ -1,0 +1,49 @@
+"""Drift between nodes that should match: driver versions on container nodes (GPU701).
+
+The reference version is the one most container nodes run (ties go to the newest, the
+likely upgrade target); every container node on another version is reported.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuop.check.context import CheckContext
+
+DRIVER_VERSION_LABEL = "nvidia.com/cuda.driver-version.full"
+_PARTS = re.compile(r"\d+")
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part[:9]) for part in _PARTS.findall(version)[:6])
+
+
+def check_driver_drift(ctx: CheckContext) -> None:
+    versions: dict[str, list[str]] = {}
+    for info in ctx.nodes:
+        plan = info.plan
+        if plan is None or not plan.gpu_node or plan.workload.config != "container":
+            continue
+        version = info.view.labels.get(DRIVER_VERSION_LABEL)
+        if version:
+            versions.setdefault(version, []).append(info.name)
+    if len(versions) < 2:
+        return
+    reference = max(versions, key=lambda v: (len(versions[v]), _version_key(v), v))
+    others = len(versions[reference])
+    for version, nodes in sorted(versions.items()):
+        if version == reference:
+            continue
+        for node in sorted(nodes):
+            ctx.add(
+                "GPU701",
+                "Node",
+                node,
+                f"{DRIVER_VERSION_LABEL}={version}, while {others} other container node"
+                f"{'s' if others != 1 else ''} run {reference}",
+                f"check nvidia.com/gpu-driver-upgrade-state and the driver pod on {node};"
+                " a finished upgrade leaves every node on one version",
+            )
+
+
+__all__ = ["DRIVER_VERSION_LABEL", "check_driver_drift"]

@@ -1,0 +1,169 @@
+"""Run every check over a list of objects and build the report.
+
+Each group of rules runs on its own: an unexpected failure in one (a gpuop bug) becomes a
+GPU000 finding on the object being checked, and the other checks still run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import yaml
+
+from gpuop.check.context import CheckContext, NodeInfo, node_counts
+from gpuop.check.drift import check_driver_drift
+from gpuop.check.kubevirt import check_kubevirt
+from gpuop.check.model import Finding, NodeSummary, Report
+from gpuop.check.nodes import check_nodes
+from gpuop.check.operands import check_operands, index_operand_pods
+from gpuop.check.policy import choose_policy
+from gpuop.check.state import ClusterState
+from gpuop.check.workloads import check_workloads
+from gpuop.manifests.fields import mapping, text
+from gpuop.naming import PciDatabase
+from gpuop.policy import ResolvedPolicy
+from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, parse_vgpu_config
+
+# The ConfigMap the GPU Operator ships with its default vGPU config; gpuop's own default
+# config is built to match it, so its absence from the input changes nothing.
+DEFAULT_VGPU_CONFIG_MAP = "default-vgpu-devices-config"
+
+
+def _internal(ctx: CheckContext, kind: str, name: str, what: str, exc: BaseException) -> None:
+    ctx.add(
+        "GPU000",
+        kind,
+        name,
+        f"{what} failed: {type(exc).__name__}: {str(exc)[:300]}",
+        "this is a gpuop bug; report it with the object that triggered it",
+    )
+
+
+def _guard(ctx: CheckContext, what: str, check: Callable[[CheckContext], None]) -> None:
+    try:
+        check(ctx)
+    except Exception as exc:  # a bug in one rule group must not hide the others
+        _internal(ctx, "Check", what, f"the {what} checks", exc)
+
+
+def _vgpu_config(ctx: CheckContext, explicit: VgpuConfigFile | None) -> VgpuConfigFile | None:
+    if explicit is not None or ctx.policy is None:
+        return explicit
+    wanted = ctx.policy.vgpu_config_map
+    if not wanted:
+        return None
+    for configmap in ctx.state.configmaps:
+        if text(configmap, "metadata", "name") != wanted:
+            continue
+        data = mapping(configmap, "data")
+        for key, value in sorted(data.items()):
+            if not isinstance(value, str):
+                continue
+            try:
+                return parse_vgpu_config(yaml.safe_load(value))
+            except (VgpuConfigError, yaml.YAMLError, RecursionError) as exc:
+                ctx.skip(
+                    "vgpu-config",
+                    f"ConfigMap {wanted} key {key} is not a usable vGPU config ({str(exc)[:200]}):"
+                    " vGPU counts are checked against gpuop's default config",
+                )
+                return None
+    if wanted != DEFAULT_VGPU_CONFIG_MAP:
+        ctx.skip(
+            "vgpu-config",
+            f"the ClusterPolicy's vGPU config ConfigMap {wanted} is not in the input:"
+            " vGPU counts are checked against gpuop's default config",
+        )
+    return None
+
+
+def check_state(
+    state: ClusterState,
+    *,
+    policy: ResolvedPolicy | None = None,
+    policy_source: str = "--policy",
+    pci_db: PciDatabase | None = None,
+    vgpu_config: VgpuConfigFile | None = None,
+) -> Report:
+    """Every check over a `ClusterState`; `policy` overrides the input's ClusterPolicy."""
+    choice = choose_policy(state.cluster_policies, policy, policy_source)
+    ctx = CheckContext(state, choice.policy, pci_db or PciDatabase.builtin())
+    ctx.findings.extend(choice.findings)
+    ctx.skips.extend(choice.skips)
+    for item in state.ignored:
+        ctx.add(
+            "GPU004",
+            item.kind or "Object",
+            item.name or f"item {item.position}",
+            item.reason,
+            "regenerate the dump with `kubectl get ... -o json` or `gpuop collect`",
+        )
+    ctx.vgpu_config = _vgpu_config(ctx, vgpu_config)
+    if not state.nodes:
+        ctx.skip("nodes", "no Nodes in the input")
+    for view in state.nodes:
+        counts, bad = node_counts(view)
+        try:
+            node_plan = ctx.plan_for(view)
+        except Exception as exc:  # the planner promises not to raise; say so if it does
+            _internal(ctx, "Node", view.name, "planning the node", exc)
+            node_plan = None
+        ctx.nodes.append(NodeInfo(view, node_plan, counts, bad))
+    index_operand_pods(ctx)
+    _guard(ctx, "node", check_nodes)
+    _guard(ctx, "operand", check_operands)
+    _guard(ctx, "kubevirt", check_kubevirt)
+    _guard(ctx, "workload", check_workloads)
+    _guard(ctx, "driver drift", check_driver_drift)
+    return _report(ctx, choice.info)
+
+
+def run_checks(
+    objects: Iterable[Any],
+    *,
+    policy: ResolvedPolicy | None = None,
+    policy_source: str = "--policy",
+    pci_db: PciDatabase | None = None,
+    vgpu_config: VgpuConfigFile | None = None,
+) -> Report:
+    """Check a list of Kubernetes objects (as from `gpuop.manifests.load_objects`)."""
+    return check_state(
+        ClusterState.from_objects(objects),
+        policy=policy,
+        policy_source=policy_source,
+        pci_db=pci_db,
+        vgpu_config=vgpu_config,
+    )
+
+
+def _report(ctx: CheckContext, info: Any) -> Report:
+    unique: dict[tuple[str, ...], Finding] = {}
+    for finding in ctx.findings:
+        key = (finding.code, finding.subject, finding.message)
+        unique.setdefault(key, finding)
+    findings = tuple(sorted(unique.values(), key=Finding.sort_key))
+    nodes = []
+    # Plans are shared by nodes of one shape: describe each plan once.
+    described: dict[int, tuple[bool, str | None, int | None, str | None]] = {}
+    for node in ctx.nodes:
+        plan = node.plan
+        if plan is None:
+            nodes.append(NodeSummary(node.name, False, None, None, None))
+            continue
+        facts = described.get(id(plan))
+        if facts is None:
+            inventory = plan.inventory
+            models = sorted({card.model or f"10de:{card.device_id}" for card in inventory.cards})
+            facts = (
+                plan.gpu_node,
+                plan.workload.config,
+                inventory.count if inventory.count_known else None,
+                "/".join(models) or None,
+            )
+            described[id(plan)] = facts
+        nodes.append(NodeSummary(node.name, *facts))
+    return Report(findings, tuple(ctx.skips), info, dict(ctx.state.counts), tuple(nodes))
+
+
+__all__ = ["check_state", "run_checks"]

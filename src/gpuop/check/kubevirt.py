@@ -1,0 +1,341 @@
+"""KubeVirt wiring: permittedHostDevices, feature gates and VMI device names (GPU5xx).
+
+The three names of a GPU resource must agree exactly: what nodes advertise
+(`status.allocatable`), what the KubeVirt CR permits
+(`spec.configuration.permittedHostDevices.{pciHostDevices,mediatedDevices,usb}[].resourceName`)
+and what VMIs ask for (`spec.domain.devices.{gpus,hostDevices}[].deviceName`). KubeVirt
+checks a VMI's names when it renders the launcher pod, and only when
+`permittedHostDevices` is set; its refusal reads
+`GPU nvidia.com/X is not permitted in permittedHostDevices configuration`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpuop.check.context import CheckContext, kind_of
+from gpuop.check.workloads import normalised, vmi_devices
+from gpuop.manifests.fields import get, mapping, sequence, text
+from gpuop.naming import NamingError, parse_pci_id, passthrough_resource, vgpu_resource
+
+_VERSION = re.compile(r"^v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,6}))?")
+GPU_GATE_GA = (1, 4, 0)
+_SECTIONS = ("pciHostDevices", "mediatedDevices", "usb")
+_FINAL_PHASES = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class Permitted:
+    section: str
+    index: int
+    resource: str
+    selector: str
+    external: Any
+
+
+@dataclass(frozen=True)
+class KubeVirtConfig:
+    namespace: str
+    name: str
+    version: tuple[int, int, int] | None
+    version_text: str
+    gates: frozenset[str]
+    permitted: tuple[Permitted, ...] | None
+    mdev_configuration_enabled: Any
+
+    @property
+    def subject(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+def parse_version(value: str) -> tuple[int, int, int] | None:
+    match = _VERSION.match(value)
+    if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+def read_kubevirt(obj: Mapping[str, Any]) -> KubeVirtConfig:
+    configuration = mapping(obj, "spec", "configuration")
+    version_text = text(obj, "status", "observedKubeVirtVersion") or text(
+        obj, "status", "targetKubeVirtVersion"
+    )
+    gates = frozenset(
+        gate
+        for gate in sequence(configuration, "developerConfiguration", "featureGates")
+        if isinstance(gate, str)
+    )
+    raw = configuration.get("permittedHostDevices")
+    permitted: tuple[Permitted, ...] | None = None
+    if isinstance(raw, Mapping):
+        entries = []
+        for section in _SECTIONS:
+            for index, entry in enumerate(sequence(raw, section)):
+                resource = text(entry, "resourceName")
+                if not resource:
+                    continue
+                selector = text(entry, "pciVendorSelector") or text(entry, "mdevNameSelector")
+                external = (
+                    entry.get("externalResourceProvider") if isinstance(entry, Mapping) else None
+                )
+                entries.append(Permitted(section, index, resource, selector, external))
+        permitted = tuple(entries)
+    return KubeVirtConfig(
+        namespace=text(obj, "metadata", "namespace"),
+        name=text(obj, "metadata", "name"),
+        version=parse_version(version_text) if version_text else None,
+        version_text=version_text,
+        gates=gates,
+        permitted=permitted,
+        mdev_configuration_enabled=get(configuration, "mediatedDevicesConfiguration", "enabled"),
+    )
+
+
+def _nodes_text(nodes: Mapping[str, int]) -> str:
+    names = sorted(nodes)
+    shown = ", ".join(names[:3])
+    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def check_kubevirt(ctx: CheckContext) -> None:
+    advertised = ctx.advertised()
+    sandbox = {r: nodes for r, nodes in advertised.items() if kind_of(r) in ("passthrough", "vgpu")}
+    vmis = [vmi for vmi in ctx.state.vmis if text(vmi, "status", "phase") not in _FINAL_PHASES]
+    if not ctx.state.kubevirts:
+        if sandbox or vmis:
+            ctx.skip(
+                "kubevirt",
+                "no KubeVirt CR in the input: permittedHostDevices and feature gates not checked",
+            )
+        return
+    first, *others = ctx.state.kubevirts
+    config = read_kubevirt(first)
+    for other in others:
+        ctx.add(
+            "GPU509",
+            "KubeVirt",
+            text(other, "metadata", "name"),
+            f"another KubeVirt CR ({config.subject}) is the one in use; this one is ignored",
+            "keep one KubeVirt CR",
+            namespace=text(other, "metadata", "namespace"),
+        )
+    _check_permitted(ctx, config, sandbox)
+    _check_gates(ctx, config, vmis, advertised)
+    _check_vmis(ctx, config, vmis)
+
+
+def _add(ctx: CheckContext, config: KubeVirtConfig, code: str, message: str, hint: str) -> None:
+    ctx.add(code, "KubeVirt", config.name, message, hint, namespace=config.namespace)
+
+
+def _check_permitted(
+    ctx: CheckContext, config: KubeVirtConfig, sandbox: Mapping[str, Mapping[str, int]]
+) -> None:
+    if config.permitted is None:
+        if sandbox:
+            _add(
+                ctx,
+                config,
+                "GPU507",
+                "no permittedHostDevices, while nodes advertise "
+                + ", ".join(sorted(sandbox))
+                + ": KubeVirt makes no check",
+                "list each of them under spec.configuration.permittedHostDevices with"
+                " externalResourceProvider: true",
+            )
+        return
+    names = {entry.resource for entry in config.permitted}
+    by_form: dict[str, list[str]] = {}
+    for name in names:
+        by_form.setdefault(normalised(name), []).append(name)
+    for resource, nodes in sorted(sandbox.items()):
+        if resource in names:
+            continue
+        near = sorted(by_form.get(normalised(resource), []))
+        if near:
+            for permitted in near:
+                _add(
+                    ctx,
+                    config,
+                    "GPU502",
+                    f"permits {permitted}, but nodes advertise {resource}"
+                    f" ({_nodes_text(nodes)}): KubeVirt compares names exactly",
+                    f"change resourceName {permitted} to {resource} in permittedHostDevices,"
+                    " and request that name in the VMs",
+                )
+            continue
+        section = "mediatedDevices" if kind_of(resource) == "vgpu" else "pciHostDevices"
+        _add(
+            ctx,
+            config,
+            "GPU501",
+            f"nodes advertise {resource} ({_nodes_text(nodes)}), which permittedHostDevices"
+            f" does not list: a VM asking for it fails with `GPU {resource} is not permitted in"
+            " permittedHostDevices configuration`",
+            f"add {{resourceName: {resource}, externalResourceProvider: true}} to"
+            f" spec.configuration.permittedHostDevices.{section}",
+        )
+    for entry in config.permitted:
+        where = f"permittedHostDevices.{entry.section}[{entry.index}] ({entry.resource})"
+        if (
+            entry.section != "usb"
+            and entry.resource.startswith("nvidia.com/")
+            and entry.external is not True
+        ):
+            shown = "absent" if entry.external is None else repr(entry.external)
+            _add(
+                ctx,
+                config,
+                "GPU503",
+                f"{where}: externalResourceProvider is {shown}, so KubeVirt runs its own device"
+                " plugin for a resource NVIDIA's plugin provides",
+                f"set externalResourceProvider: true on {where}",
+            )
+        expected = _selector_resource(ctx, entry)
+        if expected is not None and expected != entry.resource:
+            _add(
+                ctx,
+                config,
+                "GPU508",
+                f"{where}: selector {entry.selector!r} is advertised by the NVIDIA plugin as"
+                f" {expected}, not {entry.resource}",
+                f"set resourceName to {expected}",
+            )
+
+
+def _selector_resource(ctx: CheckContext, entry: Permitted) -> str | None:
+    if not entry.selector:
+        return None
+    if entry.section == "pciHostDevices":
+        try:
+            vendor, device = parse_pci_id(entry.selector)
+        except NamingError:
+            return None
+        if vendor != "10de":
+            return None
+        name = passthrough_resource(device, ctx.pci_db)
+        return name.resource if name.pci_name is not None else None
+    if entry.section == "mediatedDevices":
+        try:
+            return vgpu_resource(entry.selector)
+        except ValueError:
+            return None
+    return None
+
+
+def _vmi_subject(vmi: Mapping[str, Any]) -> str:
+    namespace = text(vmi, "metadata", "namespace")
+    name = text(vmi, "metadata", "name")
+    return f"{namespace}/{name}" if namespace else name
+
+
+def _check_gates(
+    ctx: CheckContext,
+    config: KubeVirtConfig,
+    vmis: Sequence[Mapping[str, Any]],
+    advertised: Mapping[str, Mapping[str, int]],
+) -> None:
+    host = [vmi for vmi in vmis if any(s == "hostDevices" for s, _ in vmi_devices(vmi))]
+    gpus = [vmi for vmi in vmis if any(s == "gpus" for s, _ in vmi_devices(vmi))]
+    if host and "HostDevices" not in config.gates:
+        shown = ", ".join(_vmi_subject(vmi) for vmi in host[:3])
+        _add(
+            ctx,
+            config,
+            "GPU504",
+            f"the HostDevices feature gate is off, but VMIs use hostDevices ({shown}): they are"
+            " refused with `Host Devices feature gate is not enabled in kubevirt-config`",
+            "add HostDevices to spec.configuration.developerConfiguration.featureGates",
+        )
+    if gpus and "GPU" not in config.gates:
+        if config.version is None:
+            ctx.skip(
+                "kubevirt-gpu-gate",
+                "the KubeVirt version is unknown (no status.observedKubeVirtVersion): whether"
+                " the GPU gate is needed (before v1.4) was not checked",
+            )
+        elif config.version < GPU_GATE_GA:
+            shown = ", ".join(_vmi_subject(vmi) for vmi in gpus[:3])
+            _add(
+                ctx,
+                config,
+                "GPU504",
+                f"KubeVirt {config.version_text} needs the GPU feature gate for gpus[], but it is"
+                f" off and VMIs use gpus ({shown}): `GPU feature gate is not enabled in"
+                " kubevirt-config`",
+                "add GPU to spec.configuration.developerConfiguration.featureGates, or upgrade"
+                " KubeVirt to v1.4 or later",
+            )
+    vgpu_nodes = sorted(
+        info.name
+        for info in ctx.nodes
+        if info.plan is not None and info.plan.gpu_node and info.plan.workload.config == "vm-vgpu"
+    )
+    if not vgpu_nodes:
+        vgpu_nodes = sorted(
+            {node for r, nodes in advertised.items() if kind_of(r) == "vgpu" for node in nodes}
+        )
+    disabled = (
+        "DisableMDEVConfiguration" in config.gates or config.mdev_configuration_enabled is False
+    )
+    if vgpu_nodes and not disabled:
+        modern = config.version is not None and config.version >= (1, 8, 0)
+        fix = (
+            "set spec.configuration.mediatedDevicesConfiguration.enabled: false"
+            if modern
+            else "add DisableMDEVConfiguration to"
+            " spec.configuration.developerConfiguration.featureGates (or, from KubeVirt v1.8,"
+            " set mediatedDevicesConfiguration.enabled: false)"
+        )
+        shown = ", ".join(vgpu_nodes[:3]) + (
+            f" and {len(vgpu_nodes) - 3} more" if len(vgpu_nodes) > 3 else ""
+        )
+        _add(
+            ctx,
+            config,
+            "GPU505",
+            f"vm-vgpu nodes ({shown}) have their mdev devices made by the vGPU device manager,"
+            " but KubeVirt still manages mediated devices too",
+            fix,
+        )
+
+
+def _check_vmis(
+    ctx: CheckContext, config: KubeVirtConfig, vmis: Sequence[Mapping[str, Any]]
+) -> None:
+    if config.permitted is None:
+        return
+    names = {entry.resource for entry in config.permitted}
+    for vmi in vmis:
+        refused = []
+        for section, device in vmi_devices(vmi):
+            if device in names:
+                continue
+            what = "GPU" if section == "gpus" else "HostDevice"
+            refused.append(
+                f"{what} {device} is not permitted in permittedHostDevices configuration"
+            )
+        if not refused:
+            continue
+        phase = text(vmi, "status", "phase")
+        state = (
+            "its next launcher pod (restart, migration) will not be created"
+            if phase in ("Running", "Scheduled")
+            else "no launcher pod is created and it stays Pending"
+        )
+        ctx.add(
+            "GPU506",
+            "VirtualMachineInstance",
+            text(vmi, "metadata", "name"),
+            "failed to render launch manifest: " + " ".join(refused) + f" ({state})",
+            f"permit the device in KubeVirt {config.subject} (permittedHostDevices), or change"
+            " the VMI's deviceName to a permitted one",
+            namespace=text(vmi, "metadata", "namespace"),
+            node=text(vmi, "status", "nodeName") or None,
+        )
+
+
+__all__ = ["KubeVirtConfig", "Permitted", "check_kubevirt", "parse_version", "read_kubevirt"]

@@ -1,0 +1,167 @@
+"""Findings and the report that carries them (the JSON schema is documented in docs/checks.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from gpuop import __version__
+from gpuop.check.rules import SEVERITIES, Severity, rule
+
+SCHEMA_VERSION = 1
+_SEVERITY_ORDER = {severity: index for index, severity in enumerate(SEVERITIES)}
+# Nodes first (the text output groups by node), then the objects people fix most often.
+_KIND_ORDER = {"Node": 0, "ClusterPolicy": 1, "KubeVirt": 2}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem on one object: what it is, the evidence, and how to fix it."""
+
+    code: str
+    severity: Severity
+    kind: str
+    name: str
+    message: str
+    hint: str
+    namespace: str | None = None
+    # The node the finding is about, for a Node or an object placed on one (a pod).
+    node: str | None = None
+
+    @property
+    def title(self) -> str:
+        return rule(self.code).title
+
+    @property
+    def subject(self) -> str:
+        """`Kind/name` or `Kind/namespace/name`."""
+        if self.namespace:
+            return f"{self.kind}/{self.namespace}/{self.name}"
+        return f"{self.kind}/{self.name}"
+
+    def sort_key(self) -> tuple[int, str, str, str, int, str, str]:
+        return (
+            _KIND_ORDER.get(self.kind, 9),
+            self.kind,
+            self.namespace or "",
+            self.name,
+            _SEVERITY_ORDER[self.severity],
+            self.code,
+            self.message,
+        )
+
+    def to_dict(self) -> dict[str, str]:
+        data = {
+            "code": self.code,
+            "severity": self.severity,
+            "title": self.title,
+            "kind": self.kind,
+            "name": self.name,
+        }
+        if self.namespace:
+            data["namespace"] = self.namespace
+        if self.node:
+            data["node"] = self.node
+        data["message"] = self.message
+        data["hint"] = self.hint
+        return data
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A check that could not run, and why."""
+
+    check: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"check": self.check, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class PolicyInfo:
+    """Which ClusterPolicy the nodes were checked against."""
+
+    source: str
+    sandbox_enabled: bool | None
+    default_workload: str | None
+    sandbox_mode: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "sandbox_enabled": self.sandbox_enabled,
+            "default_workload": self.default_workload,
+            "sandbox_mode": self.sandbox_mode,
+        }
+
+
+class NodeSummary(NamedTuple):
+    """What the checker decided about one node (for grouping the text output)."""
+
+    name: str
+    gpu_node: bool
+    workload: str | None
+    gpus: int | None
+    model: str | None
+
+
+@dataclass(frozen=True)
+class Report:
+    """The result of `gpuop check`: findings, what was checked, and what was skipped."""
+
+    findings: tuple[Finding, ...]
+    skipped: tuple[Skip, ...]
+    policy: PolicyInfo | None
+    objects: Mapping[str, int]
+    nodes: tuple[NodeSummary, ...] = field(default=())
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
+        for finding in self.findings:
+            counts[finding.severity] += 1
+        return counts
+
+    @property
+    def has_errors(self) -> bool:
+        return any(finding.severity == "error" for finding in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        """0 without error-level findings, 1 with."""
+        return 1 if self.has_errors else 0
+
+    def codes(self) -> set[tuple[str, str]]:
+        """(code, subject) pairs, e.g. ("GPU202", "Node/lab-2"): handy in tests."""
+        return {(finding.code, finding.subject) for finding in self.findings}
+
+    def summary(self) -> dict[str, Any]:
+        counts = self.counts
+        return {
+            "error": counts["error"],
+            "warning": counts["warning"],
+            "info": counts["info"],
+            "findings": len(self.findings),
+            "nodes_checked": len(self.nodes),
+            "gpu_nodes": sum(1 for node in self.nodes if node.gpu_node),
+            "objects": dict(sorted(self.objects.items())),
+            "skipped": [skip.to_dict() for skip in self.skipped],
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "gpuop check", "version": __version__},
+            "policy": self.policy.to_dict() if self.policy else None,
+            "summary": self.summary(),
+            "findings": [finding.to_dict() for finding in self.findings],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+
+__all__ = ["SCHEMA_VERSION", "Finding", "NodeSummary", "PolicyInfo", "Report", "Skip"]

@@ -1,0 +1,550 @@
+"""Node rules: a node's labels and advertised resources against its plan (GPU1xx-GPU4xx).
+
+Everything a node should carry comes from `plan()`: the workload decision, the label
+changes the operator would make, the operands that run, what the node advertises and what
+it must not. These rules only compare and explain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpuop.catalog import WORKLOAD_CONFIGS, WorkloadConfig, operand_table
+from gpuop.check.context import (
+    KIND_CONFIG,
+    PLUGIN_KINDS,
+    CheckContext,
+    NodeInfo,
+    kind_of,
+    plugin_daemonset,
+)
+from gpuop.check.operands import operand_pods_on
+from gpuop.check.rules import rule
+from gpuop.naming import resource_name_problem
+from gpuop.planner import (
+    MIG_CONFIG_LABEL,
+    VGPU_CONFIG_STATE_LABEL,
+    WORKLOAD_LABEL,
+    NodePlan,
+)
+from gpuop.policy import ResolvedPolicy
+
+MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
+UPGRADE_STATE_LABEL = "nvidia.com/gpu-driver-upgrade-state"
+REPLICAS_LABEL = "nvidia.com/gpu.replicas"
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+
+# Planner notices that are findings of their own; the rest explain other findings.
+_NOTICE_RULES = {
+    "WorkloadLabelIgnored": "GPU101",
+    "InvalidWorkloadLabel": "GPU102",
+    "BadInventory": "GPU103",
+    "UnknownInventory": "GPU104",
+    "VgpuConfigInfeasible": "GPU105",
+    "InvalidResourceName": "GPU208",
+    "UnknownPciDevice": "GPU209",
+}
+_CONTEXT_NOTICES = frozenset({"VfioManagerNotRunning", "VgpuManagerNotRunning", "OperandHeld"})
+
+
+def _shown(resources: Mapping[str, int]) -> str:
+    return ", ".join(f"{name}: {count}" for name, count in sorted(resources.items()))
+
+
+def describe_workload(plan: NodePlan) -> str:
+    """`vm-vgpu (from its label)` and the like."""
+    decision = plan.workload
+    config = decision.config or "none"
+    reasons = {
+        "label": "from its label",
+        "default": "sandboxWorkloads.defaultWorkload",
+        "ignored-sandbox-disabled": "sandbox workloads are off",
+        "sandbox-disabled": "sandbox workloads are off",
+        "invalid-label": "the label is invalid, so the default",
+        "not-a-gpu-node": "no GPU",
+    }
+    return f"{config} ({reasons.get(decision.reason, decision.reason)})"
+
+
+def describe_cards(plan: NodePlan) -> str:
+    inventory = plan.inventory
+    if not inventory.cards:
+        return "no known GPUs"
+    models = sorted({card.model or f"10de:{card.device_id}" for card in inventory.cards})
+    count = f"{inventory.count}" if inventory.count_known else "?"
+    return f"{count}× {'/'.join(models)}"
+
+
+def _configs_with_key(key: str, policy: ResolvedPolicy) -> list[str]:
+    table = operand_table().deploy_labels
+    return [
+        config for config in WORKLOAD_CONFIGS if key in table.keys_for(config, policy.sandbox_mode)
+    ]
+
+
+def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
+    """Every node rule on every node.
+
+    Node rules read only what the planning key holds (the node's NVIDIA and NFD PCI
+    labels, inventory and NVIDIA resources) plus its resource counts, so a node of a shape
+    already found healthy is healthy too and is not checked again. (Operand pods only add
+    evidence to a GPU301 finding, which a healthy shape does not have.)
+    """
+    healthy: set[Any] = set()
+    for info in ctx.nodes:
+        key = (info.view.plan_key, frozenset(info.counts.items()), tuple(info.bad_quantities))
+        if memo and key in healthy:
+            continue
+        before = len(ctx.findings)
+        _check_names(ctx, info)
+        if info.plan is None or ctx.policy is None:
+            continue
+        if not info.plan.gpu_node:
+            _check_non_gpu(ctx, info, info.plan)
+        else:
+            _check_gpu_node(ctx, info, info.plan, ctx.policy)
+        if len(ctx.findings) == before:
+            healthy.add(key)
+
+
+def _check_names(ctx: CheckContext, info: NodeInfo) -> None:
+    for resource, why in info.bad_quantities:
+        ctx.add(
+            "GPU210",
+            "Node",
+            info.name,
+            f"allocatable {resource} {why}",
+            "regenerate the dump; on a live cluster restart the node's kubelet to rewrite its"
+            " status",
+        )
+    for resource in sorted(info.counts):
+        problem = resource_name_problem(resource)
+        if problem is not None:
+            ctx.add(
+                "GPU208",
+                "Node",
+                info.name,
+                f"advertises {resource}: {problem}",
+                "the kubelet refuses such a name from a device plugin: check how the dump was"
+                " produced or which plugin registered it",
+            )
+
+
+def _check_non_gpu(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
+    positive = info.positive()
+    if positive:
+        ctx.add(
+            "GPU401",
+            "Node",
+            info.name,
+            f"advertises {_shown(positive)} but no NFD label marks it as a GPU node"
+            f" ({plan.gpu_detection})",
+            f"check that NFD runs on {info.name} and labels its NVIDIA PCI devices"
+            " (feature.node.kubernetes.io/pci-10de.present=true); if the node has no GPU,"
+            " restart its kubelet so the stale resource goes",
+        )
+    if plan.label_changes:
+        present = sorted(
+            key for key, value in plan.label_changes.items() if key in info.view.labels
+        )
+        if present:
+            shown = ", ".join(f"{key}={info.view.labels[key]}" for key in present[:6])
+            more = f" and {len(present) - 6} more" if len(present) > 6 else ""
+            ctx.add(
+                "GPU402",
+                "Node",
+                info.name,
+                f"has GPU labels {shown}{more} but no NFD label marks it as a GPU node",
+                "check NFD on the node; without its PCI labels the operator removes these"
+                " labels and the operands leave the node",
+            )
+
+
+def _check_gpu_node(
+    ctx: CheckContext, info: NodeInfo, plan: NodePlan, policy: ResolvedPolicy
+) -> None:
+    name = info.name
+    labels = info.view.labels
+    pci_notice = False
+    for notice in plan.notices:
+        if notice.code in _CONTEXT_NOTICES:
+            continue
+        code = _NOTICE_RULES.get(notice.code, "GPU100")
+        if code == "GPU101" and notice.severity == "info":
+            continue  # `container` on a container node: ignored, and harmless
+        if code == "GPU209":
+            pci_notice = True
+            continue  # reported below, unless a name mismatch says more
+        ctx.add(
+            code,
+            "Node",
+            name,
+            notice.message,
+            _notice_hint(code, info, policy),
+            severity=(notice.severity if code == "GPU100" else None),
+        )
+
+    in_progress = _check_states(ctx, info, plan)
+    _check_labels(ctx, info, plan, policy)
+    mismatch = _check_resources(ctx, info, plan, policy, explained=in_progress)
+    if pci_notice and not mismatch:
+        for notice in plan.notices:
+            if notice.code == "UnknownPciDevice":
+                ctx.add(
+                    "GPU209",
+                    "Node",
+                    name,
+                    notice.message,
+                    "pass the device plugin's pci.ids with --pci-ids to check the exact name",
+                )
+    upgrade = labels.get(UPGRADE_STATE_LABEL)
+    if upgrade == "upgrade-failed":
+        ctx.add(
+            "GPU702",
+            "Node",
+            name,
+            f"{UPGRADE_STATE_LABEL}=upgrade-failed",
+            f"read the driver pod's logs on {name}; after fixing the cause run"
+            f" `kubectl label node {name} {UPGRADE_STATE_LABEL}=upgrade-required --overwrite`",
+        )
+
+
+def _notice_hint(code: str, info: NodeInfo, policy: ResolvedPolicy) -> str:
+    name = info.name
+    if code == "GPU101":
+        return (
+            f"set spec.sandboxWorkloads.enabled: true in ClusterPolicy {policy.name or '(default)'},"
+            f" or remove the label: kubectl label node {name} {WORKLOAD_LABEL}-"
+        )
+    if code == "GPU102":
+        return f"kubectl label node {name} {WORKLOAD_LABEL}=<container|vm-passthrough|vm-vgpu> --overwrite"
+    if code == "GPU105":
+        return (
+            "choose a vGPU config the cards support (gpuop plan lists the types) and set"
+            f" nvidia.com/vgpu.config on {name}"
+        )
+    return rule(code).fix
+
+
+def _check_states(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> bool:
+    """GPU305/GPU306; True when a vGPU or MIG change explains missing devices."""
+    labels = info.view.labels
+    config = plan.workload.config
+    label = VGPU_CONFIG_STATE_LABEL if config == "vm-vgpu" else MIG_CONFIG_STATE_LABEL
+    if config not in ("vm-vgpu", "container"):
+        return False
+    state = labels.get(label)
+    manager = "vgpu-device-manager" if config == "vm-vgpu" else "mig-manager"
+    wanted = (
+        (plan.vgpu.config_name if plan.vgpu else None)
+        if config == "vm-vgpu"
+        else labels.get(MIG_CONFIG_LABEL)
+    )
+    what = f" (config {wanted})" if wanted else ""
+    if state == "failed":
+        devices = info.positive()
+        detail = (
+            f"; the node advertises {_shown(devices)}"
+            if devices
+            else "; it advertises no GPU devices"
+        )
+        ctx.add(
+            "GPU305",
+            "Node",
+            info.name,
+            f"{label}=failed{what}{detail}",
+            f"read the nvidia-{manager} pod's logs on {info.name}, fix the config, then relabel"
+            " the node to retry",
+        )
+        return True
+    if state in ("pending", "rebooting"):
+        ctx.add(
+            "GPU306",
+            "Node",
+            info.name,
+            f"{label}={state}{what}: the {manager} has not finished",
+            f"if it stays {state}, check the nvidia-{manager} pod on {info.name} and the pods"
+            " still using its GPUs",
+        )
+        return True
+    return False
+
+
+def _check_labels(
+    ctx: CheckContext, info: NodeInfo, plan: NodePlan, policy: ResolvedPolicy
+) -> None:
+    name = info.name
+    labels = info.view.labels
+    prefix = operand_table().deploy_labels.prefix
+    config: WorkloadConfig = plan.workload.config or "container"
+    removals = sorted(
+        key for key, value in plan.label_changes.items() if value is None and key in labels
+    )
+    additions = sorted(key for key, value in plan.label_changes.items() if value is not None)
+    if removals:
+        groups: dict[str, list[str]] = {}
+        others: set[str] = set()
+        for key in removals:
+            short = key.removeprefix(prefix)
+            owners = [c for c in _configs_with_key(short, policy) if c != config]
+            others.update(owners)
+            shown = short if labels[key] == "true" else f"{short}={labels[key]}"
+            groups.setdefault("/".join(owners) or "no workload config", []).append(shown)
+        carried = "; ".join(f"{owner}: {', '.join(keys)}" for owner, keys in sorted(groups.items()))
+        message = (
+            f"workload config {describe_workload(plan)}, but the node carries {prefix}* labels"
+            f" of other configs ({carried})"
+        )
+        if len(others) == 1 and _has_true_keys_of(labels, config, policy):
+            message += f": deploy labels of two configs, {config} and {next(iter(others))}"
+        if additions:
+            shown_missing = ", ".join(key.removeprefix(prefix) for key in additions)
+            message += f"; {config}'s are missing ({shown_missing})"
+        running = _stray_operand_pods(ctx, info, plan)
+        if running:
+            message += "; still running there: " + ", ".join(running)
+        removal_args = " ".join(f"{key}-" for key in removals)
+        ctx.add(
+            "GPU301",
+            "Node",
+            name,
+            message,
+            f"if {config} is right, let the operator relabel the node or run"
+            f" `kubectl label node {name} {removal_args}`; otherwise fix {WORKLOAD_LABEL}",
+        )
+    elif additions:
+        shown = ", ".join(f"{key}={plan.label_changes[key]}" for key in additions[:6])
+        if len(additions) > 6:
+            shown += f" and {len(additions) - 6} more"
+        ctx.add(
+            "GPU302",
+            "Node",
+            name,
+            f"workload config {describe_workload(plan)}, but the operator has not set {shown}",
+            "check that the gpuop (or NVIDIA) operator runs and may patch nodes; `gpuop plan`"
+            " shows every label it sets",
+        )
+    for operand in plan.operands:
+        if operand.status != "held" or operand.label_value is None:
+            continue
+        value = operand.label_value
+        if value.startswith("paused-for-"):
+            ctx.add(
+                "GPU303",
+                "Node",
+                name,
+                f"{operand.deploy_label}={value}: {operand.name} does not run until the"
+                " component that paused it restores the label",
+                f"check the component behind {value}; if it is done, run `kubectl label node"
+                f" {name} {operand.deploy_label}=true --overwrite`",
+            )
+        else:
+            ctx.add(
+                "GPU304",
+                "Node",
+                name,
+                f"{operand.deploy_label}={value}: {operand.name} does not run on this node",
+                f"set it to true if {operand.name} should run: `kubectl label node {name}"
+                f" {operand.deploy_label}=true --overwrite`",
+            )
+
+
+def _has_true_keys_of(
+    labels: Mapping[str, str], config: WorkloadConfig, policy: ResolvedPolicy
+) -> bool:
+    table = operand_table().deploy_labels
+    own = set(table.keys_for(config, policy.sandbox_mode))
+    shared = set.intersection(
+        *(set(table.keys_for(c, policy.sandbox_mode)) for c in WORKLOAD_CONFIGS)
+    )
+    return any(labels.get(table.prefix + key) == "true" for key in own - shared)
+
+
+def _stray_operand_pods(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> list[str]:
+    planned = {op.daemonset for op in plan.operands if op.runs}
+    return sorted(
+        pod.name for pod in operand_pods_on(ctx, info.name) if pod.daemonset not in planned
+    )
+
+
+def _container_sharing(info: NodeInfo) -> tuple[int, bool]:
+    """(replicas per GPU, MIG in use) from GPU feature discovery labels and resources."""
+    labels = info.view.labels
+    raw = labels.get(REPLICAS_LABEL, "")
+    replicas = int(raw) if raw.isascii() and raw.isdigit() and 0 < len(raw) < 4 else 1
+    mig = (
+        "-MIG-" in labels.get(PRODUCT_LABEL, "")
+        or any(name.startswith("nvidia.com/mig-") for name in info.positive())
+        or labels.get(MIG_CONFIG_LABEL, "all-disabled") not in ("all-disabled", "")
+    )
+    return max(replicas, 1), mig
+
+
+def _check_resources(
+    ctx: CheckContext,
+    info: NodeInfo,
+    plan: NodePlan,
+    policy: ResolvedPolicy,
+    explained: bool,
+) -> bool:
+    """Advertised resources against the plan; True when a name mismatch was reported."""
+    name = info.name
+    own = info.own_kind(policy)
+    expected = plan.advertises
+    positive = info.positive()
+    foreign = {
+        r: n for r, n in positive.items() if kind_of(r) in PLUGIN_KINDS and kind_of(r) != own
+    }
+    mine = {r: n for r, n in positive.items() if kind_of(r) == own}
+    unknown = {
+        r: n for r, n in positive.items() if kind_of(r) not in PLUGIN_KINDS and r not in expected
+    }
+    reported = False
+
+    if foreign:
+        kinds = sorted({kind_of(r) for r in foreign})
+        daemonsets = "/".join(sorted({plugin_daemonset(k) for k in kinds}))
+        configs = "/".join(sorted({KIND_CONFIG[k] for k in kinds}))
+        if mine:
+            ctx.add(
+                "GPU202",
+                "Node",
+                name,
+                f"advertises {_shown(mine)} for {describe_workload(plan)} and also {_shown(foreign)}, which"
+                f" {configs} nodes advertise: two resource kinds at once",
+                f"the {configs} resource is left behind: make sure no {daemonsets} pod runs on"
+                f" {name}, then restart its kubelet so the stale resource drops to 0",
+            )
+        else:
+            wanted = (
+                f"expects {_shown(expected)}" if expected else f"expects {own or 'no'} resources"
+            )
+            ctx.add(
+                "GPU201",
+                "Node",
+                name,
+                f"workload config {describe_workload(plan)} {wanted}, but the node advertises"
+                f" {_shown(foreign)}, which {configs} nodes advertise",
+                f"the {configs} device plugin still serves {name}: check that the operator"
+                f" relabelled it (`gpuop plan`) and that no {daemonsets} pod runs there",
+            )
+        reported = True
+
+    missing: list[str] = []
+    for resource, planned in sorted(expected.items()):
+        count = positive.get(resource, 0)
+        kind = kind_of(resource)
+        if count == 0:
+            if planned > 0:
+                missing.append(resource)
+            continue
+        if kind == "vgpu":
+            if count != planned and not explained:
+                per_card = _vgpu_per_card(plan, resource)
+                ctx.add(
+                    "GPU204",
+                    "Node",
+                    name,
+                    f"advertises {resource}: {count}, but {per_card} gives {planned}",
+                    "check nvidia.com/vgpu.config.state and the nvidia-vgpu-device-manager logs"
+                    f" on {name}; relabel nvidia.com/vgpu.config to re-apply the config",
+                )
+            continue
+        replicas, mig = (1, False)
+        if kind == "container":
+            replicas, mig = _container_sharing(info)
+            if mig:
+                continue
+        cards = plan.inventory.count
+        limit = planned * replicas
+        if count > limit:
+            sharing = f" × {replicas} replicas" if replicas > 1 else ""
+            ctx.add(
+                "GPU205",
+                "Node",
+                name,
+                f"advertises {resource}: {count}, but the node has {cards} GPU"
+                f"{'s' if cards != 1 else ''}{sharing} ({describe_cards(plan)})",
+                f"check which functions are bound on {name} (`lspci -nnk -d 10de:`) and which"
+                " device plugins run there",
+            )
+        elif count < limit:
+            ctx.add(
+                "GPU206",
+                "Node",
+                name,
+                f"advertises {resource}: {count} of the {limit} the node's GPUs give"
+                f" ({describe_cards(plan)})",
+                f"check `lspci -nnk -d 10de:` on {name}: a card may be missing, held by a host"
+                " driver or not bound to vfio-pci",
+            )
+
+    # Resources of the node's own kind under other names than planned.
+    # (Not on container nodes: nvidia.com/gpu.shared and mig-* are sharing forms.)
+    if expected and own != "container":
+        odd = {r: n for r, n in mine.items() if r not in expected}
+        odd.update(unknown)
+        if odd and not explained:
+            reported = True
+            if own == "vgpu":
+                configured = ", ".join(sorted(expected))
+                source = plan.vgpu.config_name if plan.vgpu else "the policy default"
+                ctx.add(
+                    "GPU203",
+                    "Node",
+                    name,
+                    f"advertises {_shown(odd)}, but vGPU config {source} gives {configured}",
+                    f"re-apply the config: relabel nvidia.com/vgpu.config on {name}, or check"
+                    " that the vgpu-device-manager runs there",
+                )
+            else:
+                wanted = ", ".join(sorted(expected))
+                ctx.add(
+                    "GPU209",
+                    "Node",
+                    name,
+                    f"advertises {_shown(odd)} where gpuop's PCI database gives {wanted}",
+                    "the plugin's pci.ids differs from gpuop's: pass it with --pci-ids, and"
+                    " permit and request the name the node really advertises",
+                )
+    unreadable = {resource for resource, _ in info.bad_quantities}
+    missing = [resource for resource in missing if resource not in unreadable]
+    if missing and not reported and not explained:
+        if own == "container" and any(kind_of(r) == "container" for r in positive):
+            return reported
+        daemonset = plugin_daemonset(own or "")
+        context = [
+            n.message
+            for n in plan.notices
+            if n.code in ("VfioManagerNotRunning", "VgpuManagerNotRunning")
+        ]
+        extra = f" ({'; '.join(context)})" if context else ""
+        ctx.add(
+            "GPU207",
+            "Node",
+            name,
+            f"workload config {describe_workload(plan)} should advertise"
+            f" {_shown({r: expected[r] for r in missing})}, but the node advertises"
+            f" {_shown(positive) if positive else 'no GPU resource'}{extra}",
+            f"check the {daemonset} pod on {name} and its validator init containers"
+            " (include pods in the input to have them checked)",
+        )
+    return reported
+
+
+def _vgpu_per_card(plan: NodePlan, resource: str) -> str:
+    if plan.vgpu is None:
+        return "the vGPU config"
+    types = [
+        f"{count}× {vgpu_type}"
+        for card in plan.vgpu.result.cards
+        for vgpu_type, count in card.devices.items()
+    ]
+    per_card = sorted(set(types))
+    cards = len(plan.vgpu.result.cards)
+    what = "/".join(per_card) if per_card else "nothing"
+    return f"vGPU config {plan.vgpu.config_name} ({what} per card on {cards} card{'s' if cards != 1 else ''})"
+
+
+__all__ = ["check_nodes", "describe_cards", "describe_workload"]

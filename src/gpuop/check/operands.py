@@ -1,0 +1,165 @@
+"""Operand readiness from pods and DaemonSets (GPU307, GPU308).
+
+Operand pods are recognised by their owning DaemonSet (or their `app` label) being one of
+the operand table's DaemonSets. A node's operands are those its plan says run; a pod of
+another operand on the node is reported with the deploy-label finding that explains it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpuop.catalog import operand_table
+from gpuop.check.context import CheckContext, OperandPod
+from gpuop.manifests.fields import mapping, sequence, text
+
+
+def _daemonset_names() -> frozenset[str]:
+    return frozenset(operand.daemonset for operand in operand_table().operands)
+
+
+def owner_daemonset(pod: Mapping[str, Any]) -> str | None:
+    """The operand DaemonSet a pod belongs to, or None."""
+    names = _daemonset_names()
+    for owner in sequence(pod, "metadata", "ownerReferences"):
+        if text(owner, "kind") == "DaemonSet" and text(owner, "name") in names:
+            return text(owner, "name")
+    app = mapping(pod, "metadata", "labels").get("app")
+    return app if isinstance(app, str) and app in names else None
+
+
+def index_operand_pods(ctx: CheckContext) -> None:
+    index: dict[str, list[OperandPod]] = {}
+    for pod in ctx.state.pods:
+        daemonset = owner_daemonset(pod)
+        node = text(pod, "spec", "nodeName")
+        if daemonset is None or not node:
+            continue
+        index.setdefault(node, []).append(
+            OperandPod(
+                daemonset, text(pod, "metadata", "name"), text(pod, "metadata", "namespace"), pod
+            )
+        )
+    ctx.operand_pods = index
+
+
+def operand_pods_on(ctx: CheckContext, node: str) -> list[OperandPod]:
+    return ctx.operand_pods.get(node, [])
+
+
+def pod_status(pod: Mapping[str, Any]) -> tuple[bool, str]:
+    """(ready, a kubectl-like status such as `Init:CrashLoopBackOff`)."""
+    status = mapping(pod, "status")
+    phase = text(status, "phase")
+    if phase == "Succeeded":
+        return True, "Completed"
+    init = [item for item in sequence(status, "initContainerStatuses") if isinstance(item, Mapping)]
+    for item in init:
+        waiting = mapping(item, "state", "waiting")
+        if waiting:
+            reason = text(waiting, "reason") or "Waiting"
+            done = sum(1 for other in init if other.get("ready") is True)
+            if reason == "PodInitializing":
+                return False, f"Init:{done}/{len(init)}"
+            return False, f"Init:{reason}"
+        terminated = mapping(item, "state", "terminated")
+        if terminated and terminated.get("exitCode") not in (0, None):
+            return False, f"Init:{text(terminated, 'reason') or 'Error'}"
+    for item in sequence(status, "containerStatuses"):
+        if not isinstance(item, Mapping):
+            continue
+        waiting = mapping(item, "state", "waiting")
+        if waiting:
+            return False, text(waiting, "reason") or "Waiting"
+        terminated = mapping(item, "state", "terminated")
+        if terminated:
+            return False, text(terminated, "reason") or "Terminated"
+    for condition in sequence(status, "conditions"):
+        if text(condition, "type") == "Ready":
+            ready = text(condition, "status") == "True"
+            return ready, phase or ("Running" if ready else "NotReady")
+    return False, phase or "Unknown"
+
+
+def check_operands(ctx: CheckContext) -> None:
+    if not ctx.state.pods and not ctx.state.daemonsets:
+        ctx.skip("operands", "no Pods or DaemonSets in the input: operand readiness not checked")
+        return
+    names = _daemonset_names()
+    present = {
+        text(ds, "metadata", "name")
+        for ds in ctx.state.daemonsets
+        if text(ds, "metadata", "name") in names
+    }
+    with_pods = {pod.daemonset for pods in ctx.operand_pods.values() for pod in pods}
+    for info in ctx.nodes:
+        plan = info.plan
+        if plan is None or not plan.gpu_node:
+            continue
+        running = {op.daemonset: op for op in plan.operands if op.runs}
+        pods = operand_pods_on(ctx, info.name)
+        seen = set()
+        for pod in pods:
+            seen.add(pod.daemonset)
+            if pod.daemonset not in running:
+                continue
+            ready, status = pod_status(pod.obj)
+            if not ready:
+                ctx.add(
+                    "GPU307",
+                    "Pod",
+                    pod.name,
+                    f"{running[pod.daemonset].name} on node {info.name} is not Ready: {status}",
+                    f"kubectl describe pod -n {pod.namespace or 'NAMESPACE'} {pod.name}: the first"
+                    " waiting (init) container says what it waits for",
+                    namespace=pod.namespace,
+                    node=info.name,
+                )
+        for daemonset, operand in running.items():
+            # Only where the input has this DaemonSet's pods elsewhere: a dump without them
+            # says nothing about this node.
+            if daemonset in seen or daemonset not in present or daemonset not in with_pods:
+                continue
+            if info.view.labels.get(operand.deploy_label) != "true":
+                continue
+            ctx.add(
+                "GPU307",
+                "Node",
+                info.name,
+                f"{operand.deploy_label}=true, but DaemonSet {daemonset} has no pod on the node",
+                f"kubectl describe daemonset {daemonset}: check its nodeSelector, tolerations"
+                f" and the taints of {info.name}",
+            )
+    for ds in ctx.state.daemonsets:
+        name = text(ds, "metadata", "name")
+        if name not in names or name in with_pods:
+            continue
+        ds_status = mapping(ds, "status")
+        desired = ds_status.get("desiredNumberScheduled")
+        unavailable = ds_status.get("numberUnavailable")
+        ready_count = ds_status.get("numberReady")
+        if not isinstance(unavailable, int) or isinstance(unavailable, bool) or unavailable <= 0:
+            continue
+        shown = f"{unavailable} pod{'s' if unavailable != 1 else ''} unavailable"
+        if isinstance(desired, int) and isinstance(ready_count, int):
+            shown += f" ({ready_count} of {desired} ready)"
+        namespace = text(ds, "metadata", "namespace")
+        ctx.add(
+            "GPU308",
+            "DaemonSet",
+            name,
+            f"{name}: {shown}",
+            f"kubectl get pods -n {namespace or 'NAMESPACE'} -o wide | grep {name}; add the pods"
+            " to the input to have each node checked",
+            namespace=namespace,
+        )
+
+
+__all__ = [
+    "check_operands",
+    "index_operand_pods",
+    "operand_pods_on",
+    "owner_daemonset",
+    "pod_status",
+]

@@ -1,0 +1,251 @@
+"""`ClusterState`: the objects of a dump, sorted by kind, read without trusting any field.
+
+Input comes from files people hand in, so any item may be a non-mapping, any field missing
+or of the wrong type. Items the checks cannot use are kept as `Ignored` (each becomes a
+GPU004 finding) instead of raising. Nodes are read once into `NodeView`, which also holds
+the projection of the node the planner reads, so identical nodes share one plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from operator import methodcaller
+from typing import Any
+
+from gpuop.catalog import operand_table
+from gpuop.manifests.fields import scalar_text
+from gpuop.naming import RESOURCE_PREFIX
+from gpuop.planner.inventory import INVENTORY_ANNOTATION
+
+# Kinds the checks read; anything else is counted and otherwise left alone.
+KNOWN_KINDS = (
+    "Node",
+    "ClusterPolicy",
+    "KubeVirt",
+    "Pod",
+    "VirtualMachineInstance",
+    "DaemonSet",
+    "Event",
+    "ConfigMap",
+)
+NAMESPACED_KINDS = frozenset(
+    {"KubeVirt", "Pod", "VirtualMachineInstance", "DaemonSet", "Event", "ConfigMap"}
+)
+
+# Labels that differ on every node and that the planner never reads; left out of the
+# planning key so that nodes of one shape share a plan.
+_VOLATILE_LABELS = frozenset({"nvidia.com/gfd.timestamp"})
+_PLANNED_PREFIXES = ("nvidia.com/", "feature.node.kubernetes.io/pci-")
+
+
+def _extra_selector_keys() -> frozenset[str]:
+    keys: set[str] = set()
+    for operand in operand_table().operands:
+        keys.update(operand.extra_node_selector)
+    return frozenset(keys)
+
+
+_EXTRA_SELECTOR_KEYS = _extra_selector_keys()
+
+
+def _is_mapping(value: Any) -> bool:
+    # `type(...) is dict` first: the ABC check is slow and dicts are what JSON gives.
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _all_str(values: Iterable[Any]) -> bool:
+    # map/set run in C: much cheaper than a Python-level loop over every label.
+    return set(map(type, values)) <= {str}
+
+
+def string_map(value: Any) -> Mapping[str, str]:
+    """A label-like mapping as strings (YAML `true` is `"true"`); {} when not a mapping.
+
+    A dict that already holds only strings (anything from the API) is returned as is;
+    callers only read it.
+    """
+    if not _is_mapping(value):
+        return {}
+    if type(value) is dict and _all_str(value) and _all_str(value.values()):
+        return value
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        out[key if isinstance(key, str) else str(key)] = (
+            item if isinstance(item, str) else scalar_text(item)
+        )
+    return out
+
+
+_IS_PLANNED = methodcaller("startswith", _PLANNED_PREFIXES)
+
+
+def planned_keys(labels: Mapping[str, str]) -> list[str]:
+    """The keys of the labels `plan()` can read: NVIDIA's, NFD's PCI labels, DaemonSet selectors.
+
+    Filtered with C-level calls (nodes carry a hundred or more NFD labels each).
+    """
+    keys = set(filter(_IS_PLANNED, labels))
+    keys |= labels.keys() & _EXTRA_SELECTOR_KEYS
+    keys -= _VOLATILE_LABELS
+    return list(keys)
+
+
+def planned_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """The labels `plan()` can read, as a mapping."""
+    return {key: labels[key] for key in planned_keys(labels)}
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """The parts of a Node the checks read, as strings."""
+
+    name: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    # status.allocatable (status.capacity when allocatable is absent), values as given.
+    resources: Mapping[str, Any]
+    planned_items: frozenset[tuple[str, str]]
+    planned_resources: Mapping[str, str]
+    inventory: str | None
+    plan_key: tuple[frozenset[tuple[str, str]], str | None, frozenset[tuple[str, str]]]
+
+    @property
+    def planned_labels(self) -> dict[str, str]:
+        """The labels the planner reads (see `planned_keys`)."""
+        return dict(self.planned_items)
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """An input item the checks could not use."""
+
+    position: int
+    kind: str
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """A cluster as far as the input tells: objects by kind, plus what was unusable."""
+
+    nodes: tuple[NodeView, ...] = ()
+    cluster_policies: tuple[Mapping[str, Any], ...] = ()
+    kubevirts: tuple[Mapping[str, Any], ...] = ()
+    pods: tuple[Mapping[str, Any], ...] = ()
+    vmis: tuple[Mapping[str, Any], ...] = ()
+    daemonsets: tuple[Mapping[str, Any], ...] = ()
+    events: tuple[Mapping[str, Any], ...] = ()
+    configmaps: tuple[Mapping[str, Any], ...] = ()
+    ignored: tuple[Ignored, ...] = ()
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[Any]) -> ClusterState:
+        """Sort objects by kind; never raises for odd items."""
+        buckets: dict[str, list[Mapping[str, Any]]] = {kind: [] for kind in KNOWN_KINDS}
+        nodes: list[NodeView] = []
+        seen_nodes: set[str] = set()
+        ignored: list[Ignored] = []
+        counts: dict[str, int] = {}
+        for position, obj in enumerate(objects):
+            if not _is_mapping(obj):
+                ignored.append(
+                    Ignored(
+                        position, "", "", f"item {position} is {_type_name(obj)}, not an object"
+                    )
+                )
+                continue
+            kind = obj.get("kind")
+            if not isinstance(kind, str) or not kind:
+                ignored.append(Ignored(position, "", "", f"item {position} has no kind"))
+                continue
+            counts[kind] = counts.get(kind, 0) + 1
+            if kind not in buckets:
+                continue
+            metadata = obj.get("metadata")
+            name = metadata.get("name") if _is_mapping(metadata) else None
+            if not isinstance(name, str) or not name:
+                ignored.append(
+                    Ignored(position, kind, "", f"item {position} ({kind}) has no metadata.name")
+                )
+                continue
+            if kind == "Node":
+                if name in seen_nodes:
+                    ignored.append(
+                        Ignored(
+                            position, kind, name, f"Node {name} appears twice; the first is used"
+                        )
+                    )
+                    continue
+                seen_nodes.add(name)
+                assert isinstance(metadata, Mapping)
+                nodes.append(_node_view(name, metadata, obj.get("status")))
+            else:
+                buckets[kind].append(obj)
+        return cls(
+            nodes=tuple(nodes),
+            cluster_policies=tuple(buckets["ClusterPolicy"]),
+            kubevirts=tuple(buckets["KubeVirt"]),
+            pods=tuple(buckets["Pod"]),
+            vmis=tuple(buckets["VirtualMachineInstance"]),
+            daemonsets=tuple(buckets["DaemonSet"]),
+            events=tuple(buckets["Event"]),
+            configmaps=tuple(buckets["ConfigMap"]),
+            ignored=tuple(ignored),
+            counts=counts,
+        )
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def _node_view(name: str, metadata: Mapping[str, Any], status: Any) -> NodeView:
+    labels = string_map(metadata.get("labels"))
+    annotations = string_map(metadata.get("annotations"))
+    resources: Mapping[str, Any] = {}
+    if _is_mapping(status):
+        allocatable = status.get("allocatable")
+        capacity = status.get("capacity")
+        chosen = allocatable if _is_mapping(allocatable) and allocatable else capacity
+        if type(chosen) is dict and _all_str(chosen):
+            resources = chosen
+        elif _is_mapping(chosen):
+            resources = {str(k): v for k, v in chosen.items()}
+    keys = planned_keys(labels)
+    planned = frozenset(zip(keys, map(labels.__getitem__, keys), strict=True))
+    planned_resources = {
+        key: value if isinstance(value, str) else scalar_text(value)
+        for key, value in resources.items()
+        if key.startswith(RESOURCE_PREFIX)
+    }
+    inventory = annotations.get(INVENTORY_ANNOTATION)
+    key = (planned, inventory, frozenset(planned_resources.items()))
+    return NodeView(
+        name=name,
+        labels=labels,
+        annotations=annotations,
+        resources=resources,
+        planned_items=planned,
+        planned_resources=planned_resources,
+        inventory=inventory,
+        plan_key=key,
+    )
+
+
+__all__ = [
+    "KNOWN_KINDS",
+    "NAMESPACED_KINDS",
+    "ClusterState",
+    "Ignored",
+    "NodeView",
+    "planned_keys",
+    "planned_labels",
+    "string_map",
+]

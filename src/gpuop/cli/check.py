@@ -1,0 +1,351 @@
+"""`gpuop check` and `gpuop collect`.
+
+`check` reads dumps (files, stdin, a bundle directory) or a live cluster and reports nodes
+whose labels, operands and advertised resources disagree. Exit status: 0 without
+error-level findings, 1 with errors, 2 when the input cannot be read or the command line
+is wrong (one line on stderr, never a traceback).
+
+`collect` writes a bundle directory: one JSON list per kind plus `bundle.json`.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+import yaml
+
+from gpuop.check import Report, render_text, run_checks, to_sarif
+from gpuop.cli.common import output_option
+from gpuop.manifests import ManifestError, load_objects
+from gpuop.naming import PciDatabase
+from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
+from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, parse_vgpu_config
+
+BUNDLE_MANIFEST = "bundle.json"
+BUNDLE_SCHEMA_VERSION = 1
+_DUMP_SUFFIXES = (".json", ".yaml", ".yml")
+EXIT_INPUT = 2
+EXIT_INTERNAL = 3
+
+
+class InputError(Exception):
+    """Input that cannot be read: reported as one line, exit status 2."""
+
+
+def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    raise click.exceptions.Exit(code)
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"cannot read {source}: not UTF-8 text (byte {exc.start}: {exc.reason})"
+        ) from None
+
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _read_text(path: str) -> str:
+    if path == "-":
+        return _decode(sys.stdin.buffer.read(), "<stdin>")
+    return _decode(_read_bytes(path), path)
+
+
+def _bundle_files(directory: Path) -> list[Path]:
+    manifest = directory / BUNDLE_MANIFEST
+    if manifest.is_file():
+        try:
+            data = json.loads(_decode(_read_bytes(str(manifest)), str(manifest)))
+        except (json.JSONDecodeError, RecursionError):
+            raise InputError(f"cannot read {manifest}: not JSON") from None
+        files = data.get("files") if isinstance(data, dict) else None
+        if not isinstance(files, dict):
+            raise InputError(f"{manifest}: expected a 'files' mapping of kind to file")
+        paths = []
+        for kind, entry in files.items():
+            name = entry.get("file") if isinstance(entry, dict) else None
+            if not isinstance(name, str) or "/" in name or name.startswith("."):
+                raise InputError(f"{manifest}: files.{kind} does not name a file in the bundle")
+            paths.append(directory / name)
+        return paths
+    found = sorted(p for p in directory.iterdir() if p.is_file() and p.suffix in _DUMP_SUFFIXES)
+    if not found:
+        raise InputError(f"{directory}: no {BUNDLE_MANIFEST} and no .json/.yaml files")
+    return found
+
+
+def read_objects(paths: tuple[str, ...]) -> list[Any]:
+    """Every object in the given files, directories (bundles) and `-` (stdin), in order."""
+    objects: list[Any] = []
+    for path in paths:
+        if path == "-":
+            objects.extend(load_objects(_read_text("-"), "<stdin>"))
+            continue
+        if os.path.isdir(path):
+            for file in _bundle_files(Path(path)):
+                objects.extend(load_objects(_read_text(str(file)), str(file)))
+            continue
+        objects.extend(load_objects(_read_text(path), path))
+    return objects
+
+
+def _load_policy(path: str) -> ResolvedPolicy:
+    candidates = [
+        obj for obj in load_objects(_read_text(path), path) if obj.get("kind") == "ClusterPolicy"
+    ]
+    if not candidates:
+        raise InputError(f"{path}: no ClusterPolicy in the file")
+    try:
+        return parse_cluster_policy(candidates[0], path)
+    except PolicyError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _load_pci_ids(path: str) -> PciDatabase:
+    data = _read_bytes(path)
+    # pci.ids is UTF-8 in practice; a stray Latin-1 byte in a comment must not stop it.
+    database = PciDatabase.parse(data.decode("utf-8", errors="replace"))
+    if not database.devices:
+        raise InputError(f"{path}: no NVIDIA (10de) devices found; is it a pci.ids file?")
+    return database
+
+
+def _load_vgpu_config(path: str) -> VgpuConfigFile:
+    text = _read_text(path)
+    try:
+        document = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise InputError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if isinstance(document, dict) and document.get("kind") == "ConfigMap":
+        values = [v for v in (document.get("data") or {}).values() if isinstance(v, str)]
+        if not values:
+            raise InputError(f"{path}: the ConfigMap has no data")
+        try:
+            document = yaml.safe_load(values[0])
+        except (yaml.YAMLError, RecursionError) as exc:
+            raise InputError(f"{path}: its data is not valid YAML ({exc})") from None
+    try:
+        return parse_vgpu_config(document)
+    except VgpuConfigError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def _collect_live(
+    kubeconfig: str | None, context: str | None, progress: Callable[[str], None] | None
+) -> Any:
+    from gpuop.kube import ApiError, KubeError, sync_client
+    from gpuop.kube.collect import CollectError, collect
+
+    try:
+        client = sync_client(kubeconfig, context)
+        return collect(client, progress=progress)
+    except (KubeError, CollectError) as exc:
+        raise InputError(str(exc)) from None
+    except ApiError as exc:
+        raise InputError(f"the API server refused: {exc}") from None
+    except OSError as exc:
+        raise InputError(f"cannot reach the cluster: {exc}") from None
+
+
+def _emit(report: Report, fmt: str, color: bool | None) -> None:
+    if fmt == "json":
+        sys.stdout.write(report.to_json() + "\n")
+    elif fmt == "sarif":
+        sys.stdout.write(json.dumps(to_sarif(report), indent=2) + "\n")
+    else:
+        tty = sys.stdout.isatty()
+        width = shutil.get_terminal_size((110, 24)).columns if tty else 110
+        use_color = tty if color is None else color
+        sys.stdout.write(render_text(report, color=use_color, width=max(width, 60)))
+
+
+def _progress(message: str) -> None:
+    click.echo(f"gpuop: {message}", err=True)
+
+
+def _guarded(body: Callable[[], int]) -> int:
+    # A dump is read once and dropped at exit: the cyclic collector would only rescan the
+    # millions of objects a large dump holds (a third of the run on 10,000 nodes).
+    gc.disable()
+    try:
+        return body()
+    except InputError as exc:
+        _fail(str(exc))
+    except ManifestError as exc:
+        _fail(str(exc))
+    except click.exceptions.Exit:
+        raise
+    except Exception as exc:  # one line, never a traceback; set GPUOP_TRACEBACK=1 to see it
+        if os.environ.get("GPUOP_TRACEBACK"):
+            raise
+        _fail(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+    finally:
+        gc.enable()
+
+
+@click.command("check")
+@click.argument("files", nargs=-1, metavar="[FILES]...")
+@click.option("--live", is_flag=True, help="Read the cluster through the API instead of files.")
+@click.option("--kubeconfig", metavar="FILE", help="Kubeconfig for --live (default: $KUBECONFIG).")
+@click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context for --live.")
+@click.option(
+    "--policy",
+    "policy_file",
+    metavar="FILE",
+    help="Check against this ClusterPolicy instead of the one in the input.",
+)
+@click.option(
+    "--pci-ids",
+    "pci_ids",
+    metavar="FILE",
+    help="The pci.ids the sandbox device plugin uses (passthrough resource names).",
+)
+@click.option(
+    "--vgpu-config",
+    "vgpu_config_file",
+    metavar="FILE",
+    help="The vGPU device config (file or ConfigMap) the cluster uses.",
+)
+@output_option("text", "json", "sarif")
+@click.option(
+    "--color/--no-color", default=None, help="Colour the text output (default: on a terminal)."
+)
+def check(
+    files: tuple[str, ...],
+    live: bool,
+    kubeconfig: str | None,
+    context_name: str | None,
+    policy_file: str | None,
+    pci_ids: str | None,
+    vgpu_config_file: str | None,
+    output: str,
+    color: bool | None,
+) -> None:
+    """Find GPU nodes whose labels, operands and advertised resources disagree.
+
+    \b
+    FILES are `kubectl get ... -o json|yaml` output (single objects, Lists,
+    multi-document YAML), `-` for stdin, or a directory written by `gpuop collect`.
+    \b
+      kubectl get nodes,clusterpolicies,kubevirts -A -o json | gpuop check -
+      gpuop check ./bundle -o sarif > gpuop.sarif
+      gpuop check --live --context lab
+
+    Exit status: 0 no errors, 1 errors found, 2 unreadable input or bad usage.
+    """
+
+    def body() -> int:
+        if live and files:
+            raise InputError("give FILES or --live, not both")
+        if not live and not files:
+            raise InputError("give dump files, a bundle directory, '-' for stdin, or --live")
+        if files.count("-") > 1:
+            raise InputError("'-' (stdin) can be given once")
+        if (kubeconfig or context_name) and not live:
+            raise InputError("--kubeconfig and --context need --live")
+        policy = _load_policy(policy_file) if policy_file else None
+        database = _load_pci_ids(pci_ids) if pci_ids else None
+        vgpu = _load_vgpu_config(vgpu_config_file) if vgpu_config_file else None
+        if live:
+            quiet = output != "text"
+            collected = _collect_live(kubeconfig, context_name, None if quiet else _progress)
+            objects: list[Any] = collected.all_objects()
+        else:
+            objects = read_objects(files)
+        report = run_checks(
+            objects,
+            policy=policy,
+            policy_source=f"--policy {policy_file}",
+            pci_db=database,
+            vgpu_config=vgpu,
+        )
+        _emit(report, output, color)
+        return report.exit_code
+
+    raise click.exceptions.Exit(_guarded(body))
+
+
+def write_bundle(collected: Any, directory: Path, context: str | None) -> list[Path]:
+    """One `<kind>s.json` List per kind and a `bundle.json` manifest."""
+    from gpuop.kube.collect import BUNDLE_FILES
+
+    directory.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    files: dict[str, dict[str, Any]] = {}
+    for kind, (file_name, api_version) in BUNDLE_FILES.items():
+        items = collected.objects.get(kind)
+        if items is None:
+            continue
+        path = directory / file_name
+        document = {"apiVersion": api_version, "kind": f"{kind}List", "items": items}
+        path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+        files[kind] = {"file": file_name, "count": len(items)}
+        written.append(path)
+    manifest = {
+        "schema_version": BUNDLE_SCHEMA_VERSION,
+        "kind": "gpuop-bundle",
+        "collected_at": collected.collected_at,
+        "context": context,
+        "files": files,
+        "skipped": [{"kind": kind, "reason": reason} for kind, reason in collected.skipped],
+    }
+    path = directory / BUNDLE_MANIFEST
+    path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    written.append(path)
+    return written
+
+
+@click.command("collect")
+@click.option(
+    "--output-dir",
+    "-d",
+    "output_dir",
+    required=True,
+    metavar="DIR",
+    help="Directory for the bundle (created if missing).",
+)
+@click.option("--kubeconfig", metavar="FILE", help="Kubeconfig (default: $KUBECONFIG).")
+@click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context.")
+def collect(output_dir: str, kubeconfig: str | None, context_name: str | None) -> None:
+    """Save what `gpuop check` reads from a live cluster into a bundle directory.
+
+    Nodes, ClusterPolicies, KubeVirt CRs, pods and VMIs that use NVIDIA resources, operand
+    DaemonSets and their pods, the vGPU config ConfigMap and recent events; one JSON file
+    per kind and a bundle.json manifest. Check it later with `gpuop check DIR`.
+    """
+
+    def body() -> int:
+        collected = _collect_live(kubeconfig, context_name, _progress)
+        try:
+            written = write_bundle(collected, Path(output_dir), context_name)
+        except OSError as exc:
+            raise InputError(f"cannot write {output_dir}: {exc.strerror or exc}") from None
+        counts = ", ".join(
+            f"{len(items)} {kind}" for kind, items in collected.objects.items() if items
+        )
+        _progress(f"wrote {len(written)} files to {output_dir} ({counts or 'nothing found'})")
+        for kind, reason in collected.skipped:
+            _progress(f"skipped {kind}: {reason}")
+        click.echo(output_dir)
+        return 0
+
+    raise click.exceptions.Exit(_guarded(body))
+
+
+__all__ = ["InputError", "check", "collect", "read_objects", "write_bundle"]

@@ -1,0 +1,241 @@
+"""The `gpuop cluster` commands: a local Kubernetes control plane for tests and the lab.
+
+They are thin: each one calls :mod:`gpuop.controlplane` and turns its errors
+(:class:`~gpuop.controlplane.ControlPlaneError`) into a :class:`UserError`, so the user sees one
+clear message and exit code 2 instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import sys
+from collections.abc import Iterator
+
+import click
+
+from gpuop.cli.common import UserError, emit_data, output_option
+from gpuop.controlplane import (
+    COMPONENTS,
+    DEFAULT_CLUSTER_NAME,
+    ClusterInfo,
+    ControlPlaneError,
+    LocalCluster,
+    ensure_binaries,
+)
+
+
+@contextlib.contextmanager
+def _user_errors() -> Iterator[None]:
+    try:
+        yield
+    except ControlPlaneError as exc:
+        raise UserError(str(exc)) from exc
+
+
+def _progress(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _cluster(name: str) -> LocalCluster:
+    with _user_errors():
+        return LocalCluster(name)
+
+
+name_option = click.option(
+    "--name",
+    "-n",
+    default=DEFAULT_CLUSTER_NAME,
+    show_default=True,
+    metavar="NAME",
+    help="Which local cluster (each has its own state directory, ports and processes).",
+)
+
+
+@click.group()
+def cluster() -> None:
+    """Run a real Kubernetes control plane on this machine, on 127.0.0.1 only.
+
+    etcd, kube-apiserver (TLS + RBAC), kube-controller-manager, kube-scheduler and
+    kwok run as local processes; kwok plays the kubelets, so the Nodes you POST become
+    Ready and the pods the real scheduler binds to them become Running. No container
+    engine and no internet are needed.
+
+    \b
+    First run: the binaries (Kubernetes v1.37.2, etcd v3.6.16, kwok v0.8.0) are
+    downloaded if the release servers are reachable, otherwise built with `go build`
+    from the Go module proxy (about half an hour on 2 cores) and cached in
+    ${GPUOP_CACHE_DIR:-~/.cache/gpuop}/bin/. Clusters live in
+    ${GPUOP_STATE_DIR:-~/.local/state/gpuop}/clusters/<name>/.
+
+    \b
+    Typical session:
+      gpuop cluster up                     start (or report) the cluster 'gpuop'
+      eval "$(gpuop cluster kubeconfig --export)"
+      kubectl get nodes
+      gpuop cluster status                 what runs, on which URL
+      gpuop cluster down                   stop everything, keep the logs
+    """
+
+
+@cluster.command()
+@name_option
+@click.option(
+    "--port",
+    "-p",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="The API server's port on 127.0.0.1. Default: a free port, picked at start.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(10),
+    default=180.0,
+    show_default=True,
+    help="Seconds to wait for the cluster to become ready (binary builds do not count).",
+)
+@output_option("text", "json")
+def up(name: str, port: int | None, timeout: float, output: str) -> None:
+    """Start a local cluster and wait until it is ready.
+
+    Ready means the API server answers /readyz, the controller manager, scheduler and
+    kwok are healthy and the 'default' ServiceAccount exists. Running it again while the
+    cluster runs is harmless: it only reports the running cluster. Progress goes to
+    stderr; the result (API URL, kubeconfig path) to stdout.
+
+    \b
+    Examples:
+      gpuop cluster up
+      gpuop cluster up --name lab --port 6443
+      gpuop cluster up -o json | jq -r .kubeconfig
+    """
+    local = _cluster(name)
+    with _user_errors():
+        info = local.up(port=port, progress=_progress, timeout=timeout)
+    if output == "json":
+        emit_data(info.to_dict(), "json")
+        return
+    _print_info(info)
+
+
+def _print_info(info: ClusterInfo) -> None:
+    if info.already_running:
+        click.echo(f"cluster '{info.name}' is already running (since {info.started_at})")
+    else:
+        click.echo(f"cluster '{info.name}' is running (ready in {info.start_seconds:.1f}s)")
+    click.echo(f"  API:        {info.api_url}")
+    click.echo(f"  kubeconfig: {info.kubeconfig}")
+    click.echo(f"  audit log:  {info.audit_log}")
+    click.echo(f"  logs:       {info.state_dir}/logs/")
+    click.echo("use it with:")
+    click.echo(f"  export KUBECONFIG={shlex.quote(info.kubeconfig)}")
+
+
+@cluster.command()
+@name_option
+def down(name: str) -> None:
+    """Stop every process of a local cluster and remove its state.
+
+    Each component gets SIGTERM (its whole process group), then SIGKILL after 10 s.
+    etcd's data, the certificates and the kubeconfig are removed; the logs stay in the
+    state directory (logs/, and logs.previous/ after the next start). Stale pid files
+    (their process is gone, or the pid now belongs to another program, which is left
+    alone) are cleaned up and reported. Harmless when nothing runs.
+    """
+    local = _cluster(name)
+    with _user_errors():
+        before = local.status()
+        messages = local.down(progress=_progress)
+    for message in messages:
+        click.echo(message, err=True)
+    running = [c.name for c in before.components if c.state == "running"]
+    if running:
+        click.echo(f"cluster '{name}' stopped ({len(running)} processes); logs: {local.logs_dir}")
+    else:
+        click.echo(f"cluster '{name}' was not running")
+
+
+@cluster.command()
+@name_option
+@output_option("text", "json")
+def status(name: str, output: str) -> None:
+    """Show whether each component of a local cluster runs, and the API URL.
+
+    A component is 'running', 'stopped', or has a stale pid file: 'stale' (its process
+    is gone) or 'foreign' (the pid now belongs to another program). 'gpuop cluster down'
+    cleans stale pid files up. Exit status: 0 when every component runs, 1 otherwise.
+    """
+    local = _cluster(name)
+    with _user_errors():
+        result = local.status()
+    if output == "json":
+        emit_data(result.to_dict(), "json")
+    else:
+        ready = " (API ready)" if result.api_ready else ""
+        click.echo(f"cluster '{result.name}': {result.state}{ready}")
+        if result.api_url:
+            click.echo(f"  API:        {result.api_url}")
+        if result.kubeconfig:
+            click.echo(f"  kubeconfig: {result.kubeconfig}")
+        for comp in result.components:
+            pid = f"pid {comp.pid}" if comp.pid is not None and comp.state == "running" else ""
+            line = f"  {comp.name:<24} {comp.state:<8} {pid}".rstrip()
+            click.echo(line)
+            if comp.detail:
+                click.echo(f"      {comp.detail}")
+        if any(c.state in ("stale", "foreign") for c in result.components):
+            click.echo(f"  clean up with: gpuop cluster down --name {name}")
+    if result.state != "running":
+        # click swallows its own Exit in non-standalone mode, which `gpuop` uses.
+        sys.exit(1)
+
+
+@cluster.command()
+@name_option
+@click.option(
+    "--export",
+    "export",
+    is_flag=True,
+    help="Print a shell line, `export KUBECONFIG=...`, for eval.",
+)
+def kubeconfig(name: str, export: bool) -> None:
+    """Print the path of a running cluster's admin kubeconfig.
+
+    The file belongs to the cluster (group system:masters); ~/.kube/config is never
+    touched.
+
+    \b
+    Examples:
+      kubectl --kubeconfig "$(gpuop cluster kubeconfig)" get nodes
+      eval "$(gpuop cluster kubeconfig --export)"
+    """
+    local = _cluster(name)
+    with _user_errors():
+        local.require_running()
+    path = str(local.kubeconfig_path)
+    click.echo(f"export KUBECONFIG={shlex.quote(path)}" if export else path)
+
+
+@cluster.command()
+@click.option(
+    "--no-download",
+    is_flag=True,
+    help="Do not try the official release downloads; build with go right away "
+    "(same as GPUOP_NO_DOWNLOAD=1).",
+)
+def build(no_download: bool) -> None:
+    """Make sure the control-plane binaries are in the cache; start nothing.
+
+    Reuses the cache, else downloads the official releases (used only when their
+    published sha256 matches), else builds them with `go build` from the wrapper modules
+    in controlplane/ (needs Go 1.26+ and the Go module proxy). Prints each binary's path.
+    CI runs this before the tests so the first e2e test does not pay for the build.
+    """
+    names = ", ".join(comp.label for comp in COMPONENTS)
+    _progress(f"control-plane binaries: {names}")
+    with _user_errors():
+        binaries = ensure_binaries(
+            progress=_progress, allow_download=False if no_download else None
+        )
+    for binary, path in binaries.paths.items():
+        click.echo(f"{binary:<24} {path}")

@@ -1,0 +1,123 @@
+"""The `gpuop lab` command: the whole scenario, one step, or clean-up."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gpuop.cli.common import UserError
+
+
+def _context(seed: int | None, name: str) -> Any:
+    from gpuop.controlplane.paths import cluster_dir
+    from gpuop.lab.runner import LabContext
+
+    chosen = seed if seed is not None else random.SystemRandom().randrange(1, 1_000_000)
+    work_dir = cluster_dir(name) / "lab"
+    work_dir.mkdir(parents=True, exist_ok=True)
+    return LabContext(cluster_name=name, work_dir=work_dir, say=lambda line: click.echo(line), seed=chosen)
+
+
+@click.group(invoke_without_command=True)
+@click.option("--keep", is_flag=True, help="Leave the cluster, operator and simulator running afterwards.")
+@click.option("--seed", type=int, default=None, help="Seed for the drift step (printed when not given).")
+@click.option("--report-dir", type=click.Path(file_okay=False), default="lab-report", show_default=True)
+@click.option("--cluster-name", default="gpuop", show_default=True)
+@click.pass_context
+def lab(ctx: click.Context, keep: bool, seed: int | None, report_dir: str, cluster_name: str) -> None:
+    """Run the three-node lab on a local cluster and write a report.
+
+    \b
+    What it does, step by step:
+      1 control plane, CRD, RBAC, operator (as its ServiceAccount), node simulator
+      2 three 2x A10 nodes: container, vm-passthrough, vm-vgpu
+      3 operands, deploy labels and advertised resources per node
+      4 a pod, two VMs and three cross requests placed by the real kube-scheduler
+      5 vGPU profile A10-12Q -> A10-4Q: 4 -> 12 devices
+      6 the silent trap: sandbox workloads off, labels ignored (now with Warnings)
+      7 drift on purpose; the checker finds exactly the drifted nodes
+      8 report: lab-report/lab-report.{json,md,html}
+
+    The first run builds the control plane from source (long, once); later runs reuse it.
+    With --keep, explore afterwards with the printed KUBECONFIG and stop with `gpuop lab down`.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from gpuop.lab.report import write_reports
+    from gpuop.lab.runner import STEP_TITLES, STEPS, LabFailure, stop_background
+
+    context = _context(seed, cluster_name)
+    report: dict[str, Any] = {"seed": context.seed, "steps": {}, "timings": {}}
+    started = time.monotonic()
+    failure: LabFailure | None = None
+    try:
+        for number, step in STEPS.items():
+            click.secho(f"\n[{number}/8] {STEP_TITLES[number]}", bold=True)
+            step_started = time.monotonic()
+            report["steps"][str(number)] = step(context)
+            report["timings"][str(number)] = round(time.monotonic() - step_started, 2)
+            if number == 1:
+                report["kubernetes"] = report["steps"]["1"].get("kubernetes")
+    except LabFailure as exc:
+        failure = exc
+        report["failure"] = str(exc)
+    except Exception as exc:
+        failure = LabFailure(len(report["steps"]) + 1, "the step to finish", f"{type(exc).__name__}: {exc}")
+        report["failure"] = str(failure)
+    report["ok"] = failure is None
+    report["duration_seconds"] = round(time.monotonic() - started, 1)
+    click.secho("\n[8/8] Report", bold=True)
+    paths = write_reports(report, Path(report_dir))
+    for kind, path in paths.items():
+        click.echo(f"  {kind:<8} {path}")
+    kubeconfig = context.kubeconfig
+    if failure is not None:
+        click.secho(f"\nlab failed: {failure}", fg="red", err=True)
+        click.echo(f"the cluster is left up for inspection: export KUBECONFIG={kubeconfig}", err=True)
+        click.echo(f"operator and simulator logs: {context.work_dir / 'logs'}", err=True)
+        raise SystemExit(1)
+    click.secho(f"\nlab passed in {report['duration_seconds']}s", fg="green")
+    if keep:
+        if not context.processes:
+            from gpuop.lab.runner import _start_background
+
+            _start_background(context)
+        click.echo(f"cluster left running: export KUBECONFIG={kubeconfig}")
+        click.echo("stop everything with: gpuop lab down")
+    else:
+        stop_background(context)
+
+
+@lab.command("step")
+@click.argument("number", type=click.IntRange(1, 7))
+@click.option("--seed", type=int, default=None)
+@click.option("--cluster-name", default="gpuop", show_default=True)
+def step(number: int, seed: int | None, cluster_name: str) -> None:
+    """Run one step on a cluster left up by `gpuop lab --keep` (or step 1 to start one)."""
+    import json
+
+    from gpuop.lab.runner import STEP_TITLES, STEPS, LabFailure
+
+    context = _context(seed, cluster_name)
+    click.secho(f"[{number}] {STEP_TITLES[number]}", bold=True)
+    try:
+        result = STEPS[number](context)
+    except LabFailure as exc:
+        raise UserError(str(exc), exit_code=1) from exc
+    click.echo(json.dumps(result, indent=2, default=str)[:4000])
+
+
+@lab.command("down")
+@click.option("--cluster-name", default="gpuop", show_default=True)
+def down(cluster_name: str) -> None:
+    """Stop the lab's operator and simulator, and the local control plane."""
+    from gpuop.controlplane import LocalCluster as Cluster
+    from gpuop.lab.runner import stop_background
+
+    stop_background(_context(0, cluster_name))
+    Cluster(cluster_name).down()
+    click.echo("lab stopped")

@@ -1,0 +1,324 @@
+"""The `gpuop plan` command: what one node would run and advertise under a ClusterPolicy."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from typing import Any
+
+import click
+
+from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
+from gpuop.cli.common import UserError, emit_data, output_option
+from gpuop.cli.support import (
+    PciSource,
+    heading,
+    load_pci_database,
+    load_yaml_document,
+    pci_ids_option,
+    render_table,
+    summarise,
+)
+from gpuop.planner import (
+    INVENTORY_ANNOTATION,
+    NFD_GPU_LABELS,
+    VGPU_CONFIG_LABEL,
+    WORKLOAD_LABEL,
+    NodePlan,
+)
+from gpuop.planner import (
+    plan as plan_node,
+)
+from gpuop.planner.inventory import GpuCard, encode_inventory
+from gpuop.policy import (
+    PolicyError,
+    ResolvedPolicy,
+    default_policy_object,
+    parse_cluster_policy,
+)
+
+DEFAULT_NODE_NAME = "gpu-node"
+MUST_NOT_SHOWN = 6
+_INVENTORY_SOURCES = {
+    "annotation": f"the {INVENTORY_ANNOTATION} annotation",
+    "gfd-labels": "GPU feature discovery labels",
+    "advertised": "the resources the node advertises",
+    "nfd-device-label": "an NFD PCI device label (count unknown)",
+    "none": "nowhere (unknown)",
+}
+
+
+def _parse_labels(values: tuple[str, ...]) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    for value in values:
+        key, sep, label_value = value.partition("=")
+        if not sep or not key:
+            raise UserError(f"--label {value!r}: expected KEY=VALUE (the value may be empty)")
+        labels[key] = label_value
+    return labels
+
+
+def node_from_flags(name: str, model_name: str, count: int) -> dict[str, Any]:
+    """A Node as NFD first labels it, with gpuop's inventory annotation for its cards."""
+    model = gpu_catalog().by_model(model_name)
+    if model is None:
+        known = ", ".join(gpu.model for gpu in gpu_catalog().gpus)
+        raise UserError(f"unknown GPU model {model_name!r} (known: {known})")
+    if count < 1:
+        raise UserError(f"--count {count}: a GPU node has at least 1 GPU")
+    cards = [
+        GpuCard(index, model.pci_device_id, model=model.model, memory_mib=model.memory_mib)
+        for index in range(count)
+    ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {NFD_GPU_LABELS[0]: "true"},
+            "annotations": {INVENTORY_ANNOTATION: encode_inventory(cards)},
+        },
+    }
+
+
+def node_from_file(path: str) -> dict[str, Any]:
+    node = load_yaml_document(path, "Node")
+    shown = "stdin" if path == "-" else path
+    if not isinstance(node, dict) or node.get("kind") != "Node":
+        kind = node.get("kind") if isinstance(node, dict) else type(node).__name__
+        raise UserError(f"{shown}: expected a Node manifest (kind: Node), got {kind!r}")
+    metadata = node.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise UserError(f"{shown}: metadata is not a mapping")
+    labels = (metadata or {}).get("labels")
+    if labels is not None and not isinstance(labels, dict):
+        raise UserError(f"{shown}: metadata.labels is not a mapping")
+    return node
+
+
+def load_policy(path: str | None, sandbox: bool) -> tuple[ResolvedPolicy, str]:
+    """The ClusterPolicy to plan with, and how to name it in the output."""
+    if path is None:
+        obj: Any = copy.deepcopy(default_policy_object())
+        source = "default ClusterPolicy"
+    else:
+        obj = load_yaml_document(path, "ClusterPolicy")
+        source = "stdin" if path == "-" else path
+    if sandbox and isinstance(obj, dict):
+        spec = obj.setdefault("spec", {})
+        if isinstance(spec, dict):
+            block = spec.get("sandboxWorkloads")
+            spec["sandboxWorkloads"] = {
+                **(block if isinstance(block, dict) else {}),
+                "enabled": True,
+            }
+    try:
+        return parse_cluster_policy(obj, source), source
+    except PolicyError as exc:
+        lines = "\n".join(f"  {problem}" for problem in exc.problems)
+        raise UserError(f"{source}: not a valid ClusterPolicy\n{lines}") from None
+
+
+def _inputs(policy: ResolvedPolicy, source: str, pci: PciSource) -> dict[str, Any]:
+    return {
+        "policy": source,
+        "sandbox_enabled": policy.sandbox_enabled,
+        "sandbox_mode": policy.sandbox_mode,
+        "default_workload": policy.default_workload,
+        "pci_ids": pci.to_dict(),
+    }
+
+
+def _describe_inventory(result: NodePlan) -> str:
+    inventory = result.inventory
+    models = Counter(
+        f"{card.model or 'unknown model'} ({card.vendor_id}:{card.device_id})"
+        for card in inventory.cards
+    )
+    if inventory.count_known:
+        cards = ", ".join(f"{count} x {model}" for model, count in models.items())
+    else:
+        cards = ", ".join(f"{model}, count unknown" for model in models)
+    return f"{cards or 'no cards'}, from {_INVENTORY_SOURCES[inventory.source]}"
+
+
+def render_text(result: NodePlan, policy: ResolvedPolicy, source: str, pci: PciSource) -> str:
+    out: list[str] = []
+    name = result.node or "(unnamed)"
+    if result.gpu_node:
+        out.append(heading(f"Node {name}: GPU node") + f" ({result.gpu_detection}=true)")
+    else:
+        out.append(heading(f"Node {name}: not a GPU node") + f" ({result.gpu_detection})")
+    sandbox = (
+        f"sandbox workloads on, mode {policy.sandbox_mode},"
+        f" default workload {policy.default_workload}"
+        if policy.sandbox_enabled
+        else "sandbox workloads off"
+    )
+    out.append(f"  policy     {source} ({sandbox})")
+    if result.gpu_node:
+        out.append(f"  inventory  {_describe_inventory(result)}")
+        out.append(f"  pci.ids    {pci.describe()}")
+
+    workload = result.workload
+    out.append("")
+    out.append(heading(f"Workload config: {workload.config or 'none'}") + f" ({workload.reason})")
+    out.append(f"  {workload.message}")
+
+    out.append("")
+    changes = result.label_changes
+    out.append(heading(f"Label changes ({len(changes)}):" if changes else "Label changes: none"))
+    for key, value in changes.items():
+        out.append(f"  remove  {key}" if value is None else f"  set     {key}={value}")
+
+    if result.gpu_node:
+        out.append("")
+        running = sorted(result.running_operands(), key=lambda op: op.stage or 0)
+        out.append(heading(f"Operands ({len(running)} run, in bring-up stages):"))
+        if running:
+            rows = [
+                [str(op.stage), op.name, op.daemonset, ", ".join(op.waits_for) or "-"]
+                for op in running
+            ]
+            out.append(render_table(["STAGE", "OPERAND", "DAEMONSET", "WAITS FOR"], rows, 2))
+        for op in result.operands:
+            if op.status == "held":
+                out.append(f"  held: {op.name} ({op.detail})")
+        disabled = [op.name for op in result.operands if op.status == "disabled"]
+        elsewhere = [op.name for op in result.operands if op.status == "not-for-workload"]
+        if disabled:
+            out.append(f"  disabled by the ClusterPolicy: {', '.join(disabled)}")
+        if elsewhere:
+            out.append(f"  not on this node: {', '.join(elsewhere)}")
+
+    out.append("")
+    out.append(heading("Advertises:"))
+    if result.advertises:
+        rows = [[resource, str(count)] for resource, count in result.advertises.items()]
+        out.append(render_table(["RESOURCE", "COUNT"], rows, 2))
+    elif result.gpu_node and not result.inventory.count_known:
+        out.append("  unknown: the node's GPUs are not described (see the notices)")
+    else:
+        out.append("  nothing")
+    must_not = list(result.must_not_advertise)
+    out.append(
+        heading(f"Must not advertise ({len(must_not)}):")
+        + f" {summarise(must_not, MUST_NOT_SHOWN)}"
+    )
+
+    if result.vgpu is not None:
+        vgpu = result.vgpu
+        origin = f"the {VGPU_CONFIG_LABEL} label" if vgpu.source == "label" else "the default"
+        out.append("")
+        out.append(
+            heading(f"vGPU config: {vgpu.config_name}") + f" (from {origin}) -> {vgpu.result.state}"
+        )
+        for card in vgpu.result.cards:
+            devices = ", ".join(f"{count} x {kind}" for kind, count in card.devices.items())
+            out.append(f"  GPU {card.index} ({card.model or 'unknown'}): {devices or 'no vGPUs'}")
+        for error in vgpu.result.errors:
+            out.append(f"  error: {error}")
+
+    if result.notices:
+        out.append("")
+        out.append(heading("Notices:"))
+        rows = [[n.severity, n.code, n.message] for n in result.notices]
+        out.append(render_table(["SEVERITY", "CODE", "MESSAGE"], rows, 2))
+        if any(n.code == "WorkloadLabelIgnored" for n in result.notices):
+            out.append("  hint: --sandbox plans with sandboxWorkloads.enabled=true")
+    return "\n".join(out)
+
+
+@click.command()
+@click.option("--node", "node_file", metavar="FILE|-", help="A Node manifest (YAML or JSON).")
+@click.option(
+    "--gpu",
+    "gpu_model",
+    metavar="MODEL",
+    help="Build a node with this GPU model: "
+    + ", ".join(gpu.model for gpu in gpu_catalog().gpus)
+    + ".",
+)
+@click.option("--count", type=int, default=1, show_default=True, help="GPUs on the built node.")
+@click.option("--name", default=DEFAULT_NODE_NAME, show_default=True, help="Built node's name.")
+@click.option(
+    "--workload",
+    type=click.Choice(list(WORKLOAD_CONFIGS)),
+    help=f"Set {WORKLOAD_LABEL} on the node.",
+)
+@click.option("--vgpu-config", metavar="NAME", help=f"Set {VGPU_CONFIG_LABEL} on the node.")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Set a node label (repeatable).",
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    metavar="FILE|-",
+    help="The ClusterPolicy (default: gpuop's default, as a plain Helm install).",
+)
+@click.option("--sandbox", is_flag=True, help="Enable sandboxWorkloads on the policy.")
+@pci_ids_option
+@output_option("text", "json", "yaml")
+def plan(
+    node_file: str | None,
+    gpu_model: str | None,
+    count: int,
+    name: str,
+    workload: str | None,
+    vgpu_config: str | None,
+    labels: tuple[str, ...],
+    policy_file: str | None,
+    sandbox: bool,
+    pci_ids: str | None,
+    output: str,
+) -> None:
+    """What a node would run and advertise under a ClusterPolicy, and why.
+
+    Give the node as a manifest (--node, e.g. from `kubectl get node X -o yaml`) or
+    build one (--gpu, --count): a node as NFD first labels it
+    (feature.node.kubernetes.io/pci-10de.present=true) with gpuop's
+    gpuop.io/gpu-inventory annotation describing its cards. --workload, --vgpu-config
+    and --label set labels on either.
+
+    The plan: the workload config and why, the label changes the operator makes, the
+    operands that run (in bring-up stages), the resources the node should advertise
+    and those it must not, the vGPU config result, and notices.
+
+    \b
+    Examples:
+      gpuop plan --gpu A10 --count 2
+      gpuop plan --gpu A10 --count 2 --workload vm-vgpu --sandbox
+      gpuop plan --gpu A10 --count 2 --workload vm-vgpu --vgpu-config A10-4Q --sandbox
+      gpuop plan --gpu A100 --label nvidia.com/mig.capable=true
+      kubectl get node gpu-1 -o yaml | gpuop plan --node - --policy cp.yaml -o json
+    """
+    if node_file is not None and gpu_model is not None:
+        raise UserError("give either --node FILE or --gpu MODEL, not both")
+    if node_file == "-" and policy_file == "-":
+        raise UserError("--node and --policy cannot both read stdin")
+    if node_file is None and gpu_model is None:
+        raise UserError("give --node FILE (a Node manifest) or --gpu MODEL (e.g. --gpu A10)")
+    extra = _parse_labels(labels)
+    if workload is not None:
+        extra[WORKLOAD_LABEL] = workload
+    if vgpu_config is not None:
+        extra[VGPU_CONFIG_LABEL] = vgpu_config
+    if node_file is not None:
+        node = node_from_file(node_file)
+    else:
+        assert gpu_model is not None
+        node = node_from_flags(name, gpu_model, count)
+    if extra:
+        metadata = node.setdefault("metadata", {})
+        metadata["labels"] = {**(metadata.get("labels") or {}), **extra}
+    resolved, source = load_policy(policy_file, sandbox)
+    pci = load_pci_database(pci_ids)
+    result = plan_node(resolved, node, pci_db=pci.database)
+    if output == "text":
+        click.echo(render_text(result, resolved, source, pci))
+    else:
+        emit_data({**result.to_dict(), "inputs": _inputs(resolved, source, pci)}, output)

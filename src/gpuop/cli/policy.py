@@ -1,0 +1,120 @@
+"""The `gpuop policy` commands: the ClusterPolicy CRD, validation and the defaults."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from gpuop.cli.common import emit_data, output_option
+from gpuop.cli.support import load_yaml_document
+from gpuop.policy import (
+    PolicyError,
+    ResolvedPolicy,
+    default_policy_object,
+    parse_cluster_policy,
+)
+from gpuop.policy.crd import crd_manifest
+
+EXIT_INVALID = 2
+
+
+@click.group()
+def policy() -> None:
+    """The ClusterPolicy (nvidia.com/v1): its CRD, checking one, and the defaults.
+
+    gpuop reads the upstream GPU Operator's ClusterPolicy field for field, so an existing
+    ClusterPolicy works unchanged.
+
+    \b
+    Examples:
+      gpuop policy crd | kubectl apply -f -
+      gpuop policy validate my-policy.yaml
+      kubectl get clusterpolicy cluster-policy -o yaml | gpuop policy validate -
+      gpuop policy defaults > cluster-policy.yaml
+    """
+
+
+@policy.command()
+@output_option("yaml", "json")
+def crd(output: str) -> None:
+    """Print the ClusterPolicy CustomResourceDefinition.
+
+    The schema is generated from gpuop's ClusterPolicy models, so the API server rejects
+    what `gpuop policy validate` rejects (wrong types, unknown fields, bad enum values),
+    naming the field. deploy/crd.yaml is this output.
+    """
+    emit_data(crd_manifest(), output)
+
+
+def image_problems(resolved: ResolvedPolicy) -> list[str]:
+    """Image settings the operator could not turn into an image, per enabled operand."""
+    problems: list[str] = []
+    for operand in resolved.enabled_operands():
+        try:
+            resolved.image_for(operand)
+        except PolicyError as exc:
+            problems.extend(p for p in exc.problems if p not in problems)
+    return problems
+
+
+def check_policy(obj: Any, source: str) -> dict[str, Any]:
+    """{valid, name, problems, warnings} for a parsed YAML/JSON document."""
+    try:
+        resolved = parse_cluster_policy(obj, source)
+    except PolicyError as exc:
+        return {"valid": False, "name": None, "problems": list(exc.problems), "warnings": []}
+    problems = image_problems(resolved)
+    return {
+        "valid": not problems,
+        "name": resolved.name or None,
+        "problems": problems,
+        "warnings": list(resolved.warnings),
+    }
+
+
+@policy.command()
+@click.argument("file", metavar="FILE|-")
+@output_option("text", "json", "yaml")
+def validate(file: str, output: str) -> None:
+    """Check a ClusterPolicy: every problem with its field path.
+
+    Checks what the API server checks with gpuop's CRD (types, enums, bounds, unknown
+    fields) and what the operator needs to deploy the enabled operands (complete image
+    settings). Warnings name fields that are accepted but ignored.
+
+    Exit status: 0 valid, 2 invalid or unreadable.
+
+    \b
+    Examples:
+      gpuop policy validate cluster-policy.yaml
+      kubectl get clusterpolicy -o json | jq '.items[0]' | gpuop policy validate - -o json
+    """
+    source = "stdin" if file == "-" else file
+    result = check_policy(load_yaml_document(file, "ClusterPolicy"), source)
+    if output != "text":
+        emit_data(result, output)
+    elif result["valid"]:
+        name = f" ClusterPolicy {result['name']}" if result["name"] else ""
+        click.echo(f"{source}: valid{name}")
+        for warning in result["warnings"]:
+            click.echo(f"  warning: {warning}")
+    else:
+        count = len(result["problems"])
+        click.echo(f"{source}: invalid ClusterPolicy ({count} problem{'s' * (count != 1)})")
+        for problem in result["problems"]:
+            click.echo(f"  {problem}")
+    if not result["valid"]:
+        sys.exit(EXIT_INVALID)
+
+
+@policy.command()
+@output_option("yaml", "json")
+def defaults(output: str) -> None:
+    """Print the default ClusterPolicy (the Helm chart's values for release 26.7.0).
+
+    Sandbox workloads are off, so every GPU node is a container node until
+    `spec.sandboxWorkloads.enabled` is true.
+    """
+    emit_data(default_policy_object(), output)

@@ -1,0 +1,216 @@
+"""The `gpuop sim` commands: simulated GPU nodes on a kwok cluster."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import click
+import yaml
+
+from gpuop.cli.common import (
+    UserError,
+    emit_data,
+    kubeconfig_option,
+    output_option,
+    parse_labels,
+    read_text_input,
+    resolve_kubeconfig,
+)
+from gpuop.planner import WORKLOAD_LABEL
+from gpuop.sim.hardware import SIM_LABEL, NodeSpec, SimError, node_manifest, parse_cluster_spec
+
+
+def _client(kubeconfig: str | None):  # type: ignore[no-untyped-def]
+    from gpuop.kube import KubeError, sync_client
+
+    try:
+        return sync_client(resolve_kubeconfig(kubeconfig))
+    except KubeError as exc:
+        raise UserError(str(exc)) from exc
+
+
+@click.group()
+def sim() -> None:
+    """Simulated GPU servers: kwok nodes that behave like GPU nodes under the operator.
+
+    \b
+    Typical session on the local cluster:
+      gpuop sim node add gpu-a --gpu A10 --count 2 --workload vm-vgpu
+      gpuop sim run &            # the node side: device plugins, vGPU manager, ...
+      gpuop operator run &
+      kubectl get node gpu-a -o jsonpath='{.status.allocatable}'
+    """
+
+
+@sim.group()
+def node() -> None:
+    """Add, remove and list simulated GPU nodes."""
+
+
+@node.command("add")
+@click.argument("name")
+@click.option("--gpu", required=True, help="GPU model, e.g. A10, L40S, H100 (see `gpuop sim models`).")
+@click.option("--count", type=int, default=1, show_default=True, help="GPUs in the node.")
+@click.option("--workload", type=click.Choice(["container", "vm-passthrough", "vm-vgpu"]), help=f"Set {WORKLOAD_LABEL}.")
+@click.option("--label", "labels", multiple=True, help="Extra label KEY=VALUE (repeatable).")
+@kubeconfig_option
+def node_add(name: str, gpu: str, count: int, workload: str | None, labels: tuple[str, ...], kubeconfig: str | None) -> None:
+    """Create a simulated GPU node NAME."""
+    extra = parse_labels(labels)
+    if workload:
+        extra[WORKLOAD_LABEL] = workload
+    try:
+        manifest = node_manifest(NodeSpec(name=name, gpu=gpu, count=count, labels=extra))
+    except SimError as exc:
+        raise UserError(str(exc)) from exc
+    from gpuop.kube import ops
+
+    client = _client(kubeconfig)
+    if ops.get_node(client, name) is not None:
+        raise UserError(f"node {name} already exists; remove it first with `gpuop sim node rm {name}`")
+    ops.create_node(client, manifest)
+    click.echo(f"node/{name} created ({count}x {gpu})")
+
+
+@node.command("rm")
+@click.argument("names", nargs=-1, required=True)
+@kubeconfig_option
+def node_rm(names: tuple[str, ...], kubeconfig: str | None) -> None:
+    """Delete simulated nodes."""
+    from gpuop.kube import ops
+
+    client = _client(kubeconfig)
+    missing = []
+    for name in names:
+        found = ops.get_node(client, name)
+        if found is None:
+            missing.append(name)
+            continue
+        if (found.get("metadata", {}).get("labels") or {}).get(SIM_LABEL) != "true":
+            raise UserError(f"node {name} is not a simulated node; not deleting it")
+        ops.delete_node(client, name)
+        click.echo(f"node/{name} deleted")
+    if missing:
+        raise UserError(f"no such node: {', '.join(missing)}", exit_code=1)
+
+
+@node.command("list")
+@output_option("text", "json")
+@kubeconfig_option
+def node_list(output: str, kubeconfig: str | None) -> None:
+    """List simulated nodes with their workload config and GPU resources."""
+    from gpuop.kube import ops
+    from gpuop.naming import is_gpu_resource
+
+    rows = []
+    for item in ops.list_nodes(_client(kubeconfig), {SIM_LABEL: "true"}):
+        meta = item.get("metadata", {})
+        allocatable = (item.get("status") or {}).get("allocatable") or {}
+        rows.append(
+            {
+                "name": meta.get("name"),
+                "workload": (meta.get("labels") or {}).get(WORKLOAD_LABEL, ""),
+                "resources": {k: v for k, v in allocatable.items() if is_gpu_resource(k)},
+            }
+        )
+    if output == "json":
+        emit_data(rows, "json")
+        return
+    for row in rows:
+        resources = ", ".join(f"{k}={v}" for k, v in row["resources"].items()) or "-"
+        click.echo(f"{row['name']:<30} {row['workload'] or '(no label)':<16} {resources}")
+
+
+@sim.command("apply")
+@click.argument("file")
+@kubeconfig_option
+def apply(file: str, kubeconfig: str | None) -> None:
+    """Create every node of a cluster spec FILE (`-` for stdin) that does not exist yet.
+
+    \b
+    nodes:
+      - {name: gpu-vgpu, gpu: A10, count: 2, labels: {nvidia.com/gpu.workload.config: vm-vgpu}}
+      - {namePrefix: pool-, replicas: 1000, gpu: L40S, count: 4}
+    """
+    try:
+        specs = parse_cluster_spec(yaml.safe_load(read_text_input(file)))
+    except yaml.YAMLError as exc:
+        raise UserError(f"{file}: not YAML ({exc})") from exc
+    except SimError as exc:
+        raise UserError(f"{file}: {exc}") from exc
+    from gpuop.kube import ops
+
+    client = _client(kubeconfig)
+    existing = {n["metadata"]["name"] for n in ops.list_nodes(client)}
+    todo = [s for s in specs if s.name not in existing]
+    for done, spec in enumerate(todo, 1):
+        ops.create_node(client, node_manifest(spec))
+        if done % 100 == 0 or done == len(todo):
+            click.echo(f"created {done}/{len(todo)} nodes", err=True)
+    click.echo(f"{len(todo)} created, {len(specs) - len(todo)} already there")
+
+
+@sim.command("run")
+@click.option("--namespace", envvar="OPERATOR_NAMESPACE", default="gpu-operator", show_default=True, help="Where the operand pods run.")
+@click.option("--hosts-dir", type=click.Path(file_okay=False), default=None, help="Per-node host roots (default: the cluster state dir).")
+@click.option("--pci-ids", type=click.Path(dir_okay=False), default=None, help="pci.ids for passthrough names (default: built-in names).")
+@kubeconfig_option
+def run(namespace: str, hosts_dir: str | None, pci_ids: str | None, kubeconfig: str | None) -> None:
+    """Play the node side of every simulated node until interrupted."""
+    import logging
+
+    from gpuop.naming import PciDatabase
+    from gpuop.sim.controller import SimConfig, run_simulator
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("kopf", "httpx", "httpx2", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    resolved = resolve_kubeconfig(kubeconfig)
+    if hosts_dir is None:
+        base = Path(resolved).parent if resolved else Path.cwd()
+        hosts = base / "sim-hosts"
+    else:
+        hosts = Path(hosts_dir)
+    database = PciDatabase.parse(read_text_input(pci_ids)) if pci_ids else PciDatabase.builtin()
+    run_simulator(SimConfig(namespace=namespace, hosts_dir=hosts, kubeconfig=resolved, pci_db=database))
+
+
+@sim.command("drift")
+@click.argument("node_name", required=False)
+@click.argument("kind", required=False)
+@click.option("--list", "list_kinds", is_flag=True, help="List the drift kinds and what each imitates.")
+@click.option("--seed", type=int, default=None, help="Seed for kinds that pick a value.")
+@kubeconfig_option
+def drift(node_name: str | None, kind: str | None, list_kinds: bool, seed: int | None, kubeconfig: str | None) -> None:
+    """Put NODE_NAME into drift KIND (stop the operator and simulator first, or they repair it)."""
+    from gpuop.sim.drift import DRIFT_KINDS, drift_patch
+
+    if list_kinds or not node_name:
+        for each in DRIFT_KINDS.values():
+            click.echo(f"{each.name:<22} ({', '.join(each.applies_to)})\n    {each.imitates}")
+        return
+    if not kind:
+        raise UserError("give a drift KIND (see `gpuop sim drift --list`)")
+    from gpuop.kube import ops
+
+    client = _client(kubeconfig)
+    found = ops.get_node(client, node_name)
+    if found is None:
+        raise UserError(f"no such node: {node_name}")
+    try:
+        patch = drift_patch(kind, found, rng=random.Random(seed))
+    except SimError as exc:
+        raise UserError(str(exc)) from exc
+    ops.patch_node_sync(client, node_name, labels=patch.labels or None, resources=patch.resources or None)
+    click.echo(f"node/{node_name} drifted: {kind}", file=sys.stdout)
+
+
+@sim.command("models")
+def models() -> None:
+    """List the GPU models the simulator knows."""
+    from gpuop.catalog import gpu_catalog
+
+    for gpu in gpu_catalog().gpus:
+        click.echo(f"{gpu.model:<6} 10de:{gpu.pci_device_id}  {gpu.pci_name:<28} {gpu.memory_mib} MiB  default vGPU {gpu.default_vgpu_type}")

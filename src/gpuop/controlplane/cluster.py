@@ -1,0 +1,692 @@
+"""A real, local Kubernetes control plane: etcd, kube-apiserver, controller manager, scheduler
+and kwok as processes on 127.0.0.1, with TLS and RBAC on.
+
+Why this module exists: the operator's end-to-end tests and the lab need real API semantics
+(admission, RBAC, server-side apply, the real scheduler binding pods by extended resources, the
+DaemonSet controller) on machines with no container engine and no internet. kwok plays the
+kubelets: it marks posted Nodes Ready and the pods bound to them Running.
+
+A cluster lives in ``<state root>/clusters/<name>/``::
+
+    cluster.json          ports, pids, versions, API URL (written once the cluster is ready)
+    kubeconfig            the admin's kubeconfig (group system:masters); never ~/.kube/config
+    pki/                  CA, serving and client certificates, service-account keys
+    kubeconfigs/          one kubeconfig per component identity
+    pids/<component>.pid  one per running component
+    logs/<component>.log  output of each component; logs/audit.log is the API audit log
+    logs.previous/        the logs of the run before
+    etcd-data/            etcd's data (removed by ``down``)
+
+Every component runs in its own process group and has the state directory on its command line,
+which is how ``down`` and ``status`` recognise it again from another process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import fcntl
+import functools
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+import yaml
+
+from gpuop.controlplane import procs
+from gpuop.controlplane.access import server_version, service_account_token
+from gpuop.controlplane.access import write_service_account_kubeconfig as _write_sa_kubeconfig
+from gpuop.controlplane.binaries import Binaries, ensure_binaries
+from gpuop.controlplane.build import format_duration
+from gpuop.controlplane.errors import (
+    ClusterNotRunningError,
+    ComponentStartError,
+    ControlPlaneError,
+    PortInUseError,
+)
+from gpuop.controlplane.kubeconfig import Credentials, api_client, write_kubeconfig
+from gpuop.controlplane.kwok_stages import kwok_config
+from gpuop.controlplane.paths import cluster_dir, state_root, validate_cluster_name
+from gpuop.controlplane.pki import SERVICE_CLUSTER_IP_RANGE, ClusterPki, generate_pki
+from gpuop.controlplane.ports import LOOPBACK, free_ports, port_is_free, port_owner
+from gpuop.controlplane.versions import versions
+
+Progress = Callable[[str], None]
+State = Literal["running", "stopped", "stale", "foreign"]
+
+DEFAULT_CLUSTER_NAME = "gpuop"
+DEFAULT_START_TIMEOUT_S = 180.0
+
+ETCD = "etcd"
+APISERVER = "kube-apiserver"
+KCM = "kube-controller-manager"
+SCHEDULER = "kube-scheduler"
+KWOK = "kwok"
+# Start order; ``down`` stops in reverse.
+COMPONENT_NAMES: tuple[str, ...] = (ETCD, APISERVER, KCM, SCHEDULER, KWOK)
+
+KWOK_POD_CIDR = "10.244.0.0/16"
+KWOK_NODE_IP = "127.0.0.1"
+
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+# One entry per request, at the end (or on a panic): who did what to which object.
+omitStages:
+- RequestReceived
+rules:
+# Health probes of the start-up code and kubectl are noise.
+- level: None
+  nonResourceURLs: ["/healthz*", "/livez*", "/readyz*", "/version"]
+- level: Metadata
+"""
+
+
+@dataclass(frozen=True)
+class ComponentStatus:
+    name: str
+    state: State
+    pid: int | None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ClusterStatus:
+    name: str
+    state_dir: str
+    state: Literal["running", "stopped", "partial"]
+    api_url: str | None
+    kubeconfig: str | None
+    api_ready: bool
+    components: list[ComponentStatus]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """What ``up`` reports and ``cluster.json`` holds."""
+
+    name: str
+    state_dir: str
+    api_url: str
+    kubeconfig: str
+    audit_log: str
+    ports: dict[str, int]
+    pids: dict[str, int]
+    versions: dict[str, str]
+    started_at: str
+    start_seconds: float
+    already_running: bool = False
+    messages: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClusterInfo:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+
+def _component_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    # etcd reads ETCD_* and kwok KWOK_* variables as flags, and a KUBECONFIG could point the
+    # components at another cluster: none of that may leak in from the user's shell.
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("ETCD_", "KWOK_")) and key != "KUBECONFIG"
+    }
+    env.update(extra or {})
+    return env
+
+
+class LocalCluster:
+    """One named local cluster. Cheap to create; nothing happens until ``up``/``down``."""
+
+    def __init__(self, name: str = DEFAULT_CLUSTER_NAME, state_root_dir: Path | None = None):
+        self.name = validate_cluster_name(name)
+        root = (state_root_dir or state_root()).expanduser().resolve()
+        self.dir = cluster_dir(name, root)
+        self._lock_path = root / "clusters" / f".{name}.lock"
+        self.marker = f"{self.dir}/"
+
+    # ----------------------------------------------------------------------------- paths
+    @property
+    def kubeconfig_path(self) -> Path:
+        return self.dir / "kubeconfig"
+
+    @property
+    def info_path(self) -> Path:
+        return self.dir / "cluster.json"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.dir / "logs"
+
+    @property
+    def audit_log_path(self) -> Path:
+        return self.logs_dir / "audit.log"
+
+    @property
+    def pki(self) -> ClusterPki:
+        return ClusterPki(self.dir / "pki")
+
+    def log_path(self, component: str) -> Path:
+        return self.logs_dir / f"{component}.log"
+
+    def _pid_file(self, component: str) -> Path:
+        return self.dir / "pids" / f"{component}.pid"
+
+    def _component_kubeconfig(self, component: str) -> Path:
+        return self.dir / "kubeconfigs" / f"{component}.kubeconfig"
+
+    # ----------------------------------------------------------------------------- state
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self._lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock_path.open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def info(self) -> ClusterInfo | None:
+        """The ``cluster.json`` of the last successful ``up``, if any."""
+        try:
+            return ClusterInfo.from_dict(json.loads(self.info_path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def _read_pid(self, component: str) -> int | None:
+        try:
+            return int(self._pid_file(component).read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def _component_status(self, component: str, orphans: dict[int, str]) -> ComponentStatus:
+        pid_file = self._pid_file(component)
+        if not pid_file.exists():
+            orphan = next((pid for pid, name in orphans.items() if name == component), None)
+            if orphan is not None:
+                return ComponentStatus(component, "running", orphan, "running without a pid file")
+            return ComponentStatus(component, "stopped", None)
+        pid = self._read_pid(component)
+        if pid is None:
+            return ComponentStatus(
+                component, "stale", None, f"stale pid file {pid_file}: it holds no pid"
+            )
+        if procs.belongs_to(pid, component, self.marker):
+            return ComponentStatus(component, "running", pid)
+        if procs.is_alive(pid):
+            return ComponentStatus(
+                component,
+                "foreign",
+                pid,
+                f"stale pid file {pid_file}: pid {pid} is now '{procs.describe(pid)}', not "
+                f"this cluster's {component}",
+            )
+        return ComponentStatus(
+            component, "stale", pid, f"stale pid file {pid_file}: pid {pid} is not running"
+        )
+
+    def _api_ready(self, timeout: float = 2.0) -> bool:
+        if not self.kubeconfig_path.exists():
+            return False
+        try:
+            with api_client(self.kubeconfig_path, timeout=timeout) as client:
+                return client.get("/readyz").status_code == 200
+        except (httpx.HTTPError, ControlPlaneError, OSError):
+            return False
+
+    def status(self) -> ClusterStatus:
+        """Per component: running, stopped, or a stale pid file (dead or foreign pid)."""
+        orphans = procs.find_processes(COMPONENT_NAMES, self.marker)
+        components = [self._component_status(name, orphans) for name in COMPONENT_NAMES]
+        running = [c for c in components if c.state == "running"]
+        info = self.info()
+        api_ready = bool(running) and self._api_ready()
+        if len(running) == len(components):
+            state: Literal["running", "stopped", "partial"] = "running"
+        elif running:
+            state = "partial"
+        else:
+            state = "stopped"
+        return ClusterStatus(
+            name=self.name,
+            state_dir=str(self.dir),
+            state=state,
+            api_url=info.api_url if info and running else None,
+            kubeconfig=str(self.kubeconfig_path)
+            if running and self.kubeconfig_path.exists()
+            else None,
+            api_ready=api_ready,
+            components=components,
+        )
+
+    # ----------------------------------------------------------------------------- down
+    def _stop_all(self, say: Progress) -> list[str]:
+        messages: list[str] = []
+        orphans = procs.find_processes(COMPONENT_NAMES, self.marker)
+        ours: dict[int, str] = {}
+        for name in COMPONENT_NAMES:
+            status = self._component_status(name, orphans)
+            if status.state == "running" and status.pid is not None:
+                ours[status.pid] = name
+            elif status.state == "stale":
+                messages.append(f"{status.detail}; removed it")
+            elif status.state == "foreign":
+                messages.append(
+                    f"{status.detail}; left that process alone and removed the pid file "
+                    f"(if it is a leftover of this cluster, stop it with 'kill {status.pid}')"
+                )
+            self._pid_file(name).unlink(missing_ok=True)
+        # Anything else of ours (e.g. started just before a crash, before its pid file).
+        for pid, name in orphans.items():
+            ours.setdefault(pid, name)
+        # In tiers: the API clients first, then the apiserver, then etcd. An apiserver whose
+        # etcd is gone hangs in its graceful shutdown until SIGKILL.
+        for tier in ((KWOK, SCHEDULER, KCM), (APISERVER,), (ETCD,)):
+            pids = [pid for pid, name in ours.items() if name in tier]
+            if not pids:
+                continue
+            say(f"stopping {', '.join(ours[pid] for pid in pids)}")
+            for pid in procs.stop(pids):
+                messages.append(f"{ours[pid]} (pid {pid}) ignored SIGTERM and was killed")
+        return messages
+
+    def _wipe(self, keep_logs: bool = True) -> None:
+        """Remove everything of the cluster but its logs."""
+        if not self.dir.exists():
+            return
+        for entry in self.dir.iterdir():
+            if keep_logs and entry.name in ("logs", "logs.previous"):
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
+    def down(self, progress: Progress | None = None) -> list[str]:
+        """Stop every process of the cluster and remove its state (logs are kept).
+
+        Returns notes for the user (stale pid files cleaned up, processes that needed SIGKILL).
+        Harmless when nothing runs.
+        """
+        say = progress or (lambda _msg: None)
+        with self._locked():
+            messages = self._stop_all(say)
+            self._wipe()
+            left = procs.find_processes(COMPONENT_NAMES, self.marker)
+            if left:
+                raise ControlPlaneError(
+                    "could not stop "
+                    + ", ".join(f"{name} (pid {pid})" for pid, name in left.items())
+                    + "; stop them with 'kill -9 <pid>' and run 'gpuop cluster down' again"
+                )
+            return messages
+
+    # ----------------------------------------------------------------------------- up
+    def up(
+        self,
+        *,
+        port: int | None = None,
+        progress: Progress | None = None,
+        timeout: float = DEFAULT_START_TIMEOUT_S,
+        binaries: Binaries | None = None,
+    ) -> ClusterInfo:
+        """Start the cluster and wait until it is ready; report it if it already runs.
+
+        Ready means: ``/readyz`` answers ok, the controller manager, scheduler and kwok are
+        healthy, and the ``default`` ServiceAccount exists. ``port`` pins the API server's port
+        (PortInUseError when it is taken); otherwise every port is a free one.
+        """
+        say = progress or (lambda _msg: None)
+        if port is not None and not 0 < port < 65536:
+            raise ControlPlaneError(f"--port {port} is not a TCP port (1-65535)")
+        with self._locked():
+            status = self.status()
+            info = self.info()
+            if status.state == "running" and status.api_ready and info is not None:
+                wanted = port is None or info.ports.get(APISERVER) == port
+                if not wanted:
+                    raise ControlPlaneError(
+                        f"cluster '{self.name}' already runs with its API on port "
+                        f"{info.ports.get(APISERVER)}, not {port}; run 'gpuop cluster down "
+                        f"--name {self.name}' first to move it"
+                    )
+                return ClusterInfo.from_dict(
+                    {**info.to_dict(), "already_running": True, "messages": []}
+                )
+            if port is not None and not port_is_free(port):
+                owner = port_owner(port)
+                held = f" by {owner}" if owner else ""
+                raise PortInUseError(
+                    f"port {port} on {LOOPBACK} is already in use{held}; pick another with "
+                    "--port, or leave --port out to use a free port"
+                )
+            bins = binaries or ensure_binaries(progress=say)
+            messages: list[str] = []
+            if any(c.state != "stopped" for c in status.components):
+                what = ", ".join(f"{c.name} {c.state}" for c in status.components)
+                say(f"cluster '{self.name}' is not fully running ({what}); starting it afresh")
+                messages += self._stop_all(say)
+            for message in messages:
+                say(message)
+            self._wipe()
+            return self._start(bins, port, timeout, say, messages)
+
+    def _prepare(self, ports: dict[str, int]) -> None:
+        logs = self.logs_dir
+        if logs.exists():
+            previous = self.dir / "logs.previous"
+            if previous.exists():
+                shutil.rmtree(previous)
+            logs.rename(previous)
+        for sub in ("logs", "pids", "kubeconfigs", "etcd-data"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        (self.dir / "etcd-data").chmod(0o700)
+        pki = generate_pki(self.dir / "pki", self.name)
+        server = f"https://{LOOPBACK}:{ports[APISERVER]}"
+        ca_pem = pki.ca.cert.read_bytes()
+        for identity, path in (
+            ("admin", self.kubeconfig_path),
+            (KCM, self._component_kubeconfig(KCM)),
+            (SCHEDULER, self._component_kubeconfig(SCHEDULER)),
+            (KWOK, self._component_kubeconfig(KWOK)),
+        ):
+            pair = pki.client(identity)
+            write_kubeconfig(
+                path,
+                server=server,
+                ca_pem=ca_pem,
+                credentials=Credentials(
+                    client_cert_pem=pair.cert.read_bytes(), client_key_pem=pair.key.read_bytes()
+                ),
+                cluster=f"gpuop-{self.name}",
+                user=f"gpuop-{identity}",
+            )
+        (self.dir / "audit-policy.yaml").write_text(AUDIT_POLICY, encoding="utf-8")
+        (self.dir / "kwok.yaml").write_text(kwok_config(), encoding="utf-8")
+        scheduler_config = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": str(self._component_kubeconfig(SCHEDULER))},
+            "leaderElection": {"leaderElect": False},
+        }
+        (self.dir / "kube-scheduler.yaml").write_text(
+            yaml.safe_dump(scheduler_config, sort_keys=False), encoding="utf-8"
+        )
+
+    def _argv(self, bins: Binaries, ports: dict[str, int]) -> dict[str, list[str]]:
+        pki = self.pki
+        etcd_url = f"http://{LOOPBACK}:{ports[ETCD]}"
+        peer_url = f"http://{LOOPBACK}:{ports['etcd-peer']}"
+        member = f"gpuop-{self.name}"
+        kcm_kc = str(self._component_kubeconfig(KCM))
+        sched_kc = str(self._component_kubeconfig(SCHEDULER))
+        allow = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
+        return {
+            ETCD: [
+                str(bins["etcd"]),
+                f"--name={member}",
+                f"--data-dir={self.dir / 'etcd-data'}",
+                f"--listen-client-urls={etcd_url}",
+                f"--advertise-client-urls={etcd_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster={member}={peer_url}",
+                "--initial-cluster-state=new",
+                "--unsafe-no-fsync",
+            ],
+            APISERVER: [
+                str(bins["kube-apiserver"]),
+                f"--etcd-servers={etcd_url}",
+                f"--bind-address={LOOPBACK}",
+                f"--advertise-address={LOOPBACK}",
+                # The endpoint reconciler refuses a loopback address (1.37: "may not be in the
+                # loopback range"); nothing in a kwok cluster dials the kubernetes Service.
+                "--endpoint-reconciler-type=none",
+                f"--secure-port={ports[APISERVER]}",
+                f"--cert-dir={self.dir / 'pki'}",
+                f"--tls-cert-file={pki.apiserver.cert}",
+                f"--tls-private-key-file={pki.apiserver.key}",
+                f"--client-ca-file={pki.ca.cert}",
+                "--authorization-mode=RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-account-key-file={pki.sa_pub}",
+                f"--service-account-signing-key-file={pki.sa_key}",
+                f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+                "--allow-privileged=true",
+                "--enable-priority-and-fairness=false",
+                "--profiling=false",
+                f"--audit-policy-file={self.dir / 'audit-policy.yaml'}",
+                f"--audit-log-path={self.audit_log_path}",
+                "--audit-log-format=json",
+                "--audit-log-mode=blocking",
+            ],
+            KCM: [
+                str(bins["kube-controller-manager"]),
+                f"--kubeconfig={kcm_kc}",
+                f"--authentication-kubeconfig={kcm_kc}",
+                f"--authorization-kubeconfig={kcm_kc}",
+                f"--bind-address={LOOPBACK}",
+                f"--secure-port={ports[KCM]}",
+                f"--cert-dir={self.dir / 'pki' / KCM}",
+                allow,
+                "--leader-elect=false",
+                "--use-service-account-credentials=true",
+                f"--root-ca-file={pki.ca.cert}",
+                f"--service-account-private-key-file={pki.sa_key}",
+                f"--cluster-signing-cert-file={pki.ca.cert}",
+                f"--cluster-signing-key-file={pki.ca.key}",
+                f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+                "--profiling=false",
+            ],
+            SCHEDULER: [
+                str(bins["kube-scheduler"]),
+                f"--config={self.dir / 'kube-scheduler.yaml'}",
+                f"--authentication-kubeconfig={sched_kc}",
+                f"--authorization-kubeconfig={sched_kc}",
+                f"--bind-address={LOOPBACK}",
+                f"--secure-port={ports[SCHEDULER]}",
+                f"--cert-dir={self.dir / 'pki' / SCHEDULER}",
+                allow,
+            ],
+            KWOK: [
+                str(bins["kwok"]),
+                f"--kubeconfig={self._component_kubeconfig(KWOK)}",
+                f"--config={self.dir / 'kwok.yaml'}",
+                "--manage-all-nodes=true",
+                f"--server-address={LOOPBACK}:{ports[KWOK]}",
+                f"--node-ip={KWOK_NODE_IP}",
+                f"--cidr={KWOK_POD_CIDR}",
+                "--node-lease-duration-seconds=40",
+            ],
+        }
+
+    def _pick_ports(self, api_port: int | None) -> dict[str, int]:
+        names = [ETCD, "etcd-peer", KCM, SCHEDULER, KWOK]
+        if api_port is None:
+            names.append(APISERVER)
+        for _ in range(10):
+            picked = free_ports(len(names))
+            if api_port not in picked:
+                ports = dict(zip(names, picked, strict=True))
+                if api_port is not None:
+                    ports[APISERVER] = api_port
+                return ports
+        raise ControlPlaneError("could not find free ports on 127.0.0.1")
+
+    def _start(
+        self,
+        bins: Binaries,
+        api_port: int | None,
+        timeout: float,
+        say: Progress,
+        messages: list[str],
+    ) -> ClusterInfo:
+        started_wall = datetime.datetime.now(datetime.UTC)
+        started = time.monotonic()
+        deadline = started + timeout
+        ports = self._pick_ports(api_port)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._prepare(ports)
+        argv = self._argv(bins, ports)
+        pids: dict[str, int] = {}
+
+        def launch(component: str, extra_env: dict[str, str] | None = None) -> None:
+            pids[component] = procs.spawn(
+                argv[component], self.log_path(component), _component_env(extra_env), self.dir
+            )
+            self._pid_file(component).write_text(f"{pids[component]}\n")
+
+        def wait(what: str, watch: list[str], check: Callable[[], bool]) -> None:
+            while True:
+                for component in watch:
+                    if not procs.is_alive(pids[component]):
+                        raise self._start_failure(component, pids[component], exited=True)
+                if check():
+                    return
+                if time.monotonic() > deadline:
+                    raise self._start_failure(watch[-1], pids[watch[-1]], exited=False, what=what)
+                time.sleep(0.2)
+
+        try:
+            say(f"starting cluster '{self.name}' in {self.dir}")
+            launch(ETCD)
+            etcd = f"http://{LOOPBACK}:{ports[ETCD]}/health"
+            wait("etcd /health", [ETCD], lambda: _http_ok(etcd))
+            say(f"  etcd is healthy ({time.monotonic() - started:.1f}s)")
+            launch(APISERVER)
+            wait("kube-apiserver /readyz", [ETCD, APISERVER], self._api_ready)
+            say(
+                f"  kube-apiserver is ready on https://{LOOPBACK}:{ports[APISERVER]} "
+                f"({time.monotonic() - started:.1f}s)"
+            )
+            launch(KCM)
+            launch(SCHEDULER)
+            launch(KWOK, {"KWOK_WORKDIR": str(self.dir / "kwok")})
+            all_components = list(COMPONENT_NAMES)
+            for component, url in (
+                (KCM, f"https://{LOOPBACK}:{ports[KCM]}/healthz"),
+                (SCHEDULER, f"https://{LOOPBACK}:{ports[SCHEDULER]}/healthz"),
+                (KWOK, f"http://{LOOPBACK}:{ports[KWOK]}/healthz"),
+            ):
+                watch = [c for c in all_components if c != component] + [component]
+                wait(f"{component} /healthz", watch, functools.partial(_http_ok, url))
+            wait(
+                "the default ServiceAccount (made by the controller manager)",
+                [*[c for c in all_components if c != KCM], KCM],
+                self._default_service_account_exists,
+            )
+        except BaseException:
+            for tier in ((KWOK, SCHEDULER, KCM), (APISERVER,), (ETCD,)):
+                procs.stop([pids[c] for c in tier if c in pids], grace=5.0)
+            for component in pids:
+                self._pid_file(component).unlink(missing_ok=True)
+            raise
+        elapsed = time.monotonic() - started
+        info = ClusterInfo(
+            name=self.name,
+            state_dir=str(self.dir),
+            api_url=f"https://{LOOPBACK}:{ports[APISERVER]}",
+            kubeconfig=str(self.kubeconfig_path),
+            audit_log=str(self.audit_log_path),
+            ports=ports,
+            pids=pids,
+            versions=versions(),
+            started_at=started_wall.isoformat(timespec="seconds"),
+            start_seconds=round(elapsed, 2),
+            messages=messages,
+        )
+        tmp = self.info_path.with_name("cluster.json.tmp")
+        tmp.write_text(json.dumps(info.to_dict(), indent=2) + "\n", encoding="utf-8")
+        tmp.replace(self.info_path)
+        say(f"cluster '{self.name}' is ready in {format_duration(elapsed)} ({elapsed:.1f}s)")
+        return info
+
+    def _start_failure(
+        self, component: str, pid: int, *, exited: bool, what: str = ""
+    ) -> ComponentStartError:
+        log = self.log_path(component)
+        tail = procs.log_tail(log)
+        shown = "\n".join(f"    {line}" for line in tail) or "    (the log is empty)"
+        if exited:
+            code = procs.exit_code(pid)
+            how = f" with status {code}" if code is not None else ""
+            head = f"{component} exited during start{how}"
+        else:
+            head = f"timed out waiting for {what}"
+        return ComponentStartError(
+            f"{head}; the cluster was stopped again. Last lines of {log}:\n{shown}\n"
+            f"(all logs: {self.logs_dir})"
+        )
+
+    def _default_service_account_exists(self) -> bool:
+        try:
+            with api_client(self.kubeconfig_path, timeout=3.0) as client:
+                path = "/api/v1/namespaces/default/serviceaccounts/default"
+                return client.get(path).status_code == 200
+        except (httpx.HTTPError, ControlPlaneError):
+            return False
+
+    # ----------------------------------------------------------------------------- access
+    def require_running(self) -> ClusterInfo:
+        info = self.info()
+        if info is None or not self.kubeconfig_path.exists():
+            raise ClusterNotRunningError(
+                f"cluster '{self.name}' is not running (no {self.info_path}); start it with "
+                f"'gpuop cluster up --name {self.name}'"
+            )
+        return info
+
+    def server_version(self) -> dict[str, Any]:
+        self.require_running()
+        return server_version(self.kubeconfig_path)
+
+    def service_account_token(
+        self, namespace: str, name: str, *, expiration_seconds: int = 3600
+    ) -> str:
+        """A TokenRequest bearer token for ServiceAccount ``namespace/name``."""
+        self.require_running()
+        return service_account_token(
+            self.kubeconfig_path, namespace, name, expiration_seconds=expiration_seconds
+        )
+
+    def write_service_account_kubeconfig(
+        self, namespace: str, name: str, path: Path, *, expiration_seconds: int = 3600
+    ) -> Path:
+        """Write a kubeconfig acting as ServiceAccount ``namespace/name`` to ``path``."""
+        self.require_running()
+        return _write_sa_kubeconfig(
+            self.kubeconfig_path, namespace, name, path, expiration_seconds=expiration_seconds
+        )
+
+    def component_rss(self) -> dict[str, int]:
+        """Resident memory in bytes of each running component."""
+        result: dict[str, int] = {}
+        for component in self.status().components:
+            if component.state == "running" and component.pid is not None:
+                rss = procs.rss_bytes(component.pid)
+                if rss is not None:
+                    result[component.name] = rss
+        return result
+
+
+def _http_ok(url: str) -> bool:
+    # The controller manager and scheduler serve a self-signed certificate on loopback;
+    # only their liveness is asked here, nothing secret is sent.
+    try:
+        response = httpx.get(url, verify=False, timeout=2.0, trust_env=False)
+    except httpx.HTTPError:
+        return False
+    return response.status_code == 200

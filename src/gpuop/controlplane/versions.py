@@ -1,0 +1,100 @@
+"""The pinned versions of every control-plane component, and how each one is built.
+
+Why this module exists: the Go wrapper modules under ``controlplane/``, the binary cache
+layout, the download URLs, the version stamp the apiserver reports on ``/version`` and the
+``cluster.json`` of a running cluster all have to agree on one version per component.
+Changing a version means changing it here and in the matching ``controlplane/<component>/go.mod``
+(and its go.sum), nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KUBERNETES_VERSION = "v1.37.2"
+ETCD_VERSION = "v3.6.16"
+KWOK_VERSION = "v0.8.0"
+
+# Upstream's release date of KUBERNETES_VERSION, stamped into the binaries like
+# hack/lib/version.sh does, so a rebuild is byte-for-byte reproducible.
+KUBERNETES_BUILD_DATE = "2026-10-27T12:01:04Z"
+
+
+@dataclass(frozen=True)
+class Component:
+    """One cached, versioned set of binaries built from one Go wrapper module."""
+
+    name: str
+    version: str
+    binaries: tuple[str, ...]
+    packages: tuple[str, ...]
+    tags: tuple[str, ...] = ()
+    ldflags: tuple[str, ...] = ("-s", "-w")
+
+    @property
+    def dir_name(self) -> str:
+        """The cache folder name, e.g. ``kubernetes-v1.37.2``."""
+        return f"{self.name}-{self.version}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version}"
+
+
+def _kubernetes_ldflags(version: str, build_date: str) -> tuple[str, ...]:
+    major, minor = version.lstrip("v").split(".")[:2]
+    flags = ["-s", "-w"]
+    for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        flags += [
+            f"-X {pkg}.gitVersion={version}",
+            f"-X {pkg}.gitMajor={major}",
+            f"-X {pkg}.gitMinor={minor}",
+            f"-X {pkg}.gitTreeState=clean",
+            f"-X {pkg}.buildDate={build_date}",
+        ]
+    return tuple(flags)
+
+
+ETCD = Component(
+    name="etcd",
+    version=ETCD_VERSION,
+    binaries=("etcd",),
+    packages=("go.etcd.io/etcd/server/v3",),
+)
+
+KWOK = Component(
+    name="kwok",
+    version=KWOK_VERSION,
+    binaries=("kwok",),
+    packages=("sigs.k8s.io/kwok/cmd/kwok",),
+)
+
+KUBERNETES = Component(
+    name="kubernetes",
+    version=KUBERNETES_VERSION,
+    binaries=("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"),
+    packages=(
+        "k8s.io/kubernetes/cmd/kube-apiserver",
+        "k8s.io/kubernetes/cmd/kube-controller-manager",
+        "k8s.io/kubernetes/cmd/kube-scheduler",
+        "k8s.io/kubernetes/cmd/kubectl",
+    ),
+    tags=("selinux", "notest", "grpcnotrace"),
+    ldflags=_kubernetes_ldflags(KUBERNETES_VERSION, KUBERNETES_BUILD_DATE),
+)
+
+# Build order: the small ones first, so a broken toolchain shows up in a minute, not in 30.
+COMPONENTS: tuple[Component, ...] = (ETCD, KWOK, KUBERNETES)
+
+
+def component(name: str) -> Component:
+    """The component called ``name``; raises KeyError for an unknown one."""
+    for comp in COMPONENTS:
+        if comp.name == name:
+            return comp
+    raise KeyError(name)
+
+
+def versions() -> dict[str, str]:
+    """Component name -> version, as written to ``cluster.json``."""
+    return {comp.name: comp.version for comp in COMPONENTS}

@@ -1,0 +1,377 @@
+"""One scheduling attempt, replayed offline: :func:`explain_pod`.
+
+The flow follows ``schedule_one.go`` for a single pod and the default
+profile:
+
+1. no nodes at all: ``no nodes available to schedule pods``;
+2. PreFilter: NodeName pins a pod with ``spec.nodeName`` to that node, and
+   NodeAffinity pins it to the nodes named by ``matchFields metadata.name
+   In`` in every required term; the other nodes get ``node(s) didn't
+   satisfy plugin(s) [<plugins>]``.  Contradicting name pins reject the
+   pod outright: ``pod affinity terms conflict`` within NodeAffinity,
+   ``node(s) didn't satisfy plugin(s) [NodeAffinity NodeName]
+   simultaneously`` between the two;
+3. Filter: each remaining node through the filters of
+   :mod:`gpuop.explain.filters`, stopping at the first rejection;
+4. PostFilter, when no node fits: DynamicResources (silent in v1.37 for
+   pods without claims) then DefaultPreemption
+   (:mod:`gpuop.explain.preemption`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gpuop.explain.filters import (
+    NodeState,
+    PodFacts,
+    PodOnNode,
+    host_ports,
+    run_filters_with_nominated,
+)
+from gpuop.explain.model import (
+    Code,
+    ExplainOptions,
+    NodeVerdict,
+    PodExplanation,
+    PreemptionOutcome,
+    Status,
+)
+from gpuop.explain.preemption import preempt
+from gpuop.explain.report import NO_NODES, fit_error_message
+from gpuop.explain.resources import (
+    Resource,
+    advertised_resources,
+    node_allocatable,
+    pod_requests,
+    requested_extended_resources,
+)
+from gpuop.explain.selectors import labels_of, node_affinity_of, taints_of, tolerations_of
+from gpuop.manifests.fields import get, mapping, sequence, text
+
+__all__ = ["explain_pod", "explain_pods", "pod_key"]
+
+_DRA_POSTFILTER = "no new claims to deallocate"
+_PREFILTER_CONFLICT = "pod affinity terms conflict"
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    """``namespace/name`` (namespace ``default`` when unset)."""
+    namespace = text(pod, "metadata", "namespace") or "default"
+    return f"{namespace}/{text(pod, 'metadata', 'name')}"
+
+
+def _priority(pod: Mapping[str, Any]) -> int:
+    found = get(pod, "spec", "priority")
+    return found if isinstance(found, int) and not isinstance(found, bool) else 0
+
+
+def _is_kind(obj: Mapping[str, Any], kind: str) -> bool:
+    found = obj.get("kind")
+    return found is None or found == "" or found == kind
+
+
+def _pod_warnings(pod: Mapping[str, Any], options: ExplainOptions, warnings: list[str]) -> None:
+    if not _is_kind(pod, "Pod"):
+        warnings.append(
+            f"kind {pod.get('kind')!r} is not a Pod: explain a VMI or VM through "
+            "gpuop.kubevirt.launcher.schedulable_pod"
+        )
+    spec = mapping(pod, "spec")
+    if text(spec, "nodeName"):
+        warnings.append(
+            "spec.nodeName is set: the scheduler never places this pod; "
+            "the kubelet of that node admits or rejects it"
+        )
+    gates = [text(g, "name") for g in sequence(spec, "schedulingGates")]
+    if gates:
+        warnings.append(
+            f"the pod has scheduling gates {gates}: the scheduler does not try it "
+            "until they are removed"
+        )
+    scheduler = text(spec, "schedulerName")
+    if scheduler and scheduler != "default-scheduler":
+        warnings.append(f"schedulerName is {scheduler!r}: default-scheduler does not place it")
+    if text(spec, "priorityClassName") and get(spec, "priority") is None:
+        warnings.append(
+            f"priorityClassName {text(spec, 'priorityClassName')!r} is resolved at admission; "
+            "without spec.priority the pod is taken as priority 0"
+        )
+    numeric = [t for t in tolerations_of(pod) if t.operator in ("Gt", "Lt")]
+    if numeric and not options.toleration_comparison_operators:
+        warnings.append(
+            "Gt/Lt tolerations need the TaintTolerationComparisonOperators feature gate "
+            "(alpha, off by default): without it the API server refuses the pod and the "
+            "scheduler lets them tolerate nothing"
+        )
+    if sequence(spec, "resourceClaims"):
+        warnings.append("DRA resource claims are not modelled (DynamicResources filter)")
+    affinity = mapping(spec, "affinity")
+    if affinity.get("podAffinity") or affinity.get("podAntiAffinity"):
+        warnings.append("inter-pod (anti-)affinity is not modelled (InterPodAffinity filter)")
+    if sequence(spec, "topologySpreadConstraints"):
+        warnings.append("topology spread constraints are not modelled (PodTopologySpread)")
+    if any(
+        get(v, "persistentVolumeClaim") or get(v, "ephemeral") for v in sequence(spec, "volumes")
+    ):
+        warnings.append("volume placement is not modelled (VolumeBinding, VolumeZone, limits)")
+
+
+def _pod_facts(pod: Mapping[str, Any], options: ExplainOptions, warnings: list[str]) -> PodFacts:
+    requests = pod_requests(pod, warnings, pod_level_resources=options.pod_level_resources)
+    resource = Resource.of({k: v for k, v in requests.items() if k != "pods"})
+    return PodFacts(
+        key=pod_key(pod),
+        uid=text(pod, "metadata", "uid"),
+        node_name=text(pod, "spec", "nodeName"),
+        tolerations=tuple(tolerations_of(pod)),
+        affinity=node_affinity_of(pod),
+        requests=resource,
+        ports=host_ports(pod),
+        priority=_priority(pod),
+        comparison_operators=options.toleration_comparison_operators,
+        name_untolerated_taint=options.name_untolerated_taint,
+    )
+
+
+def _node_states(nodes: Iterable[Any], warnings: list[str]) -> dict[str, NodeState]:
+    states: dict[str, NodeState] = {}
+    for index, node in enumerate(nodes):
+        if not isinstance(node, Mapping) or not _is_kind(node, "Node"):
+            warnings.append(f"nodes[{index}] is not a Node (ignored)")
+            continue
+        name = text(node, "metadata", "name")
+        if not name:
+            warnings.append(f"nodes[{index}] has no metadata.name (ignored)")
+            continue
+        if name in states:
+            warnings.append(f"node {name} is listed twice (the second is ignored)")
+            continue
+        states[name] = NodeState(
+            name=name,
+            labels=labels_of(node),
+            taints=tuple(taints_of(node)),
+            unschedulable=get(node, "spec", "unschedulable") is True,
+            allocatable=node_allocatable(node, warnings),
+            obj=node,
+        )
+    return states
+
+
+def _place_other_pods(
+    pods: Iterable[Any],
+    me: PodFacts,
+    states: Mapping[str, NodeState],
+    options: ExplainOptions,
+) -> dict[str, list[PodOnNode]]:
+    """Add bound pods to their nodes; return pending pods nominated to nodes."""
+    nominated: dict[str, list[PodOnNode]] = {}
+    for pod in pods:
+        if not isinstance(pod, Mapping) or not _is_kind(pod, "Pod"):
+            continue
+        key, uid = pod_key(pod), text(pod, "metadata", "uid")
+        if (uid and uid == me.uid) or key == me.key:
+            continue
+        if text(pod, "status", "phase") in ("Succeeded", "Failed"):
+            continue
+        ignored: list[str] = []
+        requests = pod_requests(
+            pod, ignored, use_status=True, pod_level_resources=options.pod_level_resources
+        )
+        other = PodOnNode(
+            key=key,
+            uid=uid,
+            priority=_priority(pod),
+            requests=Resource.of({k: v for k, v in requests.items() if k != "pods"}),
+            ports=host_ports(pod),
+            start_time=text(pod, "status", "startTime"),
+        )
+        bound = text(pod, "spec", "nodeName")
+        if bound:
+            if bound in states:
+                states[bound].add_pod(other)
+            continue
+        target = text(pod, "status", "nominatedNodeName")
+        if target in states:
+            nominated.setdefault(target, []).append(other)
+    return nominated
+
+
+def _prefilter(me: PodFacts) -> tuple[Status | None, frozenset[str] | None, list[str]]:
+    """``RunPreFilterPlugins`` for NodeName then NodeAffinity.
+
+    Returns the rejection (if the pod cannot go anywhere), the node names
+    the pod is pinned to (None: all nodes) and the plugins that pinned it.
+    """
+    unresolvable = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    names: set[str] | None = None
+    plugins: list[str] = []
+    pins: list[tuple[str, frozenset[str]]] = []
+    if me.node_name:
+        pins.append(("NodeName", frozenset({me.node_name})))
+    if me.affinity is not None and me.affinity.pinned_names is not None:
+        pins.append(("NodeAffinity", me.affinity.pinned_names))
+    for plugin, pinned in pins:
+        if plugin == "NodeAffinity" and not pinned:
+            return Status(unresolvable, (_PREFILTER_CONFLICT,), plugin), None, []
+        plugins.append(plugin)
+        names = set(pinned) if names is None else names & pinned
+        if not names:
+            listed = sorted(plugins)
+            message = (
+                f"node(s) didn't satisfy plugin(s) [{' '.join(listed)}] simultaneously"
+                if len(listed) > 1
+                else f"node(s) didn't satisfy plugin {listed[0]}"
+            )
+            return Status(unresolvable, (message,), plugin), None, []
+    return None, (frozenset(names) if names is not None else None), sorted(plugins)
+
+
+def _post_filter(
+    me: PodFacts,
+    pod: Mapping[str, Any],
+    states: Mapping[str, NodeState],
+    statuses: Mapping[str, Status],
+    nominated: Mapping[str, list[PodOnNode]],
+    options: ExplainOptions,
+) -> tuple[str, PreemptionOutcome, dict[str, tuple[str, ...]]]:
+    """``RunPostFilterPlugins``: the message, preemption's outcome and per-node notes."""
+    reasons: list[str] = []
+    if options.dra_no_claims_message:
+        reasons.append(_DRA_POSTFILTER)
+    if not options.preemption:
+        return ", ".join(reasons), PreemptionOutcome(), {}
+    outcome, per_node = preempt(
+        me, text(pod, "spec", "preemptionPolicy"), states, statuses, nominated
+    )
+    if outcome.candidates or outcome.error:
+        # Success (or an error) ends RunPostFilterPlugins with that status alone.
+        return f"preemption: {outcome.message}", outcome, per_node
+    if outcome.message:
+        reasons.append(f"preemption: {outcome.message}")
+    return ", ".join(reasons), outcome, per_node
+
+
+def explain_pod(
+    pod: Mapping[str, Any],
+    nodes: Iterable[Mapping[str, Any]],
+    pods_on_nodes: Iterable[Mapping[str, Any]] = (),
+    *,
+    options: ExplainOptions | None = None,
+) -> PodExplanation:
+    """Which ``nodes`` would take ``pod``, and why the others would not.
+
+    ``pods_on_nodes`` are the other pods of the cluster (for instance all
+    of ``kubectl get pods -A -o json``): those bound to a node
+    (``spec.nodeName``) and not ``Succeeded``/``Failed`` use its resources,
+    pod slots and host ports; pending pods nominated to a node
+    (``status.nominatedNodeName``) with at least the pod's priority are
+    counted as the scheduler does.  The pod itself is skipped if listed.
+    """
+    options = options or ExplainOptions()
+    warnings: list[str] = []
+    _pod_warnings(pod, options, warnings)
+    me = _pod_facts(pod, options, warnings)
+    states = _node_states(nodes, warnings)
+    nominated = _place_other_pods(pods_on_nodes, me, states, options)
+
+    exact = pod_requests(pod, [], pod_level_resources=options.pod_level_resources)
+    advertised: set[str] = set()
+    for state in states.values():
+        advertised |= advertised_resources(state.obj)
+    missing = tuple(r for r in requested_extended_resources(exact.items()) if r not in advertised)
+    requests = tuple(me.requests.as_quantities().items())
+
+    if not states:
+        return PodExplanation(
+            pod=me.key,
+            feasible=(),
+            nodes=(),
+            summary=NO_NODES,
+            filter_summary=NO_NODES,
+            never_fits_anywhere=missing,
+            requests=requests,
+            warnings=tuple(warnings),
+        )
+
+    statuses: dict[str, Status] = {}
+    prefilter_message = ""
+    rejected, pinned, pinning = _prefilter(me)
+    if rejected is not None:
+        prefilter_message = rejected.reasons[0]
+        statuses = dict.fromkeys(states, rejected)
+    else:
+        for name, state in states.items():
+            if pinned is not None and name not in pinned:
+                statuses[name] = Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    (f"node(s) didn't satisfy plugin(s) [{' '.join(pinning)}]",),
+                    pinning[0] if len(pinning) == 1 else "",
+                    (f"PreFilter ({', '.join(pinning)}) pinned the pod to {sorted(pinned)}",),
+                )
+                continue
+            status = run_filters_with_nominated(me, state, nominated.get(name, ()))
+            if status is not None:
+                statuses[name] = status
+    feasible = tuple(name for name in states if name not in statuses)
+
+    summary: str | None = None
+    filter_summary: str | None = None
+    outcome = PreemptionOutcome()
+    preemption_notes: dict[str, tuple[str, ...]] = {}
+    if not feasible:
+        filter_summary = fit_error_message(
+            len(states), (s.reasons for s in statuses.values()), prefilter_message=prefilter_message
+        )
+        post, outcome, preemption_notes = _post_filter(
+            me, pod, states, statuses, nominated, options
+        )
+        summary = fit_error_message(
+            len(states),
+            (s.reasons for s in statuses.values()),
+            prefilter_message=prefilter_message,
+            postfilter_message=post,
+        )
+
+    verdicts = []
+    for name in states:
+        status = statuses.get(name)
+        if status is None:
+            verdicts.append(NodeVerdict(name, True))
+            continue
+        verdicts.append(
+            NodeVerdict(
+                name,
+                False,
+                status.plugin,
+                status.reasons,
+                status.details,
+                status.insufficient,
+                preemption_notes.get(name, ()),
+            )
+        )
+    return PodExplanation(
+        pod=me.key,
+        feasible=feasible,
+        nodes=tuple(verdicts),
+        summary=summary,
+        filter_summary=filter_summary,
+        preemption=outcome,
+        never_fits_anywhere=missing,
+        requests=requests,
+        warnings=tuple(warnings),
+    )
+
+
+def explain_pods(
+    pods: Iterable[Mapping[str, Any]],
+    nodes: Iterable[Mapping[str, Any]],
+    pods_on_nodes: Iterable[Mapping[str, Any]] = (),
+    *,
+    options: ExplainOptions | None = None,
+) -> list[PodExplanation]:
+    """:func:`explain_pod` for each pod, against the same cluster state."""
+    node_list = list(nodes)
+    others = list(pods_on_nodes)
+    return [explain_pod(p, node_list, others, options=options) for p in pods]

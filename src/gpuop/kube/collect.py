@@ -1,0 +1,232 @@
+"""Read what `gpuop check` needs from a live cluster, as plain dicts.
+
+`collect(client)` lists Nodes, ClusterPolicies, KubeVirt CRs (when the CRD exists), the
+pods and VMIs that ask for NVIDIA resources, the operand DaemonSets and their pods, the
+vGPU config ConfigMap the ClusterPolicy names, and recent Events about those objects.
+Kinds whose CRD is not installed, or that the account may not list, are reported as
+skipped instead of failing the whole collection. `gpuop collect` writes the result as a
+bundle directory (one JSON file per kind, see `BUNDLE_FILES`) that `gpuop check DIR` reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+import httpx2
+from lightkube.core.exceptions import ApiError
+from lightkube.resources.apps_v1 import DaemonSet
+from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
+
+from gpuop.catalog import operand_table
+from gpuop.kube import ClusterPolicy, KubeVirt, VirtualMachineInstance
+
+ALL_NAMESPACES = "*"
+RESOURCE_PREFIX = "nvidia.com/"
+
+# kind -> (bundle file name, apiVersion of its list)
+BUNDLE_FILES: Mapping[str, tuple[str, str]] = {
+    "Node": ("nodes.json", "v1"),
+    "ClusterPolicy": ("clusterpolicies.json", "nvidia.com/v1"),
+    "KubeVirt": ("kubevirts.json", "kubevirt.io/v1"),
+    "VirtualMachineInstance": ("virtualmachineinstances.json", "kubevirt.io/v1"),
+    "Pod": ("pods.json", "v1"),
+    "DaemonSet": ("daemonsets.json", "apps/v1"),
+    "ConfigMap": ("configmaps.json", "v1"),
+    "Event": ("events.json", "v1"),
+}
+
+
+class CollectError(Exception):
+    """The cluster cannot be read at all (unreachable, TLS, timeouts)."""
+
+
+class Lister(Protocol):
+    """The part of `lightkube.Client` collection uses."""
+
+    def list(self, res: Any, *, namespace: Any = None) -> Iterable[Any]: ...
+
+    def get(self, res: Any, name: str, *, namespace: Any = None) -> Any: ...
+
+
+@dataclass
+class Collected:
+    """Objects by kind, and the kinds that could not be read (with the reason)."""
+
+    objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    collected_at: str = ""
+
+    def all_objects(self) -> list[dict[str, Any]]:
+        return [obj for kind in BUNDLE_FILES for obj in self.objects.get(kind, [])]
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    if isinstance(obj, Mapping) and not hasattr(obj, "to_dict"):
+        return dict(obj)
+    data = obj.to_dict()
+    assert isinstance(data, dict)
+    return data
+
+
+def _get(obj: Mapping[str, Any], *path: str) -> Any:
+    current: Any = obj
+    for key in path:
+        if not isinstance(current, Mapping):
+            return None
+        current = current.get(key)
+    return current
+
+
+def _requests_nvidia(pod: Mapping[str, Any]) -> bool:
+    spec = _get(pod, "spec") or {}
+    for section in ("containers", "initContainers"):
+        for container in spec.get(section) or []:
+            resources = _get(container, "resources") or {}
+            for kind in ("limits", "requests"):
+                if any(str(k).startswith(RESOURCE_PREFIX) for k in (resources.get(kind) or {})):
+                    return True
+    return False
+
+
+def _operand_daemonset(pod: Mapping[str, Any], names: frozenset[str]) -> bool:
+    for owner in _get(pod, "metadata", "ownerReferences") or []:
+        if (
+            isinstance(owner, Mapping)
+            and owner.get("kind") == "DaemonSet"
+            and owner.get("name") in names
+        ):
+            return True
+    return False
+
+
+def _uses_devices(vmi: Mapping[str, Any]) -> bool:
+    devices = _get(vmi, "spec", "domain", "devices") or {}
+    return bool(devices.get("gpus") or devices.get("hostDevices"))
+
+
+def _stamp(event: Mapping[str, Any]) -> str:
+    for key in ("lastTimestamp", "eventTime", "firstTimestamp"):
+        value = event.get(key)
+        if isinstance(value, str) and value:
+            return value
+    created = _get(event, "metadata", "creationTimestamp")
+    return created if isinstance(created, str) else ""
+
+
+def collect(
+    client: Lister,
+    *,
+    progress: Callable[[str], None] | None = None,
+    events_since: timedelta = timedelta(hours=2),
+    max_events: int = 2000,
+    now: datetime | None = None,
+) -> Collected:
+    """Everything `gpuop check` reads, from the cluster `client` talks to."""
+    say = progress or (lambda _: None)
+    moment = now or datetime.now(UTC)
+    result = Collected(collected_at=moment.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    daemonset_names = frozenset(op.daemonset for op in operand_table().operands)
+
+    def listed(kind: str, res: Any, namespaced: bool) -> list[dict[str, Any]] | None:
+        say(f"listing {kind}s")
+        try:
+            items = client.list(res, namespace=ALL_NAMESPACES) if namespaced else client.list(res)
+            objects = [_as_dict(item) for item in items]
+        except ApiError as exc:
+            code = getattr(exc.status, "code", None)
+            if code == 404:
+                reason = "the CRD is not installed"
+            elif code == 403:
+                reason = "not allowed to list them"
+            else:
+                reason = f"the API answered {code}: {getattr(exc.status, 'message', exc)}"
+            result.skipped.append((kind, reason))
+            say(f"  {kind}: skipped ({reason})")
+            return None
+        except httpx2.RequestError as exc:
+            raise CollectError(f"cannot reach the cluster: {exc}") from None
+        for obj in objects:
+            obj.setdefault("kind", kind)
+        return objects
+
+    nodes = listed("Node", Node, False) or []
+    result.objects["Node"] = nodes
+    say(f"  {len(nodes)} nodes")
+    policies = listed("ClusterPolicy", ClusterPolicy, False) or []
+    result.objects["ClusterPolicy"] = policies
+    kubevirts = listed("KubeVirt", KubeVirt, True)
+    result.objects["KubeVirt"] = kubevirts or []
+    vmis = listed("VirtualMachineInstance", VirtualMachineInstance, True) or []
+    result.objects["VirtualMachineInstance"] = [vmi for vmi in vmis if _uses_devices(vmi)]
+    pods = listed("Pod", Pod, True) or []
+    kept_pods = [p for p in pods if _requests_nvidia(p) or _operand_daemonset(p, daemonset_names)]
+    result.objects["Pod"] = kept_pods
+    say(f"  {len(kept_pods)} of {len(pods)} pods use NVIDIA resources or are operands")
+    sets = listed("DaemonSet", DaemonSet, True) or []
+    result.objects["DaemonSet"] = [
+        ds for ds in sets if _get(ds, "metadata", "name") in daemonset_names
+    ]
+    result.objects["ConfigMap"] = _vgpu_config_maps(client, policies, result, say)
+
+    events = listed("Event", Event, True) or []
+    wanted = {
+        (obj.get("kind"), _get(obj, "metadata", "namespace") or "", _get(obj, "metadata", "name"))
+        for kind in ("Pod", "VirtualMachineInstance", "DaemonSet", "KubeVirt")
+        for obj in result.objects.get(kind, [])
+    }
+    node_names = {_get(node, "metadata", "name") for node in nodes}
+    since = (moment - events_since).strftime("%Y-%m-%dT%H:%M:%SZ")
+    kept_events = []
+    for event in events:
+        involved = event.get("involvedObject") or event.get("regarding") or {}
+        key = (involved.get("kind"), involved.get("namespace") or "", involved.get("name"))
+        relevant = (
+            key in wanted
+            or key[0] == "ClusterPolicy"
+            or (key[0] == "Node" and key[2] in node_names and event.get("type") == "Warning")
+            or RESOURCE_PREFIX in str(event.get("message") or "")
+        )
+        if relevant and _stamp(event) >= since:
+            kept_events.append(event)
+    kept_events.sort(key=_stamp, reverse=True)
+    result.objects["Event"] = kept_events[:max_events]
+    say(f"  {len(result.objects['Event'])} recent events kept")
+    return result
+
+
+def _vgpu_config_maps(
+    client: Lister,
+    policies: list[dict[str, Any]],
+    result: Collected,
+    say: Callable[[str], None],
+) -> list[dict[str, Any]]:
+    found = []
+    for policy in policies:
+        name = _get(policy, "spec", "vgpuDeviceManager", "config", "name")
+        namespace = _get(policy, "status", "namespace")
+        if not isinstance(name, str) or not name or not isinstance(namespace, str) or not namespace:
+            continue
+        say(f"reading ConfigMap {namespace}/{name}")
+        try:
+            found.append(_as_dict(client.get(ConfigMap, name, namespace=namespace)))
+        except ApiError as exc:
+            code = getattr(exc.status, "code", None)
+            why = "not found" if code == 404 else f"the API answered {code}"
+            result.skipped.append(("ConfigMap", f"{namespace}/{name}: {why}"))
+        except httpx2.RequestError as exc:
+            raise CollectError(f"cannot reach the cluster: {exc}") from None
+    for obj in found:
+        obj.setdefault("kind", "ConfigMap")
+    return found
+
+
+__all__ = [
+    "BUNDLE_FILES",
+    "CollectError",
+    "Collected",
+    "Lister",
+    "collect",
+]

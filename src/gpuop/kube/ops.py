@@ -1,0 +1,213 @@
+"""The API calls gpuop makes, one small function each, on plain dicts.
+
+The operator, the simulator and the lab call these instead of a client library, so every
+request gpuop can send is listed here (the shipped RBAC is derived from this file) and the
+rest of the code never handles client objects beyond passing them along.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from lightkube import AsyncClient, Client
+from lightkube.codecs import from_dict
+from lightkube.core.exceptions import ApiError
+from lightkube.resources.apps_v1 import DaemonSet
+from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, Pod
+from lightkube.resources.node_v1 import RuntimeClass
+from lightkube.types import PatchType
+
+from gpuop.kube import ClusterPolicy
+
+NOT_FOUND = 404
+CONFLICT = 409
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    if isinstance(obj, dict):
+        return obj
+    result = obj.to_dict()
+    assert isinstance(result, dict)
+    return result
+
+
+async def patch_node_labels(
+    client: AsyncClient, name: str, changes: Mapping[str, str | None]
+) -> dict[str, Any] | None:
+    """Merge-patch only the given label keys (None deletes). None when the node is gone."""
+    try:
+        result = await client.patch(
+            Node, name, {"metadata": {"labels": dict(changes)}}, patch_type=PatchType.MERGE
+        )
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return None
+        raise
+    return _as_dict(result)
+
+
+async def patch_node_metadata(
+    client: AsyncClient,
+    name: str,
+    labels: Mapping[str, str | None] | None = None,
+    annotations: Mapping[str, str | None] | None = None,
+) -> dict[str, Any] | None:
+    meta: dict[str, Any] = {}
+    if labels:
+        meta["labels"] = dict(labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    try:
+        result = await client.patch(Node, name, {"metadata": meta}, patch_type=PatchType.MERGE)
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return None
+        raise
+    return _as_dict(result)
+
+
+async def patch_node_resources(
+    client: AsyncClient, name: str, resources: Mapping[str, str | None]
+) -> dict[str, Any] | None:
+    """Set (or with None remove) extended resources in a node's capacity and allocatable."""
+    body = {"status": {"capacity": dict(resources), "allocatable": dict(resources)}}
+    try:
+        result = await client.patch(Node.Status, name, body, patch_type=PatchType.MERGE)
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return None
+        raise
+    return _as_dict(result)
+
+
+async def apply_object(client: AsyncClient, obj: Mapping[str, Any]) -> None:
+    """Server-side apply with gpuop's field manager."""
+    await client.apply(from_dict(dict(obj)), force=True)  # type: ignore[type-var]
+
+
+async def delete_daemonset(client: AsyncClient, name: str, namespace: str) -> None:
+    try:
+        await client.delete(DaemonSet, name, namespace=namespace)
+    except ApiError as exc:
+        if exc.status.code != NOT_FOUND:
+            raise
+
+
+async def patch_policy_status(
+    client: AsyncClient, name: str, status: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    try:
+        result = await client.patch(
+            ClusterPolicy.Status, name, {"status": dict(status)}, patch_type=PatchType.MERGE
+        )
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return None
+        raise
+    return _as_dict(result)
+
+
+async def create_event(client: AsyncClient, event: Mapping[str, Any]) -> None:
+    await client.create(from_dict(dict(event)))  # type: ignore[call-overload]
+
+
+async def managed_runtime_classes(client: AsyncClient, managed_by: str) -> set[str]:
+    names: set[str] = set()
+    async for item in client.list(
+        RuntimeClass, labels={"app.kubernetes.io/managed-by": managed_by}
+    ):
+        if item.metadata and item.metadata.name:
+            names.add(item.metadata.name)
+    return names
+
+
+async def configmap_data(client: AsyncClient, name: str, namespace: str) -> dict[str, str] | None:
+    try:
+        configmap = await client.get(ConfigMap, name, namespace=namespace)
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return None
+        raise
+    return dict(configmap.data or {})
+
+
+async def namespace_exists(client: AsyncClient, name: str) -> bool:
+    try:
+        await client.get(Namespace, name)
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return False
+        raise
+    return True
+
+
+async def list_pods_on_node(client: AsyncClient, node: str) -> AsyncIterator[dict[str, Any]]:
+    async for pod in client.list(Pod, namespace="*", fields={"spec.nodeName": node}):
+        yield _as_dict(pod)
+
+
+def create_node(client: Client, node: Mapping[str, Any]) -> dict[str, Any]:
+    return _as_dict(client.create(from_dict(dict(node))))  # type: ignore[call-overload]
+
+
+def delete_node(client: Client, name: str) -> bool:
+    try:
+        client.delete(Node, name)
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return False
+        raise
+    return True
+
+
+def get_node(client: Client, name: str) -> dict[str, Any] | None:
+    try:
+        return _as_dict(client.get(Node, name))
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return None
+        raise
+
+
+def list_nodes(client: Client, labels: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    return [_as_dict(n) for n in client.list(Node, labels=dict(labels) if labels else None)]
+
+
+def patch_node_sync(
+    client: Client,
+    name: str,
+    labels: Mapping[str, str | None] | None = None,
+    annotations: Mapping[str, str | None] | None = None,
+    resources: Mapping[str, str | None] | None = None,
+) -> None:
+    """Synchronous node patch for CLIs (drift, relabel)."""
+    meta: dict[str, Any] = {}
+    if labels:
+        meta["labels"] = dict(labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    if meta:
+        client.patch(Node, name, {"metadata": meta}, patch_type=PatchType.MERGE)
+    if resources:
+        client.patch(
+            Node.Status,
+            name,
+            {"status": {"capacity": dict(resources), "allocatable": dict(resources)}},
+            patch_type=PatchType.MERGE,
+        )
+
+
+def apply_object_sync(client: Client, obj: Mapping[str, Any]) -> None:
+    """Server-side apply with gpuop's field manager (synchronous)."""
+    client.apply(from_dict(dict(obj)), force=True)
+
+
+def create_or_replace_sync(client: Client, obj: Mapping[str, Any]) -> None:
+    """Create an object, or apply it when it exists (for manifests users would `kubectl apply`)."""
+    try:
+        client.create(from_dict(dict(obj)))
+    except ApiError as exc:
+        if exc.status.code != CONFLICT:
+            raise
+        apply_object_sync(client, obj)

@@ -1,0 +1,462 @@
+"""`gpuop lab`: the whole three-node scenario on a local cluster, narrated, with a report.
+
+Steps (each can run alone with `gpuop lab step N` on a cluster left up by `--keep`):
+
+1. control plane up (reused when running), CRD, RBAC, operator (as its ServiceAccount),
+   node simulator, ClusterPolicy with sandbox workloads on;
+2. three simulated 2x A10 nodes labelled container / vm-passthrough / vm-vgpu, converged;
+3. per node: operands, deploy labels, what it advertises;
+4. a container pod, a passthrough VM and a vGPU VM (as launcher pods) and three cross
+   requests, placed by the real kube-scheduler, next to `gpuop explain`'s prediction;
+5. the vGPU node moves from A10-12Q to A10-4Q (its VM moved off first): 4 -> 12;
+6. the silent trap: sandbox workloads off, labels ignored, Warning Events; then back on;
+7. drift on purpose (kinds picked at random with a printed seed), the checker finds exactly
+   the drifted nodes;
+8. the report: JSON, Markdown and a self-contained HTML page.
+
+A step that fails stops the lab with what was expected and what was seen, and leaves the
+cluster up for inspection.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuop.controlplane import LocalCluster as Cluster
+from gpuop.kube import ApiError, ClusterPolicy, PatchType, sync_client
+from gpuop.kube import ops
+from gpuop.kubevirt.launcher import render_launcher_pod
+from gpuop.kubevirt.permitted import kubevirt_merge_patch, permitted_host_devices, vmi_example
+from gpuop.lab import stack
+from gpuop.naming import is_gpu_resource
+from gpuop.planner import VGPU_CONFIG_LABEL, WORKLOAD_LABEL, plan
+from gpuop.policy import parse_cluster_policy
+from gpuop.sim.hardware import NodeSpec, node_manifest
+
+LAB_NAMESPACE = "lab"
+LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.7.0"
+NODES = {
+    "a10-container": "container",
+    "a10-passthrough": "vm-passthrough",
+    "a10-vgpu": "vm-vgpu",
+}
+EXPECTED = {
+    "a10-container": {"nvidia.com/gpu": 2},
+    "a10-passthrough": {"nvidia.com/GA102GL_A10": 2},
+    "a10-vgpu": {"nvidia.com/NVIDIA_A10-12Q": 4},
+}
+STEP_TITLES = {
+    1: "Control plane, operator and simulator",
+    2: "Three GPU nodes, one per workload config",
+    3: "What each node runs and advertises",
+    4: "Workloads placed by the real kube-scheduler",
+    5: "vGPU profile change: A10-12Q -> A10-4Q",
+    6: "The silent trap: sandbox workloads off",
+    7: "Drift on purpose, found by the checker",
+    8: "Report",
+}
+
+
+class LabFailure(Exception):
+    def __init__(self, step: int, expected: str, seen: str) -> None:
+        self.step = step
+        self.expected = expected
+        self.seen = seen
+        super().__init__(f"step {step} ({STEP_TITLES.get(step, '?')}): expected {expected}; saw {seen}")
+
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class LabContext:
+    cluster_name: str
+    work_dir: Path
+    say: Say
+    seed: int
+    kubeconfig: str = ""
+    report: dict[str, Any] = field(default_factory=dict)
+    processes: dict[str, stack.Process] = field(default_factory=dict)
+
+    def client(self) -> Any:
+        return sync_client(self.kubeconfig)
+
+
+def _gpu_allocatable(node: dict[str, Any]) -> dict[str, int]:
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    return {k: int(v) for k, v in allocatable.items() if is_gpu_resource(k) and str(v).isdigit() and int(v) > 0}
+
+
+def wait_for(ctx: LabContext, step: int, what: str, check: Callable[[], tuple[bool, str]], timeout: float = 60) -> str:
+    """Poll `check` until it says done; fail the step with the last observation."""
+    deadline = time.monotonic() + timeout
+    last = ""
+    shown = 0.0
+    while time.monotonic() < deadline:
+        done, last = check()
+        if done:
+            return last
+        if time.monotonic() - shown > 3:
+            ctx.say(f"  ... waiting for {what}: {last}")
+            shown = time.monotonic()
+        time.sleep(0.25)
+    raise LabFailure(step, what, last)
+
+
+def _process_state_file(ctx: LabContext) -> Path:
+    return ctx.work_dir / "lab-processes.json"
+
+
+def _save_processes(ctx: LabContext) -> None:
+    data = {name: {"pid": p.popen.pid, "log": str(p.log_path)} for name, p in ctx.processes.items()}
+    _process_state_file(ctx).write_text(json.dumps(data))
+
+
+def stop_background(ctx: LabContext) -> None:
+    """Stop the operator and simulator started by this or an earlier lab run."""
+    import os
+    import signal
+
+    for process in ctx.processes.values():
+        process.stop()
+    ctx.processes.clear()
+    path = _process_state_file(ctx)
+    if path.exists():
+        for entry in json.loads(path.read_text()).values():
+            try:
+                os.killpg(int(entry["pid"]), signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+        path.unlink()
+
+
+def _start_background(ctx: LabContext) -> None:
+    operator_kubeconfig = ctx.work_dir / "operator.kubeconfig"
+    if not operator_kubeconfig.exists():
+        operator_kubeconfig = stack.install_operator_access(ctx.kubeconfig, ctx.work_dir)
+    ctx.processes["operator"] = stack.start_operator(operator_kubeconfig, ctx.work_dir / "logs")
+    ctx.processes["simulator"] = stack.start_simulator(
+        ctx.kubeconfig, ctx.work_dir / "logs", ctx.work_dir / "sim-hosts"
+    )
+    _save_processes(ctx)
+
+
+def ensure_cluster(ctx: LabContext) -> None:
+    cluster = Cluster(ctx.cluster_name)
+    if cluster.status().state != "running":
+        ctx.say("starting the local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)")
+    cluster.up(progress=lambda line: ctx.say(f"  {line}"))
+    ctx.kubeconfig = str(cluster.kubeconfig_path)
+    ctx.work_dir.mkdir(parents=True, exist_ok=True)
+
+
+# -- steps --------------------------------------------------------------------------------
+
+
+def step1(ctx: LabContext) -> dict[str, Any]:
+    ensure_cluster(ctx)
+    ctx.say("installing the ClusterPolicy CRD, the operator namespace and its RBAC")
+    stack.install_crd(ctx.kubeconfig)
+    stack.install_operator_access(ctx.kubeconfig, ctx.work_dir)
+    stop_background(ctx)
+    _start_background(ctx)
+    ctx.say("operator running as system:serviceaccount:gpu-operator:gpuop-operator; simulator running")
+    stack.apply_cluster_policy(ctx.kubeconfig, stack.lab_policy(sandbox=True))
+    ctx.say("ClusterPolicy cluster-policy applied (sandboxWorkloads.enabled=true)")
+    from gpuop.controlplane.access import server_version
+
+    version = server_version(Path(ctx.kubeconfig)).get("gitVersion", "?")
+    return {"kubernetes": version, "kubeconfig": ctx.kubeconfig}
+
+
+def _ensure_running(ctx: LabContext) -> None:
+    if not ctx.kubeconfig:
+        ensure_cluster(ctx)
+    if not ctx.processes:
+        stop_background(ctx)
+        _start_background(ctx)
+
+
+def _converged(ctx: LabContext, expected: dict[str, dict[str, int]]) -> tuple[bool, str]:
+    client = ctx.client()
+    seen = {}
+    for name in expected:
+        node = ops.get_node(client, name)
+        seen[name] = _gpu_allocatable(node) if node else None
+    policy = stack.get_cluster_policy(ctx.kubeconfig, "cluster-policy") or {}
+    state = (policy.get("status") or {}).get("state")
+    ok = all(seen[n] == expected[n] for n in expected) and state == "ready"
+    return ok, f"status={state}, " + "; ".join(f"{n}: {seen[n]}" for n in expected)
+
+
+def step2(ctx: LabContext) -> dict[str, Any]:
+    _ensure_running(ctx)
+    client = ctx.client()
+    for name, workload in NODES.items():
+        if ops.get_node(client, name) is None:
+            # KubeVirt's virt-handler marks the nodes it runs on; VM launcher pods select on it.
+            labels = {WORKLOAD_LABEL: workload, "kubevirt.io/schedulable": "true"}
+            ops.create_node(client, node_manifest(NodeSpec(name, "A10", 2, labels)))
+            ctx.say(f"node {name}: 2x A10, {WORKLOAD_LABEL}={workload}")
+    started = time.monotonic()
+    seen = wait_for(ctx, 2, "all three nodes to advertise their resource and the policy to be ready", lambda: _converged(ctx, EXPECTED), 120)
+    seconds = round(time.monotonic() - started, 2)
+    ctx.say(f"converged in {seconds}s: {seen}")
+    return {"converged_seconds": seconds}
+
+
+def step3(ctx: LabContext) -> dict[str, Any]:
+    _ensure_running(ctx)
+    client = ctx.client()
+    policy = parse_cluster_policy(stack.get_cluster_policy(ctx.kubeconfig, "cluster-policy"))
+    rows = []
+    for name in NODES:
+        node = ops.get_node(client, name)
+        if node is None:
+            raise LabFailure(3, f"node {name}", "no such node")
+        node_plan = plan(policy, node)
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        deploy = {k: v for k, v in sorted(labels.items()) if k.startswith("nvidia.com/gpu.deploy.")}
+        advertised = _gpu_allocatable(node)
+        operands = [op.name for op in node_plan.running_operands()]
+        rows.append(
+            {"name": name, "workload": node_plan.workload.config, "operands": operands,
+             "deploy_labels": deploy, "advertises": advertised, "expected": node_plan.advertises}
+        )
+        if advertised != node_plan.advertises:
+            raise LabFailure(3, f"{name} to advertise {node_plan.advertises}", str(advertised))
+        ctx.say(f"{name} [{node_plan.workload.config}]")
+        ctx.say(f"  operands:   {', '.join(operands)}")
+        ctx.say(f"  advertises: {', '.join(f'{k}={v}' for k, v in advertised.items())}")
+    return {"nodes": rows}
+
+
+def _pod(name: str, resource: str, node: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04",
+                "command": ["sleep", "infinity"],
+                "resources": {"limits": {resource: "1"}},
+            }
+        ],
+        "terminationGracePeriodSeconds": 0,
+    }
+    if node:
+        spec["nodeSelector"] = {"kubernetes.io/hostname": node}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": LAB_NAMESPACE}, "spec": spec}
+
+
+def _placement(ctx: LabContext, name: str) -> tuple[str | None, str, str]:
+    from lightkube.resources.core_v1 import Pod
+
+    pod = ctx.client().get(Pod, name, namespace=LAB_NAMESPACE).to_dict()
+    node = (pod.get("spec") or {}).get("nodeName")
+    phase = (pod.get("status") or {}).get("phase", "")
+    message = ""
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+            message = cond.get("message", "")
+    return node, phase, message
+
+
+def step4(ctx: LabContext) -> dict[str, Any]:
+    from lightkube.resources.core_v1 import Namespace, Pod
+
+    from gpuop.explain import explain_pod
+
+    _ensure_running(ctx)
+    client = ctx.client()
+    try:
+        client.create(Namespace(metadata={"name": LAB_NAMESPACE}))  # type: ignore[arg-type]
+    except ApiError as exc:
+        if exc.status.code != 409:
+            raise
+    vmis = {
+        "vm-passthrough": vmi_example("vm-passthrough", "nvidia.com/GA102GL_A10"),
+        "vm-vgpu": vmi_example("vm-vgpu", "nvidia.com/NVIDIA_A10-12Q"),
+    }
+    nodes = [ops.get_node(client, n) for n in NODES]
+    permitted = permitted_host_devices([n for n in nodes if n])
+    workloads: list[tuple[str, str, dict[str, Any], str | None]] = [
+        ("cuda-pod", "container", _pod("cuda-pod", "nvidia.com/gpu"), "a10-container"),
+    ]
+    for vmi_name, vmi in vmis.items():
+        vmi["metadata"]["namespace"] = LAB_NAMESPACE
+        launcher = render_launcher_pod(vmi, permitted_host_devices=permitted)
+        launcher["metadata"]["namespace"] = LAB_NAMESPACE
+        launcher["spec"].setdefault("terminationGracePeriodSeconds", 0)
+        for container in launcher["spec"].get("containers", []):
+            container.setdefault("image", LAUNCHER_IMAGE)
+        target = "a10-passthrough" if vmi_name == "vm-passthrough" else "a10-vgpu"
+        workloads.append((launcher["metadata"]["name"], vmi_name, launcher, target))
+    workloads += [
+        ("cross-container-asks-a10", "cross", _pod("cross-container-asks-a10", "nvidia.com/GA102GL_A10", "a10-container"), None),
+        ("cross-passthrough-asks-vgpu", "cross", _pod("cross-passthrough-asks-vgpu", "nvidia.com/NVIDIA_A10-12Q", "a10-passthrough"), None),
+        ("cross-vgpu-asks-gpu", "cross", _pod("cross-vgpu-asks-gpu", "nvidia.com/gpu", "a10-vgpu"), None),
+    ]
+    all_nodes = [n for n in nodes if n]
+    predictions = {}
+    for name, _kind, manifest, _expected in workloads:
+        predictions[name] = explain_pod(manifest, all_nodes, []).to_dict()
+        try:
+            ops.create_or_replace_sync(client, manifest)
+        except ApiError as exc:
+            raise LabFailure(4, f"pod {name} to be accepted", exc.status.message or str(exc)) from exc
+    results = []
+    for name, kind, manifest, expected in workloads:
+        def check(name: str = name, expected: str | None = expected) -> tuple[bool, str]:
+            node, phase, message = _placement(ctx, name)
+            if expected:
+                return node == expected and phase == "Running", f"node={node} phase={phase}"
+            return bool(message), f"node={node} phase={phase} {message}"
+        wait_for(ctx, 4, f"{name} to be {'Running on ' + expected if expected else 'judged by the scheduler'}", check, 60)
+        node, phase, message = _placement(ctx, name)
+        prediction = predictions[name]
+        feasible = prediction.get("feasible", [])
+        agrees = (node in feasible) if node else (not feasible)
+        requests = (manifest["spec"]["containers"][0].get("resources") or {}).get("limits", {})
+        gpu_requests = {k: v for k, v in requests.items() if is_gpu_resource(k)}
+        results.append(
+            {"name": name, "kind": kind, "requests": gpu_requests, "expected_node": expected,
+             "scheduler": {"node": node, "phase": phase, "message": message},
+             "explain": {"feasible": feasible, "summary": prediction.get("summary", "")},
+             "agrees": agrees}
+        )
+        where = f"-> {node} ({phase})" if node else f"Pending: {message}"
+        ctx.say(f"{name:<32} {', '.join(gpu_requests)} {where}")
+        ctx.say(f"{'':<32} explain: feasible={feasible or 'none'}")
+        if not agrees:
+            raise LabFailure(4, f"explain's prediction for {name} ({feasible}) to match the scheduler", where)
+    _ = Pod
+    return {
+        "placements": results,
+        "kubevirt": {"vmis": list(vmis.values()), "patch": kubevirt_merge_patch(permitted)},
+    }
+
+
+def step5(ctx: LabContext) -> dict[str, Any]:
+    from lightkube.resources.core_v1 import Pod
+
+    _ensure_running(ctx)
+    client = ctx.client()
+    ctx.say("moving the vGPU VM off the node first (deleting its launcher pod)")
+    for pod in list(client.list(Pod, namespace=LAB_NAMESPACE)):
+        limits: dict[str, Any] = {}
+        for container in pod.spec.containers if pod.spec else []:
+            limits.update((container.resources.limits or {}) if container.resources else {})
+        if any(k.startswith("nvidia.com/NVIDIA_A10") for k in limits):
+            client.delete(Pod, pod.metadata.name, namespace=LAB_NAMESPACE, grace_period=0)
+    before = _gpu_allocatable(ops.get_node(client, "a10-vgpu") or {})
+    ops.patch_node_sync(client, "a10-vgpu", labels={VGPU_CONFIG_LABEL: "A10-4Q"})
+    ctx.say(f"labelled a10-vgpu {VGPU_CONFIG_LABEL}=A10-4Q")
+    expected = {"nvidia.com/NVIDIA_A10-4Q": 12}
+
+    def check() -> tuple[bool, str]:
+        node = ops.get_node(client, "a10-vgpu") or {}
+        state = ((node.get("metadata") or {}).get("labels") or {}).get("nvidia.com/vgpu.config.state")
+        seen = _gpu_allocatable(node)
+        return seen == expected and state == "success", f"{seen}, vgpu.config.state={state}"
+
+    wait_for(ctx, 5, "a10-vgpu to advertise nvidia.com/NVIDIA_A10-4Q: 12", check, 60)
+    after = _gpu_allocatable(ops.get_node(client, "a10-vgpu") or {})
+    ctx.say(f"a10-vgpu: {before} -> {after}")
+    return {"node": "a10-vgpu", "before": before, "after": after, "config": "A10-4Q"}
+
+
+def _set_sandbox(ctx: LabContext, enabled: bool) -> None:
+    ctx.client().patch(
+        ClusterPolicy, "cluster-policy", {"spec": {"sandboxWorkloads": {"enabled": enabled}}},
+        patch_type=PatchType.MERGE,
+    )
+
+
+def step6(ctx: LabContext) -> dict[str, Any]:
+    from lightkube.resources.core_v1 import Event, Pod
+
+    _ensure_running(ctx)
+    client = ctx.client()
+    ctx.say("removing the lab's GPU pods (a mode switch is held while GPU pods run)")
+    for pod in list(client.list(Pod, namespace=LAB_NAMESPACE)):
+        client.delete(Pod, pod.metadata.name, namespace=LAB_NAMESPACE, grace_period=0)
+    _set_sandbox(ctx, False)
+    ctx.say("sandboxWorkloads.enabled=false")
+
+    def all_container() -> tuple[bool, str]:
+        seen = {}
+        for name in NODES:
+            seen[name] = _gpu_allocatable(ops.get_node(client, name) or {})
+        ok = all(v == {"nvidia.com/gpu": 2} for v in seen.values())
+        return ok, str(seen)
+
+    wait_for(ctx, 6, "every node to become a container node", all_container, 90)
+    events: list[dict[str, str]] = []
+
+    def warned() -> tuple[bool, str]:
+        events.clear()
+        for event in client.list(Event, namespace="default"):
+            if event.reason == "WorkloadLabelIgnored" and event.involvedObject.name in NODES:
+                events.append({"node": event.involvedObject.name, "type": event.type or "", "message": event.message or ""})
+        nodes = {e["node"] for e in events}
+        return nodes == {"a10-passthrough", "a10-vgpu"}, f"warnings on {sorted(nodes)}"
+
+    wait_for(ctx, 6, "Warning events on a10-passthrough and a10-vgpu", warned, 30)
+    for event in events:
+        ctx.say(f"  {event['type']} {event['node']}: {event['message']}")
+    policy = stack.get_cluster_policy(ctx.kubeconfig, "cluster-policy") or {}
+    condition: dict[str, Any] = next((c for c in (policy.get("status") or {}).get("conditions") or [] if c.get("type") == "WorkloadLabelsIgnored"), {})
+    ctx.say(f"  ClusterPolicy condition WorkloadLabelsIgnored={condition.get('status')}: {condition.get('message', '')}")
+    _set_sandbox(ctx, True)
+    ctx.say("sandboxWorkloads.enabled=true again")
+    restored = {**EXPECTED, "a10-vgpu": {"nvidia.com/NVIDIA_A10-4Q": 12}}
+    wait_for(ctx, 6, "the three nodes to return to their workload configs", lambda: _converged(ctx, restored), 120)
+    return {"warnings": events, "condition": condition, "restored": True}
+
+
+def step7(ctx: LabContext) -> dict[str, Any]:
+    from gpuop.check import check_objects
+    from gpuop.sim.drift import applicable_kinds, drift_patch
+
+    _ensure_running(ctx)
+    client = ctx.client()
+    rng = random.Random(ctx.seed)
+    ctx.say(f"drift seed {ctx.seed} (rerun with --seed {ctx.seed} to get the same drift)")
+    ctx.say("stopping the operator and the simulator, so the drift stays")
+    stop_background(ctx)
+    targets = rng.sample(sorted(NODES), 2)
+    injected: list[dict[str, str]] = []
+    for name in targets:
+        node = ops.get_node(client, name) or {}
+        kinds = [k for k in applicable_kinds(node) if k != "non-gpu-advertising" or len(injected) == 0]
+        kind = rng.choice(kinds)
+        patch = drift_patch(kind, node, rng=rng)
+        ops.patch_node_sync(client, name, labels=patch.labels or None, resources=patch.resources or None)
+        injected.append({"node": name, "kind": kind, "imitates": patch.description})
+        ctx.say(f"  drifted {name}: {kind}")
+    dump: list[dict[str, Any]] = [ops.get_node(client, n) or {} for n in NODES]
+    policy = stack.get_cluster_policy(ctx.kubeconfig, "cluster-policy")
+    if policy:
+        dump.append(policy)
+    (ctx.work_dir / "drift-dump.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": dump}, indent=1))
+    report = check_objects(dump)
+    findings = [f for f in report.to_dict()["findings"] if f["severity"] in ("error", "warning") and f.get("kind") == "Node"]
+    found = sorted({f["name"] for f in findings})
+    for finding in findings:
+        ctx.say(f"  {finding['severity']:<7} {finding['code']} {finding['name']}: {finding['message']}")
+    exact = found == sorted(targets)
+    if not exact:
+        raise LabFailure(7, f"findings on exactly {sorted(targets)}", str(found))
+    ctx.say(f"the checker found exactly the drifted nodes: {', '.join(found)}")
+    return {"seed": ctx.seed, "injected": injected, "findings": findings, "found_nodes": found, "exact": exact}
+
+
+STEPS: dict[int, Callable[[LabContext], dict[str, Any]]] = {
+    1: step1, 2: step2, 3: step3, 4: step4, 5: step5, 6: step6, 7: step7,
+}

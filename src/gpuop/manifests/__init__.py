@@ -1,0 +1,34 @@
+"""Kubernetes objects as text: loading manifests and reading quantities.
+
+This package is pure (no I/O beyond the string it is handed) and imports
+nothing from the rest of gpuop, so every layer can use it:
+
+* :func:`load_objects` turns JSON or YAML text (single objects, ``List``
+  kinds, multi-document streams) into a flat list of dicts, raising
+  :class:`ManifestError` with the source, document and line on bad input;
+* :func:`parse_quantity` reads a ``resource.Quantity`` exactly as the API
+  server does, raising :class:`QuantityError` on bad input;
+* :mod:`gpuop.manifests.fields` reads fields from those dicts without
+  tripping over missing or mistyped values.
+"""
+
+from gpuop.manifests.loading import ManifestError, load_objects
+from gpuop.manifests.quantity import (
+    MAX_QUANTITY,
+    QuantityError,
+    format_quantity,
+    milli_value,
+    parse_quantity,
+    value,
+)
+
+__all__ = [
+    "MAX_QUANTITY",
+    "ManifestError",
+    "QuantityError",
+    "format_quantity",
+    "load_objects",
+    "milli_value",
+    "parse_quantity",
+    "value",
+]

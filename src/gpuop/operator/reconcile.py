@@ -1,0 +1,564 @@
+"""One reconcile pass as a pure function: what the cluster looks like -> what to write.
+
+The runtime (`gpuop.operator.runtime`) keeps a cache of ClusterPolicies, Nodes, operand
+DaemonSets and pods, calls `reconcile` whenever any of them changes, and performs the
+returned writes. Keeping the decision pure makes "a second pass writes nothing" a unit
+test, and keeps every rule in one place:
+
+* the oldest ClusterPolicy is active (name breaks ties); the others get `ignored`;
+* node labels come from the planner, one merge patch per node per change;
+* a node whose workload config would change while pods still use its GPU resources is
+  held (its labels keep the old config) until they are gone, or the node is annotated
+  `gpuop.io/force-workload-switch=true`;
+* one DaemonSet per enabled operand, applied only when its rendered hash changed;
+* status is `ready` when every enabled operand is Ready on every node that should run it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuop.catalog import WorkloadConfig, operand_table
+from gpuop.naming import is_gpu_resource
+from gpuop.planner import NodeFacts, NodePlan, plan
+from gpuop.policy import PolicyError, parse_cluster_policy
+from gpuop.render import (
+    HASH_ANNOTATION,
+    render_daemonset,
+    render_runtime_classes,
+    render_vgpu_configmap,
+)
+
+FORCE_SWITCH_ANNOTATION = "gpuop.io/force-workload-switch"
+HOLD_ANNOTATION = "gpuop.io/workload-switch"
+MAX_LISTED_NODES = 50
+
+
+@dataclass(frozen=True)
+class PodInfo:
+    """The parts of a pod the operator needs."""
+
+    namespace: str
+    name: str
+    node: str
+    operand: str | None
+    ready: bool
+    gpu_resources: tuple[str, ...]
+    terminal: bool
+
+
+@dataclass
+class Snapshot:
+    policies: list[dict[str, Any]]
+    nodes: dict[str, dict[str, Any]]
+    daemonsets: dict[str, dict[str, Any]]
+    pods: list[PodInfo]
+    namespace: str
+    operator_env: dict[str, str] = field(default_factory=dict)
+    existing_runtime_classes: set[str] = field(default_factory=set)
+    existing_configmaps: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NodeEvent:
+    node: str
+    reason: str
+    message: str
+    type: str = "Warning"
+
+
+@dataclass
+class Actions:
+    """Writes for one pass. Empty when the cluster already matches."""
+
+    node_label_patches: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    apply: list[dict[str, Any]] = field(default_factory=list)
+    delete_daemonsets: list[str] = field(default_factory=list)
+    status: dict[str, dict[str, Any]] = field(default_factory=dict)
+    events: list[NodeEvent] = field(default_factory=list)
+    plans: dict[str, NodePlan] = field(default_factory=dict)
+    ready: bool = False
+    active_policy: str | None = None
+
+    @property
+    def write_count(self) -> int:
+        return (
+            len(self.node_label_patches)
+            + len(self.apply)
+            + len(self.delete_daemonsets)
+            + len(self.status)
+        )
+
+
+def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
+    """Reduce a Pod object; None for pods the operator does not care about."""
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    labels = meta.get("labels") or {}
+    operand = labels.get("gpuop.io/operand") if meta.get("namespace") == namespace else None
+    resources: set[str] = set()
+    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        res = container.get("resources") or {}
+        for part in ("limits", "requests"):
+            for name in res.get(part) or {}:
+                if is_gpu_resource(str(name)):
+                    resources.add(str(name))
+    if operand is None and not resources:
+        return None
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    phase = status.get("phase")
+    return PodInfo(
+        namespace=str(meta.get("namespace") or ""),
+        name=str(meta.get("name") or ""),
+        node=str(spec.get("nodeName") or ""),
+        operand=operand,
+        ready=ready,
+        gpu_resources=tuple(sorted(resources)),
+        terminal=phase in ("Succeeded", "Failed") or meta.get("deletionTimestamp") is not None,
+    )
+
+
+def active_policy(policies: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Oldest creationTimestamp wins; the lexically smaller name breaks ties."""
+    live = [p for p in policies if not (p.get("metadata") or {}).get("deletionTimestamp")]
+    if not live:
+        return None
+    return min(
+        live,
+        key=lambda p: (
+            (p.get("metadata") or {}).get("creationTimestamp") or "",
+            (p.get("metadata") or {}).get("name") or "",
+        ),
+    )
+
+
+def current_workload(labels: Mapping[str, str]) -> WorkloadConfig | None:
+    """The workload config a node's present deploy labels belong to, if any."""
+    prefix = operand_table().deploy_labels.prefix
+    present = {k.removeprefix(prefix) for k in labels if k.startswith(prefix)}
+    if present & {"driver", "device-plugin", "container-toolkit", "gpu-feature-discovery"}:
+        return "container"
+    if present & {"vgpu-manager", "vgpu-device-manager"}:
+        return "vm-vgpu"
+    if present & {"vfio-manager", "kata-sandbox-device-plugin"}:
+        return "vm-passthrough"
+    return None
+
+
+def daemonset_ready(ds: Mapping[str, Any]) -> bool:
+    """Upstream `isDaemonSetReady`."""
+    status = ds.get("status") or {}
+    desired = int(status.get("desiredNumberScheduled") or 0)
+    if desired == 0:
+        return True
+    if int(status.get("numberUnavailable") or 0) != 0:
+        return False
+    meta = ds.get("metadata") or {}
+    if int(status.get("observedGeneration") or 0) < int(meta.get("generation") or 0):
+        return False
+    strategy = ((ds.get("spec") or {}).get("updateStrategy") or {}).get("type")
+    if strategy == "OnDelete":
+        return int(status.get("numberReady") or 0) == desired
+    return (
+        int(status.get("updatedNumberScheduled") or 0) == desired
+        and int(status.get("numberAvailable") or 0) == desired
+    )
+
+
+def _condition(kind: str, ok: bool, reason: str, message: str) -> dict[str, str]:
+    return {"type": kind, "status": "True" if ok else "False", "reason": reason, "message": message}
+
+
+def _merge_conditions(
+    old: list[dict[str, Any]] | None, new: list[dict[str, str]], now: str
+) -> list[dict[str, Any]]:
+    previous = {c.get("type"): c for c in old or []}
+    merged = []
+    for cond in new:
+        before = previous.get(cond["type"])
+        stamp = (
+            before.get("lastTransitionTime")
+            if before
+            and before.get("status") == cond["status"]
+            and before.get("lastTransitionTime")
+            else now
+        )
+        merged.append({**cond, "lastTransitionTime": stamp})
+    return merged
+
+
+def _status_differs(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    def strip(status: Mapping[str, Any] | None) -> Any:
+        if not status:
+            return {}
+        copy = dict(status)
+        copy["conditions"] = [
+            {k: v for k, v in c.items() if k != "lastTransitionTime"}
+            for c in copy.get("conditions") or []
+        ]
+        return copy
+
+    return bool(strip(old) != strip(new))
+
+
+def _names(nodes: list[str]) -> str:
+    shown = ", ".join(nodes[:10])
+    return shown + (f" and {len(nodes) - 10} more" if len(nodes) > 10 else "")
+
+
+def reconcile(
+    snapshot: Snapshot,
+    now: str,
+    plan_cache: dict[tuple[Any, ...], NodePlan] | None = None,
+) -> Actions:
+    """Decide every write for one pass over the snapshot."""
+    actions = Actions()
+    chosen = active_policy(snapshot.policies)
+    for other in snapshot.policies:
+        meta = other.get("metadata") or {}
+        if chosen is None or meta.get("name") == (chosen.get("metadata") or {}).get("name"):
+            continue
+        if meta.get("deletionTimestamp"):
+            continue
+        old_status = other.get("status") or {}
+        active_name = (chosen.get("metadata") or {}).get("name")
+        status = {
+            "state": "ignored",
+            "namespace": snapshot.namespace,
+            "conditions": _merge_conditions(
+                old_status.get("conditions"),
+                [
+                    _condition(
+                        "Ready",
+                        False,
+                        "Ignored",
+                        f"ClusterPolicy {active_name} is older and active;"
+                        " only one ClusterPolicy is active in a cluster",
+                    ),
+                    _condition("Error", False, "Ignored", ""),
+                ],
+                now,
+            ),
+        }
+        if _status_differs(old_status, status):
+            actions.status[str(meta.get("name"))] = status
+
+    if chosen is None:
+        _cleanup_without_policy(snapshot, actions)
+        return actions
+
+    policy_name = str((chosen.get("metadata") or {}).get("name"))
+    actions.active_policy = policy_name
+    try:
+        policy = parse_cluster_policy(chosen, f"ClusterPolicy {policy_name}")
+    except PolicyError as exc:
+        _set_status(
+            actions,
+            chosen,
+            snapshot.namespace,
+            "notReady",
+            [
+                _condition("Ready", False, "Error", "the ClusterPolicy is invalid"),
+                _condition("Error", True, "ReconcileFailed", "; ".join(exc.problems)),
+            ],
+            now,
+            {},
+        )
+        return actions
+
+    consumers: dict[str, list[PodInfo]] = {}
+    operand_pods: dict[tuple[str, str], list[PodInfo]] = {}
+    for pod in snapshot.pods:
+        if pod.terminal or not pod.node:
+            continue
+        if pod.operand is not None:
+            operand_pods.setdefault((pod.node, pod.operand), []).append(pod)
+        elif pod.gpu_resources:
+            consumers.setdefault(pod.node, []).append(pod)
+
+    policy_key = (
+        (chosen.get("metadata") or {}).get("uid"),
+        (chosen.get("metadata") or {}).get("generation"),
+        (chosen.get("metadata") or {}).get("resourceVersion")
+        if not (chosen.get("metadata") or {}).get("generation")
+        else None,
+    )
+    held_nodes: list[str] = []
+    ignored_nodes: list[str] = []
+    invalid_nodes: list[str] = []
+    vgpu_problem_nodes: list[str] = []
+    by_workload: dict[str, int] = {}
+    gpu_nodes = 0
+    for name, node in sorted(snapshot.nodes.items()):
+        facts = NodeFacts.from_object(node)
+        key = (
+            policy_key,
+            tuple(sorted(facts.labels.items())),
+            tuple(sorted(facts.annotations.items())),
+            tuple(sorted(facts.allocatable.items())),
+        )
+        node_plan = plan_cache.get(key) if plan_cache is not None else None
+        if node_plan is None:
+            node_plan = plan(policy, facts)
+            if plan_cache is not None:
+                plan_cache[key] = node_plan
+        actions.plans[name] = node_plan
+        if not node_plan.gpu_node:
+            if node_plan.label_changes:
+                actions.node_label_patches[name] = dict(node_plan.label_changes)
+            continue
+        gpu_nodes += 1
+        config = node_plan.workload.config or "container"
+        before = current_workload(facts.labels)
+        busy = consumers.get(name, [])
+        forced = facts.annotations.get(FORCE_SWITCH_ANNOTATION) == "true"
+        if before is not None and before != config and busy and not forced:
+            held_nodes.append(name)
+            users = ", ".join(f"{p.namespace}/{p.name}" for p in busy[:5])
+            actions.events.append(
+                NodeEvent(
+                    name,
+                    "WorkloadSwitchHeld",
+                    f"switch from {before} to {config} is held while {len(busy)} pod(s) use"
+                    f" this node's GPUs ({users}); annotate the node"
+                    f" {FORCE_SWITCH_ANNOTATION}=true to switch anyway",
+                )
+            )
+            by_workload[before] = by_workload.get(before, 0) + 1
+            continue
+        by_workload[config] = by_workload.get(config, 0) + 1
+        if node_plan.label_changes:
+            actions.node_label_patches[name] = dict(node_plan.label_changes)
+            if before is not None and before != config:
+                actions.events.append(
+                    NodeEvent(
+                        name, "WorkloadSwitched", f"workload config {before} -> {config}", "Normal"
+                    )
+                )
+        for notice in node_plan.notices:
+            if notice.code == "WorkloadLabelIgnored" and notice.severity == "warning":
+                ignored_nodes.append(name)
+                actions.events.append(NodeEvent(name, notice.code, notice.message))
+            elif notice.code == "InvalidWorkloadLabel":
+                invalid_nodes.append(name)
+                actions.events.append(NodeEvent(name, notice.code, notice.message))
+            elif notice.code == "VgpuConfigInfeasible":
+                vgpu_problem_nodes.append(name)
+                actions.events.append(NodeEvent(name, notice.code, notice.message))
+
+    enabled = policy.enabled_operands() if gpu_nodes else ()
+    enabled_names = {op.name for op in enabled}
+    try:
+        rendered = [
+            render_daemonset(policy, op, snapshot.namespace, snapshot.operator_env)
+            for op in enabled
+        ]
+    except PolicyError as exc:
+        _set_status(
+            actions,
+            chosen,
+            snapshot.namespace,
+            "notReady",
+            [
+                _condition("Ready", False, "Error", "an operand image cannot be resolved"),
+                _condition("Error", True, "ReconcileFailed", "; ".join(exc.problems)),
+            ],
+            now,
+            {},
+        )
+        return actions
+    for runtime_class in render_runtime_classes(policy):
+        if runtime_class["metadata"]["name"] not in snapshot.existing_runtime_classes:
+            actions.apply.append(runtime_class)
+    if "vgpu-device-manager" in enabled_names:
+        configmap = render_vgpu_configmap(policy, snapshot.namespace)
+        digest = configmap["data"]["config.yaml"]
+        if snapshot.existing_configmaps.get(configmap["metadata"]["name"]) != digest:
+            actions.apply.append(configmap)
+    for ds in rendered:
+        live = snapshot.daemonsets.get(ds["metadata"]["name"])
+        live_hash = ((live or {}).get("metadata") or {}).get("annotations", {}).get(HASH_ANNOTATION)
+        if live is None or live_hash != ds["metadata"]["annotations"][HASH_ANNOTATION]:
+            actions.apply.append(ds)
+    managed = {op.daemonset for op in operand_table().operands}
+    wanted = {ds["metadata"]["name"] for ds in rendered}
+    for name in sorted(snapshot.daemonsets):
+        if name in managed and name not in wanted and gpu_nodes:
+            actions.delete_daemonsets.append(name)
+
+    not_ready_ds = sorted(
+        ds["metadata"]["name"]
+        for ds in rendered
+        if ds["metadata"]["name"] not in snapshot.daemonsets
+        or not daemonset_ready(snapshot.daemonsets[ds["metadata"]["name"]])
+        or any(a is ds for a in actions.apply)
+    )
+    waiting_nodes: list[dict[str, Any]] = []
+    ready_nodes = 0
+    for name, node_plan in sorted(actions.plans.items()):
+        if not node_plan.gpu_node:
+            continue
+        if name in held_nodes:
+            waiting_nodes.append(
+                {
+                    "name": name,
+                    "workload": current_workload(NodeFacts.from_object(snapshot.nodes[name]).labels)
+                    or "",
+                    "waitingFor": [],
+                    "held": True,
+                    "message": "workload switch held: GPU pods still running",
+                }
+            )
+            continue
+        waiting = [
+            op.name
+            for op in node_plan.running_operands()
+            if op.name in enabled_names
+            and not any(p.ready for p in operand_pods.get((name, op.name), []))
+        ]
+        if name in actions.node_label_patches:
+            waiting = waiting or ["labels"]
+        if waiting:
+            stages = {op.name: op.stage or 0 for op in node_plan.operands}
+            waiting.sort(key=lambda n: (stages.get(n, 0), n))
+            waiting_nodes.append(
+                {
+                    "name": name,
+                    "workload": node_plan.workload.config or "",
+                    "waitingFor": waiting,
+                    "held": False,
+                    "message": f"waiting for {waiting[0]} (stage {stages.get(waiting[0], 0)})",
+                }
+            )
+        else:
+            ready_nodes += 1
+
+    conditions: list[dict[str, str]] = []
+    ready = not not_ready_ds and not waiting_nodes
+    if ready:
+        reason, message = (
+            (
+                "Reconciled",
+                "ClusterPolicy is ready as all resources have been successfully reconciled",
+            )
+            if gpu_nodes
+            else ("NoGPUNodes", "No GPU node found, watching for new nodes to join the cluster.")
+        )
+        conditions += [
+            _condition("Ready", True, reason, message),
+            _condition("Error", False, "Ready", ""),
+        ]
+    else:
+        parts = []
+        if not_ready_ds:
+            parts.append(f"states not ready: {not_ready_ds}")
+        if waiting_nodes:
+            parts.append(
+                f"{len(waiting_nodes)} node(s) not ready: {_names([n['name'] for n in waiting_nodes])}"
+            )
+        conditions += [
+            _condition("Ready", False, "OperandNotReady", "ClusterPolicy is not ready"),
+            _condition(
+                "Error", True, "OperandNotReady", "ClusterPolicy is not ready; " + "; ".join(parts)
+            ),
+        ]
+    conditions.append(
+        _condition(
+            "WorkloadLabelsIgnored",
+            bool(ignored_nodes),
+            "SandboxWorkloadsDisabled" if ignored_nodes else "None",
+            (
+                f"nvidia.com/gpu.workload.config is set but ignored because"
+                f" sandboxWorkloads.enabled is false on: {_names(ignored_nodes)}"
+                if ignored_nodes
+                else ""
+            ),
+        )
+    )
+    conditions.append(
+        _condition(
+            "InvalidWorkloadLabels",
+            bool(invalid_nodes),
+            "InvalidValue" if invalid_nodes else "None",
+            f"invalid nvidia.com/gpu.workload.config on: {_names(invalid_nodes)}"
+            if invalid_nodes
+            else "",
+        )
+    )
+    conditions.append(
+        _condition(
+            "VgpuConfigInvalid",
+            bool(vgpu_problem_nodes),
+            "Infeasible" if vgpu_problem_nodes else "None",
+            f"nvidia.com/vgpu.config cannot be applied on: {_names(vgpu_problem_nodes)}"
+            if vgpu_problem_nodes
+            else "",
+        )
+    )
+    conditions.append(
+        _condition(
+            "WorkloadSwitchHeld",
+            bool(held_nodes),
+            "GpuPodsRunning" if held_nodes else "None",
+            f"workload switch held on: {_names(held_nodes)}" if held_nodes else "",
+        )
+    )
+    nodes_summary = {
+        "gpuNodes": gpu_nodes,
+        "readyNodes": ready_nodes,
+        "byWorkload": dict(sorted(by_workload.items())),
+        "notReady": waiting_nodes[:MAX_LISTED_NODES],
+    }
+    actions.ready = ready
+    _set_status(
+        actions,
+        chosen,
+        snapshot.namespace,
+        "ready" if ready else "notReady",
+        conditions,
+        now,
+        nodes_summary,
+    )
+    return actions
+
+
+def _set_status(
+    actions: Actions,
+    policy: Mapping[str, Any],
+    namespace: str,
+    state: str,
+    conditions: list[dict[str, str]],
+    now: str,
+    nodes: Mapping[str, Any],
+) -> None:
+    old = policy.get("status") or {}
+    status: dict[str, Any] = {
+        "state": state,
+        "namespace": namespace,
+        "conditions": _merge_conditions(old.get("conditions"), conditions, now),
+    }
+    if nodes:
+        status["nodes"] = dict(nodes)
+    if _status_differs(old, status):
+        actions.status[str((policy.get("metadata") or {}).get("name"))] = status
+
+
+def _cleanup_without_policy(snapshot: Snapshot, actions: Actions) -> None:
+    """No ClusterPolicy: take back the deploy labels (owned objects go by garbage collection)."""
+    prefix = operand_table().deploy_labels.prefix
+    known = operand_table().deploy_labels.known_keys
+    for name, node in sorted(snapshot.nodes.items()):
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        removals: dict[str, str | None] = {
+            key: None
+            for key in labels
+            if key.startswith(prefix) and key.removeprefix(prefix) in known
+        }
+        if removals:
+            actions.node_label_patches[name] = removals

@@ -1,0 +1,241 @@
+"""What the node-side software would have done, given which operand pods are Ready.
+
+Pure: a simulated Node and the operand pods on it in, the node's simulated state out
+(GPU resources in status, GPU feature discovery labels, vGPU config state, and `gpuop.io/sim.*`
+annotations showing the host side: which driver owns the cards, which vGPU devices exist).
+An operand takes effect when its pod is Ready and the operands it waits for (per the operand
+table) have taken effect, if they run there. Names and counts come from the planner's
+naming and vGPU modules, never from a second copy of the rules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuop.catalog import gpu_catalog, operand_table
+from gpuop.naming import (
+    CONTAINER_RESOURCE,
+    PciDatabase,
+    is_gpu_resource,
+    mdev_type_name,
+    passthrough_resource,
+    vgpu_resource,
+)
+from gpuop.planner import VGPU_CONFIG_LABEL, VGPU_CONFIG_STATE_LABEL
+from gpuop.planner.inventory import GpuCard, learn_inventory
+from gpuop.vgpu import DEFAULT_CONFIG_NAME, Card, VgpuConfigFile, apply_vgpu_config
+
+DRIVER_ANNOTATION = "gpuop.io/sim.gpu-driver"
+VGPU_HOST_ANNOTATION = "gpuop.io/sim.vgpu-host-driver"
+VGPU_DEVICES_ANNOTATION = "gpuop.io/sim.vgpu-devices"
+VGPU_APPLYING_ANNOTATION = "gpuop.io/sim.vgpu-applying"
+TOOLKIT_ANNOTATION = "gpuop.io/sim.container-runtime"
+DRIVER_VERSION = "595.91.07"
+CUDA_VERSION = "13.2"
+KATA_RESOURCE = "nvidia.com/pgpu"
+
+GFD_LABEL_KEYS = (
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.count",
+    "nvidia.com/gpu.memory",
+    "nvidia.com/gpu.family",
+    "nvidia.com/gpu.compute.major",
+    "nvidia.com/gpu.compute.minor",
+    "nvidia.com/gpu.replicas",
+    "nvidia.com/gpu.sharing-strategy",
+    "nvidia.com/gpu.mode",
+    "nvidia.com/mig.capable",
+    "nvidia.com/cuda.driver-version.major",
+    "nvidia.com/cuda.driver-version.minor",
+    "nvidia.com/cuda.driver-version.revision",
+    "nvidia.com/cuda.driver-version.full",
+    "nvidia.com/cuda.runtime-version.major",
+    "nvidia.com/cuda.runtime-version.minor",
+    "nvidia.com/cuda.runtime-version.full",
+)
+SIM_ANNOTATIONS = (
+    DRIVER_ANNOTATION,
+    VGPU_HOST_ANNOTATION,
+    VGPU_DEVICES_ANNOTATION,
+    VGPU_APPLYING_ANNOTATION,
+    TOOLKIT_ANNOTATION,
+)
+
+
+@dataclass(frozen=True)
+class OperandPod:
+    operand: str
+    ready: bool
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class NodeChanges:
+    """Patches to bring a node to its simulated state; empty when it is there."""
+
+    labels: dict[str, str | None] = field(default_factory=dict)
+    annotations: dict[str, str | None] = field(default_factory=dict)
+    resources: dict[str, str | None] = field(default_factory=dict)
+    configure_runtime: bool | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.labels or self.annotations or self.resources)
+
+
+def effective_operands(pods: Mapping[str, OperandPod]) -> set[str]:
+    """Operands whose pods are Ready and whose dependencies on this node took effect."""
+    table = operand_table()
+    effective: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, pod in pods.items():
+            if name in effective or not pod.ready:
+                continue
+            try:
+                waits = table.operand(name).waits_for
+            except KeyError:
+                continue
+            if all(dep in effective or dep not in pods for dep in waits):
+                effective.add(name)
+                changed = True
+    return effective
+
+
+def _gfd_labels(cards: tuple[GpuCard, ...]) -> dict[str, str]:
+    model = gpu_catalog().by_model(cards[0].model) if cards and cards[0].model else None
+    if model is None:
+        return {}
+    major, minor = model.compute_capability.split(".")
+    drv_major, drv_minor, drv_rev = DRIVER_VERSION.split(".")
+    cuda_major, cuda_minor = CUDA_VERSION.split(".")
+    return {
+        "nvidia.com/gpu.product": model.product,
+        "nvidia.com/gpu.count": str(len(cards)),
+        "nvidia.com/gpu.memory": str(model.memory_mib),
+        "nvidia.com/gpu.family": model.family,
+        "nvidia.com/gpu.compute.major": major,
+        "nvidia.com/gpu.compute.minor": minor,
+        "nvidia.com/gpu.replicas": "1",
+        "nvidia.com/gpu.sharing-strategy": "none",
+        "nvidia.com/gpu.mode": "compute",
+        "nvidia.com/mig.capable": str(model.mig_capable).lower(),
+        "nvidia.com/cuda.driver-version.major": drv_major,
+        "nvidia.com/cuda.driver-version.minor": drv_minor,
+        "nvidia.com/cuda.driver-version.revision": drv_rev,
+        "nvidia.com/cuda.driver-version.full": DRIVER_VERSION,
+        "nvidia.com/cuda.runtime-version.major": cuda_major,
+        "nvidia.com/cuda.runtime-version.minor": cuda_minor,
+        "nvidia.com/cuda.runtime-version.full": CUDA_VERSION,
+    }
+
+
+def node_changes(
+    node: Mapping[str, Any],
+    pods: Mapping[str, OperandPod],
+    vgpu_config: VgpuConfigFile,
+    pci_db: PciDatabase,
+) -> NodeChanges:
+    """The patches that make `node` show what its Ready operands would have done."""
+    meta = node.get("metadata") or {}
+    labels: dict[str, str] = dict(meta.get("labels") or {})
+    annotations: dict[str, str] = dict(meta.get("annotations") or {})
+    allocatable: dict[str, str] = {
+        str(k): str(v) for k, v in ((node.get("status") or {}).get("allocatable") or {}).items()
+    }
+    cards = learn_inventory(labels, annotations, {}).cards
+    effective = effective_operands(pods)
+
+    want_labels: dict[str, str] = {}
+    want_annotations: dict[str, str] = {}
+    want_resources: dict[str, str] = {}
+
+    if "driver" in effective:
+        want_annotations[DRIVER_ANNOTATION] = "nvidia"
+    elif "vfio-manager" in effective:
+        want_annotations[DRIVER_ANNOTATION] = "vfio-pci"
+    elif "vgpu-manager" in effective:
+        want_annotations[DRIVER_ANNOTATION] = "nvidia-vgpu"
+    if "vgpu-manager" in effective:
+        want_annotations[VGPU_HOST_ANNOTATION] = DRIVER_VERSION
+    if "container-toolkit" in effective:
+        want_annotations[TOOLKIT_ANNOTATION] = "nvidia runtime registered in /etc/containerd"
+    if "gpu-feature-discovery" in effective:
+        want_labels.update(_gfd_labels(cards))
+    if "device-plugin" in effective and cards:
+        want_resources[CONTAINER_RESOURCE] = str(len(cards))
+
+    vgpu_totals: dict[str, int] = {}
+    if "vgpu-manager" in effective:
+        # vGPU devices live on the host as long as the vGPU host driver is loaded.
+        previous = annotations.get(VGPU_DEVICES_ANNOTATION)
+        if previous:
+            want_annotations[VGPU_DEVICES_ANNOTATION] = previous
+            vgpu_totals = _decode_devices(previous)
+        if annotations.get(VGPU_APPLYING_ANNOTATION):
+            want_annotations[VGPU_APPLYING_ANNOTATION] = annotations[VGPU_APPLYING_ANNOTATION]
+    dm_pod = pods.get("vgpu-device-manager")
+    if dm_pod is not None and "vgpu-device-manager" in effective and "vgpu-manager" in effective:
+        wanted_name = labels.get(VGPU_CONFIG_LABEL) or dm_pod.env.get(
+            "DEFAULT_VGPU_CONFIG", DEFAULT_CONFIG_NAME
+        )
+        applying = annotations.get(VGPU_APPLYING_ANNOTATION)
+        state = labels.get(VGPU_CONFIG_STATE_LABEL)
+        if applying != wanted_name:
+            want_labels[VGPU_CONFIG_STATE_LABEL] = "pending"
+            want_annotations[VGPU_APPLYING_ANNOTATION] = wanted_name
+        else:
+            result = apply_vgpu_config(
+                vgpu_config,
+                wanted_name,
+                [Card(c.index, c.device_id, c.vendor_id, None, c.model) for c in cards],
+            )
+            want_annotations[VGPU_APPLYING_ANNOTATION] = wanted_name
+            want_labels[VGPU_CONFIG_STATE_LABEL] = result.state if state else "pending"
+            if state:
+                vgpu_totals = dict(result.totals) if result.ok else {}
+                want_annotations.pop(VGPU_DEVICES_ANNOTATION, None)
+                if vgpu_totals:
+                    want_annotations[VGPU_DEVICES_ANNOTATION] = json.dumps(
+                        vgpu_totals, sort_keys=True, separators=(",", ":")
+                    )
+    elif dm_pod is not None and labels.get(VGPU_CONFIG_STATE_LABEL):
+        want_labels[VGPU_CONFIG_STATE_LABEL] = labels[VGPU_CONFIG_STATE_LABEL]
+
+    if "sandbox-device-plugin" in effective:
+        if want_annotations.get(DRIVER_ANNOTATION) == "vfio-pci":
+            for card in cards:
+                name = passthrough_resource(card.device_id, pci_db).resource
+                want_resources[name] = str(int(want_resources.get(name, "0")) + 1)
+        for vgpu_type, count in vgpu_totals.items():
+            want_resources[vgpu_resource(mdev_type_name(vgpu_type))] = str(count)
+    if "kata-sandbox-device-plugin" in effective and want_annotations.get(DRIVER_ANNOTATION) == "vfio-pci":
+        want_resources[KATA_RESOURCE] = str(len(cards))
+
+    changes = NodeChanges()
+    for key in GFD_LABEL_KEYS + (VGPU_CONFIG_STATE_LABEL,):
+        if labels.get(key) != want_labels.get(key):
+            changes.labels[key] = want_labels.get(key)
+    for key in SIM_ANNOTATIONS:
+        if annotations.get(key) != want_annotations.get(key):
+            changes.annotations[key] = want_annotations.get(key)
+    for key in set(allocatable) | set(want_resources):
+        if not is_gpu_resource(key):
+            continue
+        if allocatable.get(key) != want_resources.get(key):
+            changes.resources[key] = want_resources.get(key)
+    changes.configure_runtime = "container-toolkit" in effective
+    return changes
+
+
+def _decode_devices(value: str) -> dict[str, int]:
+    try:
+        raw = json.loads(value)
+    except json.JSONDecodeError:
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k): int(v) for k, v in raw.items() if isinstance(v, int)}

@@ -1,0 +1,167 @@
+"""Simulated GPU hardware: kwok Nodes that look like freshly discovered GPU servers.
+
+A simulated node carries what node feature discovery would put on a real one (the PCI
+vendor label for NVIDIA, IOMMU and SR-IOV hints, OS release), the `gpuop.io/gpu-inventory`
+annotation hardware discovery writes (PCI ids, bus addresses, memory per card), realistic
+CPU/memory capacity, and kwok's markers so the kwok controller keeps it Ready. It starts
+without any `nvidia.com/*` resource: those appear only when the simulated operands run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuop.catalog import gpu_catalog
+from gpuop.planner.inventory import INVENTORY_ANNOTATION, GpuCard, encode_inventory
+
+SIM_LABEL = "gpuop.io/simulated"
+KWOK_ANNOTATION = "kwok.x-k8s.io/node"
+_DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+class SimError(ValueError):
+    """Bad simulator input: unknown GPU model, bad count, bad name, duplicate node."""
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str
+    gpu: str
+    count: int
+    labels: dict[str, str] = field(default_factory=dict)
+    cpu: str = "32"
+    memory: str = "256Gi"
+    pods: str = "110"
+
+
+def validate_spec(spec: NodeSpec) -> None:
+    if not _DNS_NAME.match(spec.name) or len(spec.name) > 253:
+        raise SimError(f"{spec.name!r} is not a valid node name (lower-case DNS name)")
+    if gpu_catalog().by_model(spec.gpu) is None:
+        known = ", ".join(g.model for g in gpu_catalog().gpus)
+        raise SimError(f"unknown GPU model {spec.gpu!r}; known models: {known}")
+    if spec.count < 1:
+        raise SimError(f"--count must be at least 1 (got {spec.count})")
+    if spec.count > 16:
+        raise SimError(f"--count must be at most 16 GPUs per node (got {spec.count})")
+
+
+def cards_for(spec: NodeSpec) -> list[GpuCard]:
+    model = gpu_catalog().by_model(spec.gpu)
+    assert model is not None
+    return [
+        GpuCard(
+            index=i,
+            device_id=model.pci_device_id,
+            model=model.model,
+            memory_mib=model.memory_mib,
+            bdf=f"0000:{0x17 + 0x20 * i:02x}:00.0",
+        )
+        for i in range(spec.count)
+    ]
+
+
+def node_manifest(spec: NodeSpec) -> dict[str, Any]:
+    """The Node object for a simulated GPU server (status included: nodes keep it on create)."""
+    validate_spec(spec)
+    labels = {
+        "kubernetes.io/hostname": spec.name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "type": "kwok",
+        SIM_LABEL: "true",
+        "feature.node.kubernetes.io/pci-10de.present": "true",
+        "feature.node.kubernetes.io/pci-0302_10de.present": "true",
+        "feature.node.kubernetes.io/iommu-enabled": "true",
+        "feature.node.kubernetes.io/pci-0302_10de.sriov.capable": "true",
+        "feature.node.kubernetes.io/system-os_release.ID": "ubuntu",
+        "feature.node.kubernetes.io/system-os_release.VERSION_ID": "24.04",
+        "feature.node.kubernetes.io/kernel-version.full": "6.8.0-51-generic",
+        **spec.labels,
+    }
+    resources = {"cpu": spec.cpu, "memory": spec.memory, "pods": spec.pods, "ephemeral-storage": "500Gi"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": spec.name,
+            "labels": labels,
+            "annotations": {
+                KWOK_ANNOTATION: "fake",
+                INVENTORY_ANNOTATION: encode_inventory(cards_for(spec)),
+            },
+        },
+        "spec": {},
+        "status": {
+            "capacity": dict(resources),
+            "allocatable": dict(resources),
+            "nodeInfo": {
+                "architecture": "amd64",
+                "operatingSystem": "linux",
+                "osImage": "Ubuntu 24.04.1 LTS",
+                "kernelVersion": "6.8.0-51-generic",
+                "containerRuntimeVersion": "containerd://1.7.24",
+                "kubeletVersion": "v1.37.2",
+                "kubeProxyVersion": "",
+                "machineID": "",
+                "systemUUID": "",
+                "bootID": "",
+            },
+        },
+    }
+
+
+def parse_cluster_spec(obj: Any) -> list[NodeSpec]:
+    """Read a simulated cluster description.
+
+    \b
+    nodes:
+      - {name: gpu-container, gpu: A10, count: 2, labels: {nvidia.com/gpu.workload.config: container}}
+      - {namePrefix: pool-a-, replicas: 1000, gpu: A10, count: 2}
+    """
+    if not isinstance(obj, dict) or not isinstance(obj.get("nodes"), list):
+        raise SimError("a cluster spec is a mapping with a `nodes` list")
+    specs: list[NodeSpec] = []
+    for position, item in enumerate(obj["nodes"]):
+        where = f"nodes[{position}]"
+        if not isinstance(item, dict):
+            raise SimError(f"{where}: expected a mapping")
+        unknown = set(item) - {"name", "namePrefix", "replicas", "gpu", "count", "labels", "cpu", "memory"}
+        if unknown:
+            raise SimError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+        gpu = item.get("gpu")
+        count = item.get("count", 1)
+        labels = item.get("labels") or {}
+        if not isinstance(gpu, str):
+            raise SimError(f"{where}.gpu: a GPU model name is required")
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise SimError(f"{where}.count: expected an integer")
+        if not isinstance(labels, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
+        ):
+            raise SimError(f"{where}.labels: expected a mapping of strings")
+        extra = {k: str(item[k]) for k in ("cpu", "memory") if k in item}
+        if "name" in item:
+            names = [str(item["name"])]
+        else:
+            prefix = item.get("namePrefix")
+            replicas = item.get("replicas")
+            if not isinstance(prefix, str) or not isinstance(replicas, int) or replicas < 1:
+                raise SimError(f"{where}: give `name`, or `namePrefix` with `replicas` >= 1")
+            width = len(str(replicas))
+            names = [f"{prefix}{i:0{width}d}" for i in range(replicas)]
+        for name in names:
+            spec = NodeSpec(name=name, gpu=gpu, count=count, labels=dict(labels), **extra)
+            try:
+                validate_spec(spec)
+            except SimError as exc:
+                raise SimError(f"{where}: {exc}") from None
+            specs.append(spec)
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen:
+            raise SimError(f"node {spec.name} is listed twice")
+        seen.add(spec.name)
+    return specs

@@ -1,0 +1,777 @@
+"""Register the NVIDIA runtime with containerd on one host root, or take it away again.
+
+Why this module exists: it is the one entry point the CLI and the simulator call
+(`configure_runtime`, `revert_runtime`). It reads the files under the host root, asks
+`containerd` for the edits, lets `tomledit` apply them without disturbing anything else, and only
+then writes, through `hostfs.commit`, all or nothing. The order of work is what makes it safe:
+
+1. everything is read, parsed and planned in memory; any error stops here, nothing written;
+2. an unchanged plan writes nothing at all (configure twice, and the second run is a no-op);
+3. a dry run stops after planning and returns the unified diff;
+4. otherwise the backup of each original (once), the state record, and the files are
+   committed together.
+
+Two modes, as the upstream toolkit has:
+
+* ``drop-in`` (default): write `/etc/containerd/conf.d/99-nvidia.toml` and add it to the
+  `imports` of the main config; the main config gains one array entry and nothing else;
+* ``in-place``: edit the main config itself.
+
+Paths written into configuration files are host paths; the host root only says where on this
+machine those files live.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeAlias
+
+from gpuop import __version__
+from gpuop.toolkit import containerd, imports
+from gpuop.toolkit.diffs import unified_diff
+from gpuop.toolkit.errors import (
+    ConfigParseError,
+    ConfigPathError,
+    ConfigShapeError,
+    ConfigVersionError,
+    StateError,
+    parse_error,
+)
+from gpuop.toolkit.hostfs import FileWrite, HostPath, HostRoot, commit, remove_empty_dirs, sha256
+from gpuop.toolkit.results import (
+    MODES,
+    Change,
+    FileAction,
+    FileOutcome,
+    Mode,
+    RuntimeHandler,
+    RuntimeResult,
+)
+from gpuop.toolkit.state import (
+    BACKUP_SUFFIX,
+    DROP_IN_MARKER,
+    STATE_SUFFIX,
+    FileRecord,
+    StateRecord,
+)
+from gpuop.toolkit.tomledit import (
+    AppendItem,
+    DeleteKey,
+    Edit,
+    EditError,
+    RemoveItem,
+    SetValue,
+    apply_to_data,
+    dotted,
+    dump,
+    edit_text,
+    lookup,
+    parse,
+)
+
+ImportStyle: TypeAlias = Literal["file", "glob"]
+
+DEFAULT_CONFIG = "/etc/containerd/config.toml"
+DEFAULT_DROP_IN = "/etc/containerd/conf.d/99-nvidia.toml"
+RESTART_HINT = (
+    "containerd reads its configuration at start: restart it (systemctl restart containerd)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeOptions:
+    """What to configure. Paths are host paths: as the node sees them, whatever the root."""
+
+    config: str = DEFAULT_CONFIG
+    mode: Mode = "drop-in"
+    runtime_class: str = containerd.DEFAULT_RUNTIME_CLASS
+    with_cdi_runtimes: bool = False
+    set_as_default: bool = False
+    enable_cdi: bool = False
+    install_dir: str = containerd.DEFAULT_INSTALL_DIR
+    drop_in: str = DEFAULT_DROP_IN
+    import_style: ImportStyle = "file"
+    """``file`` imports exactly the drop-in; ``glob`` imports `<dir>/*.toml`, as upstream does."""
+    runtime_type: str = containerd.RUNC_V2
+    new_config_version: int = 2
+    """The version written when the config is missing or empty (2 works on containerd 1.x and 2.x)."""
+
+    def handlers(self) -> tuple[RuntimeHandler, ...]:
+        return containerd.runtime_handlers(
+            self.runtime_class,
+            with_cdi_runtimes=self.with_cdi_runtimes,
+            install_dir=self.install_dir,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Paths:
+    root: HostRoot
+    config: HostPath
+    state: HostPath
+    drop_in: HostPath
+
+
+@dataclass(slots=True)
+class _Planned:
+    path: HostPath
+    before: bytes | None
+    after: bytes | None
+    like: HostPath | None = None
+    action: FileAction | None = None
+    backup: str | None = None
+    diff: bool = True
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def outcome(self) -> FileOutcome:
+        if not self.changed:
+            action: FileAction = "unchanged"
+        elif self.action is not None:
+            action = self.action
+        elif self.before is None:
+            action = "created"
+        elif self.after is None:
+            action = "deleted"
+        else:
+            action = "modified"
+        return FileOutcome(
+            path=self.path.host,
+            action=action,
+            sha256_before=sha256(self.before),
+            sha256_after=sha256(self.after),
+            backup=self.backup,
+            diff=unified_diff(self.path.host, self.before, self.after) if self.diff else "",
+        )
+
+
+@dataclass(slots=True)
+class _Work:
+    planned: list[_Planned] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------------------------
+# configure
+
+
+def configure_runtime(
+    root: str = "/", options: RuntimeOptions | None = None, *, dry_run: bool = False
+) -> RuntimeResult:
+    """Register the NVIDIA runtime handlers in the containerd config under `root`.
+
+    Returns what was (or, with `dry_run`, would be) changed. Raises a `ToolkitError` subclass,
+    with nothing on disk changed, when the config cannot be edited safely.
+    """
+    options = options or RuntimeOptions()
+    _check_options(options)
+    handlers = options.handlers()
+    paths = _paths(root, options)
+    state = _load_state(paths)
+    if state is not None and state.mode != options.mode:
+        raise StateError(
+            f"{paths.config.host} was configured by gpuop in {state.mode} mode "
+            f"(see {paths.state.host}); revert that first with --revert --mode {state.mode}"
+        )
+
+    before = paths.root.read(paths.config)
+    text = _decode(before, paths.config)
+    data = _parse(text, paths.config.host)
+    found_version = containerd.config_version(data, paths.config.host)
+    version = found_version if found_version is not None else options.new_config_version
+    containerd.check_shape(data, version, paths.config.host)
+    loaded = imports.load_order(paths.root, paths.config, data)
+
+    work = _Work()
+    config_edits: list[Edit] = []
+    config_changes: list[Change] = []
+    if found_version is None:
+        config_edits.append(SetValue(("version",), version))
+        config_changes.append(Change(paths.config.host, "added", ("version",), version))
+
+    def plan(target: Mapping[str, Any], file: str) -> containerd.RuntimePlan:
+        return containerd.plan_runtimes(
+            target,
+            file=file,
+            version=version,
+            handlers=handlers,
+            set_as_default=options.set_as_default,
+            enable_cdi=options.enable_cdi,
+            runtime_type=options.runtime_type,
+        )
+
+    if options.mode == "in-place":
+        runtime_plan = plan(data, paths.config.host)
+        config_edits += runtime_plan.edits
+        config_changes += runtime_plan.changes
+        work.warnings += _shadowing_in_place(loaded, version, paths)
+    else:
+        needed = _plan_drop_in(work, paths, data, version, loaded, state, plan)
+        entry = paths.drop_in.host
+        if options.import_style == "glob":
+            entry = posixpath.dirname(entry) + "/*.toml"
+        existing = data.get("imports")
+        if needed and not imports.covers(existing or [], paths.config.host, paths.drop_in.host):
+            if existing is None:
+                config_edits.append(SetValue(("imports",), [entry]))
+                config_changes.append(Change(paths.config.host, "added", ("imports",), [entry]))
+            else:
+                config_edits.append(AppendItem(("imports",), entry))
+                config_changes.append(Change(paths.config.host, "appended", ("imports",), entry))
+
+    after = _edit(text, config_edits, paths.config.host).encode() if config_edits else before
+    work.planned.append(_Planned(paths.config, before, after))
+    work.changes += config_changes
+
+    result = RuntimeResult(
+        operation="configure",
+        root=str(paths.root.root),
+        config=paths.config.host,
+        mode=options.mode,
+        dry_run=dry_run,
+        config_version=version,
+        runtimes=handlers,
+        warnings=tuple(work.warnings),
+        state_file=paths.state.host if state is not None else None,
+    )
+    if not any(p.changed for p in work.planned):
+        return replace(
+            result, files=tuple(p.outcome() for p in work.planned), notes=tuple(work.notes)
+        )
+    if dry_run:
+        return replace(
+            result,
+            files=tuple(p.outcome() for p in work.planned),
+            changes=tuple(work.changes),
+            notes=(RESTART_HINT,),
+        )
+
+    commit(_configure_writes(paths, options, state, work.planned, work.changes), paths.root)
+    return replace(
+        result,
+        files=tuple(p.outcome() for p in work.planned),
+        changes=tuple(work.changes),
+        state_file=paths.state.host,
+        notes=(RESTART_HINT,),
+    )
+
+
+def _plan_drop_in(
+    work: _Work,
+    paths: _Paths,
+    data: Mapping[str, Any],
+    version: int,
+    loaded: Sequence[imports.LoadedFile],
+    state: StateRecord | None,
+    plan: Callable[[Mapping[str, Any], str], containerd.RuntimePlan],
+) -> bool:
+    """Plan the drop-in file; False when it is not needed (see below)."""
+    plugin = containerd.plugin_path(version)
+    drop = paths.drop_in
+    if drop.host == paths.config.host:
+        raise ConfigPathError("the drop-in file and the main config must be different files")
+    sections: list[tuple[str, Mapping[str, Any]]] = []
+    for path, source in [(paths.config.host, data)] + [
+        (f.path, f.data) for f in loaded if f.path != drop.host and f.data is not None
+    ]:
+        section = lookup(source, plugin)
+        if isinstance(section, Mapping):
+            sections.append((path, section))
+    effective = containerd.merge_plugin_sections([s for _, s in sections], version)
+    sources = [p for p, _ in sections]
+    if version == 2 and sources:
+        sources = sources[-1:]
+
+    drop_data: dict[str, Any] = {"version": version}
+    if effective is not None:
+        drop_data["plugins"] = {plugin[1]: effective}
+    runtime_plan = plan(drop_data, drop.host)
+    drop_before = paths.root.read(drop)
+    owned = state is not None and state.file(drop.host) is not None
+    if not runtime_plan.edits and not owned:
+        # The files containerd loads already register every handler as asked (configured in
+        # place earlier, by gpuop or by hand): a drop-in would only duplicate them.
+        work.notes.append("already configured by the files containerd loads; no drop-in needed")
+        return False
+    final = apply_to_data(drop_data, runtime_plan.edits)
+    body = dump(final, indented=True, literal_strings=version >= 3)
+    text = _drop_in_header(sources) + body
+
+    if (
+        drop_before is not None
+        and not owned
+        and not drop_before.startswith(DROP_IN_MARKER.encode())
+    ):
+        work.warnings.append(
+            f"{drop.host} existed and was not written by gpuop; it is replaced, and its "
+            "original is kept as a backup that --revert restores"
+        )
+    like = paths.config if paths.root.exists(paths.config) else None
+    work.planned.append(_Planned(drop, drop_before, text.encode(), like=like))
+    if drop_before != text.encode():
+        if effective is not None:
+            work.changes.append(
+                Change(drop.host, "copied", plugin, note=f"copied from {', '.join(sources)}")
+            )
+        work.changes += runtime_plan.changes
+
+    later = _loaded_after(loaded, drop.host)
+    for f in later:
+        if f.data is not None and isinstance(lookup(f.data, plugin), Mapping):
+            work.warnings.append(
+                f"{f.path} is loaded after {drop.host} and also defines {dotted(plugin)}"
+                + (
+                    "; containerd 1.x then uses that file's section and ignores the drop-in's"
+                    if version == 2
+                    else "; where keys overlap, that file wins"
+                )
+            )
+    for f in loaded:
+        if f.data is None:
+            work.warnings.append(f"{f.path} is listed in imports but does not exist")
+    return True
+
+
+def _loaded_after(loaded: Sequence[imports.LoadedFile], drop: str) -> list[imports.LoadedFile]:
+    paths = [f.path for f in loaded]
+    if drop in paths:
+        return list(loaded[paths.index(drop) + 1 :])
+    directory = posixpath.dirname(drop)
+    return [f for f in loaded if posixpath.dirname(f.path) == directory and f.path > drop]
+
+
+def _drop_in_header(sources: Sequence[str]) -> str:
+    lines = [
+        f"{DROP_IN_MARKER} (gpuop toolkit configure-runtime); gpuop rewrites or removes this file.",
+        "# It registers the NVIDIA container runtime handlers with containerd.",
+    ]
+    if sources:
+        lines += [
+            f"# It repeats the CRI runtime section of {', '.join(sources)},",
+            "# because containerd 1.x lets the last file that defines a plugin section",
+            "# replace it whole. Change those settings there, then run",
+            "# `gpuop toolkit configure-runtime` again.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _shadowing_in_place(
+    loaded: Sequence[imports.LoadedFile], version: int, paths: _Paths
+) -> list[str]:
+    plugin = containerd.plugin_path(version)
+    warnings = []
+    for f in loaded:
+        if f.data is None:
+            warnings.append(f"{f.path} is listed in imports but does not exist")
+        elif isinstance(lookup(f.data, plugin), Mapping):
+            if version == 2:
+                warnings.append(
+                    f"{f.path} (imported) also defines {dotted(plugin)}; containerd 1.x then "
+                    f"ignores that section of {paths.config.host}, so the handlers added there "
+                    "have no effect: use --mode drop-in"
+                )
+            else:
+                warnings.append(
+                    f"{f.path} (imported) also sets keys of {dotted(plugin)}; where they overlap "
+                    f"with {paths.config.host}, that file wins"
+                )
+    return warnings
+
+
+def _configure_writes(
+    paths: _Paths,
+    options: RuntimeOptions,
+    state: StateRecord | None,
+    planned: Sequence[_Planned],
+    changes: Sequence[Change],
+) -> list[FileWrite]:
+    new_state = state or StateRecord(
+        mode=options.mode,
+        config=paths.config.host,
+        drop_in=paths.drop_in.host if options.mode == "drop-in" else None,
+        files=(),
+        changes=(),
+    )
+    backups: list[FileWrite] = []
+    files: list[FileWrite] = []
+    created_dirs = list(new_state.created_dirs)
+    for item in planned:
+        if not item.changed:
+            continue
+        assert item.after is not None
+        record = new_state.file(item.path.host)
+        if record is None:
+            backup = None
+            if item.before is not None:
+                backup_path = _free_backup(paths.root, item.path)
+                backups.append(FileWrite(backup_path, item.before, like=item.path))
+                backup = backup_path.host
+            record = FileRecord(
+                path=item.path.host,
+                existed=item.before is not None,
+                original_sha256=sha256(item.before),
+                written_sha256=sha256(item.after) or "",
+                backup=backup,
+            )
+        else:
+            record = replace(record, written_sha256=sha256(item.after) or "")
+        item.backup = record.backup
+        new_state = new_state.with_file(record)
+        for directory in _missing_dirs(paths.root, item.path):
+            if directory not in created_dirs:
+                created_dirs.append(directory)
+        files.append(FileWrite(item.path, item.after, like=item.like))
+    names = list(new_state.runtimes)
+    names += [h.name for h in options.handlers() if h.name not in names]
+    # The drop-in is rewritten whole from the current options each time, so its records are
+    # replaced; edits to the main config accumulate, and a revert undoes them all.
+    rewritten = {paths.drop_in.host} if options.mode == "drop-in" else set()
+    rewritten &= {item.path.host for item in planned if item.changed}
+    kept = tuple(c for c in new_state.changes if c.file not in rewritten)
+    new_state = replace(
+        new_state,
+        changes=kept + tuple(changes),
+        created_dirs=tuple(created_dirs),
+        runtimes=tuple(names),
+        tool_version=__version__,
+    )
+    state_write = FileWrite(paths.state, new_state.to_json().encode(), default_mode=0o600)
+    return [*backups, state_write, *files]
+
+
+def _free_backup(root: HostRoot, path: HostPath) -> HostPath:
+    candidate = root.path(path.host + BACKUP_SUFFIX)
+    n = 1
+    while root.exists(candidate):
+        candidate = root.path(f"{path.host}{BACKUP_SUFFIX}.{n}")
+        n += 1
+    return candidate
+
+
+def _missing_dirs(root: HostRoot, path: HostPath) -> list[str]:
+    missing: list[str] = []
+    directory = posixpath.dirname(path.host)
+    while directory != "/" and not root.path(directory).real.exists():
+        missing.append(directory)
+        directory = posixpath.dirname(directory)
+    return missing
+
+
+# ----------------------------------------------------------------------------------------------
+# revert
+
+
+def revert_runtime(
+    root: str = "/",
+    options: RuntimeOptions | None = None,
+    *,
+    dry_run: bool = False,
+    by_name: bool = False,
+) -> RuntimeResult:
+    """Undo what `configure_runtime` did under `root`, using its state record.
+
+    A file unchanged since gpuop wrote it gets its original bytes back (or is removed, when
+    gpuop created it); a file edited since loses only the keys gpuop added, and keys gpuop
+    changed get their previous values back when nobody changed them again.
+
+    Without a state record gpuop added nothing, so nothing is reverted: the result only says
+    which NVIDIA handlers are present. With `by_name` (for hosts configured by the upstream
+    toolkit), handlers whose binary is an `nvidia-container-runtime` are removed by name, as
+    upstream does, together with gpuop's own drop-in and its import; the result says what was
+    left alone.
+    """
+    options = options or RuntimeOptions()
+    _check_options(options)
+    paths = _paths(root, options)
+    state = _load_state(paths)
+    if state is None:
+        return _revert_without_state(paths, options, dry_run, by_name=by_name)
+
+    work = _Work()
+    for record in reversed(state.files):
+        path = paths.root.path(record.path)
+        current = paths.root.read(path)
+        if current is None:
+            if record.existed:
+                work.warnings.append(f"{record.path} no longer exists; left absent")
+            continue
+        file_changes = [c for c in state.changes if c.file == record.path]
+        if sha256(current) == record.written_sha256:
+            if not record.existed:
+                work.planned.append(_Planned(path, current, None))
+                continue
+            original = paths.root.read(paths.root.path(record.backup)) if record.backup else None
+            if original is not None and sha256(original) == record.original_sha256:
+                work.planned.append(_Planned(path, current, original, action="restored"))
+                work.changes += _inverse_records(file_changes)
+                continue
+            work.warnings.append(
+                f"the backup of {record.path} is missing or changed; removing gpuop's keys instead"
+            )
+        elif not record.existed and record.path == state.drop_in:
+            work.warnings.append(
+                f"{record.path} was edited after gpuop wrote it; removed anyway, gpuop owns it"
+            )
+            work.planned.append(_Planned(path, current, None))
+            continue
+        else:
+            work.warnings.append(
+                f"{record.path} was edited after gpuop wrote it; removing only gpuop's keys"
+            )
+        text = _decode(current, path)
+        now = _parse(text, record.path)
+        edits, records, skipped = _inverse(file_changes, now)
+        work.warnings += skipped
+        work.changes += records
+        after = _edit(text, edits, record.path).encode()
+        work.planned.append(_Planned(path, current, after))
+
+    for record in state.files:
+        if record.backup and paths.root.exists(paths.root.path(record.backup)):
+            backup = paths.root.path(record.backup)
+            work.planned.append(
+                _Planned(backup, paths.root.read(backup), None, action="deleted", diff=False)
+            )
+    work.planned.append(
+        _Planned(paths.state, paths.root.read(paths.state), None, action="deleted", diff=False)
+    )
+    result = RuntimeResult(
+        operation="revert",
+        root=str(paths.root.root),
+        config=paths.config.host,
+        mode=state.mode,
+        dry_run=dry_run,
+        files=tuple(p.outcome() for p in work.planned),
+        changes=tuple(work.changes),
+        warnings=tuple(work.warnings),
+        state_file=paths.state.host,
+        notes=(RESTART_HINT,),
+    )
+    if dry_run:
+        return result
+    commit([FileWrite(p.path, p.after) for p in work.planned if p.changed], paths.root)
+    remove_empty_dirs(paths.root, state.created_dirs)
+    return result
+
+
+def _inverse(
+    changes: Sequence[Change], data: Mapping[str, Any]
+) -> tuple[list[Edit], list[Change], list[str]]:
+    edits: list[Edit] = []
+    records: list[Change] = []
+    skipped: list[str] = []
+    now: dict[str, Any] = dict(data)
+
+    def add(edit: Edit) -> None:
+        nonlocal now
+        edits.append(edit)
+        now = apply_to_data(now, [edit])
+
+    for change in reversed(changes):
+        current = lookup(now, change.key)
+        if change.kind == "added":
+            if isinstance(change.value, list) and isinstance(current, list):
+                for element in change.value:
+                    add(RemoveItem(change.key, element))
+                add(DeleteKey(change.key, only_if_empty=True))
+                records.append(replace(change, kind="removed"))
+            elif current is not None:
+                add(DeleteKey(change.key))
+                records.append(replace(change, kind="removed", value=current))
+            for parent in change.created_parents:
+                add(DeleteKey(parent, only_if_empty=True))
+        elif change.kind == "changed":
+            if current == change.value:
+                add(SetValue(change.key, change.previous))
+                records.append(replace(change, kind="restored"))
+            elif current is not None:
+                skipped.append(
+                    f"{change.file}: {change.key_text} was changed again after gpuop set it; "
+                    "left as it is"
+                )
+        elif change.kind == "appended" and isinstance(current, list) and change.value in current:
+            add(RemoveItem(change.key, change.value))
+            records.append(replace(change, kind="removed"))
+    return edits, records, skipped
+
+
+def _inverse_records(changes: Sequence[Change]) -> list[Change]:
+    out: list[Change] = []
+    for change in reversed(changes):
+        if change.kind in ("added", "appended"):
+            out.append(replace(change, kind="removed"))
+        elif change.kind == "changed":
+            out.append(replace(change, kind="restored"))
+    return out
+
+
+def _revert_without_state(
+    paths: _Paths, options: RuntimeOptions, dry_run: bool, *, by_name: bool
+) -> RuntimeResult:
+    work = _Work()
+    if by_name:
+        work.warnings.append(
+            f"no gpuop state record ({paths.state.host}); removing NVIDIA runtime handlers by "
+            "name as the upstream toolkit does (enable_cdi and import globs are left as they are)"
+        )
+    names = {h.name for h in options.handlers()} | {"nvidia", "nvidia-cdi", "nvidia-legacy"}
+    before = paths.root.read(paths.config)
+    version: int | None = None
+    if before is not None:
+        text = _decode(before, paths.config)
+        data = _parse(text, paths.config.host)
+        version = containerd.config_version(data, paths.config.host)
+        edits: list[Edit] = []
+        if version is not None:
+            containerd.check_shape(data, version, paths.config.host)
+            edits, records = _remove_handlers(data, version, names, paths.config.host)
+            if not by_name:
+                if records:
+                    present = ", ".join(c.key[-1] for c in records if c.key[-1] in names)
+                    work.notes.append(
+                        f"no gpuop state record ({paths.state.host}): gpuop did not configure "
+                        f"this config, so nothing is reverted. NVIDIA handlers present: {present}; "
+                        "add --by-name to remove them as the upstream toolkit does"
+                    )
+                edits, records = [], []
+            work.changes += records
+            entries = data.get("imports") or []
+            if by_name and options.mode == "drop-in" and paths.drop_in.host in entries:
+                edits.append(RemoveItem(("imports",), paths.drop_in.host))
+                work.changes.append(
+                    Change(paths.config.host, "removed", ("imports",), paths.drop_in.host)
+                )
+        after = _edit(text, edits, paths.config.host).encode() if edits else before
+        work.planned.append(_Planned(paths.config, before, after))
+    drop_before = paths.root.read(paths.drop_in)
+    if drop_before is not None and by_name:
+        if drop_before.startswith(DROP_IN_MARKER.encode()):
+            work.planned.append(_Planned(paths.drop_in, drop_before, None))
+        else:
+            work.warnings.append(f"{paths.drop_in.host} was not written by gpuop; left as it is")
+    result = RuntimeResult(
+        operation="revert",
+        root=str(paths.root.root),
+        config=paths.config.host,
+        mode=options.mode,
+        dry_run=dry_run,
+        config_version=version,
+        files=tuple(p.outcome() for p in work.planned),
+        changes=tuple(work.changes),
+        warnings=tuple(work.warnings),
+        notes=tuple(work.notes) + ((RESTART_HINT,) if any(p.changed for p in work.planned) else ()),
+    )
+    if dry_run or not result.changed:
+        return result
+    commit([FileWrite(p.path, p.after) for p in work.planned if p.changed], paths.root)
+    return result
+
+
+def _remove_handlers(
+    data: Mapping[str, Any], version: int, names: set[str], file: str
+) -> tuple[list[Edit], list[Change]]:
+    edits: list[Edit] = []
+    records: list[Change] = []
+    base = containerd.runtimes_path(version)
+    runtimes = lookup(data, base) or {}
+    for name in sorted(names):
+        runtime = runtimes.get(name)
+        binary = (
+            lookup(runtime, ("options", "BinaryName")) if isinstance(runtime, Mapping) else None
+        )
+        if isinstance(binary, str) and posixpath.basename(binary).startswith(
+            "nvidia-container-runtime"
+        ):
+            edits.append(DeleteKey((*base, name)))
+            records.append(Change(file, "removed", (*base, name), runtime))
+    default_key = (*containerd.plugin_path(version), "containerd", "default_runtime_name")
+    default = lookup(data, default_key)
+    if default in names and edits:
+        edits.append(DeleteKey(default_key))
+        records.append(Change(file, "removed", default_key, default))
+    return edits, records
+
+
+# ----------------------------------------------------------------------------------------------
+# shared helpers
+
+
+def _check_options(options: RuntimeOptions) -> None:
+    if options.mode not in MODES:
+        raise ConfigPathError(f"unknown mode {options.mode!r}; use drop-in or in-place")
+    if options.new_config_version not in containerd.SUPPORTED_VERSIONS:
+        raise ConfigVersionError(
+            f"cannot create a version {options.new_config_version} config; "
+            "supported versions: 2 and 3"
+        )
+
+
+def _paths(root: str, options: RuntimeOptions) -> _Paths:
+    host = HostRoot(root)
+    if not host.root.is_dir():
+        raise ConfigPathError(f"host root {host.root} is not a directory")
+    config = host.resolve(host.path(options.config))
+    return _Paths(
+        root=host,
+        config=config,
+        state=host.path(config.host + STATE_SUFFIX),
+        drop_in=host.path(options.drop_in),
+    )
+
+
+def _load_state(paths: _Paths) -> StateRecord | None:
+    raw = paths.root.read(paths.state)
+    if raw is None:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StateError(
+            f"cannot use the gpuop state record {paths.state.host}: not UTF-8"
+        ) from exc
+    return StateRecord.from_json(text, paths.state.host)
+
+
+def _decode(raw: bytes | None, path: HostPath) -> str:
+    if raw is None:
+        return ""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigParseError(
+            path.host, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from exc
+
+
+def _parse(text: str, path: str) -> dict[str, Any]:
+    try:
+        strict = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise parse_error(path, exc) from exc
+    try:
+        lenient: dict[str, Any] = parse(text).unwrap()
+    except Exception as exc:  # tomlkit can fail on valid TOML, not always with its own errors
+        problem: object = exc
+    else:
+        if lenient == strict:
+            return strict
+        problem = "it reads the file differently from a strict TOML parser"
+    raise ConfigShapeError(
+        f"cannot edit {path} without rewriting it: the format-preserving TOML parser cannot "
+        f"handle this arrangement of tables ({problem}); put each table's header before the "
+        "headers of its sub-tables and try again; nothing was changed"
+    )
+
+
+def _edit(text: str, edits: Sequence[Edit], path: str) -> str:
+    try:
+        return edit_text(text, edits)
+    except EditError as exc:
+        raise ConfigShapeError(f"{path}: cannot edit safely: {exc}; nothing was changed") from exc

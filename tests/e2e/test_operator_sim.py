@@ -1,0 +1,345 @@
+"""The operator and the node simulator on the real control plane.
+
+The operator runs as its ServiceAccount under the shipped RBAC (not as admin); the
+simulator plays the node side of three 2x A10 nodes. Tests run in file order and share
+one operator stack for the module.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lightkube import Client
+from lightkube.core.exceptions import ApiError
+from lightkube.resources.apps_v1 import DaemonSet
+from lightkube.resources.core_v1 import Event, Pod
+
+from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
+from gpuop.lab import stack
+from gpuop.naming import is_gpu_resource
+from gpuop.planner import plan
+from gpuop.policy import parse_cluster_policy
+from gpuop.sim.hardware import NodeSpec, node_manifest
+
+pytestmark = pytest.mark.e2e
+
+NODES = {"e2e-container": "container", "e2e-passthrough": "vm-passthrough", "e2e-vgpu": "vm-vgpu"}
+EXPECTED = {
+    "e2e-container": {"nvidia.com/gpu": 2},
+    "e2e-passthrough": {"nvidia.com/GA102GL_A10": 2},
+    "e2e-vgpu": {"nvidia.com/NVIDIA_A10-12Q": 4},
+}
+OPERATOR_USER = "system:serviceaccount:gpu-operator:gpuop-operator"
+
+
+def wait_until(check: Callable[[], tuple[bool, Any]], timeout: float = 90, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        done, last = check()
+        if done:
+            return last
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}: last seen {last}")
+
+
+def gpu_allocatable(client: Client, name: str) -> dict[str, int]:
+    node = ops.get_node(client, name) or {}
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    return {k: int(v) for k, v in allocatable.items() if is_gpu_resource(k) and int(v) > 0}
+
+
+@pytest.fixture(scope="module")
+def gpuop_stack(
+    kubeconfig_path: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    kubeconfig = str(kubeconfig_path)
+    work = tmp_path_factory.mktemp("gpuop-stack")
+    stack.install_crd(kubeconfig)
+    operator_kubeconfig = stack.install_operator_access(kubeconfig, work)
+    client = sync_client(kubeconfig)
+    for name in NODES:
+        ops.delete_node(client, name)
+    operator = stack.start_operator(operator_kubeconfig, work / "logs")
+    simulator = stack.start_simulator(kubeconfig, work / "logs", work / "hosts")
+    state = {"kubeconfig": kubeconfig, "work": work, "operator": operator, "simulator": simulator}
+    yield state
+    state["operator"].stop()
+    state["simulator"].stop()
+    stack.delete_cluster_policy(kubeconfig, "cluster-policy")
+    for name in NODES:
+        ops.delete_node(client, name)
+    print("operator log tail:\n" + state["operator"].log_tail(40))
+
+
+def test_three_nodes_get_their_operand_sets_and_resources(gpuop_stack: dict[str, Any]) -> None:
+    kubeconfig = gpuop_stack["kubeconfig"]
+    client = sync_client(kubeconfig)
+    for name, workload in NODES.items():
+        ops.create_node(
+            client,
+            node_manifest(NodeSpec(name, "A10", 2, {"nvidia.com/gpu.workload.config": workload})),
+        )
+    stack.apply_cluster_policy(kubeconfig, stack.lab_policy(sandbox=True))
+
+    def converged() -> tuple[bool, Any]:
+        seen = {n: gpu_allocatable(client, n) for n in NODES}
+        policy = stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}
+        state = (policy.get("status") or {}).get("state")
+        return seen == EXPECTED and state == "ready", (state, seen)
+
+    wait_until(converged, 120, "three nodes to converge")
+    policy = parse_cluster_policy(stack.get_cluster_policy(kubeconfig, "cluster-policy"))
+    for name in NODES:
+        node = ops.get_node(client, name) or {}
+        labels = node["metadata"]["labels"]
+        node_plan = plan(policy, node)
+        assert node_plan.label_changes == {}, f"{name} labels differ from the plan"
+        deploy = {
+            k for k, v in labels.items() if k.startswith("nvidia.com/gpu.deploy.") and v == "true"
+        }
+        expected_keys = {
+            k
+            for k, v in node_plan.desired_labels.items()
+            if k.startswith("nvidia.com/gpu.deploy.") and v == "true"
+        }
+        assert deploy == expected_keys
+    pods = [p for p in client.list(Pod, namespace=stack.NAMESPACE)]
+    by_node: dict[str, set[str]] = {}
+    for pod in pods:
+        if pod.spec and pod.spec.nodeName in NODES and pod.metadata and pod.metadata.labels:
+            by_node.setdefault(pod.spec.nodeName, set()).add(
+                pod.metadata.labels.get("gpuop.io/operand", "")
+            )
+    assert "device-plugin" in by_node["e2e-container"]
+    assert (
+        "vfio-manager" in by_node["e2e-passthrough"]
+        and "device-plugin" not in by_node["e2e-passthrough"]
+    )
+    assert {"vgpu-manager", "vgpu-device-manager", "sandbox-device-plugin"} <= by_node["e2e-vgpu"]
+    names = {
+        ds.metadata.name for ds in client.list(DaemonSet, namespace=stack.NAMESPACE) if ds.metadata
+    }
+    assert (
+        "nvidia-sandbox-device-plugin-daemonset" in names
+        and "nvidia-device-plugin-daemonset" in names
+    )
+
+
+def test_vgpu_config_change_gives_twelve(gpuop_stack: dict[str, Any]) -> None:
+    client = sync_client(gpuop_stack["kubeconfig"])
+    ops.patch_node_sync(client, "e2e-vgpu", labels={"nvidia.com/vgpu.config": "A10-4Q"})
+    wait_until(
+        lambda: (
+            gpu_allocatable(client, "e2e-vgpu") == {"nvidia.com/NVIDIA_A10-4Q": 12},
+            gpu_allocatable(client, "e2e-vgpu"),
+        ),
+        60,
+        "A10-4Q x 12",
+    )
+
+
+def test_operator_is_quiet_when_converged(
+    gpuop_stack: dict[str, Any], audit_log_path: Path
+) -> None:
+    """Over a quiet period the operator sends no write request at all (audit log)."""
+    time.sleep(5)
+    start = audit_log_path.stat().st_size
+    time.sleep(60)
+    writes = []
+    with audit_log_path.open() as handle:
+        handle.seek(start)
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if (entry.get("user") or {}).get("username") != OPERATOR_USER:
+                continue
+            if (
+                entry.get("verb") in ("create", "update", "patch", "delete")
+                and entry.get("stage") == "ResponseComplete"
+            ):
+                writes.append((entry.get("verb"), entry.get("requestURI")))
+    assert writes == [], f"the operator wrote during a quiet minute: {writes[:10]}"
+
+
+def test_relabel_container_node_to_passthrough(gpuop_stack: dict[str, Any]) -> None:
+    client = sync_client(gpuop_stack["kubeconfig"])
+    ops.patch_node_sync(
+        client, "e2e-container", labels={"nvidia.com/gpu.workload.config": "vm-passthrough"}
+    )
+    wait_until(
+        lambda: (
+            gpu_allocatable(client, "e2e-container") == {"nvidia.com/GA102GL_A10": 2},
+            gpu_allocatable(client, "e2e-container"),
+        ),
+        90,
+        "the relabelled node to advertise the PCI resource only",
+    )
+    ops.patch_node_sync(
+        client, "e2e-container", labels={"nvidia.com/gpu.workload.config": "container"}
+    )
+    wait_until(
+        lambda: (
+            gpu_allocatable(client, "e2e-container") == {"nvidia.com/gpu": 2},
+            gpu_allocatable(client, "e2e-container"),
+        ),
+        90,
+        "the node to return to nvidia.com/gpu",
+    )
+
+
+def test_switch_is_held_while_gpu_pods_run(gpuop_stack: dict[str, Any]) -> None:
+    kubeconfig = gpuop_stack["kubeconfig"]
+    client = sync_client(kubeconfig)
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "holds-gpu", "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": "e2e-container"},
+            "containers": [
+                {"name": "c", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+            ],
+            "terminationGracePeriodSeconds": 0,
+        },
+    }
+    ops.create_or_replace_sync(client, pod)
+    wait_until(
+        lambda: (client.get(Pod, "holds-gpu", namespace="default").status.phase == "Running", None),
+        30,
+        "pod running",
+    )
+    ops.patch_node_sync(
+        client, "e2e-container", labels={"nvidia.com/gpu.workload.config": "vm-vgpu"}
+    )
+
+    def held() -> tuple[bool, Any]:
+        policy = stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}
+        cond = next(
+            (
+                c
+                for c in policy.get("status", {}).get("conditions", [])
+                if c["type"] == "WorkloadSwitchHeld"
+            ),
+            {},
+        )
+        return cond.get("status") == "True", cond
+
+    wait_until(held, 30, "WorkloadSwitchHeld")
+    time.sleep(2)
+    assert gpu_allocatable(client, "e2e-container") == {"nvidia.com/gpu": 2}
+    client.delete(Pod, "holds-gpu", namespace="default", grace_period=0)
+    wait_until(
+        lambda: (
+            gpu_allocatable(client, "e2e-container") == {"nvidia.com/NVIDIA_A10-12Q": 4},
+            gpu_allocatable(client, "e2e-container"),
+        ),
+        90,
+        "the switch to proceed once the pod is gone",
+    )
+    ops.patch_node_sync(
+        client, "e2e-container", labels={"nvidia.com/gpu.workload.config": "container"}
+    )
+    wait_until(
+        lambda: (gpu_allocatable(client, "e2e-container") == {"nvidia.com/gpu": 2}, None),
+        90,
+        "back to container",
+    )
+
+
+def test_sandbox_disabled_makes_all_container_and_warns(gpuop_stack: dict[str, Any]) -> None:
+    kubeconfig = gpuop_stack["kubeconfig"]
+    client = sync_client(kubeconfig)
+    client.patch(
+        ClusterPolicy,
+        "cluster-policy",
+        {"spec": {"sandboxWorkloads": {"enabled": False}}},
+        patch_type=PatchType.MERGE,
+    )
+    wait_until(
+        lambda: (
+            all(gpu_allocatable(client, n) == {"nvidia.com/gpu": 2} for n in NODES),
+            {n: gpu_allocatable(client, n) for n in NODES},
+        ),
+        90,
+        "all nodes container",
+    )
+
+    def warned() -> tuple[bool, Any]:
+        nodes = {
+            e.involvedObject.name
+            for e in client.list(Event, namespace="default")
+            if e.reason == "WorkloadLabelIgnored" and e.type == "Warning"
+        }
+        return {"e2e-passthrough", "e2e-vgpu"} <= nodes and "e2e-container" not in nodes, nodes
+
+    wait_until(warned, 30, "Warning events on the two sandbox-labelled nodes")
+    client.patch(
+        ClusterPolicy,
+        "cluster-policy",
+        {"spec": {"sandboxWorkloads": {"enabled": True}}},
+        patch_type=PatchType.MERGE,
+    )
+
+
+def test_invalid_cluster_policy_is_rejected_by_the_api_server(gpuop_stack: dict[str, Any]) -> None:
+    client = sync_client(gpuop_stack["kubeconfig"])
+    bad = stack.lab_policy(name="bad-policy")
+    bad["spec"]["sandboxWorkloads"]["defaultWorkload"] = "vm-everything"
+    with pytest.raises(ApiError) as info:
+        ops.create_or_replace_sync(client, bad)
+    assert "defaultWorkload" in str(info.value.status.message)
+    worse = stack.lab_policy(name="bad-policy")
+    worse["spec"]["driver"]["enabled"] = "yes"
+    with pytest.raises(ApiError) as info:
+        ops.create_or_replace_sync(client, worse)
+    assert "driver.enabled" in str(info.value.status.message)
+
+
+def test_second_policy_is_ignored_and_says_so(gpuop_stack: dict[str, Any]) -> None:
+    kubeconfig = gpuop_stack["kubeconfig"]
+    second = stack.lab_policy(name="zz-second-policy")
+    stack.apply_cluster_policy(kubeconfig, second)
+    wait_until(
+        lambda: (
+            (
+                (stack.get_cluster_policy(kubeconfig, "zz-second-policy") or {}).get("status") or {}
+            ).get("state")
+            == "ignored",
+            None,
+        ),
+        30,
+        "the newer policy to be ignored",
+    )
+    stack.delete_cluster_policy(kubeconfig, "zz-second-policy")
+
+
+def test_deleting_the_policy_removes_what_the_operator_created(gpuop_stack: dict[str, Any]) -> None:
+    kubeconfig = gpuop_stack["kubeconfig"]
+    client = sync_client(kubeconfig)
+    stack.delete_cluster_policy(kubeconfig, "cluster-policy")
+
+    def gone() -> tuple[bool, Any]:
+        names = [
+            ds.metadata.name
+            for ds in client.list(DaemonSet, namespace=stack.NAMESPACE)
+            if ds.metadata
+        ]
+        labelled = [
+            n
+            for n in NODES
+            if any(
+                k.startswith("nvidia.com/gpu.deploy.")
+                for k in ((ops.get_node(client, n) or {}).get("metadata") or {}).get("labels", {})
+            )
+        ]
+        return not names and not labelled, (names, labelled)
+
+    wait_until(gone, 90, "DaemonSets and deploy labels to be gone")

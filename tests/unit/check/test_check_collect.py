@@ -1,0 +1,145 @@
+"""`gpuop.kube.collect` against a fake client: what is kept, what is skipped."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import corpus_gen
+import httpx2
+import pytest
+from lightkube.core.exceptions import ApiError
+from lightkube.models.meta_v1 import Status
+from lightkube.resources.apps_v1 import DaemonSet
+from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
+
+from gpuop.check import run_checks
+from gpuop.kube import ClusterPolicy, KubeVirt, VirtualMachineInstance
+from gpuop.kube.collect import CollectError, collect
+
+NOW = datetime(2026, 8, 1, 10, 30, tzinfo=UTC)
+
+
+def _api_error(code: int) -> ApiError:
+    request = httpx2.Request("GET", "https://k8s.example/api")
+    response = httpx2.Response(code, json={"kind": "Status", "code": code, "message": "nope"}, request=request)
+    return ApiError(request=request, response=response)
+
+
+class FakeClient:
+    def __init__(self, objects: list[dict[str, Any]], missing: tuple[Any, ...] = ()) -> None:
+        self.objects = objects
+        self.missing = missing
+        self.calls: list[tuple[Any, Any]] = []
+
+    def _kind(self, res: Any) -> str:
+        return {
+            Node: "Node",
+            Pod: "Pod",
+            DaemonSet: "DaemonSet",
+            Event: "Event",
+            ConfigMap: "ConfigMap",
+            ClusterPolicy: "ClusterPolicy",
+            KubeVirt: "KubeVirt",
+            VirtualMachineInstance: "VirtualMachineInstance",
+        }[res]
+
+    def list(self, res: Any, *, namespace: Any = None) -> list[Any]:
+        self.calls.append((res, namespace))
+        if res in self.missing:
+            raise _api_error(404)
+        kind = self._kind(res)
+        found = [o for o in self.objects if o["kind"] == kind]
+        if res is Node:
+            return [Node.from_dict(o) for o in found]
+        return found
+
+    def get(self, res: Any, name: str, *, namespace: Any = None) -> Any:
+        for obj in self.objects:
+            if obj["kind"] == self._kind(res) and obj["metadata"]["name"] == name:
+                return obj
+        raise _api_error(404)
+
+
+def _cluster_objects() -> list[dict[str, Any]]:
+    objects = corpus_gen.stranded_capacity()
+    objects.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "web-0", "namespace": "default"},
+            "spec": {"nodeName": "lab-1", "containers": [{"name": "web", "image": "nginx"}]},
+        }
+    )
+    objects.append(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": "kube-proxy", "namespace": "kube-system"},
+        }
+    )
+    objects.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "old", "namespace": "ml"},
+            "involvedObject": {"kind": "Pod", "namespace": "ml", "name": "cuda-batch-0"},
+            "message": "long ago",
+            "lastTimestamp": "2026-07-01T00:00:00Z",
+        }
+    )
+    return objects
+
+
+def test_collect_keeps_what_check_reads() -> None:
+    progress: list[str] = []
+    client = FakeClient(_cluster_objects())
+    collected = collect(client, progress=progress.append, now=NOW)
+    objects = collected.objects
+    assert len(objects["Node"]) == 3
+    assert all(node["kind"] == "Node" for node in objects["Node"])
+    pod_names = {p["metadata"]["name"] for p in objects["Pod"]}
+    assert "web-0" not in pod_names
+    assert {"cuda-batch-0", "cuda-batch-1", "cuda-train-0"} <= pod_names
+    assert any(name.startswith("nvidia-driver-daemonset-") for name in pod_names)
+    assert "kube-proxy" not in {d["metadata"]["name"] for d in objects["DaemonSet"]}
+    assert [e["metadata"]["name"] for e in objects["Event"]] and "old" not in {
+        e["metadata"]["name"] for e in objects["Event"]
+    }
+    assert collected.skipped == [("ConfigMap", "gpu-operator/default-vgpu-devices-config: not found")]
+    assert any("listing Nodes" in line for line in progress)
+    assert (Pod, "*") in client.calls
+    report = run_checks(collected.all_objects())
+    assert report.codes() == {("GPU602", "Node/lab-3")}
+
+
+def test_missing_crds_are_skipped_not_fatal() -> None:
+    client = FakeClient(_cluster_objects(), missing=(KubeVirt, VirtualMachineInstance))
+    collected = collect(client, now=NOW)
+    assert ("KubeVirt", "the CRD is not installed") in collected.skipped
+    assert collected.objects["KubeVirt"] == []
+
+
+def test_unreachable_cluster_raises_collect_error() -> None:
+    class Down(FakeClient):
+        def list(self, res: Any, *, namespace: Any = None) -> list[Any]:
+            raise httpx2.ConnectError("Connection refused")
+
+    with pytest.raises(CollectError, match="cannot reach the cluster"):
+        collect(Down([]), now=NOW)
+
+
+def test_vgpu_config_map_is_read_from_the_operator_namespace() -> None:
+    objects = _cluster_objects()
+    objects.append(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "default-vgpu-devices-config", "namespace": "gpu-operator"},
+            "data": {"config.yaml": "version: v1\n"},
+        }
+    )
+    collected = collect(FakeClient(objects), now=NOW)
+    assert [c["metadata"]["name"] for c in collected.objects["ConfigMap"]] == [
+        "default-vgpu-devices-config"
+    ]

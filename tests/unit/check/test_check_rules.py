@@ -1,0 +1,333 @@
+"""Rules beyond the corpus: sharing, MIG, names, states, policies, events, outputs."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import corpus_gen
+import pytest
+
+from gpuop.check import REPORT_SCHEMA, RULES, Report, render_text, run_checks, to_sarif
+from gpuop.check.kubevirt import parse_version
+from gpuop.check.policy import salvage
+from gpuop.naming import PciDatabase
+from gpuop.policy import parse_cluster_policy
+
+Obj = dict[str, Any]
+
+
+def _lab_node(name: str, workload: str, **kwargs: Any) -> tuple[Obj, Obj]:
+    policy_obj = corpus_gen.lab_policy()
+    node, _ = corpus_gen.node_object(
+        name, corpus_gen.resolved(policy_obj), workload=workload, **kwargs
+    )
+    return policy_obj, node
+
+
+def _codes(objects: list[Obj], **kwargs: Any) -> set[tuple[str, str]]:
+    return run_checks(objects, **kwargs).codes()
+
+
+def _set(node: Obj, resource: str, value: str | None) -> None:
+    corpus_gen._set(node, resource, value)
+
+
+# --- resources ---------------------------------------------------------------------------
+
+
+def test_time_slicing_replicas_multiply_the_container_count() -> None:
+    policy, node = _lab_node("ts-1", "container")
+    node["metadata"]["labels"]["nvidia.com/gpu.replicas"] = "4"
+    _set(node, "nvidia.com/gpu", "8")
+    assert _codes([policy, node]) == set()
+    _set(node, "nvidia.com/gpu", "9")
+    assert _codes([policy, node]) == {("GPU205", "Node/ts-1")}
+
+
+def test_mig_resources_are_not_counted_as_whole_gpus() -> None:
+    policy, node = _lab_node("mig-1", "container")
+    _set(node, "nvidia.com/gpu", "0")
+    _set(node, "nvidia.com/mig-1g.10gb", "14")
+    assert _codes([policy, node]) == set()
+
+
+def test_fewer_passthrough_devices_than_cards() -> None:
+    policy, node = _lab_node("pt-1", "vm-passthrough")
+    _set(node, "nvidia.com/GA102GL_A10", "1")
+    assert _codes([policy, node]) == {("GPU206", "Node/pt-1")}
+
+
+def test_missing_resource_with_nothing_else_advertised() -> None:
+    policy, node = _lab_node("pt-1", "vm-passthrough")
+    _set(node, "nvidia.com/GA102GL_A10", "0")
+    report = run_checks([policy, node])
+    assert report.codes() == {("GPU207", "Node/pt-1")}
+    assert "nvidia-sandbox-device-plugin-daemonset" in report.findings[0].hint
+
+
+def test_stale_resource_at_zero_is_healthy() -> None:
+    policy, node = _lab_node("pt-1", "vm-passthrough")
+    _set(node, "nvidia.com/gpu", "0")
+    assert _codes([policy, node]) == set()
+
+
+def test_vgpu_pending_state_explains_counts() -> None:
+    policy, node = _lab_node("vg-1", "vm-vgpu")
+    node["metadata"]["labels"]["nvidia.com/vgpu.config.state"] = "pending"
+    _set(node, "nvidia.com/NVIDIA_A10-12Q", "1")
+    assert _codes([policy, node]) == {("GPU306", "Node/vg-1")}
+
+
+def test_raw_device_id_name_from_an_old_pci_ids() -> None:
+    policy, node = _lab_node("pt-1", "vm-passthrough")
+    _set(node, "nvidia.com/GA102GL_A10", None)
+    _set(node, "nvidia.com/2236", "2")
+    report = run_checks([policy, node])
+    assert report.codes() == {("GPU209", "Node/pt-1")}
+    assert "nvidia.com/2236" in report.findings[0].message
+
+
+def test_pci_ids_decide_the_passthrough_name() -> None:
+    policy, node = _lab_node("pt-1", "vm-passthrough")
+    _set(node, "nvidia.com/GA102GL_A10", None)
+    _set(node, "nvidia.com/GA102GL_A10_24GB", "2")
+    assert _codes([policy, node]) == {("GPU209", "Node/pt-1")}
+    database = PciDatabase.parse("10de  NVIDIA Corporation\n\t2236  GA102GL [A10 24GB]\n")
+    assert _codes([policy, node], pci_db=database) == set()
+
+
+def test_invalid_and_unreadable_quantities() -> None:
+    policy, node = _lab_node("c-1", "container")
+    _set(node, "nvidia.com/gpu", "1.5")
+    node["status"]["allocatable"]["nvidia.com/GA102GL_A10"] = {"not": "a quantity"}
+    codes = _codes([policy, node])
+    assert codes == {("GPU210", "Node/c-1")}
+
+
+def test_non_gpu_node_with_a_deploy_label_only() -> None:
+    policy = corpus_gen.lab_policy()
+    node, _ = corpus_gen.node_object("cpu-1", corpus_gen.resolved(policy), model=None)
+    node["metadata"]["labels"]["nvidia.com/gpu.deploy.driver"] = "true"
+    assert _codes([policy, node]) == {("GPU402", "Node/cpu-1")}
+
+
+# --- labels and states -------------------------------------------------------------------
+
+
+def test_operand_turned_off_by_label_is_info() -> None:
+    policy, node = _lab_node("c-1", "container")
+    node["metadata"]["labels"]["nvidia.com/gpu.deploy.driver"] = "pre-installed"
+    report = run_checks([policy, node])
+    assert report.codes() == {("GPU304", "Node/c-1")}
+    assert report.exit_code == 0
+
+
+def test_deploy_labels_missing_without_contradiction() -> None:
+    policy, node = _lab_node("c-1", "container")
+    del node["metadata"]["labels"]["nvidia.com/gpu.deploy.dcgm-exporter"]
+    assert _codes([policy, node]) == {("GPU302", "Node/c-1")}
+
+
+def test_deploy_labels_of_two_configs_are_named() -> None:
+    policy, node = _lab_node("v-1", "vm-vgpu")
+    node["metadata"]["labels"]["nvidia.com/gpu.deploy.device-plugin"] = "true"
+    report = run_checks([policy, node])
+    (finding,) = report.findings
+    assert finding.code == "GPU301"
+    assert "two configs, vm-vgpu and container" in finding.message
+    assert "nvidia.com/gpu.deploy.device-plugin-" in finding.hint
+
+
+def test_mig_config_failed() -> None:
+    policy, node = _lab_node("c-1", "container")
+    node["metadata"]["labels"]["nvidia.com/mig.config.state"] = "failed"
+    assert _codes([policy, node]) == {("GPU305", "Node/c-1")}
+
+
+def test_sandbox_disabled_label_container_is_silent() -> None:
+    policy = corpus_gen.policy_object(sandbox=False)
+    node, _ = corpus_gen.node_object("c-1", corpus_gen.resolved(policy), workload="container")
+    assert _codes([policy, node]) == set()
+
+
+# --- policy ------------------------------------------------------------------------------
+
+
+def test_policy_override_wins_over_the_input() -> None:
+    objects = corpus_gen.healthy_lab()
+    override = parse_cluster_policy(corpus_gen.policy_object(sandbox=False))
+    report = run_checks(objects, policy=override, policy_source="--policy x.yaml")
+    assert ("GPU101", "Node/lab-2") in report.codes()
+    assert report.policy is not None and report.policy.source == "--policy x.yaml"
+
+
+def test_salvage_drops_only_unknown_fields() -> None:
+    obj = {"spec": {"driver": {"enabled": True, "future": 1}, "list": [{"x": 1}]}}
+    trimmed = salvage(obj, ["spec.driver.future: unknown field", "spec.list[0].x: unknown field"])
+    assert trimmed is not None
+    assert trimmed[0] == {"spec": {"driver": {"enabled": True}, "list": [{}]}}
+    assert salvage(obj, ["spec.driver.enabled: Input should be a valid boolean"]) is None
+    assert obj["spec"]["driver"]["future"] == 1  # the input is not modified
+
+
+def test_vgpu_config_from_a_configmap_in_the_input() -> None:
+    cluster = corpus_gen.lab()
+    config = {
+        "version": "v1",
+        "vgpu-configs": {"default": [{"devices": "all", "vgpu-devices": {"A10-4Q": 6}}]},
+    }
+    cluster.extra.append(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "default-vgpu-devices-config", "namespace": "gpu-operator"},
+            "data": {"config.yaml": json.dumps(config)},
+        }
+    )
+    report = run_checks(cluster.objects())
+    assert ("GPU203", "Node/lab-3") in report.codes()
+    assert "NVIDIA_A10-4Q" in " ".join(f.message for f in report.findings)
+
+
+# --- workloads and KubeVirt --------------------------------------------------------------
+
+
+def test_events_in_the_events_k8s_io_shape_are_read() -> None:
+    objects = corpus_gen.unadvertised_request()
+    objects.append(
+        {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": "e1", "namespace": "ml"},
+            "regarding": {"kind": "Pod", "namespace": "ml", "name": "passthrough-test"},
+            "note": "0/2 nodes are available: 2 Insufficient nvidia.com/GA102GL_A10.",
+            "eventTime": "2026-08-01T10:00:00.000000Z",
+        }
+    )
+    report = run_checks(objects)
+    (finding,) = [f for f in report.findings if f.code == "GPU601"]
+    assert "last event: 0/2 nodes are available" in finding.message
+    assert "vm-passthrough" in finding.hint
+
+
+def test_pending_launcher_pod_is_reported_through_its_vmi() -> None:
+    cluster = corpus_gen.lab()
+    machine = corpus_gen.vmi("vm-x", "nvidia.com/GA100_A100_PCIE_40GB", "gpus", None)
+    launcher = corpus_gen.launcher_pod(machine, "nvidia.com/GA100_A100_PCIE_40GB")
+    cluster.extra += [machine, launcher]
+    codes = _codes(cluster.objects())
+    assert ("GPU601", "VirtualMachineInstance/vms/vm-x") in codes
+    assert not [c for c in codes if c[1].startswith("Pod/")]
+
+
+def test_kubevirt_modern_mdev_setting_and_unknown_version() -> None:
+    cluster = corpus_gen.lab()
+    kubevirt = corpus_gen.kubevirt_object(list(cluster.nodes.values()), gates=("HostDevices",))
+    kubevirt["spec"]["configuration"]["mediatedDevicesConfiguration"] = {"enabled": False}
+    del kubevirt["status"]
+    cluster.kubevirt = kubevirt
+    report = run_checks(cluster.objects())
+    assert report.codes() == set()
+    assert any(skip.check == "kubevirt-gpu-gate" for skip in report.skipped)
+
+
+def test_kubevirt_versions() -> None:
+    assert parse_version("v1.4.0") == (1, 4, 0)
+    assert parse_version("1.8") == (1, 8, 0)
+    assert parse_version("v1.5.2-rc.1") == (1, 5, 2)
+    assert parse_version("main") is None
+
+
+def test_missing_kinds_are_listed_as_skipped() -> None:
+    policy, node = _lab_node("pt-1", "vm-passthrough")
+    report = run_checks([node])
+    checks = {skip.check for skip in report.skipped}
+    assert {"operands", "workloads", "kubevirt"} <= checks
+    assert ("GPU001", "ClusterPolicy/(default)") in report.codes()
+    empty = run_checks([])
+    assert "nodes" in {skip.check for skip in empty.skipped}
+    assert empty.exit_code == 0
+
+
+# --- outputs -----------------------------------------------------------------------------
+
+
+def _validate(value: Any, schema: dict[str, Any], path: str = "$") -> None:
+    """A small JSON Schema check (the keywords REPORT_SCHEMA uses)."""
+    if "const" in schema:
+        assert value == schema["const"], path
+    if "enum" in schema:
+        assert value in schema["enum"], path
+    types = schema.get("type")
+    if types is not None:
+        names = types if isinstance(types, list) else [types]
+        checks = {
+            "object": lambda v: isinstance(v, dict),
+            "array": lambda v: isinstance(v, list),
+            "string": lambda v: isinstance(v, str),
+            "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+            "boolean": lambda v: isinstance(v, bool),
+            "null": lambda v: v is None,
+        }
+        assert any(checks[name](value) for name in names), f"{path}: {value!r} is not {names}"
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            assert key in value, f"{path}.{key} missing"
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        for key, item in value.items():
+            if key in properties:
+                _validate(item, properties[key], f"{path}.{key}")
+            elif extra is False:
+                raise AssertionError(f"{path}.{key} not allowed")
+            elif isinstance(extra, dict):
+                _validate(item, extra, f"{path}.{key}")
+    if isinstance(value, list) and "items" in schema:
+        for index, item in enumerate(value):
+            _validate(item, schema["items"], f"{path}[{index}]")
+
+
+@pytest.mark.parametrize(
+    "build", [corpus_gen.healthy_lab, corpus_gen.kubevirt_not_permitted, corpus_gen.operand_not_ready]
+)
+def test_json_follows_the_documented_schema(build: Any) -> None:
+    report = run_checks(build())
+    data = json.loads(report.to_json())
+    _validate(data, REPORT_SCHEMA)
+    assert data["schema_version"] == 1
+    assert data["summary"]["error"] == report.counts["error"]
+
+
+def test_sarif_has_one_rule_per_code_and_valid_results() -> None:
+    report = run_checks(corpus_gen.kubevirt_not_permitted())
+    sarif = to_sarif(report)
+    assert sarif["version"] == "2.1.0"
+    run = sarif["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [rule["id"] for rule in rules] == sorted(RULES)
+    assert len(run["results"]) == len(report.findings)
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert result["level"] in ("error", "warning", "note")
+        (location,) = result["locations"][0]["logicalLocations"]
+        assert location["fullyQualifiedName"].split("/")[0] in ("Node", "KubeVirt", "VirtualMachineInstance")
+        assert result["message"]["text"]
+    json.dumps(sarif)
+
+
+def test_text_groups_findings_by_node_and_colours_on_request() -> None:
+    report: Report = run_checks(corpus_gen.operand_not_ready())
+    plain = render_text(report, color=False)
+    assert "Node lab-1 (container, 2× A10)" in plain
+    assert "Pod gpu-operator/nvidia-driver-daemonset-" in plain
+    assert "\x1b[" not in plain
+    assert "\x1b[" in render_text(report, color=True)
+    assert "No problems found." in render_text(run_checks(corpus_gen.healthy_lab()))
+
+
+def test_finding_order_is_stable() -> None:
+    objects = corpus_gen.no_cluster_policy()
+    first = run_checks(objects).to_json()
+    assert run_checks(list(reversed(copy.deepcopy(objects)))).to_json() == first

@@ -1,0 +1,21 @@
+"""Types and paths the CLI tests share (the fixtures are in conftest.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+GOLDEN_DIR = Path(__file__).resolve().parents[2] / "golden" / "cli"
+REPO_ROOT = GOLDEN_DIR.parents[2]
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+
+RunCli = Callable[..., Run]
+GoldenCheck = Callable[[str, str], None]

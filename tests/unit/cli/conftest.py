@@ -1,0 +1,51 @@
+"""Run `gpuop` in-process through `gpuop.cli.main` (exit codes and error lines included),
+and compare output with golden files (`UPDATE_GOLDEN=1` rewrites them)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from cli_support import GOLDEN_DIR, GoldenCheck, Run, RunCli
+from click.testing import CliRunner
+
+from gpuop.cli import main
+
+
+@pytest.fixture
+def gpuop(monkeypatch: pytest.MonkeyPatch) -> RunCli:
+    """`gpuop(*args, input=...)` runs the command line as the `gpuop` script would."""
+
+    def run(*args: str, input: str | None = None) -> Run:
+        runner = CliRunner()
+        env = {"COLUMNS": "100", "NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None}
+        with runner.isolation(input=input, env=env) as (stdout, stderr, _):
+            monkeypatch.setattr(sys, "argv", ["gpuop", *args])
+            try:
+                main()
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            return Run(code, stdout.getvalue().decode(), stderr.getvalue().decode())
+
+    return run
+
+
+@pytest.fixture
+def golden() -> GoldenCheck:
+    def check(name: str, actual: str) -> None:
+        path = GOLDEN_DIR / name
+        if os.environ.get("UPDATE_GOLDEN") == "1":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(actual, encoding="utf-8")
+            return
+        assert path.is_file(), f"{path} is missing: run the tests with UPDATE_GOLDEN=1"
+        assert actual == path.read_text(encoding="utf-8"), (
+            f"output differs from {path.relative_to(GOLDEN_DIR.parents[1])};"
+            " if the change is intended, rerun with UPDATE_GOLDEN=1 and review the diff"
+        )
+
+    return check

@@ -1,0 +1,203 @@
+"""`gpuop operands` and `gpuop policy crd|validate|defaults`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from cli_support import REPO_ROOT, RunCli
+
+from gpuop.catalog import operand_table
+from gpuop.planner.tables import operands_markdown
+from gpuop.policy import default_policy_object
+from gpuop.policy.crd import crd_manifest
+
+REPO = REPO_ROOT
+SAMPLES = REPO / "tests" / "unit" / "policy" / "samples"
+
+
+# --- operands ---------------------------------------------------------------------------
+
+
+def test_operands_text_lists_every_operand(gpuop: RunCli) -> None:
+    run = gpuop("operands")
+    assert run.code == 0
+    lines = run.stdout.splitlines()
+    assert lines[0].split()[:3] == ["OPERAND", "DAEMONSET", "DEPLOY"]
+    for op in operand_table().operands:
+        assert any(line.split()[:2] == [op.name, op.daemonset] for line in lines), op.name
+    mig = next(line for line in lines if line.startswith("mig-manager "))
+    assert "container (MIG-capable)" in mig and "migManager" in mig
+
+
+def test_operands_json(gpuop: RunCli) -> None:
+    run = gpuop("operands", "-o", "json")
+    data = json.loads(run.stdout)
+    assert [d["name"] for d in data] == [op.name for op in operand_table().operands]
+    driver = data[0]
+    assert driver["deploy_label"] == "nvidia.com/gpu.deploy.driver"
+    assert driver["enabled_by"] == "driver.enabled"
+    assert driver["default"] == "on"
+    assert driver["workloads"] == ["container"]
+    assert set(driver) >= {"daemonset", "waits_for", "advertises", "placements"}
+
+
+@pytest.mark.parametrize(
+    ("workload", "expected"),
+    [
+        (
+            "vm-vgpu",
+            {"vgpu-manager", "vgpu-device-manager", "sandbox-validator", "sandbox-device-plugin"},
+        ),
+        (
+            "vm-passthrough",
+            {
+                "sandbox-validator",
+                "vfio-manager",
+                "sandbox-device-plugin",
+                "kata-sandbox-device-plugin",
+                "cc-manager",
+            },
+        ),
+    ],
+)
+def test_operands_filter_by_workload(gpuop: RunCli, workload: str, expected: set[str]) -> None:
+    run = gpuop("operands", "--workload", workload, "-o", "yaml")
+    assert {d["name"] for d in yaml.safe_load(run.stdout)} == expected
+
+
+def test_operands_container_filter_has_the_container_stack(gpuop: RunCli) -> None:
+    data = json.loads(gpuop("operands", "-w", "container", "-o", "json").stdout)
+    names = {d["name"] for d in data}
+    assert {"driver", "mig-manager", "mps-control-daemon"} <= names
+    assert "sandbox-validator" not in names
+
+
+def test_operands_markdown(gpuop: RunCli) -> None:
+    assert gpuop("operands", "--markdown").stdout == operands_markdown()
+    assert gpuop("operands", "--markdown", "-w", "vm-vgpu").stdout == operands_markdown("vm-vgpu")
+
+
+# --- policy -----------------------------------------------------------------------------
+
+
+def test_policy_crd_is_deploy_crd_yaml(gpuop: RunCli) -> None:
+    run = gpuop("policy", "crd")
+    assert run.code == 0
+    assert run.stdout == (REPO / "deploy" / "crd.yaml").read_text(encoding="utf-8")
+    assert json.loads(gpuop("policy", "crd", "-o", "json").stdout) == crd_manifest()
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.yaml")))
+def test_validate_samples(gpuop: RunCli, sample: str) -> None:
+    run = gpuop("policy", "validate", str(SAMPLES / sample))
+    assert run.code == 0, run.stdout
+    assert run.stdout.splitlines()[0].startswith(f"{SAMPLES / sample}: valid ClusterPolicy ")
+
+
+def test_validate_prints_warnings(gpuop: RunCli) -> None:
+    run = gpuop("policy", "validate", str(SAMPLES / "helm-default.yaml"))
+    assert run.stdout.splitlines()[1:] == [
+        "  warning: spec.psp is ignored (PodSecurityPolicy no longer exists)",
+        "  warning: spec.operator.defaultRuntime is deprecated and ignored",
+    ]
+
+
+def test_validate_invalid_lists_every_problem(gpuop: RunCli) -> None:
+    text = (
+        "apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: p}\nspec:\n"
+        "  driver: {enabled: 'yes'}\n  daemonsets: {tolerations: [{effect: Never}]}\n"
+        "  gfd: {enabeld: true}\n"
+    )
+    run = gpuop("policy", "validate", "-", input=text)
+    assert run.code == 2
+    assert run.stdout.splitlines() == [
+        "stdin: invalid ClusterPolicy (3 problems)",
+        "  spec.daemonsets.tolerations[0].effect: Input should be 'NoSchedule', 'PreferNoSchedule' or 'NoExecute'",
+        "  spec.driver.enabled: Input should be a valid boolean",
+        "  spec.gfd.enabeld: unknown field",
+    ]
+
+
+def test_validate_checks_image_settings(gpuop: RunCli) -> None:
+    text = yaml.safe_dump(
+        {
+            "kind": "ClusterPolicy",
+            "spec": {
+                "toolkit": {"repository": "mirror.example.com", "image": "container-toolkit"},
+                "sandboxWorkloads": {"enabled": True},
+                "vgpuManager": {"enabled": True},
+            },
+        }
+    )
+    run = gpuop("policy", "validate", "-", "-o", "json", input=text)
+    assert run.code == 2
+    assert json.loads(run.stdout) == {
+        "valid": False,
+        "name": None,
+        "problems": [
+            "spec.toolkit: version must be set with the other image fields",
+            "spec.vgpuManager: no public image exists for vgpu-manager;"
+            " set repository, image and version",
+        ],
+        "warnings": [],
+    }
+
+
+def test_validate_json_for_a_valid_policy(gpuop: RunCli) -> None:
+    run = gpuop("policy", "validate", str(SAMPLES / "sandbox-kubevirt.yaml"), "-o", "json")
+    assert run.code == 0
+    assert json.loads(run.stdout) == {
+        "valid": True,
+        "name": "gpu-cluster-policy",
+        "problems": [],
+        "warnings": [],
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("spec: [\n", "not valid YAML or JSON"),
+        (
+            "kind: ClusterPolicy\n---\nkind: ClusterPolicy\n",
+            "2 documents; expected one ClusterPolicy",
+        ),
+        ("", "empty; expected a ClusterPolicy"),
+    ],
+)
+def test_validate_unreadable_input(gpuop: RunCli, text: str, message: str) -> None:
+    run = gpuop("policy", "validate", "-", input=text)
+    assert run.code == 2
+    assert run.stderr.startswith("error: stdin: ") and message in run.stderr
+
+
+def test_validate_not_a_policy(gpuop: RunCli) -> None:
+    run = gpuop("policy", "validate", "-", input="kind: Node\n")
+    assert run.code == 2
+    assert "kind: expected ClusterPolicy, got 'Node'" in run.stdout
+
+
+def test_validate_missing_file(gpuop: RunCli, tmp_path: Path) -> None:
+    run = gpuop("policy", "validate", str(tmp_path / "nope.yaml"))
+    assert run.code == 2 and "cannot read" in run.stderr
+
+
+def test_defaults_round_trip(gpuop: RunCli) -> None:
+    run = gpuop("policy", "defaults")
+    assert run.code == 0
+    assert yaml.safe_load(run.stdout) == default_policy_object()
+    valid = gpuop("policy", "validate", "-", input=run.stdout)
+    assert valid.code == 0 and valid.stdout == "stdin: valid ClusterPolicy cluster-policy\n"
+    assert json.loads(gpuop("policy", "defaults", "-o", "json").stdout) == default_policy_object()
+
+
+def test_help_texts(gpuop: RunCli) -> None:
+    for args in (("operands",), ("policy",), ("policy", "validate"), ("policy", "crd")):
+        run = gpuop(*args, "--help")
+        assert run.code == 0, args
+    assert "Examples:" in gpuop("operands", "--help").stdout
+    assert "Examples:" in gpuop("policy", "--help").stdout
+    assert "Examples:" in gpuop("policy", "validate", "--help").stdout

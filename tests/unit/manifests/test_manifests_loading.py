@@ -1,0 +1,120 @@
+"""Loading Kubernetes objects from JSON and YAML text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuop.manifests import ManifestError, load_objects
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}
+
+
+def test_single_json_object() -> None:
+    assert load_objects(json.dumps(POD)) == [POD]
+
+
+def test_single_yaml_object() -> None:
+    assert load_objects("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n") == [POD]
+
+
+def test_multi_document_yaml_skips_empty_documents() -> None:
+    text = "---\nkind: Pod\n---\n\n---\nkind: Node\n...\n---\n"
+    assert [o["kind"] for o in load_objects(text)] == ["Pod", "Node"]
+
+
+def test_kubectl_list_is_flattened() -> None:
+    listing = {"apiVersion": "v1", "kind": "List", "items": [POD, NODE], "metadata": {}}
+    assert load_objects(json.dumps(listing)) == [POD, NODE]
+
+
+def test_typed_list_items_get_kind_and_api_version() -> None:
+    listing = {"apiVersion": "v1", "kind": "NodeList", "items": [{"metadata": {"name": "n"}}]}
+    assert load_objects(json.dumps(listing)) == [NODE]
+
+
+def test_nested_lists_and_null_items() -> None:
+    text = json.dumps(
+        {
+            "kind": "List",
+            "items": [
+                {"kind": "PodList", "apiVersion": "v1", "items": [{"metadata": {"name": "p"}}]},
+                {"kind": "NodeList", "items": None},
+            ],
+        }
+    )
+    assert load_objects(text) == [POD]
+
+
+def test_a_kind_ending_in_list_without_items_is_an_object() -> None:
+    assert load_objects("kind: NetworkPolicyList\n") == [{"kind": "NetworkPolicyList"}]
+
+
+def test_json_with_a_byte_order_mark_and_leading_space() -> None:
+    assert load_objects("\ufeff  \n" + json.dumps(POD)) == [POD]
+
+
+def test_flow_yaml_that_is_not_json_still_loads() -> None:
+    assert load_objects("{kind: Pod, metadata: {name: p}, apiVersion: v1}") == [POD]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("kind: Pod\n  bad: indent\n", "src.yaml: document 1: line 2, column 6: not valid YAML"),
+        ("kind: Pod\n---\nkind: [\n", "src.yaml: document 2: line 4, column 1: not valid YAML"),
+        (
+            '{"kind": "Pod",\n "x": [}',
+            "src.yaml: line 2, column 8: not valid JSON: Expecting value",
+        ),
+        (
+            "- kind: Pod\n",
+            "src.yaml: document 1: expected a Kubernetes object (a mapping), got a list",
+        ),
+        ("[1, 2]", "src.yaml: expected a Kubernetes object (a mapping), got a list"),
+        (
+            "just text\n",
+            "src.yaml: document 1: expected a Kubernetes object (a mapping), got a str",
+        ),
+        ("metadata: {name: p}\n", "src.yaml: document 1: object has no 'kind'"),
+        (
+            "kind: List\nitems: {a: 1}\n",
+            "src.yaml: document 1: object (List): 'items' is a mapping, not a list",
+        ),
+        (
+            "kind: List\nitems: [3]\n",
+            "src.yaml: document 1: object.items[0] is an int, not a Kubernetes object",
+        ),
+        (
+            "kind: List\nitems: [{metadata: {}}]\n",
+            "src.yaml: document 1: object.items[0] has no 'kind'",
+        ),
+    ],
+)
+def test_errors_name_source_document_and_line(text: str, message: str) -> None:
+    with pytest.raises(ManifestError) as caught:
+        load_objects(text, "src.yaml")
+    assert str(caught.value).startswith(message)
+    assert caught.value.source == "src.yaml"
+
+
+def test_error_fields() -> None:
+    with pytest.raises(ManifestError) as caught:
+        load_objects("kind: Pod\n---\nkind: [\n", "x")
+    error = caught.value
+    assert (error.document, error.line, error.column) == (2, 4, 1)
+    assert "YAML" in error.problem
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_loads_or_raises_manifest_error(text: str) -> None:
+    try:
+        objects = load_objects(text)
+    except ManifestError:
+        return
+    assert all(isinstance(o, dict) and isinstance(o.get("kind"), str) for o in objects)

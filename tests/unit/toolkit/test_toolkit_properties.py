@@ -1,0 +1,151 @@
+"""Properties over generated containerd configs (see toolkit_configs.py).
+
+* configure succeeds and registers the handlers, whatever the layout of the file;
+* the main config keeps every original line, in order (only keys gpuop changes differ);
+* configure -> configure is a no-op: not a single write the second time;
+* configure -> revert is the identity, byte for byte, for every file under the root;
+* configure -> someone edits -> revert removes only gpuop's keys and keeps the edit.
+
+tomlkit, the format-preserving parser, cannot read a few valid arrangements of tables (a
+parent's header after its sub-tables, with other tables in between). For those the property
+is the refusal: a ConfigShapeError, and nothing changed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomlkit
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from toolkit_configs import PLUGIN, containerd_configs
+from toolkit_support import CONFIG, contents, make_root, snapshot
+
+from gpuop.toolkit import ConfigShapeError, RuntimeOptions, configure_runtime, revert_runtime
+
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+DROP_IN = "etc/containerd/conf.d/99-nvidia.toml"
+
+
+@st.composite
+def runtime_options(draw: st.DrawFn) -> RuntimeOptions:
+    return RuntimeOptions(
+        mode=draw(st.sampled_from(["in-place", "drop-in"])),
+        with_cdi_runtimes=draw(st.booleans()),
+        set_as_default=draw(st.booleans()),
+        enable_cdi=draw(st.booleans()),
+        import_style=draw(st.sampled_from(["file", "glob"])),
+    )
+
+
+def editable(text: str, root: Path, options: RuntimeOptions) -> bool:
+    """Whether tomlkit reads `text` as a strict parser does; if not, check the refusal."""
+    try:
+        if tomlkit.parse(text).unwrap() == tomllib.loads(text):
+            return True
+    except Exception:
+        pass
+    before = snapshot(root)
+    with pytest.raises(ConfigShapeError, match="format-preserving"):
+        configure_runtime(str(root), options)
+    assert snapshot(root) == before
+    return False
+
+
+def effective_runtimes(root: Path, options: RuntimeOptions) -> tuple[dict[str, Any], int]:
+    """The CRI runtime section after configure, from the file that now carries it."""
+    config = tomllib.loads((root / CONFIG).read_text())
+    version = config["version"]
+    source = config
+    if options.mode == "drop-in" and (root / DROP_IN).exists():
+        source = tomllib.loads((root / DROP_IN).read_text())
+    return source["plugins"][PLUGIN[version]], version
+
+
+def removed_lines(before: str, after: str) -> list[str]:
+    matcher = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines(), autojunk=False)
+    out: list[str] = []
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            out += before.splitlines()[i1:i2]
+    return out
+
+
+@SETTINGS
+@given(text=containerd_configs(), options=runtime_options())
+def test_configure_registers_keeps_lines_and_is_idempotent(
+    text: str, options: RuntimeOptions
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = make_root(Path(tmp), text)
+        if not editable(text, root, options):
+            return
+        result = configure_runtime(str(root), options)
+
+        section, _ = effective_runtimes(root, options)
+        runtimes = section["containerd"]["runtimes"]
+        for handler in options.handlers():
+            assert runtimes[handler.name]["runtime_type"] == "io.containerd.runc.v2"
+            assert runtimes[handler.name]["options"]["BinaryName"] == handler.binary
+        if options.set_as_default:
+            assert section["containerd"]["default_runtime_name"] == "nvidia"
+        if options.enable_cdi:
+            assert section["enable_cdi"] is True
+
+        after = (root / CONFIG).read_text()
+        changed_keys = {c.key[-1] for c in result.changes if c.kind == "changed"}
+        for line in removed_lines(text, after):
+            # Lines may only change where gpuop changes a value, appends to `imports`, or adds
+            # to an inline table (which TOML keeps on one line).
+            key = line.split("=")[0].strip().split(".")[-1].strip("\"'")
+            inline = "= {" in line
+            assert key in changed_keys or key == "imports" or inline or not line.strip(), line
+
+        first = snapshot(root)
+        again = configure_runtime(str(root), options)
+        assert not again.changed
+        assert snapshot(root) == first
+
+
+@SETTINGS
+@given(text=containerd_configs(), options=runtime_options())
+def test_configure_then_revert_is_the_identity(text: str, options: RuntimeOptions) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = make_root(Path(tmp), text)
+        if not editable(text, root, options):
+            return
+        before = contents(root)
+        configure_runtime(str(root), options)
+        revert_runtime(str(root), options)
+        assert contents(root) == before
+
+
+@SETTINGS
+@given(text=containerd_configs(), options=runtime_options())
+def test_revert_after_an_edit_keeps_the_edit(text: str, options: RuntimeOptions) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = make_root(Path(tmp), text)
+        if not editable(text, root, options):
+            return
+        configure_runtime(str(root), options)
+        config = root / CONFIG
+        current = config.read_text()
+        edited = current + ("" if current.endswith("\n") else "\n") + "# edited later\n"
+        config.write_text(edited)
+
+        revert_runtime(str(root), options)
+
+        reverted = config.read_text()
+        assert tomllib.loads(reverted) == tomllib.loads(text)
+        assert "# edited later" in reverted
+        assert not (root / DROP_IN).exists()
+        assert not list(config.parent.glob("*.gpuop-*"))
