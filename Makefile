@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_PACKAGES := $(shell sed -e 's/\#.*//' scripts/debian-packages.txt)
 
-.PHONY: setup system-packages venv binaries test lint format-check typecheck imports pytest
+.PHONY: setup system-packages venv binaries test lint format-check typecheck imports pytest lab
 
 setup: system-packages venv binaries
 
@@ -51,3 +51,7 @@ pytest:
 	rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; fi; \
 	exit $$rc
+
+# The main job: the three-node lab on a local cluster (builds the control plane once).
+lab: setup
+	$(BIN)/gpuop lab

@@ -216,7 +216,7 @@ def test_daemonset_pods_run_on_kwok_nodes(
         return None
 
     wait_for(rolled_out, "the DaemonSet to be ready on both kwok nodes", timeout=90)
-    pods = list(kube_client.list(Pod, namespace=namespace, labels=labels))
+    pods = list(kube_client.list(Pod, namespace=namespace, labels={"app": "e2e-daemon"}))
     assert {p.spec.nodeName for p in pods if p.spec} == nodes
     assert {p.status.phase for p in pods if p.status} == {"Running"}
 

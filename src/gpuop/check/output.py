@@ -95,7 +95,7 @@ def render_text(report: Report, *, color: bool = False, width: int = 110) -> str
         console.print()
         console.print(Text("Not checked:", style="bold"))
         for skip in report.skipped:
-            console.print(f"  {skip.check}: {skip.reason}")
+            console.print(Text(f"  {skip.check}: {skip.reason}"))
     counts = report.counts
     console.print()
     if not report.findings:

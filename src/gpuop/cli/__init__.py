@@ -11,6 +11,7 @@ import sys
 import click
 
 from gpuop import __version__
+from gpuop.cli.check import check, collect
 from gpuop.cli.cluster import cluster
 from gpuop.cli.common import UserError
 from gpuop.cli.lab import lab
@@ -48,6 +49,8 @@ cli.add_command(policy)
 cli.add_command(operator)
 cli.add_command(sim)
 cli.add_command(lab)
+cli.add_command(check)
+cli.add_command(collect)
 cli.add_command(toolkit)
 
 

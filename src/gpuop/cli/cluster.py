@@ -64,7 +64,7 @@ def cluster() -> None:
     \b
     First run: the binaries (Kubernetes v1.37.2, etcd v3.6.16, kwok v0.8.0) are
     downloaded if the release servers are reachable, otherwise built with `go build`
-    from the Go module proxy (about half an hour on 2 cores) and cached in
+    from the Go module proxy (about 20 minutes on 2 cores) and cached in
     ${GPUOP_CACHE_DIR:-~/.cache/gpuop}/bin/. Clusters live in
     ${GPUOP_STATE_DIR:-~/.local/state/gpuop}/clusters/<name>/.
 
@@ -230,6 +230,15 @@ def build(no_download: bool) -> None:
     published sha256 matches), else builds them with `go build` from the wrapper modules
     in controlplane/ (needs Go 1.26+ and the Go module proxy). Prints each binary's path.
     CI runs this before the tests so the first e2e test does not pay for the build.
+
+    \b
+    Environment:
+      GPUOP_CACHE_DIR            where the binaries are cached
+      GPUOP_DOWNLOAD_BASE_URL    a mirror laid out as <base>/<host>/<path> of the
+                                 release URLs (what `wget -x` writes)
+      GPUOP_NO_DOWNLOAD=1        skip the downloads
+      GPUOP_SOURCE_DIR           a gpuop checkout holding controlplane/ (for go build)
+      GOPROXY                    the Go module proxy go build fetches from
     """
     names = ", ".join(comp.label for comp in COMPONENTS)
     _progress(f"control-plane binaries: {names}")

@@ -36,7 +36,6 @@ from gpuop.controlplane.cluster import (
 from gpuop.controlplane.errors import (
     BuildError,
     ClusterNotRunningError,
-    ClusterStateError,
     ComponentStartError,
     ControlPlaneError,
     DownloadError,
@@ -61,7 +60,6 @@ __all__ = [
     "BuildError",
     "ClusterInfo",
     "ClusterNotRunningError",
-    "ClusterStateError",
     "ClusterStatus",
     "ComponentStartError",
     "ComponentStatus",

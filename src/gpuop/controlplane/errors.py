@@ -41,9 +41,5 @@ class ComponentStartError(ControlPlaneError):
     """A component exited, or never became healthy, while the cluster was starting."""
 
 
-class ClusterStateError(ControlPlaneError):
-    """The state directory says something that does not match the processes (stale pid files)."""
-
-
 class ClusterNotRunningError(ControlPlaneError):
     """An operation needs a running cluster and there is none."""

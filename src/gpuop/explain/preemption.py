@@ -20,6 +20,9 @@
    placement for pod on node <node>, preempting <n> victims``;
 5. with no candidate, the message is a fit error over all nodes.
 
+The messages of steps 1, 3, 4 and 5 were checked against a running
+kube-scheduler v1.37.2.
+
 Upstream breaks the last ties at random (a Go map), and may stop the dry
 run early on large clusters; here ties go to the first node in input
 order.  PodDisruptionBudgets are not modelled (no victim counts as a

@@ -4,9 +4,9 @@ Ports of ``k8s.io/component-helpers/scheduling/corev1/nodeaffinity``
 (``GetRequiredNodeAffinity`` and its lazy-error node selector),
 ``k8s.io/apimachinery/pkg/labels`` requirements, and
 ``v1.Toleration.ToleratesTaint`` including the numeric ``Gt``/``Lt``
-operators (feature gate ``TaintTolerationComparisonOperators``; the API
-server refuses those operators when the gate is off, so a pod that has
-them was admitted with it on).
+operators of the ``TaintTolerationComparisonOperators`` feature gate
+(alpha and off in v1.37: then such a toleration tolerates nothing, and the
+API server refuses pods that use it).
 
 Each matcher also returns a short note on why something did not match, for
 the per-node details of a report; the scheduler's own reason strings live

@@ -55,17 +55,22 @@ class LauncherError(ValueError):
 
 
 class UnsupportedKindError(LauncherError):
-    """The manifest is neither a Pod, a VirtualMachineInstance nor a VirtualMachine."""
+    """The manifest is not of a kind that can be turned into a pod to schedule."""
 
-    def __init__(self, kind: str, name: str) -> None:
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        accepted: tuple[str, ...] = ("Pod", "VirtualMachineInstance", "VirtualMachine"),
+    ) -> None:
         self.kind = kind
         self.name = name
-        shown = kind or "an object without a kind"
-        super().__init__(
-            f"{shown} {name!r} is not a Pod, VirtualMachineInstance or VirtualMachine"
-            if name
-            else f"{shown} is not a Pod, VirtualMachineInstance or VirtualMachine"
+        self.accepted = accepted
+        shown = f"{kind or 'an object without a kind'}" + (f" {name!r}" if name else "")
+        kinds = (
+            ", ".join(accepted[:-1]) + f" or {accepted[-1]}" if len(accepted) > 1 else accepted[0]
         )
+        super().__init__(f"{shown} is not a {kinds}")
 
 
 class DeviceNotPermittedError(LauncherError):
@@ -133,7 +138,7 @@ def render_launcher_pod(
     """
     kind = text(vmi, "kind")
     if kind not in _VMI_KINDS:
-        raise UnsupportedKindError(kind, text(vmi, "metadata", "name"))
+        raise UnsupportedKindError(kind, text(vmi, "metadata", "name"), _VMI_KINDS)
     meta, spec = _vmi_parts(vmi)
     name = text(meta, "name")
     domain = mapping(spec, "domain")
@@ -218,8 +223,11 @@ def schedulable_pod(
     The keyword arguments are :func:`render_launcher_pod`'s.  Any other
     kind raises :class:`UnsupportedKindError`.
     """
-    if text(obj, "kind") == "Pod":
+    kind = text(obj, "kind")
+    if kind == "Pod":
         return copy.deepcopy(dict(obj))
+    if kind not in _VMI_KINDS:
+        raise UnsupportedKindError(kind, text(obj, "metadata", "name"))
     return render_launcher_pod(
         obj, permitted_host_devices=permitted_host_devices, memory_overhead=memory_overhead
     )

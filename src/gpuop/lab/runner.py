@@ -421,7 +421,7 @@ def step6(ctx: LabContext) -> dict[str, Any]:
 
 
 def step7(ctx: LabContext) -> dict[str, Any]:
-    from gpuop.check import check_objects
+    from gpuop.check.engine import run_checks
     from gpuop.sim.drift import applicable_kinds, drift_patch
 
     _ensure_running(ctx)
@@ -445,7 +445,7 @@ def step7(ctx: LabContext) -> dict[str, Any]:
     if policy:
         dump.append(policy)
     (ctx.work_dir / "drift-dump.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": dump}, indent=1))
-    report = check_objects(dump)
+    report = run_checks(dump)
     findings = [f for f in report.to_dict()["findings"] if f["severity"] in ("error", "warning") and f.get("kind") == "Node"]
     found = sorted({f["name"] for f in findings})
     for finding in findings:

@@ -113,6 +113,7 @@ class OperatorState:
         self.configmaps: dict[str, str] = {}
         self.plan_cache: dict[tuple[Any, ...], NodePlan] = {}
         self.last_actions: Actions | None = None
+        self.last_status_write = 0.0
         self.passes = 0
 
     def attach(self, **indexes: Any) -> None:
@@ -254,6 +255,30 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
     await asyncio.gather(*(post_event(e.node, e.reason, e.message, e.type) for e in actions.events))
 
 
+STATUS_INTERVAL_SECONDS = 2.0
+
+
+def _throttle_status(state: OperatorState, actions: Actions) -> None:
+    """At most one status write per interval while nodes come up one by one.
+
+    A change of `state` (ready/notReady/ignored) is written at once; progress counts wait,
+    and a later pass (the loop re-triggers itself) writes the newest figures.
+    """
+    if not actions.status:
+        return
+    now = time.monotonic()
+    if now - state.last_status_write >= STATUS_INTERVAL_SECONDS:
+        state.last_status_write = now
+        return
+    current = {p["metadata"]["name"]: (p.get("status") or {}).get("state") for p in state.snapshot().policies}
+    urgent = {n: s for n, s in actions.status.items() if current.get(n) != s.get("state")}
+    if urgent:
+        state.last_status_write = now
+    actions.status = urgent
+    loop = asyncio.get_running_loop()
+    loop.call_later(STATUS_INTERVAL_SECONDS, state.trigger.set)
+
+
 async def reconcile_loop(state: OperatorState) -> None:
     """Wait for a change (or the resync period), take a snapshot, write what differs."""
     await state.indexes_ready.wait()
@@ -271,6 +296,7 @@ async def reconcile_loop(state: OperatorState) -> None:
         try:
             snapshot = state.snapshot()
             actions = reconcile(snapshot, now_rfc3339(), state.plan_cache)
+            _throttle_status(state, actions)
             await _execute(state, client, actions)
         except ApiError as exc:
             metrics.RECONCILE_ERRORS.inc()
@@ -289,7 +315,7 @@ async def reconcile_loop(state: OperatorState) -> None:
         metrics.RECONCILES.inc()
         metrics.RECONCILE_SECONDS.observe(time.monotonic() - started)
         metrics.observe_plans(actions)
-        if actions.write_count or actions.events:
+        if actions.write_count:
             log.info(
                 "reconciled: %d node patches, %d applies, %d deletes, %d status writes, ready=%s",
                 len(actions.node_label_patches),
@@ -342,11 +368,11 @@ def build_registry() -> kopf.OperatorRegistry:
             await state.client.close()
 
     @kopf.index("", "v1", "nodes", registry=registry, id="gpuop_nodes")
-    def gpuop_nodes(name: str, body: kopf.Body, **_: Any) -> dict[str, Any]:
+    async def gpuop_nodes(name: str, body: kopf.Body, **_: Any) -> dict[str, Any]:
         return {name: slim_node(body)}
 
     @kopf.index("nvidia.com", "v1", "clusterpolicies", registry=registry, id="gpuop_policies")
-    def gpuop_policies(name: str, body: kopf.Body, **_: Any) -> dict[str, Any]:
+    async def gpuop_policies(name: str, body: kopf.Body, **_: Any) -> dict[str, Any]:
         return {name: _plain(body)}
 
     @kopf.index(
@@ -357,7 +383,7 @@ def build_registry() -> kopf.OperatorRegistry:
         labels={"app.kubernetes.io/managed-by": MANAGED_BY},
         id="gpuop_daemonsets",
     )
-    def gpuop_daemonsets(
+    async def gpuop_daemonsets(
         name: str, namespace: str | None, body: kopf.Body, memo: Any, **_: Any
     ) -> dict[str, Any] | None:
         if namespace != memo["config"].namespace:
@@ -365,13 +391,13 @@ def build_registry() -> kopf.OperatorRegistry:
         return {name: slim_daemonset(body)}
 
     @kopf.index("", "v1", "pods", registry=registry, id="gpuop_pods")
-    def gpuop_pods(body: kopf.Body, memo: Any, **_: Any) -> dict[str, PodInfo] | None:
+    async def gpuop_pods(body: kopf.Body, memo: Any, **_: Any) -> dict[str, PodInfo] | None:
         info = pod_info(body, memo["config"].namespace)
         if info is None:
             return None
         return {info.node: info}
 
-    def poke(memo: kopf.Memo, **kwargs: Any) -> None:
+    async def poke(memo: kopf.Memo, **kwargs: Any) -> None:
         state: OperatorState = memo["state"]
         state.attach(
             gpuop_nodes=kwargs["gpuop_nodes"],

@@ -227,13 +227,13 @@ def build_registry() -> kopf.OperatorRegistry:
             task.cancel()
 
     @kopf.index("", "v1", "nodes", registry=registry, labels={SIM_LABEL: "true"}, id="sim_nodes")
-    def sim_nodes(name: str, body: kopf.Body, **_: Any) -> dict[str, Any]:
+    async def sim_nodes(name: str, body: kopf.Body, **_: Any) -> dict[str, Any]:
         return {name: _slim_node(body)}
 
     @kopf.index(
         "", "v1", "pods", registry=registry, labels={OPERAND_LABEL: kopf.PRESENT}, id="sim_pods"
     )
-    def sim_pods(
+    async def sim_pods(
         body: kopf.Body, namespace: str | None, memo: Any, **_: Any
     ) -> dict[str, OperandPod] | None:
         if namespace != memo["config"].namespace:
@@ -241,7 +241,7 @@ def build_registry() -> kopf.OperatorRegistry:
         entry = _pod_entry(body)
         return None if entry is None else {entry[0]: entry[1]}
 
-    def poke(memo: kopf.Memo, **kwargs: Any) -> None:
+    async def poke(memo: kopf.Memo, **kwargs: Any) -> None:
         memo["state"].attach(sim_nodes=kwargs["sim_nodes"], sim_pods=kwargs["sim_pods"])
 
     kopf.on.event("", "v1", "nodes", registry=registry, labels={SIM_LABEL: "true"})(poke)

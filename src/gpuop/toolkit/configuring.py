@@ -62,6 +62,7 @@ from gpuop.toolkit.tomledit import (
     DeleteKey,
     Edit,
     EditError,
+    LayoutError,
     RemoveItem,
     SetValue,
     apply_to_data,
@@ -752,22 +753,16 @@ def _decode(raw: bytes | None, path: HostPath) -> str:
 
 def _parse(text: str, path: str) -> dict[str, Any]:
     try:
-        strict = tomllib.loads(text)
+        data: dict[str, Any] = parse(text).unwrap()
     except tomllib.TOMLDecodeError as exc:
         raise parse_error(path, exc) from exc
-    try:
-        lenient: dict[str, Any] = parse(text).unwrap()
-    except Exception as exc:  # tomlkit can fail on valid TOML, not always with its own errors
-        problem: object = exc
-    else:
-        if lenient == strict:
-            return strict
-        problem = "it reads the file differently from a strict TOML parser"
-    raise ConfigShapeError(
-        f"cannot edit {path} without rewriting it: the format-preserving TOML parser cannot "
-        f"handle this arrangement of tables ({problem}); put each table's header before the "
-        "headers of its sub-tables and try again; nothing was changed"
-    )
+    except LayoutError as exc:
+        raise ConfigShapeError(
+            f"cannot edit {path} without rewriting it: the format-preserving TOML parser "
+            f"cannot handle this arrangement of tables ({exc}); put each table's header "
+            "before the headers of its sub-tables and try again; nothing was changed"
+        ) from exc
+    return data
 
 
 def _edit(text: str, edits: Sequence[Edit], path: str) -> str:

@@ -160,14 +160,97 @@ def _data_parent(data: dict[str, Any], path: KeyPath, *, create: bool) -> dict[s
 # Parsing and verification
 
 
-def parse(text: str) -> TOMLDocument:
-    """Parse with both the strict standard-library parser and tomlkit.
+class LayoutError(EditError):
+    """tomlkit cannot reproduce this (valid) TOML exactly, so it cannot be edited in place."""
 
-    Raises `tomllib.TOMLDecodeError` or `tomlkit.exceptions.ParseError`. The strict parser runs
-    first: tomlkit accepts a few things TOML 1.0 (and containerd's parser) rejects.
+
+def parse(text: str) -> TOMLDocument:
+    """Parse `text` for editing.
+
+    Raises `tomllib.TOMLDecodeError` when `text` is not TOML (the strict standard-library parser
+    runs first: tomlkit accepts a few things TOML 1.0 and containerd reject), and `LayoutError`
+    when tomlkit reads it differently or would not write it back byte for byte.
     """
-    tomllib.loads(text)
-    return tomlkit.parse(text)
+    strict = tomllib.loads(text)
+    try:
+        doc = tomlkit.parse(text)
+        _repair_header_indents(doc, text)
+        same = doc.unwrap() == strict
+        faithful = doc.as_string() == text
+    except Exception as exc:  # tomlkit can fail on valid TOML, not always with its own errors
+        raise LayoutError(f"{type(exc).__name__}: {exc}") from exc
+    if not same:
+        raise LayoutError("it reads the file differently from a strict TOML parser")
+    if not faithful:
+        raise LayoutError("it would not write the unchanged parts back byte for byte")
+    return doc
+
+
+def _repair_header_indents(doc: TOMLDocument, text: str) -> None:
+    """Undo a tomlkit 0.15 parsing bug: when the first header below an implicit table is
+    indented (`  [a.b.x]`), later sibling headers (`  [a.b.y]`) get that indentation twice.
+    The indentation of every header line is taken from the text instead; `parse` then checks
+    that the document renders back to exactly the text."""
+    indents = _header_line_indents(text)
+    tables = [table for key, table in _walk_headers(doc) if key is None or not key.is_dotted()]
+    if len(indents) != len(tables):
+        return
+    for table, indent in zip(tables, indents, strict=True):
+        before, newline, _ = table.trivia.indent.rpartition("\n")
+        table.trivia.indent = before + newline + indent
+
+
+def _walk_headers(container: Container) -> Iterator[tuple[Key | None, Table]]:
+    """Tables that render a `[header]` or `[[header]]` line, in the order they render."""
+    from tomlkit.container import _emits_header
+
+    for key, item in container.body:
+        if isinstance(item, Table):
+            if key is not None and _emits_header(key, item):
+                yield key, item
+            yield from _walk_headers(item.value)
+        elif isinstance(item, AoT):
+            for element in item.body:
+                yield key, element
+                yield from _walk_headers(element.value)
+
+
+def _header_line_indents(text: str) -> list[str]:
+    """The leading whitespace of each table header line, skipping strings and arrays."""
+    indents: list[str] = []
+    depth = 0
+    multiline: str | None = None
+    for line in text.split("\n"):
+        stripped = line.lstrip(" \t")
+        if multiline is None and depth == 0 and stripped.startswith("["):
+            indents.append(line[: len(line) - len(stripped)])
+            continue
+        i, n = 0, len(line)
+        while i < n:
+            if multiline is not None:
+                end = line.find(multiline, i)
+                if end < 0:
+                    break
+                i, multiline = end + 3, None
+                continue
+            char = line[i]
+            if char == "#":
+                break
+            if line.startswith('"""', i) or line.startswith("'''", i):
+                multiline, i = line[i : i + 3], i + 3
+            elif char == '"':
+                i += 1
+                while i < n and line[i] != '"':
+                    i += 2 if line[i] == "\\" else 1
+                i += 1
+            elif char == "'":
+                end = line.find("'", i + 1)
+                i = end + 1 if end >= 0 else n
+            else:
+                depth += char in "[{"
+                depth -= char in "]}"
+                i += 1
+    return indents
 
 
 def edit_text(text: str, edits: Sequence[Edit]) -> str:
@@ -201,13 +284,14 @@ def edit_text(text: str, edits: Sequence[Edit]) -> str:
 
 
 def verify(text: str, expected: Mapping[str, Any]) -> None:
-    """Raise `EditError` unless `text` parses (strictly) to exactly `expected`."""
+    """Raise `EditError` unless `text` means exactly `expected` and can be edited again."""
     try:
-        strict = tomllib.loads(text)
-        lenient = tomlkit.parse(text).unwrap()
-    except Exception as exc:  # tomllib's or tomlkit's, including tomlkit's internal failures
+        document = parse(text)
+    except tomllib.TOMLDecodeError as exc:
         raise EditError(f"the edited file would not parse ({exc})") from exc
-    if strict != expected or lenient != expected:
+    except LayoutError as exc:
+        raise EditError(f"the edited file could not be edited again ({exc})") from exc
+    if document.unwrap() != expected:
         raise EditError("the edited file would not mean what was intended")
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from gpuop.controlplane import binaries as binaries_mod
+from gpuop.controlplane import build as build_mod
 from gpuop.controlplane import download
 from gpuop.controlplane.errors import DownloadError, ToolchainError
 from gpuop.controlplane.versions import COMPONENTS, ETCD, KUBERNETES, KWOK, Component
@@ -131,7 +132,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             target.chmod(0o755)
         return 0.0
 
-    monkeypatch.setattr(binaries_mod._build, "build_component", fake_build)
+    monkeypatch.setattr(build_mod, "build_component", fake_build)
     return calls
 
 

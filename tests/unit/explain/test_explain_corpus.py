@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections import Counter
 from typing import Any
@@ -93,3 +95,14 @@ def test_isolation_and_node_annotations() -> None:
     case = generate_case(1, 2, isolate=True, node_annotations={"kwok.x-k8s.io/node": "fake"})
     assert case.pod["spec"]["nodeSelector"][CASE_LABEL] == case.name
     assert all(n["metadata"]["annotations"] == {"kwok.x-k8s.io/node": "fake"} for n in case.nodes)
+
+
+def test_series_3_is_the_one_checked_against_kube_scheduler() -> None:
+    # The corpus docstring reports a hand-run differential check of this exact series
+    # against kube-scheduler v1.37.2. Changing the generator changes this digest: rerun
+    # that check (or the e2e test, once it exists) and update both.
+    data = json.dumps(
+        [c.objects() for c in generate_cases(3, 80, existing_pods=True)], sort_keys=True
+    )
+    digest = hashlib.sha256(data.encode()).hexdigest()
+    assert digest == "b1192014ad66a555c9dee1460d9fc6cd9ca650415b2f2aaa9745b455a6725cd6"

@@ -146,8 +146,10 @@ def test_schedulable_pod_passes_pods_through() -> None:
 def test_other_kinds_are_refused(obj: dict[str, Any], message: str) -> None:
     with pytest.raises(UnsupportedKindError, match=message):
         schedulable_pod(obj)
-    with pytest.raises(LauncherError):
-        render_launcher_pod({"kind": "Pod"})
+    with pytest.raises(
+        LauncherError, match="Pod 'p' is not a VirtualMachineInstance or VirtualMachine"
+    ):
+        render_launcher_pod({"kind": "Pod", "metadata": {"name": "p"}})
 
 
 PERMITTED = {

@@ -1,0 +1,218 @@
+"""Operator and simulator at scale, on the local control plane.
+
+For each N (default 100 and 1000) it creates N simulated 2x A10 container nodes, then:
+
+* floor: the time the same API server takes for N bare node label patches from one client
+  (same concurrency as the operator uses);
+* operator: from ClusterPolicy creation to every node labelled per the planner and every
+  DaemonSet created, and to `status.state=ready` (every operand pod Ready on every node:
+  bounded by the DaemonSet controller and kwok, not by the operator); its write requests,
+  counted from the API server's audit log;
+* simulator: from the operator's labels to every node advertising `nvidia.com/gpu: 2`, and
+  the simulator's writes per node;
+* quiet: write requests by the operator over a quiet period once converged.
+
+Usage: python bench/operator_bench.py [--nodes 100 1000] [--quiet-seconds 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from gpuop.controlplane import LocalCluster
+from gpuop.kube import ClusterPolicy, async_client, ops, sync_client
+from gpuop.lab import stack
+from gpuop.naming import is_gpu_resource
+from gpuop.sim.hardware import NodeSpec, node_manifest
+
+OPERATOR_USER = "system:serviceaccount:gpu-operator:gpuop-operator"
+WRITE_VERBS = {"create", "update", "patch", "delete"}
+
+
+def audit_writes(path: Path, start: int, user: str) -> int:
+    count = 0
+    with path.open() as handle:
+        handle.seek(start)
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if (
+                entry.get("stage") == "ResponseComplete"
+                and entry.get("verb") in WRITE_VERBS
+                and (entry.get("user") or {}).get("username") == user
+            ):
+                count += 1
+    return count
+
+
+def audit_writes_by(path: Path, start: int, prefix: str) -> int:
+    count = 0
+    with path.open() as handle:
+        handle.seek(start)
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("stage") == "ResponseComplete" and entry.get("verb") in WRITE_VERBS:
+                if (entry.get("userAgent") or "").startswith(prefix):
+                    count += 1
+    return count
+
+
+async def floor_patches(kubeconfig: str, names: list[str], concurrency: int = 32) -> float:
+    client = async_client(kubeconfig)
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(name: str) -> None:
+        async with semaphore:
+            await ops.patch_node_labels(client, name, {"bench.gpuop.io/floor": str(time.time_ns())})
+
+    started = time.monotonic()
+    await asyncio.gather(*(one(n) for n in names))
+    elapsed = time.monotonic() - started
+    await client.close()
+    return elapsed
+
+
+def create_nodes(kubeconfig: str, names: list[str]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    client = sync_client(kubeconfig)
+
+    def make(name: str) -> None:
+        if ops.get_node(client, name) is None:
+            ops.create_node(client, node_manifest(NodeSpec(name, "A10", 2)))
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(make, names))
+
+
+def delete_nodes(kubeconfig: str, names: list[str]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    client = sync_client(kubeconfig)
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda n: ops.delete_node(client, n), names))
+
+
+def snapshot(kubeconfig: str, names: set[str]) -> tuple[int, int]:
+    """(nodes with the container deploy labels, nodes advertising nvidia.com/gpu: 2)."""
+    client = sync_client(kubeconfig)
+    labelled = advertising = 0
+    for node in ops.list_nodes(client, {"bench.gpuop.io/node": "true"}):
+        if node["metadata"]["name"] not in names:
+            continue
+        labels = node["metadata"].get("labels") or {}
+        if labels.get("nvidia.com/gpu.deploy.device-plugin") == "true":
+            labelled += 1
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        gpus = {k: v for k, v in allocatable.items() if is_gpu_resource(k)}
+        if gpus == {"nvidia.com/gpu": "2"}:
+            advertising += 1
+    return labelled, advertising
+
+
+def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path) -> dict[str, Any]:
+    kubeconfig = str(cluster.kubeconfig_path)
+    audit = cluster.audit_log_path
+    names = [f"bench-{count}-{i:05d}" for i in range(count)]
+    print(f"[{count}] creating {count} simulated nodes", file=sys.stderr)
+    client = sync_client(kubeconfig)
+    from gpuop.sim.hardware import NodeSpec as Spec
+
+    def make(name: str) -> None:
+        manifest = node_manifest(Spec(name, "A10", 2, {"bench.gpuop.io/node": "true"}))
+        if ops.get_node(client, name) is None:
+            ops.create_node(client, manifest)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(make, names))
+
+    floor = asyncio.run(floor_patches(kubeconfig, names))
+    print(f"[{count}] floor: {count} node patches in {floor:.2f}s", file=sys.stderr)
+
+    operator_kubeconfig = stack.install_operator_access(kubeconfig, work)
+    operator = stack.start_operator(operator_kubeconfig, work / f"logs-{count}")
+    simulator = stack.start_simulator(kubeconfig, work / f"logs-{count}", work / f"hosts-{count}")
+    time.sleep(3)
+    start_offset = audit.stat().st_size
+    started = time.monotonic()
+    policy = stack.lab_policy(sandbox=False)
+    stack.apply_cluster_policy(kubeconfig, policy)
+    wanted = set(names)
+    labelled_at = advertised_at = ready_at = None
+    deadline = started + max(300, count * 0.6)
+    while time.monotonic() < deadline:
+        labelled, advertising = snapshot(kubeconfig, wanted)
+        now = time.monotonic() - started
+        if labelled_at is None and labelled == count:
+            labelled_at = now
+        if advertised_at is None and advertising == count:
+            advertised_at = now
+        state = ((stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}).get("status") or {}).get("state")
+        if ready_at is None and state == "ready" and labelled_at is not None:
+            ready_at = now
+        if labelled_at is not None and advertised_at is not None and ready_at is not None:
+            break
+        time.sleep(0.5)
+    operator_writes = audit_writes(audit, start_offset, OPERATOR_USER)
+    quiet_offset = audit.stat().st_size
+    time.sleep(quiet_seconds)
+    quiet_writes = audit_writes(audit, quiet_offset, OPERATOR_USER)
+    operator.stop()
+    simulator.stop()
+    stack.delete_cluster_policy(kubeconfig, "cluster-policy")
+    result = {
+        "nodes": count,
+        "floor_seconds": round(floor, 2),
+        "labelled_seconds": None if labelled_at is None else round(labelled_at, 2),
+        "ratio_labelled_to_floor": None if labelled_at is None else round(labelled_at / floor, 2),
+        "advertising_seconds": None if advertised_at is None else round(advertised_at, 2),
+        "ready_seconds": None if ready_at is None else round(ready_at, 2),
+        "operator_writes": operator_writes,
+        "operator_writes_per_node": round(operator_writes / count, 3),
+        "quiet_seconds": quiet_seconds,
+        "operator_writes_while_quiet": quiet_writes,
+    }
+    delete_nodes(kubeconfig, names)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--quiet-seconds", type=float, default=60.0)
+    parser.add_argument("--cluster-name", default="bench")
+    args = parser.parse_args()
+    cluster = LocalCluster(args.cluster_name)
+    cluster.up(progress=lambda line: print(line, file=sys.stderr))
+    stack.install_crd(str(cluster.kubeconfig_path))
+    results = []
+    with tempfile.TemporaryDirectory(prefix="gpuop-bench-") as tmp:
+        for count in args.nodes:
+            results.append(run_one(cluster, count, args.quiet_seconds, Path(tmp)))
+            print(json.dumps(results[-1]), flush=True)
+    print("\nnodes  floor(s)  labelled(s)  ratio  advertising(s)  ready(s)  writes/node  quiet writes")
+    for r in results:
+        print(
+            f"{r['nodes']:>5}  {r['floor_seconds']:>8}  {r['labelled_seconds']!s:>11}  {r['ratio_labelled_to_floor']!s:>5}"
+            f"  {r['advertising_seconds']!s:>14}  {r['ready_seconds']!s:>8}  {r['operator_writes_per_node']:>11}"
+            f"  {r['operator_writes_while_quiet']:>12}"
+        )
+    _ = ClusterPolicy
+
+
+if __name__ == "__main__":
+    main()
