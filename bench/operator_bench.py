@@ -54,21 +54,6 @@ def audit_writes(path: Path, start: int, user: str) -> int:
     return count
 
 
-def audit_writes_by(path: Path, start: int, prefix: str) -> int:
-    count = 0
-    with path.open() as handle:
-        handle.seek(start)
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if entry.get("stage") == "ResponseComplete" and entry.get("verb") in WRITE_VERBS:
-                if (entry.get("userAgent") or "").startswith(prefix):
-                    count += 1
-    return count
-
-
 async def floor_patches(kubeconfig: str, names: list[str], concurrency: int = 32) -> float:
     client = async_client(kubeconfig)
     semaphore = asyncio.Semaphore(concurrency)
@@ -161,12 +146,14 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
             labelled_at = now
         if advertised_at is None and advertising == count:
             advertised_at = now
-        state = ((stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}).get("status") or {}).get("state")
+        state = (
+            (stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}).get("status") or {}
+        ).get("state")
         if ready_at is None and state == "ready" and labelled_at is not None:
             ready_at = now
         if labelled_at is not None and advertised_at is not None and ready_at is not None:
             break
-        time.sleep(0.5)
+        time.sleep(2.0)
     operator_writes = audit_writes(audit, start_offset, OPERATOR_USER)
     quiet_offset = audit.stat().st_size
     time.sleep(quiet_seconds)
@@ -191,7 +178,9 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--nodes", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--quiet-seconds", type=float, default=60.0)
     parser.add_argument("--cluster-name", default="bench")
@@ -204,7 +193,9 @@ def main() -> None:
         for count in args.nodes:
             results.append(run_one(cluster, count, args.quiet_seconds, Path(tmp)))
             print(json.dumps(results[-1]), flush=True)
-    print("\nnodes  floor(s)  labelled(s)  ratio  advertising(s)  ready(s)  writes/node  quiet writes")
+    print(
+        "\nnodes  floor(s)  labelled(s)  ratio  advertising(s)  ready(s)  writes/node  quiet writes"
+    )
     for r in results:
         print(
             f"{r['nodes']:>5}  {r['floor_seconds']:>8}  {r['labelled_seconds']!s:>11}  {r['ratio_labelled_to_floor']!s:>5}"

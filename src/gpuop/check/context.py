@@ -126,6 +126,10 @@ class CheckContext:
     operand_pods: dict[str, list[OperandPod]] = field(default_factory=dict)
     _plans: dict[Any, NodePlan] = field(default_factory=dict)
     _advertised: dict[str, dict[str, int]] | None = None
+    # resource -> (workload config, [(node, count it would advertise)]), see workloads.py
+    candidates: dict[str, tuple[str | None, list[tuple[NodeInfo, int]]]] = field(
+        default_factory=dict
+    )
 
     def add(
         self,
@@ -210,10 +214,6 @@ def node_counts(view: NodeView) -> tuple[dict[str, int], list[tuple[str, str]]]:
     return counts, bad
 
 
-def is_plugin_kind(resource: str) -> bool:
-    return kind_of(resource) in PLUGIN_KINDS
-
-
 __all__ = [
     "CONFIG_KIND",
     "KIND_CONFIG",
@@ -221,7 +221,6 @@ __all__ = [
     "CheckContext",
     "NodeInfo",
     "OperandPod",
-    "is_plugin_kind",
     "kind_of",
     "node_counts",
     "plugin_daemonset",

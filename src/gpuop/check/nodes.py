@@ -138,8 +138,7 @@ def _check_non_gpu(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
             "GPU401",
             "Node",
             info.name,
-            f"advertises {_shown(positive)} but no NFD label marks it as a GPU node"
-            f" ({plan.gpu_detection})",
+            f"advertises {_shown(positive)} but no NFD label marks it as a GPU node",
             f"check that NFD runs on {info.name} and labels its NVIDIA PCI devices"
             " (feature.node.kubernetes.io/pci-10de.present=true); if the node has no GPU,"
             " restart its kubelet so the stale resource goes",
@@ -224,7 +223,8 @@ def _notice_hint(code: str, info: NodeInfo, policy: ResolvedPolicy) -> str:
             "choose a vGPU config the cards support (gpuop plan lists the types) and set"
             f" nvidia.com/vgpu.config on {name}"
         )
-    return rule(code).fix
+    fix = rule(code).fix.rstrip(".")
+    return fix[:1].lower() + fix[1:]
 
 
 def _check_states(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> bool:
@@ -329,7 +329,7 @@ def _check_labels(
         if operand.status != "held" or operand.label_value is None:
             continue
         value = operand.label_value
-        if value.startswith("paused-for-"):
+        if "paused-for-" in value:
             ctx.add(
                 "GPU303",
                 "Node",

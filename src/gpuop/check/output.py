@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import io
+import textwrap
 from typing import Any
 
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from rich.color import ColorSystem
+from rich.style import Style
 
 from gpuop import __version__
 from gpuop.check.model import Finding, NodeSummary, Report
@@ -39,76 +37,106 @@ def _node_title(name: str, summary: NodeSummary | None) -> str:
     return f"Node {name} ({', '.join(parts)})"
 
 
+class _Painter:
+    """ANSI styling through rich's styles, or none; fast enough for thousands of lines."""
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+        self._cache: dict[str, Style] = {}
+
+    def __call__(self, text: str, style: str) -> str:
+        if not self.color or not text:
+            return text
+        parsed = self._cache.get(style)
+        if parsed is None:
+            parsed = self._cache[style] = Style.parse(style)
+        return parsed.render(text, color_system=ColorSystem.STANDARD)
+
+
+def _wrap(text: str, width: int, indent: str) -> list[str]:
+    lines: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        lines.extend(
+            textwrap.wrap(
+                paragraph,
+                width=width,
+                initial_indent=indent,
+                subsequent_indent=indent,
+                break_long_words=True,
+                break_on_hyphens=False,
+            )
+            or [indent]
+        )
+    return lines
+
+
 def render_text(report: Report, *, color: bool = False, width: int = 110) -> str:
-    """A table per node (then per other object), the skipped checks and a summary line."""
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer,
-        force_terminal=color,
-        no_color=not color,
-        color_system="standard" if color else None,
-        width=width,
-        highlight=False,
-        emoji=False,
-    )
+    """Findings grouped by node (then by other object), the skipped checks and a summary.
+
+    Plain text with a hanging indent; severity words and headings are coloured (through
+    rich's styles) when `color` is set.
+    """
+    paint = _Painter(color)
+    width = max(width, 60)
+    out: list[str] = []
     policy = report.policy.source if report.policy else "none usable"
     sandbox = ""
     if report.policy and report.policy.sandbox_enabled is not None:
         sandbox = f", sandbox workloads {'on' if report.policy.sandbox_enabled else 'off'}"
     summary = report.summary()
-    console.print(
-        Text(
-            f"gpuop check: {summary['nodes_checked']} node{'s' if summary['nodes_checked'] != 1 else ''}"
-            f" ({summary['gpu_nodes']} with GPUs),"
-            f" policy {policy}{sandbox}",
-            style="bold",
+    checked = summary["nodes_checked"]
+    out.append(
+        paint(
+            f"gpuop check: {checked} node{'s' if checked != 1 else ''}"
+            f" ({summary['gpu_nodes']} with GPUs), policy {policy}{sandbox}",
+            "bold",
         )
     )
     groups: dict[tuple[int, str, str, str], list[Finding]] = {}
     for finding in report.findings:
         groups.setdefault(_group_key(finding), []).append(finding)
     nodes = {node.name: node for node in report.nodes}
+    indent = " " * 17
     for key in sorted(groups):
         _, kind, namespace, name = key
         if kind == "Node":
             title = _node_title(name, nodes.get(name))
         else:
             title = f"{kind} {namespace + '/' if namespace else ''}{name}"
-        console.print()
-        console.print(Text(title, style="bold"))
-        table = Table(box=box.SIMPLE, show_header=False, pad_edge=False, expand=False)
-        table.add_column("severity", no_wrap=True)
-        table.add_column("code", no_wrap=True)
-        table.add_column("finding", overflow="fold")
+        out.append("")
+        out.append(paint(title, "bold underline"))
         for finding in groups[key]:
-            body = Text()
+            message = finding.message
             if kind == "Node" and finding.kind != "Node":
                 prefix = f"{finding.namespace}/" if finding.namespace else ""
-                body.append(f"{finding.kind} {prefix}{finding.name}: ")
-            body.append(finding.message)
-            body.append("\nfix: " + finding.hint, style="dim")
-            table.add_row(
-                Text(finding.severity, style=_STYLES[finding.severity]), finding.code, body
+                message = f"{finding.kind} {prefix}{finding.name}: {message}"
+            lines = _wrap(message, width, indent)
+            head = f"  {finding.severity:<8}{finding.code:<7}"
+            lines[0] = (
+                paint(f"  {finding.severity:<8}", _STYLES[finding.severity])
+                + finding.code.ljust(7)
+                + lines[0][len(head) :]
             )
-        console.print(table)
+            out.extend(lines)
+            out.extend(paint(line, "dim") for line in _wrap("fix: " + finding.hint, width, indent))
     if report.skipped:
-        console.print()
-        console.print(Text("Not checked:", style="bold"))
+        out.append("")
+        out.append(paint("Not checked:", "bold"))
         for skip in report.skipped:
-            console.print(Text(f"  {skip.check}: {skip.reason}"))
+            out.extend(_wrap(f"{skip.check}: {skip.reason}", width, "  "))
     counts = report.counts
-    console.print()
+    out.append("")
     if not report.findings:
-        console.print(Text("No problems found.", style="bold green"))
-    console.print(
-        Text(
+        out.append(paint("No problems found.", "bold green"))
+    out.append(
+        paint(
             f"{counts['error']} error{'s' if counts['error'] != 1 else ''},"
             f" {counts['warning']} warning{'s' if counts['warning'] != 1 else ''},"
             f" {counts['info']} info",
-            style="bold red" if counts["error"] else "bold",
+            "bold red" if counts["error"] else "bold",
         )
     )
-    return buffer.getvalue()
+    return "\n".join(out) + "\n"
 
 
 def _fingerprint(finding: Finding) -> str:

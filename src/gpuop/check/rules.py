@@ -178,7 +178,7 @@ _RULES: tuple[Rule, ...] = (
         "The vGPU config named by `nvidia.com/vgpu.config` (or the policy default) is"
         " unknown, or asks for a type or a count the cards do not support.",
         "The vGPU device manager fails and sets `nvidia.com/vgpu.config.state=failed`; no"
-        " vGPU device is created (gpu-operator#2594, #591).",
+        " vGPU device is created, and VMs asking for the type stay Pending.",
         "Pick a config whose types the cards support (`gpuop plan` lists them) and set"
         " `nvidia.com/vgpu.config` to it.",
     ),
@@ -227,8 +227,8 @@ _RULES: tuple[Rule, ...] = (
         "The vGPU count is not profile × cards",
         "The node advertises the configured vGPU type, but not as many devices as the config"
         " creates on its cards.",
-        "Some mdev devices were not created or were removed (vgpu-device-manager reports"
-        " success anyway, gpu-operator#2594); VMs find fewer vGPUs than planned.",
+        "Some mdev devices were not created, or were removed after the config was applied;"
+        " VMs find fewer vGPUs than planned and the scheduler's arithmetic is off.",
         "Check `nvidia.com/vgpu.config.state` and the vgpu-device-manager logs on the node,"
         " then re-apply the config.",
     ),
@@ -240,8 +240,9 @@ _RULES: tuple[Rule, ...] = (
         "A whole-GPU resource (passthrough, Kata or `nvidia.com/gpu` without sharing)"
         " counts more devices than the node's cards.",
         "Double counting: the plugin registers each function of a multi-function card, or"
-        " two plugins advertise the same cards; VMs land on a node that cannot hold them"
-        " (`the number of GPU/s do not match`, kubevirt#6459).",
+        " two plugins advertise the same cards; workloads land on a node that cannot hold"
+        " them (for VMs, virt-launcher fails with `the number of GPU/s do not match the"
+        " number of devices`).",
         "Check which functions are bound to vfio-pci (`lspci -nnk`) and which device plugins"
         " run on the node.",
     ),
@@ -331,8 +332,9 @@ _RULES: tuple[Rule, ...] = (
         "OperandPaused",
         "warning",
         "An operand is paused by a `paused-for-*` deploy label",
-        "A deploy label has a `paused-for-*` value, left by a component that stops operands"
-        " while it changes the GPUs (MIG, vGPU, driver upgrade).",
+        "A deploy label has a `paused-for-*` value (or one ending in"
+        " `_paused-for-driver-upgrade`), left by a component that stops operands while it"
+        " changes the GPUs (MIG, vGPU, driver upgrade, CC mode).",
         "If the component crashed or was removed, the label is never restored and the operand"
         " never runs again (gpu-operator#2845 deadlock).",
         "Check the component that paused it; if it is done, set the label back to `true`.",
@@ -355,7 +357,7 @@ _RULES: tuple[Rule, ...] = (
         "A GPU configuration failed on the node",
         "`nvidia.com/vgpu.config.state` or `nvidia.com/mig.config.state` is `failed`.",
         "The vGPU or MIG devices the node should have were not created; workloads asking"
-        " for them stay Pending (gpu-operator#2365, vgpu-device-manager#195).",
+        " for them stay Pending, and operands paused for the change may stay paused.",
         "Read the vgpu-device-manager or mig-manager logs on the node, fix the config, and"
         " relabel to retry.",
     ),
@@ -450,9 +452,8 @@ _RULES: tuple[Rule, ...] = (
         "A `permittedHostDevices` entry for a resource NVIDIA's device plugin advertises"
         " lacks `externalResourceProvider: true`, so KubeVirt starts its own device plugin"
         " for it.",
-        "Two plugins register the same resource name; allocations disagree and the launcher"
-        " fails with `the number of GPU/s do not match the number of devices`"
-        " (kubevirt#6459).",
+        "Two device plugins register the same resource name with the kubelet and replace"
+        " each other; which devices a VM gets depends on which registered last.",
         "Set `externalResourceProvider: true` on the entry.",
     ),
     Rule(
@@ -560,8 +561,9 @@ _RULES: tuple[Rule, ...] = (
         "error",
         "The driver upgrade failed on the node",
         "`nvidia.com/gpu-driver-upgrade-state` is `upgrade-failed`.",
-        "The upgrade controller does not retry by itself; the node keeps the old driver or"
-        " none (gpu-operator#2549).",
+        "The node keeps the old driver, or none, until the driver pod becomes Ready by itself"
+        " or someone relabels it; the state machine has also been seen to move on without"
+        " recovering (gpu-operator#2549).",
         "Read the driver pod's logs, fix the cause, and set the state label to"
         " `upgrade-required` to retry.",
     ),

@@ -29,10 +29,6 @@ KNOWN_KINDS = (
     "Event",
     "ConfigMap",
 )
-NAMESPACED_KINDS = frozenset(
-    {"KubeVirt", "Pod", "VirtualMachineInstance", "DaemonSet", "Event", "ConfigMap"}
-)
-
 # Labels that differ on every node and that the planner never reads; left out of the
 # planning key so that nodes of one shape share a plan.
 _VOLATILE_LABELS = frozenset({"nvidia.com/gfd.timestamp"})
@@ -241,7 +237,6 @@ def _node_view(name: str, metadata: Mapping[str, Any], status: Any) -> NodeView:
 
 __all__ = [
     "KNOWN_KINDS",
-    "NAMESPACED_KINDS",
     "ClusterState",
     "Ignored",
     "NodeView",

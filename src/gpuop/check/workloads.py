@@ -165,6 +165,15 @@ def candidates_for(
     ctx: CheckContext, resource: str
 ) -> tuple[str | None, list[tuple[NodeInfo, int]]]:
     """The workload config that advertises `resource`, and GPU nodes that would in it."""
+    cached = ctx.candidates.get(resource)
+    if cached is not None:
+        return cached
+    result = _candidates(ctx, resource)
+    ctx.candidates[resource] = result
+    return result
+
+
+def _candidates(ctx: CheckContext, resource: str) -> tuple[str | None, list[tuple[NodeInfo, int]]]:
     config = KIND_CONFIG.get(kind_of(resource))
     if config is None:
         return None, []

@@ -11,6 +11,7 @@ import sys
 import click
 
 from gpuop import __version__
+from gpuop.cli.audit import audit
 from gpuop.cli.check import check, collect
 from gpuop.cli.cluster import cluster
 from gpuop.cli.common import UserError
@@ -51,6 +52,7 @@ cli.add_command(sim)
 cli.add_command(lab)
 cli.add_command(check)
 cli.add_command(collect)
+cli.add_command(audit)
 cli.add_command(toolkit)
 
 

@@ -19,16 +19,26 @@ def _context(seed: int | None, name: str) -> Any:
     chosen = seed if seed is not None else random.SystemRandom().randrange(1, 1_000_000)
     work_dir = cluster_dir(name) / "lab"
     work_dir.mkdir(parents=True, exist_ok=True)
-    return LabContext(cluster_name=name, work_dir=work_dir, say=lambda line: click.echo(line), seed=chosen)
+    return LabContext(
+        cluster_name=name, work_dir=work_dir, say=lambda line: click.echo(line), seed=chosen
+    )
 
 
 @click.group(invoke_without_command=True)
-@click.option("--keep", is_flag=True, help="Leave the cluster, operator and simulator running afterwards.")
-@click.option("--seed", type=int, default=None, help="Seed for the drift step (printed when not given).")
-@click.option("--report-dir", type=click.Path(file_okay=False), default="lab-report", show_default=True)
+@click.option(
+    "--keep", is_flag=True, help="Leave the cluster, operator and simulator running afterwards."
+)
+@click.option(
+    "--seed", type=int, default=None, help="Seed for the drift step (printed when not given)."
+)
+@click.option(
+    "--report-dir", type=click.Path(file_okay=False), default="lab-report", show_default=True
+)
 @click.option("--cluster-name", default="gpuop", show_default=True)
 @click.pass_context
-def lab(ctx: click.Context, keep: bool, seed: int | None, report_dir: str, cluster_name: str) -> None:
+def lab(
+    ctx: click.Context, keep: bool, seed: int | None, report_dir: str, cluster_name: str
+) -> None:
     """Run the three-node lab on a local cluster and write a report.
 
     \b
@@ -66,7 +76,9 @@ def lab(ctx: click.Context, keep: bool, seed: int | None, report_dir: str, clust
         failure = exc
         report["failure"] = str(exc)
     except Exception as exc:
-        failure = LabFailure(len(report["steps"]) + 1, "the step to finish", f"{type(exc).__name__}: {exc}")
+        failure = LabFailure(
+            len(report["steps"]) + 1, "the step to finish", f"{type(exc).__name__}: {exc}"
+        )
         report["failure"] = str(failure)
     report["ok"] = failure is None
     report["duration_seconds"] = round(time.monotonic() - started, 1)
@@ -77,7 +89,9 @@ def lab(ctx: click.Context, keep: bool, seed: int | None, report_dir: str, clust
     kubeconfig = context.kubeconfig
     if failure is not None:
         click.secho(f"\nlab failed: {failure}", fg="red", err=True)
-        click.echo(f"the cluster is left up for inspection: export KUBECONFIG={kubeconfig}", err=True)
+        click.echo(
+            f"the cluster is left up for inspection: export KUBECONFIG={kubeconfig}", err=True
+        )
         click.echo(f"operator and simulator logs: {context.work_dir / 'logs'}", err=True)
         raise SystemExit(1)
     click.secho(f"\nlab passed in {report['duration_seconds']}s", fg="green")

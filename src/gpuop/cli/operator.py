@@ -16,16 +16,37 @@ def operator() -> None:
 
 
 @operator.command("run")
-@click.option("--kubeconfig", envvar="KUBECONFIG", help="Kubeconfig to use (default: in-cluster or ~/.kube/config).")
+@click.option(
+    "--kubeconfig",
+    envvar="KUBECONFIG",
+    help="Kubeconfig to use (default: in-cluster or ~/.kube/config).",
+)
 @click.option("--context", default=None, help="Kubeconfig context.")
 @click.option(
-    "--namespace", envvar="OPERATOR_NAMESPACE", default="gpu-operator", show_default=True,
+    "--namespace",
+    envvar="OPERATOR_NAMESPACE",
+    default="gpu-operator",
+    show_default=True,
     help="Namespace the operand DaemonSets live in (must exist).",
 )
-@click.option("--metrics-port", type=int, default=8080, show_default=True, help="Prometheus port; 0 turns it off.")
+@click.option(
+    "--metrics-port",
+    type=int,
+    default=8080,
+    show_default=True,
+    help="Prometheus port; 0 turns it off.",
+)
 @click.option("--metrics-address", default="0.0.0.0", show_default=True)
-@click.option("--resync", type=float, default=300.0, show_default=True, help="Seconds between full passes without a change.")
-@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--resync",
+    type=float,
+    default=300.0,
+    show_default=True,
+    help="Seconds between full passes without a change.",
+)
+@click.option(
+    "--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
 def run(
     kubeconfig: str | None,
@@ -53,11 +74,16 @@ def run(
         try:
             start_http_server(metrics_port, addr=metrics_address)
         except OSError as exc:
-            raise UserError(f"cannot serve metrics on {metrics_address}:{metrics_port}: {exc.strerror}") from exc
+            raise UserError(
+                f"cannot serve metrics on {metrics_address}:{metrics_port}: {exc.strerror}"
+            ) from exc
     image_env = {k: v for k, v in os.environ.items() if k.endswith("_IMAGE")}
     config = OperatorConfig(
-        namespace=namespace, kubeconfig=kubeconfig, context=context,
-        resync_seconds=resync, operator_env=image_env,
+        namespace=namespace,
+        kubeconfig=kubeconfig,
+        context=context,
+        resync_seconds=resync,
+        operator_env=image_env,
     )
     try:
         run_operator(config)
@@ -87,7 +113,9 @@ def _configure_logging(log_format: str, verbose: bool) -> None:
         handler.setFormatter(JsonFormatter())
         logging.basicConfig(level=level, handlers=[handler], force=True)
     else:
-        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
+        logging.basicConfig(
+            level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
+        )
     logging.getLogger("kopf").setLevel(logging.WARNING if not verbose else logging.DEBUG)
     for noisy in ("httpx", "httpx2", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -51,12 +51,25 @@ def node() -> None:
 
 @node.command("add")
 @click.argument("name")
-@click.option("--gpu", required=True, help="GPU model, e.g. A10, L40S, H100 (see `gpuop sim models`).")
+@click.option(
+    "--gpu", required=True, help="GPU model, e.g. A10, L40S, H100 (see `gpuop sim models`)."
+)
 @click.option("--count", type=int, default=1, show_default=True, help="GPUs in the node.")
-@click.option("--workload", type=click.Choice(["container", "vm-passthrough", "vm-vgpu"]), help=f"Set {WORKLOAD_LABEL}.")
+@click.option(
+    "--workload",
+    type=click.Choice(["container", "vm-passthrough", "vm-vgpu"]),
+    help=f"Set {WORKLOAD_LABEL}.",
+)
 @click.option("--label", "labels", multiple=True, help="Extra label KEY=VALUE (repeatable).")
 @kubeconfig_option
-def node_add(name: str, gpu: str, count: int, workload: str | None, labels: tuple[str, ...], kubeconfig: str | None) -> None:
+def node_add(
+    name: str,
+    gpu: str,
+    count: int,
+    workload: str | None,
+    labels: tuple[str, ...],
+    kubeconfig: str | None,
+) -> None:
     """Create a simulated GPU node NAME."""
     extra = parse_labels(labels)
     if workload:
@@ -69,7 +82,9 @@ def node_add(name: str, gpu: str, count: int, workload: str | None, labels: tupl
 
     client = _client(kubeconfig)
     if ops.get_node(client, name) is not None:
-        raise UserError(f"node {name} already exists; remove it first with `gpuop sim node rm {name}`")
+        raise UserError(
+            f"node {name} already exists; remove it first with `gpuop sim node rm {name}`"
+        )
     ops.create_node(client, manifest)
     click.echo(f"node/{name} created ({count}x {gpu})")
 
@@ -153,9 +168,25 @@ def apply(file: str, kubeconfig: str | None) -> None:
 
 
 @sim.command("run")
-@click.option("--namespace", envvar="OPERATOR_NAMESPACE", default="gpu-operator", show_default=True, help="Where the operand pods run.")
-@click.option("--hosts-dir", type=click.Path(file_okay=False), default=None, help="Per-node host roots (default: the cluster state dir).")
-@click.option("--pci-ids", type=click.Path(dir_okay=False), default=None, help="pci.ids for passthrough names (default: built-in names).")
+@click.option(
+    "--namespace",
+    envvar="OPERATOR_NAMESPACE",
+    default="gpu-operator",
+    show_default=True,
+    help="Where the operand pods run.",
+)
+@click.option(
+    "--hosts-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Per-node host roots (default: the cluster state dir).",
+)
+@click.option(
+    "--pci-ids",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="pci.ids for passthrough names (default: built-in names).",
+)
 @kubeconfig_option
 def run(namespace: str, hosts_dir: str | None, pci_ids: str | None, kubeconfig: str | None) -> None:
     """Play the node side of every simulated node until interrupted."""
@@ -164,7 +195,9 @@ def run(namespace: str, hosts_dir: str | None, pci_ids: str | None, kubeconfig: 
     from gpuop.naming import PciDatabase
     from gpuop.sim.controller import SimConfig, run_simulator
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     for noisy in ("kopf", "httpx", "httpx2", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     resolved = resolve_kubeconfig(kubeconfig)
@@ -174,16 +207,26 @@ def run(namespace: str, hosts_dir: str | None, pci_ids: str | None, kubeconfig: 
     else:
         hosts = Path(hosts_dir)
     database = PciDatabase.parse(read_text_input(pci_ids)) if pci_ids else PciDatabase.builtin()
-    run_simulator(SimConfig(namespace=namespace, hosts_dir=hosts, kubeconfig=resolved, pci_db=database))
+    run_simulator(
+        SimConfig(namespace=namespace, hosts_dir=hosts, kubeconfig=resolved, pci_db=database)
+    )
 
 
 @sim.command("drift")
 @click.argument("node_name", required=False)
 @click.argument("kind", required=False)
-@click.option("--list", "list_kinds", is_flag=True, help="List the drift kinds and what each imitates.")
+@click.option(
+    "--list", "list_kinds", is_flag=True, help="List the drift kinds and what each imitates."
+)
 @click.option("--seed", type=int, default=None, help="Seed for kinds that pick a value.")
 @kubeconfig_option
-def drift(node_name: str | None, kind: str | None, list_kinds: bool, seed: int | None, kubeconfig: str | None) -> None:
+def drift(
+    node_name: str | None,
+    kind: str | None,
+    list_kinds: bool,
+    seed: int | None,
+    kubeconfig: str | None,
+) -> None:
     """Put NODE_NAME into drift KIND (stop the operator and simulator first, or they repair it)."""
     from gpuop.sim.drift import DRIFT_KINDS, drift_patch
 
@@ -203,7 +246,9 @@ def drift(node_name: str | None, kind: str | None, list_kinds: bool, seed: int |
         patch = drift_patch(kind, found, rng=random.Random(seed))
     except SimError as exc:
         raise UserError(str(exc)) from exc
-    ops.patch_node_sync(client, node_name, labels=patch.labels or None, resources=patch.resources or None)
+    ops.patch_node_sync(
+        client, node_name, labels=patch.labels or None, resources=patch.resources or None
+    )
     click.echo(f"node/{node_name} drifted: {kind}", file=sys.stdout)
 
 
@@ -213,4 +258,6 @@ def models() -> None:
     from gpuop.catalog import gpu_catalog
 
     for gpu in gpu_catalog().gpus:
-        click.echo(f"{gpu.model:<6} 10de:{gpu.pci_device_id}  {gpu.pci_name:<28} {gpu.memory_mib} MiB  default vGPU {gpu.default_vgpu_type}")
+        click.echo(
+            f"{gpu.model:<6} 10de:{gpu.pci_device_id}  {gpu.pci_name:<28} {gpu.memory_mib} MiB  default vGPU {gpu.default_vgpu_type}"
+        )

@@ -77,12 +77,25 @@ def _selected(path: str | None, context: str | None) -> Any:
     return single
 
 
-def sync_client(path: str | None = None, context: str | None = None) -> Client:
-    return Client(_selected(path, context), field_manager=FIELD_MANAGER)
+def _timeout(seconds: float) -> Any:
+    # lightkube takes its HTTP library's Timeout object; it ships that library itself.
+    import httpx2
+
+    return httpx2.Timeout(seconds)
 
 
-def async_client(path: str | None = None, context: str | None = None) -> AsyncClient:
-    return AsyncClient(_selected(path, context), field_manager=FIELD_MANAGER)
+def sync_client(
+    path: str | None = None, context: str | None = None, timeout: float = 60
+) -> Client:
+    return Client(_selected(path, context), field_manager=FIELD_MANAGER, timeout=_timeout(timeout))
+
+
+def async_client(
+    path: str | None = None, context: str | None = None, timeout: float = 60
+) -> AsyncClient:
+    return AsyncClient(
+        _selected(path, context), field_manager=FIELD_MANAGER, timeout=_timeout(timeout)
+    )
 
 
 @dataclass(frozen=True)
@@ -102,8 +115,7 @@ def _materialise(data: str | None, path: str | None, suffix: str) -> str | None:
         return path
     if not data:
         return None
-    handle = tempfile.NamedTemporaryFile(prefix="gpuop-", suffix=suffix, delete=False)
-    with handle:
+    with tempfile.NamedTemporaryFile(prefix="gpuop-", suffix=suffix, delete=False) as handle:
         handle.write(base64.b64decode(data))
     os.chmod(handle.name, 0o600)
     return handle.name

@@ -83,7 +83,7 @@ async def patch_node_resources(
 
 async def apply_object(client: AsyncClient, obj: Mapping[str, Any]) -> None:
     """Server-side apply with gpuop's field manager."""
-    await client.apply(from_dict(dict(obj)), force=True)  # type: ignore[type-var]
+    await client.apply(from_dict(dict(obj)), force=True)
 
 
 async def delete_daemonset(client: AsyncClient, name: str, namespace: str) -> None:
@@ -109,7 +109,7 @@ async def patch_policy_status(
 
 
 async def create_event(client: AsyncClient, event: Mapping[str, Any]) -> None:
-    await client.create(from_dict(dict(event)))  # type: ignore[call-overload]
+    await client.create(from_dict(dict(event)))
 
 
 async def managed_runtime_classes(client: AsyncClient, managed_by: str) -> set[str]:
@@ -148,7 +148,7 @@ async def list_pods_on_node(client: AsyncClient, node: str) -> AsyncIterator[dic
 
 
 def create_node(client: Client, node: Mapping[str, Any]) -> dict[str, Any]:
-    return _as_dict(client.create(from_dict(dict(node))))  # type: ignore[call-overload]
+    return _as_dict(client.create(from_dict(dict(node))))
 
 
 def delete_node(client: Client, name: str) -> bool:

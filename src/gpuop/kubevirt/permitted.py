@@ -94,9 +94,7 @@ def vmi_example(name: str, resource: str, count: int = 1, memory: str = "8Gi") -
             "domain": {
                 "resources": {"requests": {"memory": memory}},
                 "devices": {
-                    "gpus": [
-                        {"name": f"gpu{i + 1}", "deviceName": resource} for i in range(count)
-                    ],
+                    "gpus": [{"name": f"gpu{i + 1}", "deviceName": resource} for i in range(count)],
                     "disks": [{"name": "rootdisk", "disk": {"bus": "virtio"}}],
                 },
             },

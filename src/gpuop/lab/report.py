@@ -53,7 +53,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     for node in _nodes(report):
         adv = ", ".join(f"`{k}`: {v}" for k, v in node["advertises"].items())
-        lines.append(f"| {node['name']} | {node['workload']} | {', '.join(node['operands'])} | {adv} |")
+        lines.append(
+            f"| {node['name']} | {node['workload']} | {', '.join(node['operands'])} | {adv} |"
+        )
     lines += [
         "",
         "## Placements (real kube-scheduler vs `gpuop explain`)",
@@ -63,14 +65,23 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     for item in _placements(report):
         sched = item["scheduler"]
-        where = f"{sched['node']} ({sched['phase']})" if sched["node"] else f"Pending: {sched['message']}"
+        where = (
+            f"{sched['node']} ({sched['phase']})"
+            if sched["node"]
+            else f"Pending: {sched['message']}"
+        )
         lines.append(
             f"| {item['name']} | {', '.join(item['requests'])} | {where} |"
             f" {', '.join(item['explain']['feasible']) or 'none'} | {'yes' if item['agrees'] else 'NO'} |"
         )
     vgpu = report.get("steps", {}).get("5") or {}
     if vgpu:
-        lines += ["", "## vGPU profile change", "", f"`{vgpu.get('node')}`: {vgpu.get('before')} -> {vgpu.get('after')}"]
+        lines += [
+            "",
+            "## vGPU profile change",
+            "",
+            f"`{vgpu.get('node')}`: {vgpu.get('before')} -> {vgpu.get('after')}",
+        ]
     trap = report.get("steps", {}).get("6") or {}
     if trap:
         lines += ["", "## The silent trap", ""]
@@ -81,9 +92,14 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += ["", "## Drift", "", f"seed {drift.get('seed')}", ""]
         for item in drift.get("injected", []):
             lines.append(f"- {item['node']}: `{item['kind']}` ({item['imitates']})")
-        lines += ["", f"checker found: {', '.join(drift.get('found_nodes', []))} (exact: {drift.get('exact')})"]
+        lines += [
+            "",
+            f"checker found: {', '.join(drift.get('found_nodes', []))} (exact: {drift.get('exact')})",
+        ]
         for finding in drift.get("findings", []):
-            lines.append(f"- {finding['severity']} {finding['code']} {finding['name']}: {finding['message']}")
+            lines.append(
+                f"- {finding['severity']} {finding['code']} {finding['name']}: {finding['message']}"
+            )
     if report.get("failure"):
         lines += ["", "## Failure", "", f"```\n{report['failure']}\n```"]
     return "\n".join(lines) + "\n"
@@ -92,21 +108,35 @@ def render_markdown(report: dict[str, Any]) -> str:
 def _svg(report: dict[str, Any]) -> str:
     nodes = _nodes(report)
     width, box_w, box_h, gap = 960, 290, 300, 35
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {box_h + 40}" role="img" aria-label="three GPU nodes">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {box_h + 40}" role="img" aria-label="three GPU nodes">'
+    ]
     for index, node in enumerate(nodes):
         x = 20 + index * (box_w + gap)
         colour = _COLOURS.get(node["workload"], "#555")
-        parts.append(f'<rect x="{x}" y="10" width="{box_w}" height="{box_h}" rx="12" fill="#fafafa" stroke="{colour}" stroke-width="3"/>')
+        parts.append(
+            f'<rect x="{x}" y="10" width="{box_w}" height="{box_h}" rx="12" fill="#fafafa" stroke="{colour}" stroke-width="3"/>'
+        )
         parts.append(f'<rect x="{x}" y="10" width="{box_w}" height="44" rx="12" fill="{colour}"/>')
-        parts.append(f'<text x="{x + 14}" y="38" fill="#fff" font-size="17" font-weight="bold">{html.escape(node["name"])}</text>')
-        parts.append(f'<text x="{x + 14}" y="76" font-size="13" fill="#333">workload: {html.escape(str(node["workload"]))}</text>')
+        parts.append(
+            f'<text x="{x + 14}" y="38" fill="#fff" font-size="17" font-weight="bold">{html.escape(node["name"])}</text>'
+        )
+        parts.append(
+            f'<text x="{x + 14}" y="76" font-size="13" fill="#333">workload: {html.escape(str(node["workload"]))}</text>'
+        )
         y = 100
         for operand in node["operands"]:
-            parts.append(f'<rect x="{x + 14}" y="{y - 14}" width="{box_w - 28}" height="20" rx="4" fill="#e8eaf6"/>')
-            parts.append(f'<text x="{x + 22}" y="{y}" font-size="12" fill="#222">{html.escape(operand)}</text>')
+            parts.append(
+                f'<rect x="{x + 14}" y="{y - 14}" width="{box_w - 28}" height="20" rx="4" fill="#e8eaf6"/>'
+            )
+            parts.append(
+                f'<text x="{x + 22}" y="{y}" font-size="12" fill="#222">{html.escape(operand)}</text>'
+            )
             y += 24
         for resource, count in node["advertises"].items():
-            parts.append(f'<text x="{x + 14}" y="{box_h - 4}" font-size="13" font-weight="bold" fill="{colour}">{html.escape(resource)}: {count}</text>')
+            parts.append(
+                f'<text x="{x + 14}" y="{box_h - 4}" font-size="13" font-weight="bold" fill="{colour}">{html.escape(resource)}: {count}</text>'
+            )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -115,7 +145,11 @@ def render_html(report: dict[str, Any]) -> str:
     rows = []
     for item in _placements(report):
         sched = item["scheduler"]
-        where = f"{sched['node']} ({sched['phase']})" if sched["node"] else f"Pending — {sched['message']}"
+        where = (
+            f"{sched['node']} ({sched['phase']})"
+            if sched["node"]
+            else f"Pending — {sched['message']}"
+        )
         rows.append(
             "<tr>"
             f"<td>{html.escape(item['name'])}</td><td><code>{html.escape(', '.join(item['requests']))}</code></td>"
@@ -134,7 +168,8 @@ def render_html(report: dict[str, Any]) -> str:
     vgpu = report.get("steps", {}).get("5") or {}
     trap = report.get("steps", {}).get("6") or {}
     warnings = "".join(
-        f"<li>{html.escape(e['type'])} on {html.escape(e['node'])}: {html.escape(e['message'])}</li>" for e in trap.get("warnings", [])
+        f"<li>{html.escape(e['type'])} on {html.escape(e['node'])}: {html.escape(e['message'])}</li>"
+        for e in trap.get("warnings", [])
     )
     status = "passed" if report.get("ok") else "failed"
     return f"""<!doctype html>
@@ -145,16 +180,16 @@ table {{ border-collapse: collapse; width: 100%; }} td, th {{ border-bottom: 1px
 .ok {{ color: #2e7d32; font-weight: bold; }} .bad {{ color: #c62828; font-weight: bold; }}
 code {{ background: #f3f3f3; padding: 0 .2rem; }}
 </style></head><body>
-<h1>gpuop lab report <span class="{'ok' if report.get('ok') else 'bad'}">{status}</span></h1>
-<p>Kubernetes {html.escape(str(report.get('kubernetes', '?')))} · seed {report.get('seed')} · {report.get('duration_seconds')} s</p>
+<h1>gpuop lab report <span class="{"ok" if report.get("ok") else "bad"}">{status}</span></h1>
+<p>Kubernetes {html.escape(str(report.get("kubernetes", "?")))} · seed {report.get("seed")} · {report.get("duration_seconds")} s</p>
 <h2>The three nodes</h2>
 {_svg(report)}
 <h2>Placements: real kube-scheduler vs gpuop explain</h2>
-<table><tr><th>workload</th><th>requests</th><th>scheduler</th><th>explain: feasible</th><th>agree</th></tr>{''.join(rows)}</table>
-<h2>vGPU profile change</h2><p><code>{html.escape(str(vgpu.get('node', '')))}</code>: {html.escape(str(vgpu.get('before', '')))} → {html.escape(str(vgpu.get('after', '')))}</p>
+<table><tr><th>workload</th><th>requests</th><th>scheduler</th><th>explain: feasible</th><th>agree</th></tr>{"".join(rows)}</table>
+<h2>vGPU profile change</h2><p><code>{html.escape(str(vgpu.get("node", "")))}</code>: {html.escape(str(vgpu.get("before", "")))} → {html.escape(str(vgpu.get("after", "")))}</p>
 <h2>The silent trap</h2><ul>{warnings}</ul>
-<h2>Drift (seed {drift.get('seed')})</h2><ul>{drift_items}</ul>
-<p>Checker findings (found exactly the drifted nodes: <b>{drift.get('exact')}</b>):</p><ul>{findings}</ul>
-{f"<h2>Failure</h2><pre>{html.escape(str(report['failure']))}</pre>" if report.get('failure') else ''}
+<h2>Drift (seed {drift.get("seed")})</h2><ul>{drift_items}</ul>
+<p>Checker findings (found exactly the drifted nodes: <b>{drift.get("exact")}</b>):</p><ul>{findings}</ul>
+{f"<h2>Failure</h2><pre>{html.escape(str(report['failure']))}</pre>" if report.get("failure") else ""}
 </body></html>
 """

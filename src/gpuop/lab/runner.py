@@ -20,6 +20,7 @@ cluster up for inspection.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import time
@@ -29,8 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuop.controlplane import LocalCluster as Cluster
-from gpuop.kube import ApiError, ClusterPolicy, PatchType, sync_client
-from gpuop.kube import ops
+from gpuop.kube import ApiError, ClusterPolicy, PatchType, ops, sync_client
 from gpuop.kubevirt.launcher import render_launcher_pod
 from gpuop.kubevirt.permitted import kubevirt_merge_patch, permitted_host_devices, vmi_example
 from gpuop.lab import stack
@@ -68,7 +68,9 @@ class LabFailure(Exception):
         self.step = step
         self.expected = expected
         self.seen = seen
-        super().__init__(f"step {step} ({STEP_TITLES.get(step, '?')}): expected {expected}; saw {seen}")
+        super().__init__(
+            f"step {step} ({STEP_TITLES.get(step, '?')}): expected {expected}; saw {seen}"
+        )
 
 
 Say = Callable[[str], None]
@@ -90,10 +92,20 @@ class LabContext:
 
 def _gpu_allocatable(node: dict[str, Any]) -> dict[str, int]:
     allocatable = (node.get("status") or {}).get("allocatable") or {}
-    return {k: int(v) for k, v in allocatable.items() if is_gpu_resource(k) and str(v).isdigit() and int(v) > 0}
+    return {
+        k: int(v)
+        for k, v in allocatable.items()
+        if is_gpu_resource(k) and str(v).isdigit() and int(v) > 0
+    }
 
 
-def wait_for(ctx: LabContext, step: int, what: str, check: Callable[[], tuple[bool, str]], timeout: float = 60) -> str:
+def wait_for(
+    ctx: LabContext,
+    step: int,
+    what: str,
+    check: Callable[[], tuple[bool, str]],
+    timeout: float = 60,
+) -> str:
     """Poll `check` until it says done; fail the step with the last observation."""
     deadline = time.monotonic() + timeout
     last = ""
@@ -129,10 +141,8 @@ def stop_background(ctx: LabContext) -> None:
     path = _process_state_file(ctx)
     if path.exists():
         for entry in json.loads(path.read_text()).values():
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(int(entry["pid"]), signal.SIGTERM)
-            except (ProcessLookupError, PermissionError):
-                pass
         path.unlink()
 
 
@@ -150,7 +160,9 @@ def _start_background(ctx: LabContext) -> None:
 def ensure_cluster(ctx: LabContext) -> None:
     cluster = Cluster(ctx.cluster_name)
     if cluster.status().state != "running":
-        ctx.say("starting the local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)")
+        ctx.say(
+            "starting the local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)"
+        )
     cluster.up(progress=lambda line: ctx.say(f"  {line}"))
     ctx.kubeconfig = str(cluster.kubeconfig_path)
     ctx.work_dir.mkdir(parents=True, exist_ok=True)
@@ -166,7 +178,9 @@ def step1(ctx: LabContext) -> dict[str, Any]:
     stack.install_operator_access(ctx.kubeconfig, ctx.work_dir)
     stop_background(ctx)
     _start_background(ctx)
-    ctx.say("operator running as system:serviceaccount:gpu-operator:gpuop-operator; simulator running")
+    ctx.say(
+        "operator running as system:serviceaccount:gpu-operator:gpuop-operator; simulator running"
+    )
     stack.apply_cluster_policy(ctx.kubeconfig, stack.lab_policy(sandbox=True))
     ctx.say("ClusterPolicy cluster-policy applied (sandboxWorkloads.enabled=true)")
     from gpuop.controlplane.access import server_version
@@ -205,7 +219,13 @@ def step2(ctx: LabContext) -> dict[str, Any]:
             ops.create_node(client, node_manifest(NodeSpec(name, "A10", 2, labels)))
             ctx.say(f"node {name}: 2x A10, {WORKLOAD_LABEL}={workload}")
     started = time.monotonic()
-    seen = wait_for(ctx, 2, "all three nodes to advertise their resource and the policy to be ready", lambda: _converged(ctx, EXPECTED), 120)
+    seen = wait_for(
+        ctx,
+        2,
+        "all three nodes to advertise their resource and the policy to be ready",
+        lambda: _converged(ctx, EXPECTED),
+        120,
+    )
     seconds = round(time.monotonic() - started, 2)
     ctx.say(f"converged in {seconds}s: {seen}")
     return {"converged_seconds": seconds}
@@ -226,8 +246,14 @@ def step3(ctx: LabContext) -> dict[str, Any]:
         advertised = _gpu_allocatable(node)
         operands = [op.name for op in node_plan.running_operands()]
         rows.append(
-            {"name": name, "workload": node_plan.workload.config, "operands": operands,
-             "deploy_labels": deploy, "advertises": advertised, "expected": node_plan.advertises}
+            {
+                "name": name,
+                "workload": node_plan.workload.config,
+                "operands": operands,
+                "deploy_labels": deploy,
+                "advertises": advertised,
+                "expected": node_plan.advertises,
+            }
         )
         if advertised != node_plan.advertises:
             raise LabFailure(3, f"{name} to advertise {node_plan.advertises}", str(advertised))
@@ -251,7 +277,12 @@ def _pod(name: str, resource: str, node: str | None = None) -> dict[str, Any]:
     }
     if node:
         spec["nodeSelector"] = {"kubernetes.io/hostname": node}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": LAB_NAMESPACE}, "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": LAB_NAMESPACE},
+        "spec": spec,
+    }
 
 
 def _placement(ctx: LabContext, name: str) -> tuple[str | None, str, str]:
@@ -298,9 +329,24 @@ def step4(ctx: LabContext) -> dict[str, Any]:
         target = "a10-passthrough" if vmi_name == "vm-passthrough" else "a10-vgpu"
         workloads.append((launcher["metadata"]["name"], vmi_name, launcher, target))
     workloads += [
-        ("cross-container-asks-a10", "cross", _pod("cross-container-asks-a10", "nvidia.com/GA102GL_A10", "a10-container"), None),
-        ("cross-passthrough-asks-vgpu", "cross", _pod("cross-passthrough-asks-vgpu", "nvidia.com/NVIDIA_A10-12Q", "a10-passthrough"), None),
-        ("cross-vgpu-asks-gpu", "cross", _pod("cross-vgpu-asks-gpu", "nvidia.com/gpu", "a10-vgpu"), None),
+        (
+            "cross-container-asks-a10",
+            "cross",
+            _pod("cross-container-asks-a10", "nvidia.com/GA102GL_A10", "a10-container"),
+            None,
+        ),
+        (
+            "cross-passthrough-asks-vgpu",
+            "cross",
+            _pod("cross-passthrough-asks-vgpu", "nvidia.com/NVIDIA_A10-12Q", "a10-passthrough"),
+            None,
+        ),
+        (
+            "cross-vgpu-asks-gpu",
+            "cross",
+            _pod("cross-vgpu-asks-gpu", "nvidia.com/gpu", "a10-vgpu"),
+            None,
+        ),
     ]
     all_nodes = [n for n in nodes if n]
     predictions = {}
@@ -309,15 +355,25 @@ def step4(ctx: LabContext) -> dict[str, Any]:
         try:
             ops.create_or_replace_sync(client, manifest)
         except ApiError as exc:
-            raise LabFailure(4, f"pod {name} to be accepted", exc.status.message or str(exc)) from exc
+            raise LabFailure(
+                4, f"pod {name} to be accepted", exc.status.message or str(exc)
+            ) from exc
     results = []
     for name, kind, manifest, expected in workloads:
+
         def check(name: str = name, expected: str | None = expected) -> tuple[bool, str]:
             node, phase, message = _placement(ctx, name)
             if expected:
                 return node == expected and phase == "Running", f"node={node} phase={phase}"
             return bool(message), f"node={node} phase={phase} {message}"
-        wait_for(ctx, 4, f"{name} to be {'Running on ' + expected if expected else 'judged by the scheduler'}", check, 60)
+
+        wait_for(
+            ctx,
+            4,
+            f"{name} to be {'Running on ' + expected if expected else 'judged by the scheduler'}",
+            check,
+            60,
+        )
         node, phase, message = _placement(ctx, name)
         prediction = predictions[name]
         feasible = prediction.get("feasible", [])
@@ -325,16 +381,23 @@ def step4(ctx: LabContext) -> dict[str, Any]:
         requests = (manifest["spec"]["containers"][0].get("resources") or {}).get("limits", {})
         gpu_requests = {k: v for k, v in requests.items() if is_gpu_resource(k)}
         results.append(
-            {"name": name, "kind": kind, "requests": gpu_requests, "expected_node": expected,
-             "scheduler": {"node": node, "phase": phase, "message": message},
-             "explain": {"feasible": feasible, "summary": prediction.get("summary", "")},
-             "agrees": agrees}
+            {
+                "name": name,
+                "kind": kind,
+                "requests": gpu_requests,
+                "expected_node": expected,
+                "scheduler": {"node": node, "phase": phase, "message": message},
+                "explain": {"feasible": feasible, "summary": prediction.get("summary", "")},
+                "agrees": agrees,
+            }
         )
         where = f"-> {node} ({phase})" if node else f"Pending: {message}"
         ctx.say(f"{name:<32} {', '.join(gpu_requests)} {where}")
         ctx.say(f"{'':<32} explain: feasible={feasible or 'none'}")
         if not agrees:
-            raise LabFailure(4, f"explain's prediction for {name} ({feasible}) to match the scheduler", where)
+            raise LabFailure(
+                4, f"explain's prediction for {name} ({feasible}) to match the scheduler", where
+            )
     _ = Pod
     return {
         "placements": results,
@@ -361,7 +424,9 @@ def step5(ctx: LabContext) -> dict[str, Any]:
 
     def check() -> tuple[bool, str]:
         node = ops.get_node(client, "a10-vgpu") or {}
-        state = ((node.get("metadata") or {}).get("labels") or {}).get("nvidia.com/vgpu.config.state")
+        state = ((node.get("metadata") or {}).get("labels") or {}).get(
+            "nvidia.com/vgpu.config.state"
+        )
         seen = _gpu_allocatable(node)
         return seen == expected and state == "success", f"{seen}, vgpu.config.state={state}"
 
@@ -373,7 +438,9 @@ def step5(ctx: LabContext) -> dict[str, Any]:
 
 def _set_sandbox(ctx: LabContext, enabled: bool) -> None:
     ctx.client().patch(
-        ClusterPolicy, "cluster-policy", {"spec": {"sandboxWorkloads": {"enabled": enabled}}},
+        ClusterPolicy,
+        "cluster-policy",
+        {"spec": {"sandboxWorkloads": {"enabled": enabled}}},
         patch_type=PatchType.MERGE,
     )
 
@@ -403,7 +470,13 @@ def step6(ctx: LabContext) -> dict[str, Any]:
         events.clear()
         for event in client.list(Event, namespace="default"):
             if event.reason == "WorkloadLabelIgnored" and event.involvedObject.name in NODES:
-                events.append({"node": event.involvedObject.name, "type": event.type or "", "message": event.message or ""})
+                events.append(
+                    {
+                        "node": event.involvedObject.name,
+                        "type": event.type or "",
+                        "message": event.message or "",
+                    }
+                )
         nodes = {e["node"] for e in events}
         return nodes == {"a10-passthrough", "a10-vgpu"}, f"warnings on {sorted(nodes)}"
 
@@ -411,12 +484,27 @@ def step6(ctx: LabContext) -> dict[str, Any]:
     for event in events:
         ctx.say(f"  {event['type']} {event['node']}: {event['message']}")
     policy = stack.get_cluster_policy(ctx.kubeconfig, "cluster-policy") or {}
-    condition: dict[str, Any] = next((c for c in (policy.get("status") or {}).get("conditions") or [] if c.get("type") == "WorkloadLabelsIgnored"), {})
-    ctx.say(f"  ClusterPolicy condition WorkloadLabelsIgnored={condition.get('status')}: {condition.get('message', '')}")
+    condition: dict[str, Any] = next(
+        (
+            c
+            for c in (policy.get("status") or {}).get("conditions") or []
+            if c.get("type") == "WorkloadLabelsIgnored"
+        ),
+        {},
+    )
+    ctx.say(
+        f"  ClusterPolicy condition WorkloadLabelsIgnored={condition.get('status')}: {condition.get('message', '')}"
+    )
     _set_sandbox(ctx, True)
     ctx.say("sandboxWorkloads.enabled=true again")
     restored = {**EXPECTED, "a10-vgpu": {"nvidia.com/NVIDIA_A10-4Q": 12}}
-    wait_for(ctx, 6, "the three nodes to return to their workload configs", lambda: _converged(ctx, restored), 120)
+    wait_for(
+        ctx,
+        6,
+        "the three nodes to return to their workload configs",
+        lambda: _converged(ctx, restored),
+        120,
+    )
     return {"warnings": events, "condition": condition, "restored": True}
 
 
@@ -434,29 +522,53 @@ def step7(ctx: LabContext) -> dict[str, Any]:
     injected: list[dict[str, str]] = []
     for name in targets:
         node = ops.get_node(client, name) or {}
-        kinds = [k for k in applicable_kinds(node) if k != "non-gpu-advertising" or len(injected) == 0]
+        kinds = [
+            k for k in applicable_kinds(node) if k != "non-gpu-advertising" or len(injected) == 0
+        ]
         kind = rng.choice(kinds)
         patch = drift_patch(kind, node, rng=rng)
-        ops.patch_node_sync(client, name, labels=patch.labels or None, resources=patch.resources or None)
+        ops.patch_node_sync(
+            client, name, labels=patch.labels or None, resources=patch.resources or None
+        )
         injected.append({"node": name, "kind": kind, "imitates": patch.description})
         ctx.say(f"  drifted {name}: {kind}")
     dump: list[dict[str, Any]] = [ops.get_node(client, n) or {} for n in NODES]
     policy = stack.get_cluster_policy(ctx.kubeconfig, "cluster-policy")
     if policy:
         dump.append(policy)
-    (ctx.work_dir / "drift-dump.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": dump}, indent=1))
+    (ctx.work_dir / "drift-dump.json").write_text(
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": dump}, indent=1)
+    )
     report = run_checks(dump)
-    findings = [f for f in report.to_dict()["findings"] if f["severity"] in ("error", "warning") and f.get("kind") == "Node"]
+    findings = [
+        f
+        for f in report.to_dict()["findings"]
+        if f["severity"] in ("error", "warning") and f.get("kind") == "Node"
+    ]
     found = sorted({f["name"] for f in findings})
     for finding in findings:
-        ctx.say(f"  {finding['severity']:<7} {finding['code']} {finding['name']}: {finding['message']}")
+        ctx.say(
+            f"  {finding['severity']:<7} {finding['code']} {finding['name']}: {finding['message']}"
+        )
     exact = found == sorted(targets)
     if not exact:
         raise LabFailure(7, f"findings on exactly {sorted(targets)}", str(found))
     ctx.say(f"the checker found exactly the drifted nodes: {', '.join(found)}")
-    return {"seed": ctx.seed, "injected": injected, "findings": findings, "found_nodes": found, "exact": exact}
+    return {
+        "seed": ctx.seed,
+        "injected": injected,
+        "findings": findings,
+        "found_nodes": found,
+        "exact": exact,
+    }
 
 
 STEPS: dict[int, Callable[[LabContext], dict[str, Any]]] = {
-    1: step1, 2: step2, 3: step3, 4: step4, 5: step5, 6: step6, 7: step7,
+    1: step1,
+    2: step2,
+    3: step3,
+    4: step4,
+    5: step5,
+    6: step6,
+    7: step7,
 }

@@ -22,8 +22,7 @@ from typing import Any
 import yaml
 
 from gpuop.controlplane.access import write_service_account_kubeconfig
-from gpuop.kube import ApiError, ClusterPolicy, sync_client
-from gpuop.kube import ops
+from gpuop.kube import ApiError, ClusterPolicy, ops, sync_client
 from gpuop.policy.crd import crd_manifest
 
 NAMESPACE = "gpu-operator"
@@ -66,7 +65,10 @@ def install_operator_access(kubeconfig: str, out_dir: Path) -> Path:
     while True:
         try:
             return write_service_account_kubeconfig(
-                Path(kubeconfig), NAMESPACE, OPERATOR_ACCOUNT, out_dir / "operator.kubeconfig",
+                Path(kubeconfig),
+                NAMESPACE,
+                OPERATOR_ACCOUNT,
+                out_dir / "operator.kubeconfig",
                 expiration_seconds=24 * 3600,
             )
         except Exception:
@@ -127,12 +129,21 @@ def _spawn(name: str, args: list[str], log_dir: Path, env: dict[str, str] | None
     return Process(name, popen, log_path)
 
 
-def start_operator(operator_kubeconfig: Path, log_dir: Path, extra_args: list[str] | None = None) -> Process:
+def start_operator(
+    operator_kubeconfig: Path, log_dir: Path, extra_args: list[str] | None = None
+) -> Process:
     return _spawn(
         "operator",
         [
-            "operator", "run", "--kubeconfig", str(operator_kubeconfig), "--namespace", NAMESPACE,
-            "--metrics-port", "0", *(extra_args or []),
+            "operator",
+            "run",
+            "--kubeconfig",
+            str(operator_kubeconfig),
+            "--namespace",
+            NAMESPACE,
+            "--metrics-port",
+            "0",
+            *(extra_args or []),
         ],
         log_dir,
     )
@@ -141,7 +152,16 @@ def start_operator(operator_kubeconfig: Path, log_dir: Path, extra_args: list[st
 def start_simulator(kubeconfig: str, log_dir: Path, hosts_dir: Path) -> Process:
     return _spawn(
         "simulator",
-        ["sim", "run", "--kubeconfig", kubeconfig, "--namespace", NAMESPACE, "--hosts-dir", str(hosts_dir)],
+        [
+            "sim",
+            "run",
+            "--kubeconfig",
+            kubeconfig,
+            "--namespace",
+            NAMESPACE,
+            "--hosts-dir",
+            str(hosts_dir),
+        ],
         log_dir,
     )
 

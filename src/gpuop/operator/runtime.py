@@ -12,6 +12,7 @@ finalizers are used, so the operator never writes its own bookkeeping onto objec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -270,7 +271,10 @@ def _throttle_status(state: OperatorState, actions: Actions) -> None:
     if now - state.last_status_write >= STATUS_INTERVAL_SECONDS:
         state.last_status_write = now
         return
-    current = {p["metadata"]["name"]: (p.get("status") or {}).get("state") for p in state.snapshot().policies}
+    current = {
+        p["metadata"]["name"]: (p.get("status") or {}).get("state")
+        for p in state.snapshot().policies
+    }
     urgent = {n: s for n, s in actions.status.items() if current.get(n) != s.get("state")}
     if urgent:
         state.last_status_write = now
@@ -286,10 +290,8 @@ async def reconcile_loop(state: OperatorState) -> None:
     assert client is not None
     await _prime(state, client)
     while True:
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(state.trigger.wait(), timeout=state.config.resync_seconds)
-        except TimeoutError:
-            pass
         await asyncio.sleep(state.config.debounce_seconds)
         state.trigger.clear()
         started = time.monotonic()

@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuop.catalog import gpu_catalog
-from gpuop.naming import CONTAINER_RESOURCE, PciDatabase, classify_resource, mdev_type_name, passthrough_resource, vgpu_resource
+from gpuop.naming import (
+    CONTAINER_RESOURCE,
+    PciDatabase,
+    classify_resource,
+    mdev_type_name,
+    passthrough_resource,
+    vgpu_resource,
+)
 from gpuop.planner import NFD_GPU_LABELS, VGPU_CONFIG_STATE_LABEL, WORKLOAD_LABEL
 from gpuop.planner.inventory import learn_inventory
 from gpuop.sim.hardware import SimError
@@ -30,47 +37,56 @@ DRIFT_KINDS: dict[str, DriftKind] = {
     kind.name: kind
     for kind in (
         DriftKind(
-            "stale-resource", ("vm-passthrough", "vm-vgpu"),
+            "stale-resource",
+            ("vm-passthrough", "vm-vgpu"),
             "a node switched away from containers still advertises nvidia.com/gpu: the kubelet"
             " keeps an extended resource in the node status after its device plugin is gone",
         ),
         DriftKind(
-            "wrong-vgpu-count", ("vm-vgpu",),
+            "wrong-vgpu-count",
+            ("vm-vgpu",),
             "fewer vGPU devices than profile x cards: an mdev creation failed half way, or a"
             " card was reset, and the device plugin advertises what is left",
         ),
         DriftKind(
-            "wrong-vgpu-type", ("vm-vgpu",),
+            "wrong-vgpu-type",
+            ("vm-vgpu",),
             "the node advertises a vGPU type other than its configured profile: devices created"
             " by hand or by an earlier config were never cleaned up",
         ),
         DriftKind(
-            "label-flip", ("container", "vm-passthrough", "vm-vgpu"),
+            "label-flip",
+            ("container", "vm-passthrough", "vm-vgpu"),
             "the workload label was changed while the operator was down (or ignored): operands"
             " and resources still belong to the old config",
         ),
         DriftKind(
-            "two-kinds", ("container", "vm-passthrough"),
+            "two-kinds",
+            ("container", "vm-passthrough"),
             "one node advertises two kinds of GPU resource at once: a second device plugin was"
             " deployed by hand next to the operator's",
         ),
         DriftKind(
-            "deploy-label-edited", ("vm-passthrough", "vm-vgpu"),
+            "deploy-label-edited",
+            ("vm-passthrough", "vm-vgpu"),
             "a deploy label edited by hand contradicts the workload config, so a container"
             " operand is scheduled onto a VM node",
         ),
         DriftKind(
-            "vgpu-config-failed", ("vm-vgpu",),
+            "vgpu-config-failed",
+            ("vm-vgpu",),
             "the vGPU device manager failed to apply nvidia.com/vgpu.config and the node"
             " stays in state failed",
         ),
         DriftKind(
-            "non-gpu-advertising", ("container", "vm-passthrough", "vm-vgpu"),
+            "non-gpu-advertising",
+            ("container", "vm-passthrough", "vm-vgpu"),
             "node feature discovery lost the node's NVIDIA PCI label (NFD worker gone, device"
             " unbound) while the node still advertises GPUs and carries deploy labels",
         ),
         DriftKind(
-            "too-many-devices", ("vm-passthrough",),
+            "too-many-devices",
+            ("vm-passthrough",),
             "the node advertises more passthrough devices than it has GPUs: HDA or NVSwitch"
             " functions counted as GPUs, or a stale registration",
         ),
@@ -107,7 +123,10 @@ def node_workload(node: Mapping[str, Any]) -> str:
 
 
 def drift_patch(
-    kind: str, node: Mapping[str, Any], pci_db: PciDatabase | None = None, rng: random.Random | None = None
+    kind: str,
+    node: Mapping[str, Any],
+    pci_db: PciDatabase | None = None,
+    rng: random.Random | None = None,
 ) -> DriftPatch:
     """The patch that puts `node` into drift `kind`; `SimError` when it does not apply."""
     if kind not in DRIFT_KINDS:
@@ -117,7 +136,9 @@ def drift_patch(
     meta = node.get("metadata") or {}
     name = str(meta.get("name"))
     labels = dict(meta.get("labels") or {})
-    allocatable = {str(k): str(v) for k, v in ((node.get("status") or {}).get("allocatable") or {}).items()}
+    allocatable = {
+        str(k): str(v) for k, v in ((node.get("status") or {}).get("allocatable") or {}).items()
+    }
     inventory = learn_inventory(labels, meta.get("annotations") or {}, {})
     cards = inventory.cards
     if not cards:
@@ -143,7 +164,12 @@ def drift_patch(
             patch.resources[current] = str(max(1, advertised[current] - 1))
         elif kind == "wrong-vgpu-type":
             assert model is not None
-            others = [t for t in model.vgpu_types if vgpu_resource(mdev_type_name(t)) != current and not model.vgpu_types[t].mig_backed]
+            others = [
+                t
+                for t in model.vgpu_types
+                if vgpu_resource(mdev_type_name(t)) != current
+                and not model.vgpu_types[t].mig_backed
+            ]
             other = rng.choice(sorted(others))
             patch.resources[current] = None
             patch.resources[vgpu_resource(mdev_type_name(other))] = str(advertised[current])

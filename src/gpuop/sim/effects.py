@@ -212,11 +212,14 @@ def node_changes(
                 want_resources[name] = str(int(want_resources.get(name, "0")) + 1)
         for vgpu_type, count in vgpu_totals.items():
             want_resources[vgpu_resource(mdev_type_name(vgpu_type))] = str(count)
-    if "kata-sandbox-device-plugin" in effective and want_annotations.get(DRIVER_ANNOTATION) == "vfio-pci":
+    if (
+        "kata-sandbox-device-plugin" in effective
+        and want_annotations.get(DRIVER_ANNOTATION) == "vfio-pci"
+    ):
         want_resources[KATA_RESOURCE] = str(len(cards))
 
     changes = NodeChanges()
-    for key in GFD_LABEL_KEYS + (VGPU_CONFIG_STATE_LABEL,):
+    for key in (*GFD_LABEL_KEYS, VGPU_CONFIG_STATE_LABEL):
         if labels.get(key) != want_labels.get(key):
             changes.labels[key] = want_labels.get(key)
     for key in SIM_ANNOTATIONS:

@@ -81,7 +81,12 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
         "feature.node.kubernetes.io/kernel-version.full": "6.8.0-51-generic",
         **spec.labels,
     }
-    resources = {"cpu": spec.cpu, "memory": spec.memory, "pods": spec.pods, "ephemeral-storage": "500Gi"}
+    resources = {
+        "cpu": spec.cpu,
+        "memory": spec.memory,
+        "pods": spec.pods,
+        "ephemeral-storage": "500Gi",
+    }
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -128,7 +133,16 @@ def parse_cluster_spec(obj: Any) -> list[NodeSpec]:
         where = f"nodes[{position}]"
         if not isinstance(item, dict):
             raise SimError(f"{where}: expected a mapping")
-        unknown = set(item) - {"name", "namePrefix", "replicas", "gpu", "count", "labels", "cpu", "memory"}
+        unknown = set(item) - {
+            "name",
+            "namePrefix",
+            "replicas",
+            "gpu",
+            "count",
+            "labels",
+            "cpu",
+            "memory",
+        }
         if unknown:
             raise SimError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
         gpu = item.get("gpu")

@@ -85,8 +85,7 @@ def releases_shipping(matrix: VersionMatrix, key: str, version: str) -> tuple[Re
     return tuple(
         release
         for release in matrix.releases
-        if (shipped := release.components.get(key)) is not None
-        and normalize_tag(shipped) == wanted
+        if (shipped := release.components.get(key)) is not None and normalize_tag(shipped) == wanted
     )
 
 
@@ -142,7 +141,7 @@ class Detection:
         if self.source == "default":
             return "no operand versions pinned: gpuop's operator defaults"
         if self.source == "policy":
-            return "the ClusterPolicy's operand versions" + (" (mixed)" if self.mixed else "")
+            return "the ClusterPolicy's operand versions" + (", mixed" if self.mixed else "")
         return "not determined"
 
     def shipping(self, pinned: PinnedVersion) -> tuple[str, ...]:
@@ -199,7 +198,10 @@ def detect_release(
     }
     unknown = tuple(p for p in others if not shipped_by[(p.key, p.block)])
     known = tuple(p for p in others if shipped_by[(p.key, p.block)])
-    def make(candidates: tuple[Release, ...], source: DetectionSource, mixed: bool = False) -> Detection:
+
+    def make(
+        candidates: tuple[Release, ...], source: DetectionSource, mixed: bool = False
+    ) -> Detection:
         return Detection(
             candidates,
             source,

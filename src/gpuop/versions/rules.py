@@ -185,8 +185,7 @@ _RULES: tuple[Rule, ...] = (
         " reach it.",
         "Applications built for that CUDA fail to start (`CUDA driver version is"
         " insufficient`) unless a forward-compatibility package is in use.",
-        "Upgrade the node's driver to the family's branch, or keep workloads on an older"
-        " CUDA.",
+        "Upgrade the node's driver to the family's branch, or keep workloads on an older CUDA.",
     ),
     Rule(
         "VER204",
@@ -206,8 +205,7 @@ _RULES: tuple[Rule, ...] = (
         "DriverNotDocumentedForRelease",
         "info",
         "The driver is not among the release's documented drivers",
-        "The driver version is not in the driver list NVIDIA documents for the operator"
-        " release.",
+        "The driver version is not in the driver list NVIDIA documents for the operator release.",
         "Undocumented drivers may work, but the combination was not validated.",
         "Pick one of the release's documented drivers (the message names the nearest).",
     ),

@@ -42,9 +42,7 @@ def _suffix(*parts: str, size: int = 5) -> str:
     return "".join(c for c in digest if c.isalpha())[:size].ljust(size, "x")
 
 
-def policy_object(
-    *, sandbox: bool, default_workload: str = "container", **spec: Any
-) -> Obj:
+def policy_object(*, sandbox: bool, default_workload: str = "container", **spec: Any) -> Obj:
     obj = copy.deepcopy(default_policy_object())
     obj["metadata"] = {
         "name": "cluster-policy",
@@ -70,7 +68,13 @@ def cards_of(model: str, count: int) -> list[GpuCard]:
     gpu = gpu_catalog().by_model(model)
     assert gpu is not None, model
     return [
-        GpuCard(i, gpu.pci_device_id, model=gpu.model, memory_mib=gpu.memory_mib, bdf=f"0000:{0x17 + i * 0x10:02x}:00.0")
+        GpuCard(
+            i,
+            gpu.pci_device_id,
+            model=gpu.model,
+            memory_mib=gpu.memory_mib,
+            bdf=f"0000:{0x17 + i * 0x10:02x}:00.0",
+        )
         for i in range(count)
     ]
 
@@ -102,7 +106,9 @@ def _gfd_labels(model: str, count: int, name: str) -> dict[str, str]:
         "nvidia.com/mig.capable": str(gpu.mig_capable).lower(),
         "nvidia.com/mps.capable": "false",
         "nvidia.com/vgpu.present": "false",
-        "nvidia.com/gfd.timestamp": str(1754000000 + int(_suffix(name, size=4).encode().hex(), 16) % 100000),
+        "nvidia.com/gfd.timestamp": str(
+            1754000000 + int(_suffix(name, size=4).encode().hex(), 16) % 100000
+        ),
     }
 
 
@@ -200,7 +206,10 @@ def node_object(
             }
         ],
         "addresses": [
-            {"type": "InternalIP", "address": f"10.0.0.{int(_suffix(name, size=2).encode().hex(), 16) % 200 + 10}"},
+            {
+                "type": "InternalIP",
+                "address": f"10.0.0.{int(_suffix(name, size=2).encode().hex(), 16) % 200 + 10}",
+            },
             {"type": "Hostname", "address": name},
         ],
         "nodeInfo": {
@@ -246,10 +255,18 @@ def operand_pods(node: Obj, node_plan: NodePlan) -> list[Obj]:
                     "namespace": OPERATOR_NAMESPACE,
                     "labels": {"app": op.daemonset},
                     "ownerReferences": [
-                        {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": op.daemonset, "controller": True}
+                        {
+                            "apiVersion": "apps/v1",
+                            "kind": "DaemonSet",
+                            "name": op.daemonset,
+                            "controller": True,
+                        }
                     ],
                 },
-                "spec": {"nodeName": name, "containers": [{"name": op.name, "image": "nvcr.io/nvidia/x"}]},
+                "spec": {
+                    "nodeName": name,
+                    "containers": [{"name": op.name, "image": "nvcr.io/nvidia/x"}],
+                },
                 "status": {
                     "phase": "Running",
                     "conditions": [{"type": "Ready", "status": "True"}],
@@ -267,13 +284,23 @@ def daemonsets(policy: ResolvedPolicy, plans: list[NodePlan]) -> list[Obj]:
     for operand in operand_table().operands:
         if not policy.operand_enabled(operand):
             continue
-        placed = sum(1 for p in plans if any(op.name == operand.name and op.runs for op in p.operands))
+        placed = sum(
+            1 for p in plans if any(op.name == operand.name and op.runs for op in p.operands)
+        )
         out.append(
             {
                 "apiVersion": "apps/v1",
                 "kind": "DaemonSet",
                 "metadata": {"name": operand.daemonset, "namespace": OPERATOR_NAMESPACE},
-                "spec": {"template": {"spec": {"nodeSelector": {f"nvidia.com/gpu.deploy.{operand.deploy_label}": "true"}}}},
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "nodeSelector": {
+                                f"nvidia.com/gpu.deploy.{operand.deploy_label}": "true"
+                            }
+                        }
+                    }
+                },
                 "status": {
                     "desiredNumberScheduled": placed,
                     "currentNumberScheduled": placed,
@@ -333,7 +360,11 @@ def kubevirt_object(
                 "permittedHostDevices": permitted,
             }
         },
-        "status": {"phase": "Deployed", "observedKubeVirtVersion": version, "targetKubeVirtVersion": version},
+        "status": {
+            "phase": "Deployed",
+            "observedKubeVirtVersion": version,
+            "targetKubeVirtVersion": version,
+        },
     }
 
 
@@ -382,10 +413,24 @@ def vmi(name: str, device: str, section: str, node: str | None, namespace: str =
 def launcher_pod(vmi_obj: Obj, device: str) -> Obj:
     name = vmi_obj["metadata"]["name"]
     node = vmi_obj["status"].get("nodeName")
-    pod = gpu_pod(f"virt-launcher-{name}-{_suffix(name, 'launcher')}", device, 1, node, vmi_obj["metadata"]["namespace"])
-    pod["metadata"]["labels"] = {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": vmi_obj["metadata"]["uid"]}
+    pod = gpu_pod(
+        f"virt-launcher-{name}-{_suffix(name, 'launcher')}",
+        device,
+        1,
+        node,
+        vmi_obj["metadata"]["namespace"],
+    )
+    pod["metadata"]["labels"] = {
+        "kubevirt.io": "virt-launcher",
+        "kubevirt.io/created-by": vmi_obj["metadata"]["uid"],
+    }
     pod["metadata"]["ownerReferences"] = [
-        {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": name, "controller": True}
+        {
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachineInstance",
+            "name": name,
+            "controller": True,
+        }
     ]
     return pod
 
@@ -464,12 +509,6 @@ def lab(*, policy_obj: Obj | None = None, include_policy: bool = True, vms: bool
         cluster.extra += [passthrough, launcher_pod(passthrough, "nvidia.com/GA102GL_A10")]
         cluster.extra += [vgpu, launcher_pod(vgpu, "nvidia.com/NVIDIA_A10-12Q")]
     return cluster
-
-
-def _alloc(node: Obj, **values: str) -> None:
-    for section in ("allocatable", "capacity"):
-        for key, value in values.items():
-            node["status"][section][key.replace("__", "/").replace("_DOT_", ".")] = value
 
 
 def _set(node: Obj, resource: str, value: str | None) -> None:
@@ -629,7 +668,11 @@ def operand_paused() -> list[Obj]:
     return [
         o
         for o in objects
-        if not (o["kind"] == "Pod" and o["metadata"]["name"].startswith("nvidia-device-plugin-daemonset-") and o["spec"].get("nodeName") == "lab-1")
+        if not (
+            o["kind"] == "Pod"
+            and o["metadata"]["name"].startswith("nvidia-device-plugin-daemonset-")
+            and o["spec"].get("nodeName") == "lab-1"
+        )
     ]
 
 
@@ -639,13 +682,17 @@ def operand_not_ready() -> list[Obj]:
         if obj["kind"] == "Pod" and obj["metadata"]["name"].startswith("nvidia-driver-daemonset-"):
             obj["status"] = {
                 "phase": "Pending",
-                "conditions": [{"type": "Ready", "status": "False", "reason": "ContainersNotReady"}],
+                "conditions": [
+                    {"type": "Ready", "status": "False", "reason": "ContainersNotReady"}
+                ],
                 "initContainerStatuses": [
                     {
                         "name": "k8s-driver-manager",
                         "ready": False,
                         "restartCount": 7,
-                        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s"}},
+                        "state": {
+                            "waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s"}
+                        },
                     }
                 ],
             }
@@ -660,7 +707,13 @@ def daemonset_not_ready() -> list[Obj]:
     for ds in sets:
         if ds["metadata"]["name"] == "nvidia-sandbox-device-plugin-daemonset":
             ds["status"].update(numberReady=1, numberAvailable=1, numberUnavailable=1)
-    return [o for o in objects if o["kind"] != "Pod" or "virt-launcher" in o["metadata"]["name"] or o["metadata"]["namespace"] != OPERATOR_NAMESPACE] + sets
+    return [
+        o
+        for o in objects
+        if o["kind"] != "Pod"
+        or "virt-launcher" in o["metadata"]["name"]
+        or o["metadata"]["namespace"] != OPERATOR_NAMESPACE
+    ] + sets
 
 
 def vgpu_config_infeasible() -> list[Obj]:
@@ -689,7 +742,13 @@ def kubevirt_case_mismatch() -> list[Obj]:
     machine = vmi("t4-vm", "nvidia.com/TU104GL_Tesla_T4", "gpus", None)
     cluster.extra += [
         machine,
-        event("VirtualMachineInstance", "vms", "t4-vm", "FailedScheduling", "0/1 nodes are available: 1 Insufficient nvidia.com/TU104GL_Tesla_T4."),
+        event(
+            "VirtualMachineInstance",
+            "vms",
+            "t4-vm",
+            "FailedScheduling",
+            "0/1 nodes are available: 1 Insufficient nvidia.com/TU104GL_Tesla_T4.",
+        ),
     ]
     return cluster.objects()
 
@@ -731,7 +790,13 @@ def stranded_capacity() -> list[Obj]:
     for index in range(2):
         cluster.extra.append(gpu_pod(f"cuda-batch-{index}", "nvidia.com/gpu", 1, None))
         cluster.extra.append(
-            event("Pod", "ml", f"cuda-batch-{index}", "FailedScheduling", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.")
+            event(
+                "Pod",
+                "ml",
+                f"cuda-batch-{index}",
+                "FailedScheduling",
+                "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+            )
         )
     return cluster.objects()
 
@@ -752,7 +817,9 @@ def driver_drift() -> list[Obj]:
     labels = cluster.nodes["gpu-4"]["metadata"]["labels"]
     labels["nvidia.com/cuda.driver-version.full"] = "580.82.07"
     labels["nvidia.com/cuda.driver-version.major"] = "580"
-    cluster.nodes["gpu-2"]["metadata"]["labels"]["nvidia.com/gpu-driver-upgrade-state"] = "upgrade-failed"
+    cluster.nodes["gpu-2"]["metadata"]["labels"]["nvidia.com/gpu-driver-upgrade-state"] = (
+        "upgrade-failed"
+    )
     return cluster.objects()
 
 
@@ -773,7 +840,10 @@ SCENARIOS: dict[str, tuple[Callable[[], list[Obj]], set[tuple[str, str]]]] = {
     "healthy-vm-vgpu": (healthy_vm_vgpu, set()),
     "healthy-lab": (healthy_lab, set()),
     **{f"drift-{kind}": (_drifted(kind), expected) for kind, (_, expected) in DRIFTS.items()},
-    "drift-non-gpu-advertising-cpu-node": (non_gpu_advertising_cpu_node, {("GPU401", "Node/cpu-1")}),
+    "drift-non-gpu-advertising-cpu-node": (
+        non_gpu_advertising_cpu_node,
+        {("GPU401", "Node/cpu-1")},
+    ),
     "policy-sandbox-disabled-trap": (sandbox_disabled_trap, {("GPU101", "Node/gpu-2")}),
     "policy-invalid-workload-label": (invalid_workload_label, {("GPU102", "Node/gpu-1")}),
     "policy-missing": (
@@ -795,14 +865,20 @@ SCENARIOS: dict[str, tuple[Callable[[], list[Obj]], set[tuple[str, str]]]] = {
     "operand-not-ready": (
         operand_not_ready,
         {
-            ("GPU307", f"Pod/{OPERATOR_NAMESPACE}/nvidia-driver-daemonset-{_suffix('nvidia-driver-daemonset', 'lab-1')}"),
+            (
+                "GPU307",
+                f"Pod/{OPERATOR_NAMESPACE}/nvidia-driver-daemonset-{_suffix('nvidia-driver-daemonset', 'lab-1')}",
+            ),
         },
     ),
     "operand-daemonset-not-ready": (
         daemonset_not_ready,
         {("GPU308", f"DaemonSet/{OPERATOR_NAMESPACE}/nvidia-sandbox-device-plugin-daemonset")},
     ),
-    "vgpu-config-infeasible": (vgpu_config_infeasible, {("GPU105", "Node/lab-3"), ("GPU305", "Node/lab-3")}),
+    "vgpu-config-infeasible": (
+        vgpu_config_infeasible,
+        {("GPU105", "Node/lab-3"), ("GPU305", "Node/lab-3")},
+    ),
     "kubevirt-case-mismatch": (
         kubevirt_case_mismatch,
         {
@@ -819,7 +895,10 @@ SCENARIOS: dict[str, tuple[Callable[[], list[Obj]], set[tuple[str, str]]]] = {
             ("GPU506", "VirtualMachineInstance/vms/vm-vgpu-1"),
         },
     ),
-    "kubevirt-external-provider": (kubevirt_external_provider, {("GPU503", "KubeVirt/kubevirt/kubevirt")}),
+    "kubevirt-external-provider": (
+        kubevirt_external_provider,
+        {("GPU503", "KubeVirt/kubevirt/kubevirt")},
+    ),
     "kubevirt-feature-gates": (
         kubevirt_feature_gates,
         {("GPU504", "KubeVirt/kubevirt/kubevirt"), ("GPU505", "KubeVirt/kubevirt/kubevirt")},
@@ -848,7 +927,10 @@ def render(objects: list[Obj]) -> str:
 
 
 def expected_document() -> str:
-    data = {name: sorted([list(pair) for pair in expected]) for name, (_, expected) in sorted(SCENARIOS.items())}
+    data = {
+        name: sorted([list(pair) for pair in expected])
+        for name, (_, expected) in sorted(SCENARIOS.items())
+    }
     return json.dumps(data, indent=1) + "\n"
 
 

@@ -106,7 +106,9 @@ def test_stdin_yaml_multi_document_and_several_files(tmp_path: Path) -> None:
     assert from_stdin.exit_code == 1
     nodes = [o for o in objects if o["kind"] == "Node"]
     rest = [o for o in objects if o["kind"] != "Node"]
-    (tmp_path / "nodes.json").write_text(json.dumps({"kind": "NodeList", "apiVersion": "v1", "items": nodes}))
+    (tmp_path / "nodes.json").write_text(
+        json.dumps({"kind": "NodeList", "apiVersion": "v1", "items": nodes})
+    )
     (tmp_path / "rest.yaml").write_text(yaml.safe_dump_all(rest))
     split = run(str(tmp_path / "nodes.json"), str(tmp_path / "rest.yaml"), "-o", "json")
     assert json.loads(split.stdout)["findings"] == json.loads(from_stdin.stdout)["findings"]
@@ -123,7 +125,9 @@ def test_policy_override_file(tmp_path: Path) -> None:
 
 def test_pci_ids_option(tmp_path: Path) -> None:
     pci = tmp_path / "pci.ids"
-    pci.write_bytes(b"# Version: 2099.01.01\n10de  NVIDIA Corporation\n\t2236  GA102GL [A10]\n\xe9\n")
+    pci.write_bytes(
+        b"# Version: 2099.01.01\n10de  NVIDIA Corporation\n\t2236  GA102GL [A10]\n\xe9\n"
+    )
     result = run(HEALTHY, "--pci-ids", str(pci))
     assert result.exit_code == 0, result.output
 
@@ -132,7 +136,10 @@ def test_vgpu_config_option(tmp_path: Path) -> None:
     config = tmp_path / "vgpu.yaml"
     config.write_text(
         yaml.safe_dump(
-            {"version": "v1", "vgpu-configs": {"default": [{"devices": "all", "vgpu-devices": {"A10-24Q": 1}}]}}
+            {
+                "version": "v1",
+                "vgpu-configs": {"default": [{"devices": "all", "vgpu-devices": {"A10-24Q": 1}}]},
+            }
         )
     )
     result = run(HEALTHY, "--vgpu-config", str(config), "-o", "json")
@@ -156,7 +163,10 @@ def test_bundle_directory_round_trip(tmp_path: Path) -> None:
     assert len(written) == len(manifest["files"]) + 1
     result = run(str(tmp_path / "bundle"), "-o", "json")
     assert result.exit_code == 1
-    assert json.loads(result.stdout)["findings"] == json.loads(run(DRIFTED, "-o", "json").stdout)["findings"]
+    assert (
+        json.loads(result.stdout)["findings"]
+        == json.loads(run(DRIFTED, "-o", "json").stdout)["findings"]
+    )
 
 
 def test_directory_without_manifest_reads_every_dump(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ import corpus_gen
 import httpx2
 import pytest
 from lightkube.core.exceptions import ApiError
-from lightkube.models.meta_v1 import Status
 from lightkube.resources.apps_v1 import DaemonSet
 from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
 
@@ -22,7 +21,9 @@ NOW = datetime(2026, 8, 1, 10, 30, tzinfo=UTC)
 
 def _api_error(code: int) -> ApiError:
     request = httpx2.Request("GET", "https://k8s.example/api")
-    response = httpx2.Response(code, json={"kind": "Status", "code": code, "message": "nope"}, request=request)
+    response = httpx2.Response(
+        code, json={"kind": "Status", "code": code, "message": "nope"}, request=request
+    )
     return ApiError(request=request, response=response)
 
 
@@ -106,7 +107,9 @@ def test_collect_keeps_what_check_reads() -> None:
     assert [e["metadata"]["name"] for e in objects["Event"]] and "old" not in {
         e["metadata"]["name"] for e in objects["Event"]
     }
-    assert collected.skipped == [("ConfigMap", "gpu-operator/default-vgpu-devices-config: not found")]
+    assert collected.skipped == [
+        ("ConfigMap", "gpu-operator/default-vgpu-devices-config: not found")
+    ]
     assert any("listing Nodes" in line for line in progress)
     assert (Pod, "*") in client.calls
     report = run_checks(collected.all_objects())

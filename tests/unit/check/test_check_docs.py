@@ -12,7 +12,7 @@ DOCS = Path(__file__).resolve().parents[3] / "docs" / "checks.md"
 
 def test_docs_match_the_rule_registry() -> None:
     assert DOCS.read_text(encoding="utf-8") == render_docs(), (
-        "docs/checks.md is stale: python -c \"from gpuop.check.docs import render_docs;"
+        'docs/checks.md is stale: python -c "from gpuop.check.docs import render_docs;'
         " print(render_docs(), end='')\" > docs/checks.md"
     )
 

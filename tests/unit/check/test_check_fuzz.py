@@ -1,13 +1,14 @@
 """Malformed and adversarial dumps never crash the checker: findings or exit 2, no traceback.
 
 Wrong types in every field, huge strings, missing metadata, non-dict items, bad quantities
-and invalid UTF-8 through the CLI. 2,000 examples in all (600 + 400 + 300 + 400 + 300),
+and invalid UTF-8 through the CLI. 2,000 examples in all (600 + 350 + 250 + 500 + 300),
 kept small so the file runs in seconds.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import corpus_gen
@@ -25,6 +26,8 @@ from gpuop.planner import NodeFacts, plan
 from gpuop.planner.inventory import INVENTORY_ANNOTATION
 from gpuop.policy import default_policy
 
+# GPUOP_FUZZ_SCALE=10 runs ten times the examples (a deeper, slower run).
+SCALE = max(1, int(os.environ.get("GPUOP_FUZZ_SCALE", "1")))
 FUZZ = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -111,9 +114,15 @@ _inventory = st.one_of(
     _odd.map(json.dumps),
     st.lists(
         st.fixed_dictionaries(
-            {"pci": st.sampled_from(["10de:2236", "10de:26b5", "10DE:25B6", "8086:1234", "10de:zz"])},
+            {
+                "pci": st.sampled_from(
+                    ["10de:2236", "10de:26b5", "10DE:25B6", "8086:1234", "10de:zz"]
+                )
+            },
             optional={
-                "index": st.one_of(st.integers(-5, 300), st.booleans(), st.none(), st.text(max_size=3)),
+                "index": st.one_of(
+                    st.integers(-5, 300), st.booleans(), st.none(), st.text(max_size=3)
+                ),
                 "model": st.one_of(st.sampled_from(["A10", "A16", "T4", "nope"]), st.integers()),
                 "memory_mib": _scalars,
             },
@@ -133,7 +142,10 @@ _labels = st.one_of(
 _allocatable = st.one_of(
     st.dictionaries(
         st.one_of(st.sampled_from(_RESOURCES), st.text(max_size=10)),
-        st.one_of(st.sampled_from(["0", "1", "2", "4", "12", "1.5", "-2", "two", "1e2", "9" * 40]), _scalars),
+        st.one_of(
+            st.sampled_from(["0", "1", "2", "4", "12", "1.5", "-2", "two", "1e2", "9" * 40]),
+            _scalars,
+        ),
         max_size=6,
     ),
     _odd,
@@ -160,7 +172,9 @@ def nodes(draw: st.DrawFn) -> Any:
     )
     status = draw(
         st.one_of(
-            st.fixed_dictionaries({}, optional={"allocatable": _allocatable, "capacity": _allocatable}),
+            st.fixed_dictionaries(
+                {}, optional={"allocatable": _allocatable, "capacity": _allocatable}
+            ),
             _odd,
         )
     )
@@ -176,13 +190,20 @@ def _policies() -> Any:
                 "apiVersion": "nvidia.com/v1",
                 "kind": "ClusterPolicy",
                 "metadata": {"name": "p"},
-                "spec": {"sandboxWorkloads": {"enabled": enabled, "defaultWorkload": workload}, **extra},
+                "spec": {
+                    "sandboxWorkloads": {"enabled": enabled, "defaultWorkload": workload},
+                    **extra,
+                },
             },
             _scalars,
             st.one_of(st.sampled_from(["container", "vm-vgpu", "bogus"]), _scalars),
-            st.dictionaries(st.sampled_from(["driver", "future", "vgpuDeviceManager"]), _odd, max_size=2),
+            st.dictionaries(
+                st.sampled_from(["driver", "future", "vgpuDeviceManager"]), _odd, max_size=2
+            ),
         ),
-        st.builds(lambda spec: {"kind": "ClusterPolicy", "metadata": {"name": "q"}, "spec": spec}, _odd),
+        st.builds(
+            lambda spec: {"kind": "ClusterPolicy", "metadata": {"name": "q"}, "spec": spec}, _odd
+        ),
     )
 
 
@@ -212,8 +233,12 @@ _kubevirts = st.builds(
                         st.fixed_dictionaries(
                             {"resourceName": st.one_of(st.sampled_from(_RESOURCES), _scalars)},
                             optional={
-                                "pciVendorSelector": st.one_of(st.sampled_from(["10DE:2236", "10de:zzzz", "8086:1"]), _scalars),
-                                "mdevNameSelector": st.one_of(st.sampled_from(["NVIDIA A10-12Q", " "]), _scalars),
+                                "pciVendorSelector": st.one_of(
+                                    st.sampled_from(["10DE:2236", "10de:zzzz", "8086:1"]), _scalars
+                                ),
+                                "mdevNameSelector": st.one_of(
+                                    st.sampled_from(["NVIDIA A10-12Q", " "]), _scalars
+                                ),
                                 "externalResourceProvider": _scalars,
                             },
                         ),
@@ -226,7 +251,15 @@ _kubevirts = st.builds(
         ),
         _odd,
     ),
-    st.one_of(st.lists(st.one_of(st.sampled_from(["GPU", "HostDevices", "DisableMDEVConfiguration"]), _scalars), max_size=3), _odd),
+    st.one_of(
+        st.lists(
+            st.one_of(
+                st.sampled_from(["GPU", "HostDevices", "DisableMDEVConfiguration"]), _scalars
+            ),
+            max_size=3,
+        ),
+        _odd,
+    ),
     st.one_of(st.sampled_from(["v1.2.0", "v1.8.1", "1.4", "v99999999999999999999.1"]), _scalars),
     _odd,
 )
@@ -235,7 +268,11 @@ _pods = st.builds(
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": "ns", "ownerReferences": owners},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "resources": resources}], "initContainers": resources},
+        "spec": {
+            "nodeName": node,
+            "containers": [{"name": "c", "resources": resources}],
+            "initContainers": resources,
+        },
         "status": {"phase": phase, "initContainerStatuses": resources, "conditions": owners},
     },
     st.one_of(st.text(min_size=1, max_size=8), _scalars),
@@ -269,7 +306,10 @@ _vmis = st.builds(
     st.one_of(
         st.fixed_dictionaries(
             {},
-            optional={"gpus": st.one_of(st.lists(_device, max_size=2), _odd), "hostDevices": st.lists(_device, max_size=2)},
+            optional={
+                "gpus": st.one_of(st.lists(_device, max_size=2), _odd),
+                "hostDevices": st.lists(_device, max_size=2),
+            },
         ),
         _odd,
     ),
@@ -283,18 +323,49 @@ _vmis = st.builds(
 )
 _others = st.one_of(
     st.builds(
-        lambda name, status: {"kind": "DaemonSet", "metadata": {"name": name, "namespace": "g"}, "status": status},
+        lambda name, status: {
+            "kind": "DaemonSet",
+            "metadata": {"name": name, "namespace": "g"},
+            "status": status,
+        },
         st.sampled_from(["nvidia-driver-daemonset", "x"]),
-        st.one_of(st.fixed_dictionaries({"numberUnavailable": _scalars, "desiredNumberScheduled": _scalars}), _odd),
+        st.one_of(
+            st.fixed_dictionaries(
+                {"numberUnavailable": _scalars, "desiredNumberScheduled": _scalars}
+            ),
+            _odd,
+        ),
     ),
     st.builds(
-        lambda involved, message: {"kind": "Event", "metadata": {"name": "e", "namespace": "ns"}, "involvedObject": involved, "message": message, "lastTimestamp": message},
+        lambda involved, message: {
+            "kind": "Event",
+            "metadata": {"name": "e", "namespace": "ns"},
+            "involvedObject": involved,
+            "message": message,
+            "lastTimestamp": message,
+        },
         _odd,
         _scalars,
     ),
     st.builds(
-        lambda data: {"kind": "ConfigMap", "metadata": {"name": "default-vgpu-devices-config"}, "data": data},
-        st.one_of(st.dictionaries(st.text(max_size=5), st.one_of(_rare_huge, st.just("version: v1\nvgpu-configs: {a: [{devices: all, vgpu-devices: {A10-4Q: 99}}]}")), max_size=2), _odd),
+        lambda data: {
+            "kind": "ConfigMap",
+            "metadata": {"name": "default-vgpu-devices-config"},
+            "data": data,
+        },
+        st.one_of(
+            st.dictionaries(
+                st.text(max_size=5),
+                st.one_of(
+                    _rare_huge,
+                    st.just(
+                        "version: v1\nvgpu-configs: {a: [{devices: all, vgpu-devices: {A10-4Q: 99}}]}"
+                    ),
+                ),
+                max_size=2,
+            ),
+            _odd,
+        ),
     ),
     _odd,
     st.builds(lambda kind: {"kind": kind}, _scalars),
@@ -316,19 +387,19 @@ def _assert_sound(objects: list[Any], *, text: bool = True) -> None:
         render_text(report)
 
 
-@settings(FUZZ, max_examples=600)
+@settings(FUZZ, max_examples=600 * SCALE)
 @given(_objects)
 def test_adversarial_objects_never_crash(objects: list[Any]) -> None:
     _assert_sound(objects)
 
 
-@settings(FUZZ, max_examples=400)
+@settings(FUZZ, max_examples=350 * SCALE)
 @given(st.lists(nodes(), min_size=1, max_size=4), st.sampled_from([True, False]))
 def test_adversarial_nodes_under_both_policies(node_list: list[Any], sandbox: bool) -> None:
     _assert_sound([_POLICIES[sandbox], *node_list], text=False)
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=250 * SCALE)
 @given(st.lists(nodes(), min_size=1, max_size=3))
 def test_the_planning_projection_matches_plan_on_odd_nodes(node_list: list[Any]) -> None:
     state = ClusterState.from_objects(node_list)
@@ -341,7 +412,12 @@ def test_the_planning_projection_matches_plan_on_odd_nodes(node_list: list[Any])
             by_name[name] = obj
     for view in state.nodes:
         labels = dict(view.labels)
-        facts = NodeFacts(view.name, labels, dict(view.annotations), {k: str(v) for k, v in view.resources.items() if isinstance(v, str)})
+        facts = NodeFacts(
+            view.name,
+            labels,
+            dict(view.annotations),
+            {k: str(v) for k, v in view.resources.items() if isinstance(v, str)},
+        )
         projected = ctx.plan_for(view)
         assert projected is not None
         full = plan(policy, facts).to_dict()
@@ -353,7 +429,7 @@ def test_the_planning_projection_matches_plan_on_odd_nodes(node_list: list[Any])
 _runner = CliRunner()
 
 
-@settings(FUZZ, max_examples=400)
+@settings(FUZZ, max_examples=500 * SCALE)
 @given(st.binary(max_size=300))
 def test_cli_with_random_bytes_exits_cleanly(data: bytes) -> None:
     result = _runner.invoke(check, ["-", "-o", "json"], input=data)
@@ -362,7 +438,7 @@ def test_cli_with_random_bytes_exits_cleanly(data: bytes) -> None:
     assert "Traceback" not in result.output
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=300 * SCALE)
 @given(_objects, st.sampled_from(["json", "yaml", "yaml-broken", "latin1"]))
 def test_cli_with_adversarial_documents(objects: list[Any], form: str) -> None:
     listing = {"apiVersion": "v1", "kind": "List", "items": objects}

@@ -164,7 +164,7 @@ def test_policy_override_wins_over_the_input() -> None:
 
 
 def test_salvage_drops_only_unknown_fields() -> None:
-    obj = {"spec": {"driver": {"enabled": True, "future": 1}, "list": [{"x": 1}]}}
+    obj: dict[str, Any] = {"spec": {"driver": {"enabled": True, "future": 1}, "list": [{"x": 1}]}}
     trimmed = salvage(obj, ["spec.driver.future: unknown field", "spec.list[0].x: unknown field"])
     assert trimmed is not None
     assert trimmed[0] == {"spec": {"driver": {"enabled": True}, "list": [{}]}}
@@ -241,7 +241,7 @@ def test_kubevirt_versions() -> None:
 
 
 def test_missing_kinds_are_listed_as_skipped() -> None:
-    policy, node = _lab_node("pt-1", "vm-passthrough")
+    _, node = _lab_node("pt-1", "vm-passthrough")
     report = run_checks([node])
     checks = {skip.check for skip in report.skipped}
     assert {"operands", "workloads", "kubevirt"} <= checks
@@ -290,7 +290,8 @@ def _validate(value: Any, schema: dict[str, Any], path: str = "$") -> None:
 
 
 @pytest.mark.parametrize(
-    "build", [corpus_gen.healthy_lab, corpus_gen.kubevirt_not_permitted, corpus_gen.operand_not_ready]
+    "build",
+    [corpus_gen.healthy_lab, corpus_gen.kubevirt_not_permitted, corpus_gen.operand_not_ready],
 )
 def test_json_follows_the_documented_schema(build: Any) -> None:
     report = run_checks(build())
@@ -312,7 +313,11 @@ def test_sarif_has_one_rule_per_code_and_valid_results() -> None:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         assert result["level"] in ("error", "warning", "note")
         (location,) = result["locations"][0]["logicalLocations"]
-        assert location["fullyQualifiedName"].split("/")[0] in ("Node", "KubeVirt", "VirtualMachineInstance")
+        assert location["fullyQualifiedName"].split("/")[0] in (
+            "Node",
+            "KubeVirt",
+            "VirtualMachineInstance",
+        )
         assert result["message"]["text"]
     json.dumps(sarif)
 
@@ -331,3 +336,56 @@ def test_finding_order_is_stable() -> None:
     objects = corpus_gen.no_cluster_policy()
     first = run_checks(objects).to_json()
     assert run_checks(list(reversed(copy.deepcopy(objects)))).to_json() == first
+
+
+# --- drift variants the simulator may produce on other nodes ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("node", "change", "codes"),
+    [
+        ("lab-3", {"nvidia.com/NVIDIA_A10-8Q": "6"}, {"GPU203"}),  # added, 12Q kept
+        ("lab-2", {"nvidia.com/gpu": "2"}, {"GPU202"}),
+        ("lab-3", {"nvidia.com/GA102GL_A10": "2"}, {"GPU202"}),
+        ("lab-3", {"nvidia.com/gpu": "2"}, {"GPU202"}),
+        ("lab-1", {"nvidia.com/gpu": "4"}, {"GPU205"}),
+        ("lab-2", {"nvidia.com/GA102GL_A10": "0", "nvidia.com/gpu": "2"}, {"GPU201"}),
+    ],
+)
+def test_resource_drift_variants(node: str, change: dict[str, str], codes: set[str]) -> None:
+    cluster = corpus_gen.lab()
+    for resource, value in change.items():
+        _set(cluster.nodes[node], resource, value)
+    report = run_checks(cluster.objects())
+    on_node = {f.code for f in report.findings if f.node == node}
+    assert on_node == codes
+    assert {f.node for f in report.findings if f.node} == {node}
+
+
+@pytest.mark.parametrize(
+    ("node", "labels", "codes"),
+    [
+        ("lab-3", {"nvidia.com/gpu.workload.config": "vm-passthrough"}, {"GPU201", "GPU301"}),
+        ("lab-2", {"nvidia.com/gpu.workload.config": "container"}, {"GPU201", "GPU301"}),
+        ("lab-1", {"nvidia.com/gpu.deploy.sandbox-device-plugin": "true"}, {"GPU301"}),
+        ("lab-2", {"nvidia.com/gpu.deploy.vgpu-device-manager": "true"}, {"GPU301"}),
+        ("lab-1", {"nvidia.com/mig.config.state": "pending"}, {"GPU306"}),
+        (
+            "lab-3",
+            {"nvidia.com/gpu.deploy.sandbox-device-plugin": "paused-for-vgpu-change"},
+            {"GPU303"},
+        ),
+        (
+            "lab-1",
+            {"nvidia.com/gpu.deploy.driver": "pre-installed_paused-for-driver-upgrade"},
+            {"GPU303"},
+        ),
+    ],
+)
+def test_label_drift_variants(node: str, labels: dict[str, str], codes: set[str]) -> None:
+    cluster = corpus_gen.lab(vms=False)
+    cluster.nodes[node]["metadata"]["labels"].update(labels)
+    cluster.operands = False
+    report = run_checks(cluster.objects())
+    assert {f.code for f in report.findings if f.node == node} == codes
+    assert {f.node for f in report.findings if f.node} == {node}

@@ -89,6 +89,11 @@ def _runtime_blocks(
     return [main, sub]
 
 
+def _is_cri(block: Block, plugin: str) -> bool:
+    header = next((line for line in block if line.strip().startswith("[")), "")
+    return plugin in header or header.strip() == "[plugins]"
+
+
 @st.composite
 def containerd_configs(draw: st.DrawFn) -> str:
     """The text of a containerd config.toml (version 2 or 3)."""
@@ -175,7 +180,15 @@ def containerd_configs(draw: st.DrawFn) -> str:
             ]
         )
 
-    order = draw(st.permutations(range(len(blocks))))
+    if draw(st.integers(0, 3)) == 0:
+        # Any order at all (valid TOML, but tomlkit misreads some: then gpuop must refuse).
+        order = draw(st.permutations(range(len(blocks))))
+    else:
+        # As people write them: each table after its parent, unrelated tables anywhere.
+        related = [i for i, b in enumerate(blocks) if _is_cri(b, plugin)]
+        order = related
+        for i in (i for i in range(len(blocks)) if i not in related):
+            order.insert(draw(st.integers(0, len(order))), i)
     text = "\n".join(top) + "\n"
     for i in order:
         text += style.blank + "\n".join(blocks[i]) + "\n"

@@ -1,0 +1,805 @@
+"""`gpuop explain`: why is it Pending?  kube-scheduler's verdict, node by node.
+
+The command takes the workloads to explain (Pod, VirtualMachineInstance or VirtualMachine
+manifests from files or `-`, `--pod`/`--vmi`/`--vm NAME -n NS` from the cluster, or
+`--all-pending`) and a cluster (`--live`, or dumps with `--cluster FILES...`), and runs
+:func:`gpuop.explain.explain_pod` on each: per node, fits or not and the scheduler's reason,
+then the scheduler's own `FailedScheduling` sentence.  VMIs and VMs are explained through
+the virt-launcher pod KubeVirt would create (:mod:`gpuop.kubevirt.launcher`); when the
+input holds a KubeVirt CR, devices missing from its `permittedHostDevices` are reported in
+KubeVirt's own words, since no launcher pod is created at all then.
+
+Exit status: 0 when every explained workload fits somewhere, 1 when one does not, 2 when
+the input cannot be used (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Final, NoReturn
+
+import click
+
+from gpuop.check.context import KIND_CONFIG
+from gpuop.check.workloads import normalised
+from gpuop.cli.check import InputError, read_objects
+from gpuop.explain import PodExplanation, explain_pod
+from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
+from gpuop.kubevirt.launcher import (
+    DeviceNotPermittedError,
+    LauncherError,
+    render_launcher_pod,
+)
+from gpuop.manifests import ManifestError, QuantityError, format_quantity, parse_quantity
+from gpuop.manifests.fields import get, mapping, sequence, text
+from gpuop.naming import RESOURCE_PREFIX, classify_resource
+from gpuop.planner import WORKLOAD_LABEL
+
+__all__ = [
+    "EXIT_FITS",
+    "EXIT_INPUT",
+    "EXIT_UNSCHEDULABLE",
+    "Explained",
+    "Subject",
+    "explain",
+    "explain_subjects",
+    "render_text",
+    "subjects_from_objects",
+]
+
+EXIT_FITS: Final = 0
+EXIT_UNSCHEDULABLE: Final = 1
+EXIT_INPUT: Final = 2
+EXIT_INTERNAL: Final = 3
+
+POD: Final = "Pod"
+VMI: Final = "VirtualMachineInstance"
+VM: Final = "VirtualMachine"
+EXPLAINABLE: Final = (POD, VMI, VM)
+_FINAL_PHASES: Final = ("Succeeded", "Failed")
+_VMI_WAITING: Final = ("", "Pending", "Scheduling")
+#: Beyond this many nodes, the text output groups rejected nodes by reason.
+GROUP_NODES_ABOVE: Final = 40
+_LIST_IN_GROUP: Final = 5
+
+
+# --------------------------------------------------------------------------- subjects
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One workload to explain, and the pod that stands for it in the scheduler."""
+
+    kind: str
+    namespace: str
+    name: str
+    #: The pod to explain: the Pod itself, or the VMI's launcher pod.
+    pod: dict[str, Any]
+    #: For VMIs and VMs: "rendered" (by gpuop) or the launcher pod's namespace/name.
+    launcher: str | None = None
+    #: KubeVirt refuses to create the launcher pod (its words), or None.
+    refusal: str | None = None
+    #: Notes on how the subject was read (shown with the warnings).
+    notes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def title(self) -> str:
+        return f"{self.kind} {self.key}"
+
+
+def _describe(obj: Mapping[str, Any]) -> str:
+    kind = text(obj, "kind") or "an object without a kind"
+    name = text(obj, "metadata", "name")
+    return f"{kind} {name!r}" if name else kind
+
+
+def quantity_problem(raw: Any) -> str | None:
+    try:
+        parse_quantity(raw)
+    except QuantityError as exc:
+        shown = raw if not isinstance(raw, str) or len(raw) <= 40 else raw[:40] + "..."
+        return f"{shown!r} is not a quantity ({exc.problem})"
+    return None
+
+
+def _check_list(obj: Mapping[str, Any], where: str, raw: Any) -> None:
+    """Every entry of a resource list must be a quantity the API server would accept."""
+    if raw is None:
+        return
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{_describe(obj)}: {where} is a {type(raw).__name__}, not a mapping")
+    for name, quantity in raw.items():
+        problem = quantity_problem(quantity)
+        if problem is not None:
+            raise InputError(f"{_describe(obj)}: {where}.{name}: {problem}")
+
+
+def validate_quantities(obj: Mapping[str, Any]) -> None:
+    """Raise :class:`InputError` on the first resource quantity the API server would refuse."""
+    kind = text(obj, "kind")
+    if kind == POD:
+        spec = mapping(obj, "spec")
+        for section in ("initContainers", "containers"):
+            for index, container in enumerate(sequence(spec, section)):
+                label = text(container, "name") or str(index)
+                for part in ("requests", "limits"):
+                    _check_list(
+                        obj,
+                        f"{section}[{label}].resources.{part}",
+                        get(container, "resources", part),
+                    )
+        for part in ("requests", "limits"):
+            _check_list(obj, f"spec.resources.{part}", get(spec, "resources", part))
+        _check_list(obj, "spec.overhead", spec.get("overhead"))
+        return
+    spec = mapping(obj, "spec", "template", "spec") if kind == VM else mapping(obj, "spec")
+    domain = mapping(spec, "domain")
+    for part in ("requests", "limits"):
+        _check_list(obj, f"spec.domain.resources.{part}", get(domain, "resources", part))
+    guest = get(domain, "memory", "guest")
+    if guest is not None:
+        problem = quantity_problem(guest)
+        if problem is not None:
+            raise InputError(f"{_describe(obj)}: spec.domain.memory.guest: {problem}")
+
+
+def validate_cluster(cluster: Sequence[Mapping[str, Any]]) -> None:
+    """Raise :class:`InputError` on a quantity in a Node or Pod of a dump the API would refuse."""
+    for obj in cluster:
+        kind = obj.get("kind")
+        if kind == POD:
+            validate_quantities(obj)
+        elif kind == "Node":
+            for part in ("capacity", "allocatable"):
+                _check_list(obj, f"status.{part}", get(obj, "status", part))
+
+
+def _kubevirt_config(cluster: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    for obj in cluster:
+        if obj.get("kind") == "KubeVirt":
+            return obj
+    return None
+
+
+def _permitted(kubevirt: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    found = get(kubevirt, "spec", "configuration", "permittedHostDevices")
+    return found if isinstance(found, Mapping) else None
+
+
+def _launcher_of(
+    vmi: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """The VMI's live launcher pod among `pods` (not finished), if any."""
+    namespace = text(vmi, "metadata", "namespace")
+    name = text(vmi, "metadata", "name")
+    uid = text(vmi, "metadata", "uid")
+    for pod in pods:
+        if text(pod, "metadata", "namespace") != namespace:
+            continue
+        if text(pod, "status", "phase") in _FINAL_PHASES:
+            continue
+        owned = any(
+            text(owner, "kind") == VMI and text(owner, "name") == name
+            for owner in sequence(pod, "metadata", "ownerReferences")
+        )
+        created_by = uid and text(pod, "metadata", "labels", "kubevirt.io/created-by") == uid
+        if owned or created_by:
+            return dict(pod)
+    return None
+
+
+def _gate_refusal(vmi: Mapping[str, Any], kubevirt: Mapping[str, Any] | None) -> str | None:
+    if kubevirt is None:
+        return None
+    spec = (
+        mapping(vmi, "spec", "template", "spec")
+        if text(vmi, "kind") == VM
+        else mapping(vmi, "spec")
+    )
+    if not any(text(d, "deviceName") for d in sequence(spec, "domain", "devices", "hostDevices")):
+        return None
+    gates = sequence(kubevirt, "spec", "configuration", "developerConfiguration", "featureGates")
+    if "HostDevices" in gates:
+        return None
+    return "Host Devices feature gate is not enabled in kubevirt-config"
+
+
+def _as_scheduled_now(pod: Mapping[str, Any], notes: list[str]) -> dict[str, Any]:
+    """A copy of `pod` as the scheduler saw it before binding (a bound pod loses its node)."""
+    result = copy.deepcopy(dict(pod))
+    bound = text(pod, "spec", "nodeName")
+    by_scheduler = any(
+        text(c, "type") == "PodScheduled" and text(c, "status") == "True"
+        for c in sequence(pod, "status", "conditions")
+    )
+    if bound and by_scheduler:
+        spec = result.get("spec")
+        if isinstance(spec, dict):
+            spec.pop("nodeName", None)
+        notes.append(
+            f"already bound to {bound}: explained as if it were being scheduled now,"
+            " without its own requests on that node"
+        )
+    return result
+
+
+def subject_for(
+    obj: Mapping[str, Any],
+    cluster: Sequence[Mapping[str, Any]],
+    *,
+    memory_overhead: str | None = None,
+    use_live_launcher: bool = True,
+) -> Subject:
+    """The subject for one manifest; raises :class:`InputError` for anything unusable."""
+    kind = text(obj, "kind")
+    if kind not in EXPLAINABLE:
+        raise InputError(
+            f"{_describe(obj)} is not a Pod, VirtualMachineInstance or VirtualMachine"
+            " (explain the pods it creates instead)"
+        )
+    spec = obj.get("spec")
+    if spec is not None and not isinstance(spec, Mapping):
+        raise InputError(f"{_describe(obj)}: spec is a {type(spec).__name__}, not a mapping")
+    if kind == VM and not isinstance(get(obj, "spec", "template", "spec"), Mapping):
+        raise InputError(f"{_describe(obj)}: spec.template.spec is missing")
+    validate_quantities(obj)
+    namespace = text(obj, "metadata", "namespace") or "default"
+    name = text(obj, "metadata", "name")
+    notes: list[str] = []
+    if kind == POD:
+        return Subject(kind, namespace, name, _as_scheduled_now(obj, notes), notes=tuple(notes))
+
+    kubevirt = _kubevirt_config(cluster)
+    permitted = _permitted(kubevirt)
+    refusal: str | None = None
+    try:
+        render_launcher_pod(obj, permitted_host_devices=permitted)
+    except DeviceNotPermittedError as exc:
+        refusal = exc.condition_message
+    except LauncherError:
+        pass  # reported by the rendering below
+    refusal = refusal or _gate_refusal(obj, kubevirt)
+    live = None
+    if use_live_launcher and kind == VMI:
+        live = _launcher_of(obj, [o for o in cluster if o.get("kind") == POD])
+    if live is not None:
+        launcher = f"{text(live, 'metadata', 'namespace')}/{text(live, 'metadata', 'name')}"
+        notes.append(f"explained through its launcher pod {launcher}")
+        if refusal is not None:
+            notes.append(f"KubeVirt would refuse its next launcher pod: {refusal}")
+        return Subject(
+            kind, namespace, name, _as_scheduled_now(live, notes), launcher, None, tuple(notes)
+        )
+    try:
+        pod = render_launcher_pod(obj, memory_overhead=memory_overhead)
+    except LauncherError as exc:
+        raise InputError(f"{_describe(obj)}: {exc}") from None
+    pod.setdefault("metadata", {}).setdefault("namespace", namespace)
+    if memory_overhead is None:
+        notes.append(
+            "launcher pod rendered by gpuop: virt-launcher's own memory overhead is not"
+            " included (--memory-overhead adds an estimate)"
+        )
+    return Subject(kind, namespace, name, pod, "rendered", refusal, tuple(notes))
+
+
+def _select(
+    cluster: Sequence[Mapping[str, Any]], kind: str, name: str, namespace: str
+) -> Mapping[str, Any]:
+    for obj in cluster:
+        if (
+            obj.get("kind") == kind
+            and text(obj, "metadata", "name") == name
+            and (text(obj, "metadata", "namespace") or "default") == namespace
+        ):
+            return obj
+    raise InputError(f"{kind} {namespace}/{name} is not in the cluster input")
+
+
+def _pending_pod(pod: Mapping[str, Any]) -> bool:
+    return not text(pod, "spec", "nodeName") and text(pod, "status", "phase") in ("", "Pending")
+
+
+def pending_objects(cluster: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Pending pods, and waiting VMIs that have no launcher pod in the input."""
+    pods = [obj for obj in cluster if obj.get("kind") == POD]
+    found: list[Mapping[str, Any]] = [pod for pod in pods if _pending_pod(pod)]
+    for vmi in cluster:
+        if vmi.get("kind") != VMI or text(vmi, "status", "phase") not in _VMI_WAITING:
+            continue
+        if _launcher_of(vmi, pods) is None:
+            found.append(vmi)
+    return found
+
+
+def subjects_from_objects(
+    objects: Sequence[Mapping[str, Any]],
+    cluster: Sequence[Mapping[str, Any]],
+    *,
+    memory_overhead: str | None = None,
+) -> list[Subject]:
+    """A subject per object; the first object that cannot be explained raises InputError."""
+    return [subject_for(obj, cluster, memory_overhead=memory_overhead) for obj in objects]
+
+
+# --------------------------------------------------------------------------- explaining
+
+
+@dataclass(frozen=True)
+class Explained:
+    """A subject and the engine's explanation of its pod."""
+
+    subject: Subject
+    explanation: PodExplanation
+    #: For resources no node advertises: the workload config that would (None: none).
+    advertised_by: dict[str, str | None] = field(default_factory=dict)
+    #: Advertised names that differ only by case or punctuation from a missing request.
+    near_misses: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def fits(self) -> bool:
+        return self.explanation.schedulable and self.subject.refusal is None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The engine's JSON shape plus the subject, the launcher and KubeVirt's verdict."""
+        data = self.explanation.to_dict()
+        data["subject"] = {
+            "kind": self.subject.kind,
+            "name": self.subject.key,
+            "launcher": self.subject.launcher,
+        }
+        data["fits"] = self.fits
+        data["advertised_by"] = dict(self.advertised_by)
+        data["near_misses"] = {k: list(v) for k, v in self.near_misses.items()}
+        data["kubevirt_refusal"] = self.subject.refusal
+        notes = list(self.subject.notes)
+        data["warnings"] = notes + [w for w in data["warnings"] if w not in notes]
+        return data
+
+
+def workload_config_for(resource: str) -> str | None:
+    """Which workload config's device plugin advertises `resource` (None: no NVIDIA plugin)."""
+    return KIND_CONFIG.get(classify_resource(resource))
+
+
+def _advertised(nodes: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for node in nodes:
+        name = text(node, "metadata", "name")
+        names: set[str] = set()
+        for key in ("allocatable", "capacity"):
+            names.update(str(k) for k in mapping(node, "status", key))
+        for resource in names:
+            found.setdefault(resource, []).append(name)
+    return found
+
+
+def explain_subjects(
+    subjects: Sequence[Subject],
+    nodes: Sequence[Mapping[str, Any]],
+    pods: Sequence[Mapping[str, Any]],
+) -> list[Explained]:
+    """Explain every subject against the same cluster state."""
+    advertised = _advertised(nodes)
+    by_form: dict[str, list[str]] = {}
+    for resource in advertised:
+        by_form.setdefault(normalised(resource), []).append(resource)
+    results = []
+    for subject in subjects:
+        explanation = explain_pod(subject.pod, nodes, pods)
+        advertised_by = {r: workload_config_for(r) for r in explanation.never_fits_anywhere}
+        near = {
+            r: sorted(by_form[normalised(r)])
+            for r in explanation.never_fits_anywhere
+            if by_form.get(normalised(r))
+        }
+        results.append(Explained(subject, explanation, advertised_by, near))
+    return results
+
+
+# --------------------------------------------------------------------------- text output
+
+
+def _amount(resource: str, amount: str) -> str:
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        try:
+            return format_quantity(Decimal(amount), binary=True)
+        except ArithmeticError:  # pragma: no cover - the engine gives integers
+            return amount
+    return amount
+
+
+def _requests_line(explanation: PodExplanation) -> str:
+    if not explanation.requests:
+        return "requests: nothing (BestEffort)"
+    return "requests: " + ", ".join(
+        f"{name} {_amount(name, amount)}" for name, amount in explanation.requests
+    )
+
+
+def _never_fits_line(result: Explained, resource: str) -> str:
+    config = result.advertised_by.get(resource)
+    line = f"never fits anywhere: no node advertises {resource}"
+    if config is not None:
+        kind = classify_resource(resource)
+        what = {
+            "container": "the NVIDIA device plugin on container nodes",
+            "passthrough": "the sandbox device plugin on vm-passthrough nodes (a PCI model name)",
+            "vgpu": "the sandbox device plugin on vm-vgpu nodes (a vGPU type name)",
+            "kata": "the Kata sandbox device plugin on vm-passthrough nodes",
+        }[kind]
+        line += (
+            f"; it is advertised by {what}: label a node {WORKLOAD_LABEL}={config}"
+            " or ask for the resource that workload config advertises"
+        )
+    elif resource.startswith(RESOURCE_PREFIX):
+        line += "; no NVIDIA workload config advertises a resource of that name"
+    near = result.near_misses.get(resource)
+    if near:
+        line += f" (nodes advertise {', '.join(near)}: names must match exactly)"
+    return line
+
+
+def _node_reason(verdict: Any) -> str:
+    reasons = ", ".join(verdict.reasons) or "rejected"
+    return f"{reasons} [{verdict.plugin}]" if verdict.plugin else reasons
+
+
+def _node_lines(result: Explained, all_nodes: bool) -> list[str]:
+    verdicts = result.explanation.nodes
+    if not verdicts:
+        return []
+    lines: list[str] = []
+    if all_nodes or len(verdicts) <= GROUP_NODES_ABOVE:
+        width = min(max(len(v.name) for v in verdicts), 40)
+        pad = " " * (width + 4)
+        for verdict in verdicts:
+            if verdict.fits:
+                lines.append(f"  {verdict.name.ljust(width)}  fits")
+                continue
+            lines.append(f"  {verdict.name.ljust(width)}  no: {_node_reason(verdict)}")
+            lines.extend(f"{pad}{detail}" for detail in verdict.details)
+            extra = [p for p in verdict.preemption if p not in (NOT_HELPFUL, NO_VICTIMS)]
+            lines.extend(f"{pad}preemption: {note}" for note in extra)
+        return lines
+    fitting = [v.name for v in verdicts if v.fits]
+    if fitting:
+        shown = ", ".join(fitting[:_LIST_IN_GROUP])
+        more = f" and {len(fitting) - _LIST_IN_GROUP} more" if len(fitting) > _LIST_IN_GROUP else ""
+        lines.append(f"  {len(fitting)} node(s) fit: {shown}{more}")
+    groups: dict[str, list[str]] = {}
+    for verdict in verdicts:
+        if not verdict.fits:
+            groups.setdefault(_node_reason(verdict), []).append(verdict.name)
+    for reason, names in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+        shown = ", ".join(names[:_LIST_IN_GROUP])
+        more = f" and {len(names) - _LIST_IN_GROUP} more" if len(names) > _LIST_IN_GROUP else ""
+        lines.append(f"  {len(names)} node(s) no: {reason}: {shown}{more}")
+    lines.append("  (--all-nodes lists every node with its details)")
+    return lines
+
+
+def _verdict_line(result: Explained) -> str:
+    explanation = result.explanation
+    total = len(explanation.nodes)
+    feasible = explanation.feasible
+    if feasible:
+        shown = ", ".join(feasible[:_LIST_IN_GROUP])
+        more = (
+            f" and {len(feasible) - _LIST_IN_GROUP} more" if len(feasible) > _LIST_IN_GROUP else ""
+        )
+        verdict = f"fits {len(feasible)} of {total} node(s): {shown}{more}"
+        if result.subject.refusal is not None:
+            verdict = f"blocked by KubeVirt (the launcher pod would fit {len(feasible)} of {total})"
+        return verdict
+    return f"fits none of {total} node(s)"
+
+
+def render_result(result: Explained, *, all_nodes: bool = False) -> str:
+    subject, explanation = result.subject, result.explanation
+    lines = [f"{subject.title}: {_verdict_line(result)}"]
+    if subject.launcher == "rendered":
+        lines.append(f"  launcher pod: {text(subject.pod, 'metadata', 'name')} (rendered)")
+    elif subject.launcher:
+        lines.append(f"  launcher pod: {subject.launcher}")
+    lines.append(f"  {_requests_line(explanation)}")
+    if subject.refusal is not None:
+        lines.append(f"  KubeVirt: {subject.refusal}")
+        lines.append(
+            "    virt-controller creates no launcher pod, so the VMI stays Pending"
+            " (Synchronized=False, reason FailedCreate); the placement below is what would"
+            " happen once KubeVirt accepts it (gpuop kubevirt permitted-devices)"
+            if "permittedHostDevices" in subject.refusal
+            else "    the VMI is refused at admission; add the gate to"
+            " spec.configuration.developerConfiguration.featureGates"
+        )
+    lines.extend(_node_lines(result, all_nodes))
+    if explanation.summary is not None:
+        lines.append(f"  scheduler: {explanation.summary}")
+    outcome = explanation.preemption
+    if outcome.nominated_node is not None:
+        chosen = next(c for c in outcome.candidates if c.node == outcome.nominated_node)
+        lines.append(
+            f"  preemption: would evict {', '.join(chosen.victims)} on {chosen.node}"
+            " and nominate the pod there"
+        )
+    lines.extend(f"  {_never_fits_line(result, r)}" for r in explanation.never_fits_anywhere)
+    seen: set[str] = set()
+    for note in (*subject.notes, *explanation.warnings):
+        if note not in seen:
+            seen.add(note)
+            lines.append(f"  note: {note}")
+    return "\n".join(lines) + "\n"
+
+
+def render_text(results: Sequence[Explained], *, all_nodes: bool = False) -> str:
+    return "\n".join(render_result(r, all_nodes=all_nodes) for r in results)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def finish(code: int) -> NoReturn:
+    """End the command with `code`.
+
+    `SystemExit`, not `click.exceptions.Exit`: click's non-standalone mode (which
+    `gpuop.cli.main` uses) turns an `Exit` into a return value and the status is lost.
+    """
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+def guarded(body: Callable[[], int]) -> int:
+    try:
+        return body()
+    except (InputError, ManifestError) as exc:
+        _fail(str(exc))
+    except (click.exceptions.Exit, SystemExit):
+        raise
+    except RecursionError:
+        _fail("the input is nested too deeply to read")
+    except Exception as exc:  # one line, never a traceback; GPUOP_TRACEBACK=1 shows it
+        if os.environ.get("GPUOP_TRACEBACK"):
+            raise
+        _fail(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+
+
+def spread_greedy(args: Sequence[str], option: str) -> list[str]:
+    """Let `option` take several values: `--cluster a b -o json` -> `--cluster a --cluster b ...`.
+
+    Every argument after the option's first value that does not start with `-` (or is
+    exactly `-`) is another value, up to the next option or `--`.
+    """
+    out: list[str] = []
+    greedy = False
+    expecting = False
+    items = list(args)
+    for index, arg in enumerate(items):
+        if expecting:
+            out.append(arg)
+            expecting, greedy = False, True
+            continue
+        if arg == "--":
+            out.extend(items[index:])
+            return out
+        if greedy and (arg == "-" or not arg.startswith("-")):
+            out.extend([option, arg])
+            continue
+        greedy = False
+        out.append(arg)
+        if arg == option:
+            expecting = True
+        elif arg.startswith(option + "="):
+            greedy = True
+    return out
+
+
+class GreedyClusterCommand(click.Command):
+    """A command whose `--cluster` option takes every file that follows it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, spread_greedy(args, "--cluster"))
+
+
+def read_live(kubeconfig: str | None, context: str | None, kinds: Sequence[str]) -> list[Any]:
+    """Objects of `kinds` from the cluster (Nodes and Pods required)."""
+    from gpuop.kube import ApiError, KubeError, sync_client
+    from gpuop.kube.reads import ReadError, read_cluster
+
+    try:
+        client = sync_client(kubeconfig, context)
+        read = read_cluster(client, kinds)
+    except (KubeError, ReadError) as exc:
+        raise InputError(str(exc)) from None
+    except ApiError as exc:
+        raise InputError(f"the API server refused: {exc}") from None
+    except OSError as exc:
+        raise InputError(f"cannot reach the cluster: {exc}") from None
+    return list(read.objects)
+
+
+def objects_from_files(files: Sequence[str]) -> list[dict[str, Any]]:
+    """Every object in the files, bundle directories and `-` (stdin), in order."""
+    found = read_objects(tuple(files))
+    return [obj for obj in found if isinstance(obj, dict)]
+
+
+def run_explain(
+    manifests: Sequence[str],
+    *,
+    pod_name: str | None = None,
+    vmi_name: str | None = None,
+    vm_name: str | None = None,
+    namespace: str | None = None,
+    all_pending: bool = False,
+    live: bool = False,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    cluster_files: Sequence[str] = (),
+    memory_overhead: str | None = None,
+) -> tuple[list[Explained], bool]:
+    """Everything `gpuop explain` does but printing: (results, whether JSON is a list)."""
+    named = [n for n in (pod_name, vmi_name, vm_name) if n]
+    if not manifests and not named and not all_pending:
+        raise InputError(
+            "nothing to explain: give a MANIFEST file or '-' (before --cluster, which takes"
+            " every file that follows it), --pod/--vmi/--vm NAME, or --all-pending"
+        )
+    if live and cluster_files:
+        raise InputError("give --cluster FILES or --live, not both")
+    if not live and not cluster_files:
+        raise InputError(
+            "no cluster to explain against: give --cluster FILES (kubectl get nodes,pods -A"
+            " -o json, a gpuop collect bundle) or --live"
+        )
+    if (kubeconfig or context) and not live:
+        raise InputError("--kubeconfig and --context need --live")
+    if [*manifests, *cluster_files].count("-") > 1:
+        raise InputError("'-' (stdin) can be given once")
+    if namespace is not None and not named and not all_pending:
+        raise InputError("-n/--namespace goes with --pod, --vmi, --vm or --all-pending")
+    if memory_overhead is not None and quantity_problem(memory_overhead) is not None:
+        raise InputError(f"--memory-overhead: {quantity_problem(memory_overhead)}")
+
+    if live:
+        kinds = ["Node", POD, "KubeVirt", VMI] + ([VM] if vm_name else [])
+        cluster = read_live(kubeconfig, context, kinds)
+    else:
+        cluster = objects_from_files(cluster_files)
+        validate_cluster(cluster)
+    sourced: list[tuple[str, Mapping[str, Any]]] = []
+    for path in manifests:
+        shown = "<stdin>" if path == "-" else path
+        found = objects_from_files([path])
+        if not found:
+            raise InputError(f"{shown}: no objects to explain")
+        sourced.extend((shown, obj) for obj in found)
+    wanted_ns = namespace or "default"
+    for kind, name in ((POD, pod_name), (VMI, vmi_name), (VM, vm_name)):
+        if name:
+            sourced.append(("the cluster", _select(cluster, kind, name, wanted_ns)))
+    if all_pending:
+        for obj in pending_objects(cluster):
+            if namespace is None or (text(obj, "metadata", "namespace") or "default") == namespace:
+                sourced.append(("the cluster", obj))
+    subjects = []
+    for source, obj in sourced:
+        try:
+            subjects.append(subject_for(obj, cluster, memory_overhead=memory_overhead))
+        except InputError as exc:
+            raise InputError(f"{source}: {exc}") from None
+    nodes = [obj for obj in cluster if obj.get("kind") == "Node"]
+    pods = [obj for obj in cluster if obj.get("kind") == POD]
+    as_list = all_pending or len(subjects) != 1
+    return explain_subjects(subjects, nodes, pods), as_list
+
+
+@click.command("explain", cls=GreedyClusterCommand)
+@click.argument("manifests", nargs=-1, metavar="[MANIFEST]...")
+@click.option("--pod", "pod_name", metavar="NAME", help="Explain this Pod of the cluster.")
+@click.option("--vmi", "vmi_name", metavar="NAME", help="Explain this VMI of the cluster.")
+@click.option("--vm", "vm_name", metavar="NAME", help="Explain this VirtualMachine of the cluster.")
+@click.option(
+    "-n", "--namespace", metavar="NS", help="Namespace for --pod/--vmi/--vm (default: default)."
+)
+@click.option(
+    "--all-pending",
+    is_flag=True,
+    help="Explain every Pending pod (and waiting VMI) of the cluster.",
+)
+@click.option("--live", is_flag=True, help="Read the cluster through the API.")
+@click.option("--kubeconfig", metavar="FILE", help="Kubeconfig for --live (default: $KUBECONFIG).")
+@click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context for --live.")
+@click.option(
+    "--cluster",
+    "cluster_files",
+    multiple=True,
+    metavar="FILES...",
+    help="Cluster dumps: Node/Pod lists, `kubectl get nodes,pods -A -o json`, a `gpuop"
+    " collect` bundle directory, or '-'. Takes every file up to the next option.",
+)
+@click.option(
+    "--memory-overhead",
+    metavar="QUANTITY",
+    help="Add this to a rendered launcher pod's memory request (virt-launcher's overhead).",
+)
+@click.option("--all-nodes", is_flag=True, help="List every node even in large clusters.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format (json: the explainer's schema, a list when several pods).",
+)
+def explain(
+    manifests: tuple[str, ...],
+    pod_name: str | None,
+    vmi_name: str | None,
+    vm_name: str | None,
+    namespace: str | None,
+    all_pending: bool,
+    live: bool,
+    kubeconfig: str | None,
+    context_name: str | None,
+    cluster_files: tuple[str, ...],
+    memory_overhead: str | None,
+    all_nodes: bool,
+    output: str,
+) -> None:
+    """Why is it Pending? Replay kube-scheduler's filters for a Pod, VMI or VM.
+
+    \b
+    Per node: fits, or the scheduler's reason (and the numbers behind it); then the
+    scheduler's own FailedScheduling message. VMIs and VMs are explained through the
+    virt-launcher pod KubeVirt creates for them; with a KubeVirt CR in the input, devices
+    it does not permit are reported in KubeVirt's words.
+    \b
+      gpuop explain pod.yaml --cluster nodes.json pods.json
+      kubectl get nodes,pods,kubevirts -A -o json > dump.json
+      gpuop explain vmi.yaml --cluster dump.json -o json
+      gpuop explain --pod trainer -n ml --live
+      gpuop explain --all-pending --cluster ./bundle
+
+    Exit status: 0 every workload fits somewhere, 1 one does not, 2 unusable input.
+    """
+
+    def body() -> int:
+        results, as_list = run_explain(
+            manifests,
+            pod_name=pod_name,
+            vmi_name=vmi_name,
+            vm_name=vm_name,
+            namespace=namespace,
+            all_pending=all_pending,
+            live=live,
+            kubeconfig=kubeconfig,
+            context=context_name,
+            cluster_files=cluster_files,
+            memory_overhead=memory_overhead,
+        )
+        if output == "json":
+            data: Any = [r.to_dict() for r in results] if as_list else results[0].to_dict()
+            sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        elif not results:
+            sys.stdout.write("no Pending pods or waiting VMIs\n")
+        else:
+            sys.stdout.write(render_text(results, all_nodes=all_nodes))
+        return EXIT_FITS if all(r.fits for r in results) else EXIT_UNSCHEDULABLE
+
+    finish(guarded(body))

@@ -1,0 +1,617 @@
+"""`gpuop kubevirt`: wire KubeVirt to the GPU resources the nodes advertise.
+
+* `permitted-devices`: the KubeVirt CR's `permittedHostDevices` for what the nodes
+  advertise, as a merge patch (with the `GPU` and `DisableMDEVConfiguration` feature
+  gates) or as the YAML block to paste;
+* `check`: an existing KubeVirt CR and its VMIs against the nodes, with `gpuop check`'s
+  own KubeVirt rules (GPU5xx) and finding codes;
+* `vmi-example`: a VirtualMachineInstance asking for a node's sandbox resource, with a
+  values file as the one place that names the resource (`--values`, `--key`,
+  `--resource-from-values`).
+
+Exit status: 0 fine, 1 problems found (check findings of error severity, resources that
+could not be permitted), 2 unusable input (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import click
+import yaml
+
+from gpuop.check import Report, render_text, run_checks
+from gpuop.check.kubevirt import parse_version, read_kubevirt
+from gpuop.check.workloads import normalised
+from gpuop.cli.check import InputError, read_objects
+from gpuop.cli.explain import (
+    GreedyClusterCommand,
+    finish,
+    guarded,
+    objects_from_files,
+    quantity_problem,
+    read_live,
+)
+from gpuop.kubevirt.permitted import FEATURE_GATES, permitted_host_devices, vmi_example
+from gpuop.manifests.fields import get, mapping, sequence, text
+from gpuop.naming import PciDatabase, classify_resource
+
+__all__ = ["check", "kubevirt", "permitted_devices", "vmi_example_command"]
+
+_SANDBOX_KINDS: Final = ("passthrough", "vgpu")
+_SECTIONS: Final = ("pciHostDevices", "mediatedDevices", "usb")
+DEFAULT_VALUES_KEY: Final = "gpuResource"
+_MDEV_GATE_DEPRECATED: Final = (1, 8, 0)
+
+
+def _say(message: str) -> None:
+    click.echo(f"gpuop: {message}", err=True)
+
+
+def _load_pci_ids(path: str | None) -> PciDatabase | None:
+    if path is None:
+        return None
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    database = PciDatabase.parse(data.decode("utf-8", errors="replace"))
+    if not database.devices:
+        raise InputError(f"{path}: no NVIDIA (10de) devices found; is it a pci.ids file?")
+    return database
+
+
+def _input_objects(
+    files: Sequence[str],
+    live: bool,
+    kubeconfig: str | None,
+    context: str | None,
+    kinds: Sequence[str],
+) -> list[dict[str, Any]]:
+    if live and files:
+        raise InputError("give FILES or --live, not both")
+    if not live and not files:
+        raise InputError("give dump files, a bundle directory, '-' for stdin, or --live")
+    if (kubeconfig or context) and not live:
+        raise InputError("--kubeconfig and --context need --live")
+    if list(files).count("-") > 1:
+        raise InputError("'-' (stdin) can be given once")
+    if live:
+        return [obj for obj in read_live(kubeconfig, context, kinds) if isinstance(obj, dict)]
+    return objects_from_files(files)
+
+
+def _count(raw: Any) -> int:
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) < 19:
+        return int(raw)
+    return 0
+
+
+def sandbox_resources(node: Mapping[str, Any]) -> dict[str, int]:
+    """Passthrough and vGPU resources a node advertises above zero (allocatable)."""
+    found: dict[str, int] = {}
+    for resource, raw in mapping(node, "status", "allocatable").items():
+        amount = _count(raw)
+        if amount > 0 and classify_resource(str(resource)) in _SANDBOX_KINDS:
+            found[str(resource)] = amount
+    return found
+
+
+def _advertised_sandbox(nodes: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for node in nodes:
+        for resource in sandbox_resources(node):
+            found.setdefault(resource, []).append(text(node, "metadata", "name"))
+    return found
+
+
+def _nodes_text(names: Sequence[str]) -> str:
+    shown = ", ".join(sorted(names)[:3])
+    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+# --------------------------------------------------------------------------- permitted-devices
+
+
+def _merge_entries(
+    existing: Any, computed: Sequence[Mapping[str, Any]], notes: list[str]
+) -> list[dict[str, Any]]:
+    """Existing entries for other resources, in order, then ours (a merge patch replaces lists).
+
+    An existing entry whose name differs from one of ours only by case or form is the same
+    device misspelled: ours replaces it.
+    """
+    ours = {
+        normalised(text(entry, "resourceName")): text(entry, "resourceName") for entry in computed
+    }
+    kept = []
+    for entry in existing if isinstance(existing, list) else []:
+        if not isinstance(entry, Mapping):
+            continue
+        name = text(entry, "resourceName")
+        replacement = ours.get(normalised(name))
+        if replacement is None:
+            kept.append(copy.deepcopy(dict(entry)))
+        elif replacement != name:
+            notes.append(f"replaces {name}: nodes advertise it as {replacement}")
+    return kept + [dict(entry) for entry in computed]
+
+
+@dataclass(frozen=True)
+class PermittedPlan:
+    """What `permitted-devices` computed: the entries, the gates and what to tell the user."""
+
+    permitted: dict[str, Any]
+    gates: list[str]
+    problems: list[str]
+    notes: list[str]
+
+
+def build_permitted(
+    nodes: Sequence[Mapping[str, Any]],
+    kubevirt_cr: Mapping[str, Any] | None,
+    pci_db: PciDatabase | None = None,
+) -> PermittedPlan:
+    """permittedHostDevices and feature gates for the nodes, keeping an existing CR's others."""
+    computed = permitted_host_devices(nodes, pci_db)
+    problems: list[str] = []
+    notes: list[str] = []
+    listed = {text(e, "resourceName") for entries in computed.values() for e in entries}
+    for resource, names in sorted(_advertised_sandbox(nodes).items()):
+        if resource not in listed:
+            problems.append(
+                f"{resource} (advertised by {_nodes_text(names)}): its PCI vendor:device id is"
+                " unknown (no inventory on the node, not in the PCI database); add"
+                f" {{pciVendorSelector: 'VVVV:DDDD', resourceName: {resource},"
+                " externalResourceProvider: true}} to pciHostDevices by hand"
+                " (--pci-ids FILE may know it)"
+            )
+    existing = mapping(kubevirt_cr, "spec", "configuration", "permittedHostDevices")
+    permitted: dict[str, Any] = {}
+    for section in _SECTIONS:
+        entries = _merge_entries(existing.get(section), computed.get(section, []), notes)
+        if entries:
+            permitted[section] = entries
+    gates = [
+        g
+        for g in sequence(
+            kubevirt_cr, "spec", "configuration", "developerConfiguration", "featureGates"
+        )
+        if isinstance(g, str)
+    ]
+    gates += [gate for gate in FEATURE_GATES if gate not in gates]
+    return PermittedPlan(permitted, gates, problems, notes)
+
+
+def permitted_patch(permitted: Mapping[str, Any], gates: Sequence[str]) -> dict[str, Any]:
+    """A JSON merge patch for the KubeVirt CR (lists are replaced whole, so they are complete)."""
+    return {
+        "spec": {
+            "configuration": {
+                "developerConfiguration": {"featureGates": list(gates)},
+                "permittedHostDevices": dict(permitted),
+            }
+        }
+    }
+
+
+def permitted_snippet(permitted: Mapping[str, Any]) -> str:
+    """The YAML block to paste under the KubeVirt CR's `spec.configuration`."""
+    body = yaml.safe_dump(
+        {"permittedHostDevices": dict(permitted)}, sort_keys=False, default_flow_style=False
+    )
+    return "# under spec.configuration of the KubeVirt CR\n" + body
+
+
+def _kubevirt_cr(objects: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    for obj in objects:
+        if obj.get("kind") == "KubeVirt":
+            return obj
+    return None
+
+
+@click.group("kubevirt")
+def kubevirt() -> None:
+    """Wire KubeVirt to the GPU resources the nodes advertise.
+
+    \b
+      gpuop kubevirt permitted-devices --live --format patch > patch.json
+      kubectl patch kubevirt kubevirt -n kubevirt --type merge --patch-file patch.json
+      gpuop kubevirt check --live
+      gpuop kubevirt vmi-example a10-passthrough --cluster nodes.json
+    """
+
+
+_live_options = [
+    click.option("--live", is_flag=True, help="Read the cluster through the API."),
+    click.option("--kubeconfig", metavar="FILE", help="Kubeconfig for --live."),
+    click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context."),
+]
+
+
+def _with_live(func: Any) -> Any:
+    for option in reversed(_live_options):
+        func = option(func)
+    return func
+
+
+@kubevirt.command("permitted-devices")
+@click.argument("files", nargs=-1, metavar="[FILES]...")
+@_with_live
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["patch", "snippet"]),
+    default="patch",
+    show_default=True,
+    help="patch: a JSON merge patch for the KubeVirt CR; snippet: the YAML block.",
+)
+@click.option("--pci-ids", metavar="FILE", help="The pci.ids the sandbox device plugin uses.")
+def permitted_devices(
+    files: tuple[str, ...],
+    live: bool,
+    kubeconfig: str | None,
+    context_name: str | None,
+    fmt: str,
+    pci_ids: str | None,
+) -> None:
+    """The KubeVirt CR's permittedHostDevices for what the nodes advertise.
+
+    \b
+    One entry per passthrough resource (pciHostDevices, with the card's VENDOR:DEVICE)
+    and per vGPU resource (mediatedDevices, with the mdev type name), each with
+    externalResourceProvider: true. With a KubeVirt CR in the input (or --live), the patch
+    keeps its other feature gates and entries: a merge patch replaces lists whole.
+
+    Exit status: 0 done, 1 an advertised resource could not be permitted, 2 bad input.
+    """
+
+    def body() -> int:
+        database = _load_pci_ids(pci_ids)
+        objects = _input_objects(files, live, kubeconfig, context_name, ("Node", "KubeVirt"))
+        nodes = [obj for obj in objects if obj.get("kind") == "Node"]
+        if not nodes:
+            raise InputError("no Nodes in the input")
+        cr = _kubevirt_cr(objects)
+        built = build_permitted(nodes, cr, database)
+        if fmt == "patch":
+            patch = permitted_patch(built.permitted, built.gates)
+            sys.stdout.write(json.dumps(patch, indent=2) + "\n")
+        else:
+            sys.stdout.write(permitted_snippet(built.permitted))
+        for note in built.notes:
+            _say(note)
+        if not _advertised_sandbox(nodes):
+            _say("no node advertises a passthrough or vGPU resource")
+        version = parse_version(text(cr, "status", "observedKubeVirtVersion"))
+        if version is not None and version >= _MDEV_GATE_DEPRECATED:
+            _say(
+                "KubeVirt v1.8 deprecates DisableMDEVConfiguration: also set"
+                " spec.configuration.mediatedDevicesConfiguration.enabled: false"
+            )
+        for problem in built.problems:
+            _say(f"problem: {problem}")
+        return 1 if built.problems else 0
+
+    finish(guarded(body))
+
+
+# --------------------------------------------------------------------------- check
+
+#: Findings of `gpuop check` that are about KubeVirt's wiring.
+_CHECK_CODES: Final = frozenset({"GPU004"})
+
+
+def kubevirt_report(report: Report) -> Report:
+    """Only the KubeVirt part of a `gpuop check` report (GPU5xx, and VMIs' GPU601)."""
+    findings = tuple(
+        f
+        for f in report.findings
+        if f.code.startswith("GPU5")
+        or f.code in _CHECK_CODES
+        or (f.kind == "VirtualMachineInstance" and f.code == "GPU601")
+    )
+    skipped = tuple(s for s in report.skipped if s.check.startswith("kubevirt"))
+    return Report(findings, skipped, report.policy, report.objects, report.nodes)
+
+
+def _check_header(objects: Sequence[Mapping[str, Any]]) -> str:
+    nodes = sum(1 for obj in objects if obj.get("kind") == "Node")
+    vmis = sum(1 for obj in objects if obj.get("kind") == "VirtualMachineInstance")
+    cr = _kubevirt_cr(objects)
+    if cr is None:
+        which = "no KubeVirt CR"
+    else:
+        config = read_kubevirt(cr)
+        which = f"KubeVirt {config.subject}" + (
+            f" ({config.version_text})" if config.version_text else ""
+        )
+    return f"gpuop kubevirt check: {which}, {nodes} node(s), {vmis} VMI(s)\n"
+
+
+@kubevirt.command("check")
+@click.argument("files", nargs=-1, metavar="[FILES]...")
+@_with_live
+@click.option("--pci-ids", metavar="FILE", help="The pci.ids the sandbox device plugin uses.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format (json: gpuop check's schema).",
+)
+def check(
+    files: tuple[str, ...],
+    live: bool,
+    kubeconfig: str | None,
+    context_name: str | None,
+    pci_ids: str | None,
+    output: str,
+) -> None:
+    """Check a KubeVirt CR and its VMIs against what the nodes advertise.
+
+    \b
+    The KubeVirt rules of `gpuop check` (same code path, same finding codes): advertised
+    resources missing from permittedHostDevices (GPU501), names differing only by case or
+    form (GPU502), externalResourceProvider not true (GPU503), missing feature gates
+    (GPU504, GPU505), VMIs asking for devices KubeVirt refuses (GPU506), no
+    permittedHostDevices (GPU507), selectors naming another device (GPU508), several
+    KubeVirt CRs (GPU509), and VMIs asking for resources no node advertises (GPU601).
+
+    Exit status: 0 no errors, 1 errors found, 2 unreadable input.
+    """
+
+    def body() -> int:
+        database = _load_pci_ids(pci_ids)
+        objects = _input_objects(
+            files, live, kubeconfig, context_name, ("Node", "KubeVirt", "VirtualMachineInstance")
+        )
+        report = kubevirt_report(run_checks(objects, pci_db=database))
+        if output == "json":
+            sys.stdout.write(report.to_json() + "\n")
+        else:
+            sys.stdout.write(_check_header(objects) + render_text(report).split("\n", 1)[1])
+        return report.exit_code
+
+    finish(guarded(body))
+
+
+# --------------------------------------------------------------------------- vmi-example
+
+
+def _values_lookup(document: Any, key: str) -> Any:
+    current = document
+    for part in key.split("."):
+        if not isinstance(current, Mapping) or part not in current:
+            return None
+        current = current[part]
+    return current
+
+
+def _read_values(path: str) -> Any:
+    if not Path(path).exists():
+        return None
+    try:
+        raw = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"cannot read {path}: not UTF-8 text") from None
+    try:
+        document = yaml.safe_load(raw)
+    except (yaml.YAMLError, RecursionError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "not valid YAML"
+        raise InputError(f"{path}: not valid YAML ({first})") from None
+    if document is not None and not isinstance(document, Mapping):
+        raise InputError(f"{path}: expected a YAML mapping of values")
+    return document
+
+
+def resource_from_values(path: str, key: str) -> str:
+    """The resource name stored at `key` (dotted for nesting) in the values file."""
+    if not Path(path).exists():
+        raise InputError(f"{path}: no such values file")
+    found = _values_lookup(_read_values(path), key)
+    if not isinstance(found, str) or not found.strip():
+        shown = "missing" if found is None else f"a {type(found).__name__}, not a resource name"
+        raise InputError(f"{path}: {key} is {shown}")
+    return found.strip()
+
+
+def write_values(path: str, key: str, resource: str) -> None:
+    """Set `key` (dotted for nesting) to `resource` in the values file, keeping other keys."""
+    document = _read_values(path)
+    values: dict[str, Any] = dict(document) if isinstance(document, Mapping) else {}
+    current = values
+    parts = key.split(".")
+    for part in parts[:-1]:
+        child = current.get(part)
+        child = dict(child) if isinstance(child, Mapping) else {}
+        current[part] = child
+        current = child
+    current[parts[-1]] = resource
+    try:
+        Path(path).write_text(
+            yaml.safe_dump(values, sort_keys=False, default_flow_style=False), encoding="utf-8"
+        )
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _node_resource(nodes: Sequence[Mapping[str, Any]], name: str) -> str:
+    node = next((n for n in nodes if text(n, "metadata", "name") == name), None)
+    if node is None:
+        raise InputError(f"no node {name!r} in the input (a resource name has a '/')")
+    found = sandbox_resources(node)
+    if len(found) == 1:
+        return next(iter(found))
+    if found:
+        listed = ", ".join(f"{r} ({n})" for r, n in sorted(found.items()))
+        raise InputError(f"node {name} advertises several sandbox resources: {listed}; name one")
+    others = [
+        f"{r} ({classify_resource(str(r))})"
+        for r, raw in mapping(node, "status", "allocatable").items()
+        if str(r).startswith("nvidia.com/") and _count(raw) > 0
+    ]
+    what = f"it advertises {', '.join(sorted(others))}" if others else "it advertises no GPU"
+    raise InputError(
+        f"node {name} advertises no passthrough or vGPU resource for VMs ({what}); label it"
+        " nvidia.com/gpu.workload.config=vm-passthrough or vm-vgpu"
+    )
+
+
+def _resource_warnings(
+    resource: str, count: int, nodes: Sequence[Mapping[str, Any]] | None
+) -> list[str]:
+    warnings: list[str] = []
+    kind = classify_resource(resource)
+    if kind == "container":
+        warnings.append(
+            f"{resource} is a container resource (NVIDIA's device plugin): KubeVirt cannot"
+            " pass it to a VM; use a vm-passthrough or vm-vgpu node's resource"
+        )
+    elif kind not in (*_SANDBOX_KINDS, "kata"):
+        warnings.append(f"{resource} is not a name an NVIDIA sandbox device plugin advertises")
+    if nodes is not None:
+        most = max((_count(get(n, "status", "allocatable", resource)) for n in nodes), default=0)
+        if most == 0:
+            warnings.append(f"no node in the input advertises {resource}")
+        elif count > most:
+            warnings.append(f"asks for {count}, but no node advertises more than {most}")
+    return warnings
+
+
+@kubevirt.command("vmi-example", cls=GreedyClusterCommand)
+@click.argument("target", required=False, metavar="[NODE|RESOURCE]")
+@click.option(
+    "--cluster",
+    "cluster_files",
+    multiple=True,
+    metavar="FILES...",
+    help="Node dumps to look NODE up in (takes every file up to the next option).",
+)
+@_with_live
+@click.option("--count", type=click.IntRange(1, 64), default=1, show_default=True)
+@click.option("--name", default="gpu-vm", show_default=True, help="The VMI's name.")
+@click.option("-n", "--namespace", metavar="NS", help="The VMI's namespace.")
+@click.option("--memory", default="8Gi", show_default=True, help="The guest's memory request.")
+@click.option(
+    "--values",
+    "values_file",
+    metavar="FILE",
+    help="A values file (YAML mapping) that names the resource in one place.",
+)
+@click.option(
+    "--key",
+    metavar="KEY",
+    help=f"With NODE|RESOURCE: write the resource to this key of --values"
+    f" (default {DEFAULT_VALUES_KEY}; dots for nesting).",
+)
+@click.option(
+    "--resource-from-values",
+    "from_values",
+    metavar="KEY",
+    help="Read the resource from this key of --values instead of NODE|RESOURCE.",
+)
+@click.option("--output", "-o", type=click.Choice(["yaml", "json"]), default="yaml")
+def vmi_example_command(
+    target: str | None,
+    cluster_files: tuple[str, ...],
+    live: bool,
+    kubeconfig: str | None,
+    context_name: str | None,
+    count: int,
+    name: str,
+    namespace: str | None,
+    memory: str,
+    values_file: str | None,
+    key: str | None,
+    from_values: str | None,
+    output: str,
+) -> None:
+    """A VirtualMachineInstance asking for a node's sandbox GPU resource.
+
+    \b
+    NODE (looked up with --cluster FILES or --live) gives the passthrough or vGPU resource
+    that node advertises; RESOURCE (has a '/') is used as is. The VMI asks for --count of
+    it through spec.domain.devices.gpus.
+    \b
+    Values indirection, so that manifests name the resource in one place:
+      gpuop kubevirt vmi-example a10-vgpu --live --values values.yaml --key gpuResource
+        (also writes gpuResource: nvidia.com/NVIDIA_A10-12Q into values.yaml)
+      gpuop kubevirt vmi-example --values values.yaml --resource-from-values gpuResource
+        (the VMI with the resource read from values.yaml)
+    """
+
+    def body() -> int:
+        if from_values is not None and target is not None:
+            raise InputError("give NODE|RESOURCE or --resource-from-values, not both")
+        if from_values is not None and values_file is None:
+            raise InputError("--resource-from-values needs --values FILE")
+        if from_values is not None and key is not None:
+            raise InputError(
+                "--key names the key to write (with NODE|RESOURCE); --resource-from-values"
+                " names the key to read"
+            )
+        if key is not None and values_file is None:
+            raise InputError("--key needs --values FILE")
+        if target is None and from_values is None:
+            raise InputError("give NODE|RESOURCE, or --values FILE --resource-from-values KEY")
+        if live and cluster_files:
+            raise InputError("give --cluster FILES or --live, not both")
+        if (kubeconfig or context_name) and not live:
+            raise InputError("--kubeconfig and --context need --live")
+        problem = quantity_problem(memory)
+        if problem is not None:
+            raise InputError(f"--memory: {problem}")
+        nodes: list[dict[str, Any]] | None = None
+        if live or cluster_files:
+            objects = (
+                read_live(kubeconfig, context_name, ("Node",))
+                if live
+                else read_objects(cluster_files)
+            )
+            nodes = [o for o in objects if isinstance(o, dict) and o.get("kind") == "Node"]
+        source = ""
+        if from_values is not None:
+            assert values_file is not None
+            resource = resource_from_values(values_file, from_values)
+            source = f"{values_file} ({from_values})"
+        else:
+            assert target is not None
+            if "/" in target:
+                resource = target
+            elif nodes is None:
+                raise InputError(
+                    f"{target!r} is a node name (a resource has a '/'): give --cluster FILES"
+                    " or --live to look it up"
+                )
+            else:
+                resource = _node_resource(nodes, target)
+            if values_file is not None:
+                write_key = key or DEFAULT_VALUES_KEY
+                write_values(values_file, write_key, resource)
+                _say(f"wrote {write_key}: {resource} to {values_file}")
+        for warning in _resource_warnings(resource, count, nodes):
+            _say(f"warning: {warning}")
+        vmi = vmi_example(name, resource, count=count, memory=memory)
+        if namespace:
+            vmi["metadata"]["namespace"] = namespace
+        if output == "json":
+            sys.stdout.write(json.dumps(vmi, indent=2) + "\n")
+        else:
+            if source:
+                sys.stdout.write(f"# deviceName {resource} read from {source}\n")
+            sys.stdout.write(yaml.safe_dump(vmi, sort_keys=False, default_flow_style=False))
+        return 0
+
+    finish(guarded(body))

@@ -1,0 +1,355 @@
+"""`gpuop versions check` and `gpuop upgrade preview`: the cluster against the version matrix.
+
+Exit status, as `gpuop check`: 0 without error-level findings, 1 with, 2 when an input or a
+version given on the command line cannot be read (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from datetime import date
+from typing import Any, NoReturn
+
+import click
+
+from gpuop.catalog.versions import VersionMatrix, version_matrix
+from gpuop.cli.check import InputError, read_objects
+from gpuop.cli.common import (
+    UserError,
+    emit_data,
+    kubeconfig_option,
+    output_option,
+    read_text_input,
+    resolve_kubeconfig,
+)
+from gpuop.manifests import ManifestError, load_objects
+from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
+from gpuop.versions import (
+    Side,
+    VersionError,
+    check_versions,
+    preview_upgrade,
+    render_preview_text,
+    render_versions_text,
+    side_from_policy,
+    side_from_release,
+    to_versions_sarif,
+)
+from gpuop.versions.output import to_json
+from gpuop.versions.parse import kubernetes_minor, looks_like_release, release_name
+from gpuop.versions.release import describe_releases
+
+EXIT_INPUT = 2
+EXIT_INTERNAL = 3
+
+
+def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    raise click.exceptions.Exit(code)
+
+
+def _guarded(body: Callable[[], int]) -> int:
+    gc.disable()
+    try:
+        return body()
+    except UserError as exc:
+        _fail(str(exc), exc.exit_code)
+    except (InputError, ManifestError, VersionError) as exc:
+        _fail(str(exc))
+    except click.exceptions.Exit:
+        raise
+    except Exception as exc:  # one line, never a traceback; GPUOP_TRACEBACK=1 shows it
+        if os.environ.get("GPUOP_TRACEBACK"):
+            raise
+        _fail(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+    finally:
+        gc.enable()
+
+
+def _today(value: str | None) -> date:
+    if value is None:
+        return date.today()
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise UserError(f"--today {value!r}: expected a date as YYYY-MM-DD") from None
+
+
+def _kubernetes(option: str, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        kubernetes_minor(value)
+    except VersionError as exc:
+        raise UserError(f"{option}: {exc}") from None
+    return value.strip()
+
+
+def _release_option(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return release_name(value)
+    except VersionError as exc:
+        raise UserError(f"--operator-release: {exc}") from None
+
+
+def _load_policy(path: str) -> ResolvedPolicy:
+    shown = "<stdin>" if path == "-" else path
+    objects = load_objects(read_text_input(path), shown)
+    candidates = [obj for obj in objects if obj.get("kind") == "ClusterPolicy"]
+    if not candidates:
+        raise UserError(f"{shown}: no ClusterPolicy in the file")
+    try:
+        return parse_cluster_policy(candidates[0], shown)
+    except PolicyError as exc:
+        problems = "; ".join(exc.problems[:8])
+        raise UserError(f"{shown}: not a valid ClusterPolicy: {problems}") from None
+
+
+def _live(kubeconfig: str | None, context: str | None) -> Any:
+    from gpuop.kube import ApiError, KubeError, sync_client
+    from gpuop.kube.collect import CollectError
+    from gpuop.kube.versions import read_version_inputs
+
+    try:
+        client = sync_client(resolve_kubeconfig(kubeconfig), context)
+        return read_version_inputs(client)
+    except (KubeError, CollectError) as exc:
+        raise UserError(str(exc)) from None
+    except ApiError as exc:
+        raise UserError(f"the API server refused: {exc}") from None
+    except OSError as exc:
+        raise UserError(f"cannot reach the cluster: {exc}") from None
+
+
+def _progress(message: str) -> None:
+    click.echo(f"gpuop: {message}", err=True)
+
+
+@click.group("versions")
+def versions() -> None:
+    """The cluster against the GPU Operator version matrix.
+
+    Driver, CUDA, toolkit, operator and Kubernetes each have support ranges; `check`
+    finds nodes and ClusterPolicies outside them, and nodes of one pool that drifted apart.
+    """
+
+
+@versions.command("check")
+@click.argument("files", nargs=-1, metavar="[FILES]...")
+@click.option("--live", is_flag=True, help="Read the cluster through the API instead of files.")
+@kubeconfig_option
+@click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context for --live.")
+@click.option(
+    "--policy",
+    "policy_file",
+    metavar="FILE",
+    help="Check against this ClusterPolicy instead of the one in the input.",
+)
+@click.option(
+    "--operator-release",
+    metavar="X.Y.Z",
+    help="The GPU Operator release the cluster runs (default: read from the ClusterPolicy).",
+)
+@click.option(
+    "--kubernetes-version",
+    metavar="VERSION",
+    help="The cluster's Kubernetes version (default: the API server's with --live).",
+)
+@click.option("--today", metavar="YYYY-MM-DD", help="Date for end-of-life checks (default: today).")
+@output_option("text", "json", "sarif")
+@click.option(
+    "--color/--no-color", default=None, help="Colour the text output (default: on a terminal)."
+)
+def check(
+    files: tuple[str, ...],
+    live: bool,
+    kubeconfig: str | None,
+    context_name: str | None,
+    policy_file: str | None,
+    operator_release: str | None,
+    kubernetes_version: str | None,
+    today: str | None,
+    output: str,
+    color: bool | None,
+) -> None:
+    """Check nodes and the ClusterPolicy against the GPU Operator version matrix.
+
+    \b
+    FILES are `kubectl get nodes,clusterpolicies -o json|yaml` output, `-` for stdin,
+    or a directory written by `gpuop collect`.
+    \b
+      gpuop versions check dump.json
+      gpuop versions check --live --context lab -o sarif > versions.sarif
+      gpuop versions check dump.json --operator-release 25.10.1 --kubernetes-version 1.31
+
+    Exit status: 0 no errors, 1 errors found, 2 unreadable input or bad usage.
+    """
+
+    def body() -> int:
+        if live and files:
+            raise UserError("give FILES or --live, not both")
+        if not live and not files:
+            raise UserError("give dump files, a bundle directory, '-' for stdin, or --live")
+        if files.count("-") > 1:
+            raise UserError("'-' (stdin) can be given once")
+        if context_name and not live:
+            raise UserError("--context needs --live")
+        release = _release_option(operator_release)
+        kube = _kubernetes("--kubernetes-version", kubernetes_version)
+        day = _today(today)
+        policy = _load_policy(policy_file) if policy_file else None
+        kube_source = "--kubernetes-version"
+        if live:
+            if output == "text":
+                _progress("reading Nodes, ClusterPolicies and /version")
+            inputs = _live(kubeconfig, context_name)
+            objects: list[Any] = inputs.objects
+            if kube is None and inputs.server_version:
+                kube = _kubernetes("the API server's /version", inputs.server_version)
+                kube_source = "API server /version"
+        else:
+            objects = read_objects(files)
+        result = check_versions(
+            objects,
+            today=day,
+            policy=policy,
+            policy_source=f"--policy {policy_file}",
+            operator_release=release,
+            kubernetes_version=kube,
+            kubernetes_source=kube_source,
+        )
+        if output == "json":
+            sys.stdout.write(to_json(result) + "\n")
+        elif output == "sarif":
+            sys.stdout.write(json.dumps(to_versions_sarif(result), indent=2) + "\n")
+        else:
+            tty = sys.stdout.isatty()
+            width = shutil.get_terminal_size((110, 24)).columns if tty else 110
+            use_color = tty if color is None else color
+            sys.stdout.write(render_versions_text(result, color=use_color, width=max(width, 60)))
+        return result.exit_code
+
+    raise click.exceptions.Exit(_guarded(body))
+
+
+@click.group("upgrade")
+def upgrade() -> None:
+    """What an operator or ClusterPolicy change will move, before it happens."""
+
+
+def _side(value: str, placement: ResolvedPolicy, matrix: VersionMatrix) -> Side:
+    if value == "-" or os.path.exists(value):
+        policy = _load_policy(value)
+        return side_from_policy(policy, "<stdin>" if value == "-" else value, matrix)
+    if looks_like_release(value):
+        name = release_name(value)
+        release = matrix.release(name)
+        if release is None:
+            raise UserError(
+                f"{value}: not an operator release gpuop knows"
+                f" ({describe_releases(matrix, matrix.release_names)}, as of {matrix.as_of})"
+            )
+        return side_from_release(release, placement, matrix)
+    raise UserError(f"{value}: no such file, and not an operator release (YY.MM.PP, e.g. 26.7.0)")
+
+
+@upgrade.command("preview")
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@click.option(
+    "--dump",
+    "dumps",
+    multiple=True,
+    metavar="FILE",
+    help="Nodes to preview (dump file, bundle directory or '-'); repeat for several.",
+)
+@click.option("--live", is_flag=True, help="Read the nodes from the cluster.")
+@kubeconfig_option
+@click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context for --live.")
+@click.option(
+    "--policy",
+    "policy_file",
+    metavar="FILE",
+    help="ClusterPolicy that places operands when OLD or NEW is a release name"
+    " (default: the one in the dump, else gpuop's default).",
+)
+@click.option("--kubernetes-from", metavar="VERSION", help="Kubernetes before the change.")
+@click.option("--kubernetes-to", metavar="VERSION", help="Kubernetes after the change.")
+@click.option("--today", metavar="YYYY-MM-DD", help="Date for end-of-life checks (default: today).")
+@output_option("text", "json")
+def preview(
+    old: str,
+    new: str,
+    dumps: tuple[str, ...],
+    live: bool,
+    kubeconfig: str | None,
+    context_name: str | None,
+    policy_file: str | None,
+    kubernetes_from: str | None,
+    kubernetes_to: str | None,
+    today: str | None,
+    output: str,
+) -> None:
+    """Preview moving from OLD to NEW: operand versions, node restarts, disruption.
+
+    \b
+    OLD and NEW are ClusterPolicy files or GPU Operator releases (26.3.3, 26.7.0).
+    \b
+      gpuop upgrade preview 26.3.3 26.7.0
+      gpuop upgrade preview old.yaml new.yaml --dump nodes.json
+      gpuop upgrade preview 26.3.3 26.7.0 --live --kubernetes-from 1.32 --kubernetes-to 1.33
+
+    It warns when one change moves more than one of driver, toolkit, operator release and
+    Kubernetes: one change per maintenance window, or you cannot tell which one broke it.
+    """
+
+    def body() -> int:
+        if live and dumps:
+            raise UserError("give --dump or --live, not both")
+        if context_name and not live:
+            raise UserError("--context needs --live")
+        if (kubernetes_from is None) != (kubernetes_to is None):
+            raise UserError("give --kubernetes-from and --kubernetes-to together")
+        start = _kubernetes("--kubernetes-from", kubernetes_from)
+        end = _kubernetes("--kubernetes-to", kubernetes_to)
+        day = _today(today)
+        matrix = version_matrix()
+        nodes: list[Any] | None = None
+        dumped_policy: ResolvedPolicy | None = None
+        if live or dumps:
+            objects = _live(kubeconfig, context_name).objects if live else read_objects(dumps)
+            nodes = [obj for obj in objects if isinstance(obj, dict) and obj.get("kind") == "Node"]
+            policies = [
+                obj
+                for obj in objects
+                if isinstance(obj, dict) and obj.get("kind") == "ClusterPolicy"
+            ]
+            if policies and policy_file is None:
+                try:
+                    dumped_policy = parse_cluster_policy(policies[0], "the dump's ClusterPolicy")
+                except PolicyError:
+                    dumped_policy = None
+        placement = _load_policy(policy_file) if policy_file else dumped_policy or default_policy()
+        old_side = _side(old, placement, matrix)
+        new_side = _side(new, placement, matrix)
+        kubernetes = (start, end) if start is not None and end is not None else None
+        result = preview_upgrade(
+            old_side, new_side, nodes, today=day, kubernetes=kubernetes, matrix=matrix
+        )
+        if output == "json":
+            emit_data(result.to_dict(), "json")
+        else:
+            sys.stdout.write(render_preview_text(result))
+        return result.exit_code
+
+    raise click.exceptions.Exit(_guarded(body))
+
+
+__all__ = ["check", "preview", "upgrade", "versions"]

@@ -1,0 +1,47 @@
+"""Version compatibility: the cluster against the GPU Operator version matrix.
+
+Pure, like `gpuop.check`, and built on its report: `check_versions` returns the checker's
+`Report` (wrapped with the release it decided on), so `gpuop versions check` prints text,
+JSON and SARIF as `gpuop check` does. `preview_upgrade` says what moving from one
+ClusterPolicy or operator release to another changes, node by node. Facts come only from
+`gpuop.catalog.versions` (the matrix) and `gpuop.planner.plan` (which operand runs where).
+
+    result = check_versions(objects, today=date.today())
+    render_versions_text(result), to_versions_sarif(result), result.exit_code
+    preview = preview_upgrade(old_side, new_side, nodes, today=date.today())
+"""
+
+from gpuop.versions.checks import VersionReport, check_versions
+from gpuop.versions.docs import render_docs
+from gpuop.versions.output import render_versions_text, to_json, to_versions_sarif
+from gpuop.versions.parse import VersionError
+from gpuop.versions.release import Detection, detect_release
+from gpuop.versions.rules import VERSION_RULES, VersionFinding
+from gpuop.versions.upgrade import (
+    Side,
+    UpgradePreview,
+    preview_upgrade,
+    render_preview_text,
+    side_from_policy,
+    side_from_release,
+)
+
+__all__ = [
+    "VERSION_RULES",
+    "Detection",
+    "Side",
+    "UpgradePreview",
+    "VersionError",
+    "VersionFinding",
+    "VersionReport",
+    "check_versions",
+    "detect_release",
+    "preview_upgrade",
+    "render_docs",
+    "render_preview_text",
+    "render_versions_text",
+    "side_from_policy",
+    "side_from_release",
+    "to_json",
+    "to_versions_sarif",
+]

@@ -1,0 +1,412 @@
+"""`gpuop explain` against the real kube-scheduler v1.37.2 of the session cluster.
+
+Differential test: a seeded corpus (`gpuop.explain.corpus`, isolated cases that share the
+cluster) is created in batches: nodes first, and only once kwok has made them Ready and
+the node lifecycle controller has lifted `node.kubernetes.io/not-ready`; then the pods
+already running on them (bound by `nodeName`, so kwok runs them), then the pods to place.
+When every pod is bound or has `PodScheduled=False`, `gpuop explain --live` (which reads
+nodes and pods back from the API server: admission and controllers change them) explains
+each pod as it was before binding. Agreement: the bound node is in the explainer's
+feasible set, or the set is empty and its summary is the scheduler's condition message,
+character for character.
+
+The three-mode test places the seed's workloads on one node per workload config: a
+container pod, a passthrough VMI's launcher and a vGPU VMI's launcher each fit exactly
+their own node, per `gpuop explain` and per the scheduler, and every cross request (a
+workload pinned to another mode's node) fits nowhere, for the same reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from lightkube import Client
+from lightkube.codecs import from_dict
+from lightkube.core.exceptions import ApiError
+from lightkube.resources.core_v1 import Node, Pod
+
+from gpuop.cli.explain import explain
+from gpuop.explain.corpus import Case, generate_case
+from gpuop.kubevirt.launcher import render_launcher_pod
+from gpuop.kubevirt.permitted import vmi_example
+
+pytestmark = pytest.mark.e2e
+
+T = TypeVar("T")
+SEED = 1129
+BATCHES = 4
+CASES_PER_BATCH = 80
+PAUSE = "registry.k8s.io/pause:3.10"
+LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.5.0"
+SYSTEM_TAINT_PREFIX = "node.kubernetes.io/"
+GPU = "nvidia.com/gpu"
+A10 = "nvidia.com/GA102GL_A10"
+A10_12Q = "nvidia.com/NVIDIA_A10-12Q"
+
+
+def wait_for(check: Callable[[], T | None], what: str, timeout: float = 120.0) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.5)
+
+
+def as_dict(obj: Any) -> dict[str, Any]:
+    data = obj.to_dict()
+    assert isinstance(data, dict)
+    return data
+
+
+def create_all(client: Client, objects: Iterable[Mapping[str, Any]]) -> None:
+    def create(obj: Mapping[str, Any]) -> None:
+        client.create(from_dict(dict(obj)))  # type: ignore[call-overload]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(create, objects))
+
+
+def delete_nodes(client: Client, names: Iterable[str]) -> None:
+    def delete(name: str) -> None:
+        with contextlib.suppress(ApiError):
+            client.delete(Node, name)
+
+    wanted = set(names)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(delete, wanted))
+    wait_for(
+        lambda: not wanted & {n.metadata.name for n in client.list(Node) if n.metadata},
+        "the nodes to be deleted",
+    )
+
+
+def settled(node: Mapping[str, Any]) -> bool:
+    """Ready, and the controllers' startup taints gone (a cordon's taint may stay)."""
+    conditions = node.get("status", {}).get("conditions") or []
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    taints = node.get("spec", {}).get("taints") or []
+    startup = [
+        t
+        for t in taints
+        if t.get("key", "").startswith(SYSTEM_TAINT_PREFIX)
+        and t.get("key") != "node.kubernetes.io/unschedulable"
+    ]
+    return ready and not startup
+
+
+def wait_nodes_settled(client: Client, names: Iterable[str]) -> None:
+    wanted = set(names)
+
+    def all_settled() -> bool:
+        nodes = [as_dict(n) for n in client.list(Node)]
+        done = {n["metadata"]["name"] for n in nodes if settled(n)}
+        return wanted <= done
+
+    wait_for(all_settled, f"{len(wanted)} nodes to be Ready without startup taints", 180)
+
+
+def scheduled_state(pod: Mapping[str, Any]) -> tuple[str, str] | None:
+    """("bound", node) or ("pending", message) once the scheduler has decided; else None."""
+    node = pod.get("spec", {}).get("nodeName")
+    if node:
+        return "bound", node
+    for condition in pod.get("status", {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return "pending", condition.get("message") or ""
+    return None
+
+
+def pods_by_name(client: Client, namespace: str) -> dict[str, dict[str, Any]]:
+    return {
+        p.metadata.name: as_dict(p)
+        for p in client.list(Pod, namespace=namespace)
+        if p.metadata and p.metadata.name
+    }
+
+
+def wait_decided(client: Client, namespace: str, names: Sequence[str]) -> dict[str, Any]:
+    def decided() -> dict[str, Any] | None:
+        pods = pods_by_name(client, namespace)
+        states = {n: scheduled_state(pods[n]) for n in names if n in pods}
+        if len(states) == len(names) and all(states.values()):
+            return pods
+        return None
+
+    return wait_for(decided, f"the scheduler to decide on {len(names)} pods", 180)
+
+
+def as_submitted(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """The pod as the scheduler got it: admission's changes kept, binding and status dropped."""
+    result = copy.deepcopy(dict(pod))
+    result.pop("status", None)
+    result["metadata"].pop("managedFields", None)
+    result["spec"].pop("nodeName", None)
+    return result
+
+
+def run_explain(kubeconfig: Path, manifest: Path, *extra: str) -> tuple[int, Any]:
+    result = CliRunner().invoke(
+        explain,
+        [str(manifest), "--live", "--kubeconfig", str(kubeconfig), "-o", "json", *extra],
+    )
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def write_list(path: Path, items: Sequence[Mapping[str, Any]]) -> Path:
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(items)}))
+    return path
+
+
+@pytest.fixture
+def node_cleanup(kube_client: Client) -> Iterator[set[str]]:
+    """Names of nodes a test made: deleted afterwards, whatever happens."""
+    made: set[str] = set()
+    yield made
+    if made:
+        delete_nodes(kube_client, made)
+
+
+def _batch(
+    client: Client,
+    kubeconfig: Path,
+    namespace: str,
+    cases: Sequence[Case],
+    tmp: Path,
+    made: set[str],
+) -> list[dict[str, Any]]:
+    nodes = [node for case in cases for node in case.nodes]
+    made.update(node["metadata"]["name"] for node in nodes)
+    create_all(client, nodes)
+    wait_nodes_settled(client, made)
+    running = [pod for case in cases for pod in case.existing_pods]
+    create_all(client, running)
+    running_names = [pod["metadata"]["name"] for pod in running]
+    wait_for(
+        lambda: all(
+            pods_by_name(client, namespace).get(n, {}).get("status", {}).get("phase") == "Running"
+            for n in running_names
+        ),
+        "kwok to run the existing pods",
+    )
+    create_all(client, [case.pod for case in cases])
+    names = [case.pod["metadata"]["name"] for case in cases]
+    wait_decided(client, namespace, names)
+    time.sleep(2)  # let any retry triggered by the last events land
+    pods = wait_decided(client, namespace, names)
+    manifest = write_list(tmp / "pods.json", [as_submitted(pods[n]) for n in names])
+    _, explained = run_explain(kubeconfig, manifest)
+    outcomes = []
+    for name, result in zip(names, explained, strict=True):
+        verdict, detail = scheduled_state(pods[name]) or ("?", "")
+        if verdict == "bound":
+            agree = detail in result["feasible"]
+        else:
+            agree = not result["feasible"] and result["summary"] == detail
+        outcomes.append(
+            {
+                "pod": name,
+                "scheduler": verdict,
+                "detail": detail,
+                "feasible": result["feasible"],
+                "summary": result["summary"],
+                "agree": agree,
+            }
+        )
+    # Clean up before the next batch: its "0/N nodes" must not count these nodes.
+    with contextlib.suppress(ApiError):
+        client.deletecollection(Pod, namespace=namespace)
+    delete_nodes(client, made)
+    made.clear()
+    return outcomes
+
+
+def test_explain_agrees_with_kube_scheduler(
+    kube_client: Client,
+    kubeconfig_path: Path,
+    namespace: str,
+    tmp_path: Path,
+    node_cleanup: set[str],
+) -> None:
+    prefix = f"gx{uuid.uuid4().hex[:4]}"
+    outcomes: list[dict[str, Any]] = []
+    started = time.monotonic()
+    for batch in range(BATCHES):
+        cases = [
+            generate_case(
+                SEED,
+                index,
+                prefix=prefix,
+                namespace=namespace,
+                isolate=True,
+                existing_pods=True,
+            )
+            for index in range(batch * CASES_PER_BATCH, (batch + 1) * CASES_PER_BATCH)
+        ]
+        outcomes += _batch(kube_client, kubeconfig_path, namespace, cases, tmp_path, node_cleanup)
+    bound = sum(1 for o in outcomes if o["scheduler"] == "bound")
+    pending = sum(1 for o in outcomes if o["scheduler"] == "pending")
+    agree = sum(1 for o in outcomes if o["agree"])
+    rate = agree / len(outcomes)
+    print(
+        f"\nexplain vs kube-scheduler (seed {SEED}): {len(outcomes)} cases, {bound} bound,"
+        f" {pending} pending, {agree} agree ({rate:.1%}) in {time.monotonic() - started:.0f}s"
+    )
+    disagreements = [o for o in outcomes if not o["agree"]]
+    for outcome in disagreements[:10]:
+        print(json.dumps(outcome, indent=1))
+    assert len(outcomes) >= 300
+    assert bound > 50 and pending > 50  # both outcomes are exercised
+    assert rate == 1.0, f"{len(disagreements)} disagreements, first: {disagreements[:3]}"
+
+
+# --------------------------------------------------------------------------- three modes
+
+THREE_MODES = {
+    "container": ("container", {GPU: "2"}),
+    "passthrough": ("vm-passthrough", {A10: "2"}),
+    "vgpu": ("vm-vgpu", {A10_12Q: "4"}),
+}
+WANTS = {"container": GPU, "passthrough": A10, "vgpu": A10_12Q}
+
+
+def _mode_node(name: str, group: str, workload: str, resources: Mapping[str, str]) -> Node:
+    allocatable = {"cpu": "32", "memory": "128Gi", "pods": "110", **resources}
+    return from_dict(  # type: ignore[return-value]
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": {
+                    "kubernetes.io/hostname": name,
+                    "gpuop.test/three-modes": group,
+                    "kubevirt.io/schedulable": "true",
+                    "nvidia.com/gpu.workload.config": workload,
+                },
+            },
+            "status": {"capacity": dict(allocatable), "allocatable": allocatable},
+        }
+    )
+
+
+def _workload(mode: str, name: str, namespace: str, selector: dict[str, str]) -> dict[str, Any]:
+    """The container pod, or a VMI asking for the mode's resource (vmi_example)."""
+    if mode == "container":
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "nodeSelector": selector,
+                "terminationGracePeriodSeconds": 0,
+                "containers": [
+                    {"name": "cuda", "image": PAUSE, "resources": {"limits": {GPU: "1"}}}
+                ],
+            },
+        }
+    vmi = vmi_example(name, WANTS[mode])
+    vmi["metadata"]["namespace"] = namespace
+    vmi["spec"]["nodeSelector"] = selector
+    return vmi
+
+
+def _pod_for_scheduler(workload: Mapping[str, Any]) -> dict[str, Any]:
+    """What reaches the scheduler: the pod itself, or the launcher virt-controller would create."""
+    if workload["kind"] == "Pod":
+        return copy.deepcopy(dict(workload))
+    launcher = render_launcher_pod(workload)
+    launcher["spec"]["terminationGracePeriodSeconds"] = 0
+    for container in launcher["spec"]["containers"]:
+        container["image"] = LAUNCHER_IMAGE
+    return launcher
+
+
+def test_three_mode_placements(
+    kube_client: Client,
+    kubeconfig_path: Path,
+    namespace: str,
+    tmp_path: Path,
+    node_cleanup: set[str],
+) -> None:
+    group = uuid.uuid4().hex[:6]
+    nodes = {mode: f"tm-{group}-{mode}" for mode in THREE_MODES}
+    node_cleanup.update(nodes.values())
+    for mode, (workload, resources) in THREE_MODES.items():
+        kube_client.create(_mode_node(nodes[mode], group, workload, resources))
+    wait_nodes_settled(kube_client, nodes.values())
+    in_group = {"gpuop.test/three-modes": group}
+
+    own = {mode: _workload(mode, f"own-{mode}", namespace, in_group) for mode in THREE_MODES}
+    cross = {
+        (mode, other): _workload(
+            mode,
+            f"{mode}-on-{other}",
+            namespace,
+            {**in_group, "kubernetes.io/hostname": nodes[other]},
+        )
+        for mode in THREE_MODES
+        for other in THREE_MODES
+        if other != mode
+    }
+    unadvertised = _workload("container", "wants-24q", namespace, in_group)
+    unadvertised["spec"]["containers"][0]["resources"]["limits"] = {
+        "nvidia.com/NVIDIA_A10-24Q": "1"
+    }
+    workloads = [*own.values(), *cross.values(), unadvertised]
+    scheduled = [_pod_for_scheduler(w) for w in workloads]
+    names = [p["metadata"]["name"] for p in scheduled]
+
+    # The explainer, before anything is created: pods from the manifests, VMIs rendered.
+    manifest = tmp_path / "workloads.yaml"
+    manifest.write_text(yaml.safe_dump_all(workloads))
+    code, explained = run_explain(kubeconfig_path, manifest)
+    assert code == 1  # the cross requests fit nowhere
+    by_name = {e["subject"]["name"].split("/")[1]: e for e in explained}
+
+    for mode, workload in own.items():
+        result = by_name[workload["metadata"]["name"]]
+        assert result["feasible"] == [nodes[mode]], result
+        for verdict in result["nodes"]:
+            if verdict["name"] in nodes.values() and verdict["name"] != nodes[mode]:
+                assert verdict["reasons"] == [f"Insufficient {WANTS[mode]}"], verdict
+    for (mode, other), workload in cross.items():
+        result = by_name[workload["metadata"]["name"]]
+        assert result["feasible"] == [], result
+        target = next(v for v in result["nodes"] if v["name"] == nodes[other])
+        assert target["reasons"] == [f"Insufficient {WANTS[mode]}"], target
+        assert f"1 Insufficient {WANTS[mode]}" in result["summary"]
+    never = by_name["wants-24q"]
+    assert never["never_fits_anywhere"] == ["nvidia.com/NVIDIA_A10-24Q"]
+    assert never["advertised_by"] == {"nvidia.com/NVIDIA_A10-24Q": "vm-vgpu"}
+
+    # The scheduler, on the same workloads.
+    create_all(kube_client, scheduled)
+    pods = wait_decided(kube_client, namespace, names)
+    time.sleep(1)
+    pods = wait_decided(kube_client, namespace, names)
+    for workload, pod in zip(workloads, scheduled, strict=True):
+        name = pod["metadata"]["name"]
+        verdict, detail = scheduled_state(pods[name]) or ("?", "")
+        result = by_name[workload["metadata"]["name"]]
+        if result["feasible"]:
+            assert (verdict, detail) == ("bound", result["feasible"][0]), (name, verdict, detail)
+        else:
+            assert (verdict, detail) == ("pending", result["summary"]), (name, verdict, detail)
+    for mode, workload in own.items():
+        name = _pod_for_scheduler(workload)["metadata"]["name"]
+        assert pods[name]["spec"]["nodeName"] == nodes[mode]

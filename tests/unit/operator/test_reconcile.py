@@ -1,0 +1,175 @@
+"""One reconcile pass as a pure function: what it writes, and that a second pass writes nothing."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from gpuop.lab.stack import lab_policy
+from gpuop.operator.reconcile import PodInfo, Snapshot, active_policy, daemonset_ready, reconcile
+from gpuop.sim.hardware import NodeSpec, node_manifest
+
+NOW = "2026-11-29T00:00:00Z"
+
+
+def _policy(
+    name: str = "cluster-policy", created: str = "2026-01-01T00:00:00Z", sandbox: bool = True
+) -> dict[str, Any]:
+    policy = lab_policy(sandbox=sandbox, name=name)
+    policy["metadata"].update(uid=f"uid-{name}", creationTimestamp=created, generation=1)
+    return policy
+
+
+def _nodes() -> dict[str, dict[str, Any]]:
+    return {
+        name: node_manifest(NodeSpec(name, "A10", 2, {"nvidia.com/gpu.workload.config": workload}))
+        for name, workload in (("c", "container"), ("p", "vm-passthrough"), ("v", "vm-vgpu"))
+    }
+
+
+def _apply(snapshot: Snapshot, actions: Any) -> Snapshot:
+    """What the cluster looks like after the writes, with every DaemonSet rolled out."""
+    nodes = copy.deepcopy(snapshot.nodes)
+    for name, changes in actions.node_label_patches.items():
+        for key, value in changes.items():
+            if value is None:
+                nodes[name]["metadata"]["labels"].pop(key, None)
+            else:
+                nodes[name]["metadata"]["labels"][key] = value
+    daemonsets = dict(snapshot.daemonsets)
+    configmaps = dict(snapshot.existing_configmaps)
+    runtime_classes = set(snapshot.existing_runtime_classes)
+    for obj in actions.apply:
+        if obj["kind"] == "DaemonSet":
+            daemonsets[obj["metadata"]["name"]] = {
+                "metadata": obj["metadata"],
+                "spec": obj["spec"],
+                "status": {
+                    "desiredNumberScheduled": 1,
+                    "numberAvailable": 1,
+                    "updatedNumberScheduled": 1,
+                    "numberReady": 1,
+                },
+            }
+        elif obj["kind"] == "ConfigMap":
+            configmaps[obj["metadata"]["name"]] = obj["data"]["config.yaml"]
+        else:
+            runtime_classes.add(obj["metadata"]["name"])
+    policies = []
+    for policy in snapshot.policies:
+        policy = copy.deepcopy(policy)
+        if policy["metadata"]["name"] in actions.status:
+            policy["status"] = actions.status[policy["metadata"]["name"]]
+        policies.append(policy)
+    return Snapshot(
+        policies,
+        nodes,
+        daemonsets,
+        snapshot.pods,
+        snapshot.namespace,
+        {},
+        runtime_classes,
+        configmaps,
+    )
+
+
+def _ready_pods(actions: Any) -> list[PodInfo]:
+    pods = []
+    for name, node_plan in actions.plans.items():
+        for operand in node_plan.running_operands():
+            pods.append(
+                PodInfo(
+                    "gpu-operator", f"{operand.name}-{name}", name, operand.name, True, (), False
+                )
+            )
+    return pods
+
+
+def test_first_pass_labels_nodes_and_creates_daemonsets_second_pass_writes_nothing() -> None:
+    snapshot = Snapshot([_policy()], _nodes(), {}, [], "gpu-operator")
+    first = reconcile(snapshot, NOW)
+    assert set(first.node_label_patches) == {"c", "p", "v"}
+    assert first.node_label_patches["p"]["nvidia.com/gpu.deploy.vfio-manager"] == "true"
+    assert "nvidia.com/gpu.deploy.device-plugin" not in first.node_label_patches["p"]
+    kinds = {o["kind"] for o in first.apply}
+    assert kinds == {"RuntimeClass", "ConfigMap", "DaemonSet"}
+    after = _apply(snapshot, first)
+    after.pods = _ready_pods(first)
+    second = reconcile(after, NOW)
+    assert not second.node_label_patches and not second.apply and not second.delete_daemonsets
+    assert second.status["cluster-policy"]["state"] == "ready"
+    final = reconcile(_apply(after, second), NOW)
+    assert final.write_count == 0 and not final.events
+
+
+def test_oldest_policy_wins_and_the_other_is_marked_ignored() -> None:
+    old, new = _policy("b-old", "2026-01-01T00:00:00Z"), _policy("a-new", "2026-06-01T00:00:00Z")
+    assert active_policy([new, old]) is old
+    actions = reconcile(Snapshot([old, new], _nodes(), {}, [], "gpu-operator"), NOW)
+    assert actions.status["a-new"]["state"] == "ignored"
+    assert actions.active_policy == "b-old"
+
+
+def test_sandbox_disabled_ignores_labels_loudly() -> None:
+    actions = reconcile(Snapshot([_policy(sandbox=False)], _nodes(), {}, [], "gpu-operator"), NOW)
+    warned = {e.node for e in actions.events if e.reason == "WorkloadLabelIgnored"}
+    assert warned == {"p", "v"}
+    condition = next(
+        c
+        for c in actions.status["cluster-policy"]["conditions"]
+        if c["type"] == "WorkloadLabelsIgnored"
+    )
+    assert condition["status"] == "True" and "p, v" in condition["message"]
+    assert all(
+        "nvidia.com/gpu.deploy.device-plugin" in ch for ch in actions.node_label_patches.values()
+    )
+
+
+def test_a_switch_is_held_while_gpu_pods_run_and_proceeds_when_forced() -> None:
+    snapshot = Snapshot([_policy()], _nodes(), {}, [], "gpu-operator")
+    first = reconcile(snapshot, NOW)
+    after = _apply(snapshot, first)
+    after.nodes["c"]["metadata"]["labels"]["nvidia.com/gpu.workload.config"] = "vm-vgpu"
+    after.pods = [PodInfo("default", "train", "c", None, True, ("nvidia.com/gpu",), False)]
+    held = reconcile(after, NOW)
+    assert "c" not in held.node_label_patches
+    assert any(e.reason == "WorkloadSwitchHeld" and e.node == "c" for e in held.events)
+    after.nodes["c"]["metadata"]["annotations"]["gpuop.io/force-workload-switch"] = "true"
+    forced = reconcile(after, NOW)
+    assert forced.node_label_patches["c"]["nvidia.com/gpu.deploy.vgpu-manager"] == "true"
+
+
+def test_deleting_the_policy_takes_back_deploy_labels() -> None:
+    snapshot = Snapshot([_policy()], _nodes(), {}, [], "gpu-operator")
+    after = _apply(snapshot, reconcile(snapshot, NOW))
+    after.policies = []
+    cleanup = reconcile(after, NOW)
+    assert all(all(v is None for v in ch.values()) for ch in cleanup.node_label_patches.values())
+    assert set(cleanup.node_label_patches) == {"c", "p", "v"}
+
+
+def test_daemonset_readiness_follows_upstream() -> None:
+    assert daemonset_ready({"status": {"desiredNumberScheduled": 0}})
+    assert not daemonset_ready({"status": {"desiredNumberScheduled": 2, "numberUnavailable": 1}})
+    assert not daemonset_ready(
+        {
+            "metadata": {"generation": 2},
+            "status": {
+                "desiredNumberScheduled": 1,
+                "observedGeneration": 1,
+                "updatedNumberScheduled": 1,
+                "numberAvailable": 1,
+            },
+        }
+    )
+    assert daemonset_ready(
+        {
+            "metadata": {"generation": 2},
+            "status": {
+                "desiredNumberScheduled": 1,
+                "observedGeneration": 2,
+                "updatedNumberScheduled": 1,
+                "numberAvailable": 1,
+            },
+        }
+    )
