@@ -94,6 +94,15 @@ def delete_nodes(client: Client, names: Iterable[str]) -> None:
     )
 
 
+def delete_pods(client: Client, namespace: str, names: Iterable[str]) -> None:
+    def delete(name: str) -> None:
+        with contextlib.suppress(ApiError):
+            client.delete(Pod, name, namespace=namespace, grace_period=0)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(delete, names))
+
+
 def settled(node: Mapping[str, Any]) -> bool:
     """Ready, and the controllers' startup taints gone (a cordon's taint may stay)."""
     conditions = node.get("status", {}).get("conditions") or []
@@ -228,8 +237,7 @@ def _batch(
             }
         )
     # Clean up before the next batch: its "0/N nodes" must not count these nodes.
-    with contextlib.suppress(ApiError):
-        client.deletecollection(Pod, namespace=namespace)
+    delete_pods(client, namespace, [*running_names, *names])
     delete_nodes(client, made)
     made.clear()
     return outcomes
@@ -246,6 +254,7 @@ def test_explain_agrees_with_kube_scheduler(
     outcomes: list[dict[str, Any]] = []
     started = time.monotonic()
     for batch in range(BATCHES):
+        batch_start = time.monotonic()
         cases = [
             generate_case(
                 SEED,
@@ -258,6 +267,11 @@ def test_explain_agrees_with_kube_scheduler(
             for index in range(batch * CASES_PER_BATCH, (batch + 1) * CASES_PER_BATCH)
         ]
         outcomes += _batch(kube_client, kubeconfig_path, namespace, cases, tmp_path, node_cleanup)
+        print(
+            f"batch {batch}: {len(cases)} cases, {sum(len(c.nodes) for c in cases)} nodes,"
+            f" {sum(1 for o in outcomes if o['agree'])}/{len(outcomes)} agree so far"
+            f" ({time.monotonic() - batch_start:.0f}s)"
+        )
     bound = sum(1 for o in outcomes if o["scheduler"] == "bound")
     pending = sum(1 for o in outcomes if o["scheduler"] == "pending")
     agree = sum(1 for o in outcomes if o["agree"])

@@ -254,6 +254,40 @@ def test_switch_is_held_while_gpu_pods_run(gpuop_stack: dict[str, Any]) -> None:
     )
 
 
+def test_disabling_an_operand_removes_its_daemonset(gpuop_stack: dict[str, Any]) -> None:
+    client = sync_client(gpuop_stack["kubeconfig"])
+
+    def names() -> set[str]:
+        return {
+            ds.metadata.name
+            for ds in client.list(DaemonSet, namespace=stack.NAMESPACE)
+            if ds.metadata and ds.metadata.name
+        }
+
+    client.patch(
+        ClusterPolicy,
+        "cluster-policy",
+        {"spec": {"dcgmExporter": {"enabled": False}}},
+        patch_type=PatchType.MERGE,
+    )
+    wait_until(
+        lambda: ("nvidia-dcgm-exporter" not in names(), names()),
+        60,
+        "the dcgm-exporter DaemonSet to go",
+    )
+    client.patch(
+        ClusterPolicy,
+        "cluster-policy",
+        {"spec": {"dcgmExporter": {"enabled": True}}},
+        patch_type=PatchType.MERGE,
+    )
+    wait_until(
+        lambda: ("nvidia-dcgm-exporter" in names(), names()),
+        60,
+        "the dcgm-exporter DaemonSet to come back",
+    )
+
+
 def test_sandbox_disabled_makes_all_container_and_warns(gpuop_stack: dict[str, Any]) -> None:
     kubeconfig = gpuop_stack["kubeconfig"]
     client = sync_client(kubeconfig)
@@ -343,3 +377,51 @@ def test_deleting_the_policy_removes_what_the_operator_created(gpuop_stack: dict
         return not names and not labelled, (names, labelled)
 
     wait_until(gone, 90, "DaemonSets and deploy labels to be gone")
+
+
+def _granted_rules() -> set[tuple[str, str, str]]:
+    granted = set()
+    for obj in stack.deploy_manifests("rbac"):
+        if obj["kind"] not in ("ClusterRole", "Role"):
+            continue
+        for rule in obj["rules"]:
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    for verb in rule["verbs"]:
+                        granted.add((group, resource, verb))
+    return granted
+
+
+def test_shipped_rbac_is_exactly_what_the_operator_used(audit_log_path: Path) -> None:
+    """Every right in the shipped RBAC was used by the operator in this run; none is a wildcard."""
+    granted = _granted_rules()
+    assert not any("*" in part for rule in granted for part in rule), "wildcard in the shipped RBAC"
+    used = set()
+    denied = []
+    with audit_log_path.open() as handle:
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if (entry.get("user") or {}).get("username") != OPERATOR_USER:
+                continue
+            # Watches stay open: they are logged when they start, not when they complete.
+            if entry.get("stage") not in ("ResponseComplete", "ResponseStarted"):
+                continue
+            ref = entry.get("objectRef") or {}
+            if not ref.get("resource"):
+                continue
+            resource = ref["resource"] + (
+                f"/{ref['subresource']}" if ref.get("subresource") else ""
+            )
+            code = (entry.get("responseStatus") or {}).get("code")
+            used.add((ref.get("apiGroup", ""), resource, entry["verb"]))
+            if entry["verb"] == "patch" and code == 201:
+                # Server-side apply that creates the object is authorised as create too.
+                used.add((ref.get("apiGroup", ""), resource, "create"))
+            if code == 403:
+                denied.append((ref.get("apiGroup", ""), resource, entry["verb"]))
+    assert not denied, f"the operator was denied: {sorted(set(denied))}"
+    unused = granted - used
+    assert not unused, f"the shipped RBAC grants rights the operator never used: {sorted(unused)}"

@@ -185,7 +185,9 @@ class VersionMatrix(_Frozen):
 def version_matrix() -> VersionMatrix:
     """The matrix from `versions.yaml` (validated; raises on a malformed file)."""
     text = resources.files("gpuop.catalog").joinpath("versions.yaml").read_text("utf-8")
-    return VersionMatrix.model_validate(yaml.safe_load(text))
+    # The file is large for a pure-Python parser; libyaml's safe loader reads it alike.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return VersionMatrix.model_validate(yaml.load(text, Loader=loader))
 
 
 __all__ = [

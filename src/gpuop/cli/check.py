@@ -42,7 +42,9 @@ class InputError(Exception):
 
 def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
     click.echo(f"error: {message}", err=True)
-    raise click.exceptions.Exit(code)
+    # SystemExit, not click's Exit: `gpuop.cli.main` runs click with standalone_mode=False,
+    # where an Exit's code would be returned and lost.
+    sys.exit(code)
 
 
 def _decode(data: bytes, source: str) -> str:
@@ -189,8 +191,6 @@ def _guarded(body: Callable[[], int]) -> int:
         _fail(str(exc))
     except ManifestError as exc:
         _fail(str(exc))
-    except click.exceptions.Exit:
-        raise
     except Exception as exc:  # one line, never a traceback; set GPUOP_TRACEBACK=1 to see it
         if os.environ.get("GPUOP_TRACEBACK"):
             raise
@@ -278,7 +278,7 @@ def check(
         _emit(report, output, color)
         return report.exit_code
 
-    raise click.exceptions.Exit(_guarded(body))
+    sys.exit(_guarded(body))
 
 
 def write_bundle(collected: Any, directory: Path, context: str | None) -> list[Path]:
@@ -345,7 +345,7 @@ def collect(output_dir: str, kubeconfig: str | None, context_name: str | None) -
         click.echo(output_dir)
         return 0
 
-    raise click.exceptions.Exit(_guarded(body))
+    sys.exit(_guarded(body))
 
 
 __all__ = ["InputError", "check", "collect", "read_objects", "write_bundle"]

@@ -50,7 +50,9 @@ EXIT_INTERNAL = 3
 
 def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
     click.echo(f"error: {message}", err=True)
-    raise click.exceptions.Exit(code)
+    # SystemExit, not click's Exit: `gpuop.cli.main` runs click with standalone_mode=False,
+    # where an Exit's code would be returned and lost.
+    sys.exit(code)
 
 
 def _guarded(body: Callable[[], int]) -> int:
@@ -61,8 +63,6 @@ def _guarded(body: Callable[[], int]) -> int:
         _fail(str(exc), exc.exit_code)
     except (InputError, ManifestError, VersionError) as exc:
         _fail(str(exc))
-    except click.exceptions.Exit:
-        raise
     except Exception as exc:  # one line, never a traceback; GPUOP_TRACEBACK=1 shows it
         if os.environ.get("GPUOP_TRACEBACK"):
             raise
@@ -236,7 +236,7 @@ def check(
             sys.stdout.write(render_versions_text(result, color=use_color, width=max(width, 60)))
         return result.exit_code
 
-    raise click.exceptions.Exit(_guarded(body))
+    sys.exit(_guarded(body))
 
 
 @click.group("upgrade")
@@ -349,7 +349,7 @@ def preview(
             sys.stdout.write(render_preview_text(result))
         return result.exit_code
 
-    raise click.exceptions.Exit(_guarded(body))
+    sys.exit(_guarded(body))
 
 
 __all__ = ["check", "preview", "upgrade", "versions"]

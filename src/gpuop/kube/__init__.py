@@ -84,9 +84,7 @@ def _timeout(seconds: float) -> Any:
     return httpx2.Timeout(seconds)
 
 
-def sync_client(
-    path: str | None = None, context: str | None = None, timeout: float = 60
-) -> Client:
+def sync_client(path: str | None = None, context: str | None = None, timeout: float = 60) -> Client:
     return Client(_selected(path, context), field_manager=FIELD_MANAGER, timeout=_timeout(timeout))
 
 

@@ -23,6 +23,7 @@ machine those files live.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -164,7 +165,10 @@ class _Work:
 
 
 def configure_runtime(
-    root: str = "/", options: RuntimeOptions | None = None, *, dry_run: bool = False
+    root: str | os.PathLike[str] = "/",
+    options: RuntimeOptions | None = None,
+    *,
+    dry_run: bool = False,
 ) -> RuntimeResult:
     """Register the NVIDIA runtime handlers in the containerd config under `root`.
 
@@ -470,7 +474,7 @@ def _missing_dirs(root: HostRoot, path: HostPath) -> list[str]:
 
 
 def revert_runtime(
-    root: str = "/",
+    root: str | os.PathLike[str] = "/",
     options: RuntimeOptions | None = None,
     *,
     dry_run: bool = False,
@@ -714,7 +718,7 @@ def _check_options(options: RuntimeOptions) -> None:
         )
 
 
-def _paths(root: str, options: RuntimeOptions) -> _Paths:
+def _paths(root: str | os.PathLike[str], options: RuntimeOptions) -> _Paths:
     host = HostRoot(root)
     if not host.root.is_dir():
         raise ConfigPathError(f"host root {host.root} is not a directory")

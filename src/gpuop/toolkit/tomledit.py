@@ -16,6 +16,10 @@ file's own style: header and key indentation (containerd's generated files inden
 dotted level), literal or basic strings, and the blank line between tables. Comments that belong
 to the next table stay attached to it.
 
+tomlkit is trusted only as far as it is checked: `parse` requires that it reads a file exactly as
+the strict parser does and writes it back byte for byte (after repairing one known tomlkit bug
+with indented headers); files it cannot reproduce raise `LayoutError` instead of being edited.
+
 This module is pure (no file I/O) and knows nothing about containerd; `containerd.py` decides which
 edits to make.
 """

@@ -14,6 +14,7 @@ findings (VER001, VER004) rather than guesses.
 from __future__ import annotations
 
 import calendar
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -28,7 +29,7 @@ from gpuop.catalog.versions import (
     VersionMatrix,
     version_matrix,
 )
-from gpuop.check.model import SCHEMA_VERSION, NodeSummary, PolicyInfo, Report, Skip
+from gpuop.check.model import SCHEMA_VERSION, Finding, NodeSummary, PolicyInfo, Report, Skip
 from gpuop.check.policy import choose_policy
 from gpuop.check.rules import Severity
 from gpuop.check.state import ClusterState, string_map
@@ -36,6 +37,8 @@ from gpuop.manifests.fields import mapping, text
 from gpuop.planner import decide_workload, gpu_detection
 from gpuop.policy import ResolvedPolicy, default_policy
 from gpuop.versions.parse import (
+    NFD_OS_ID,
+    NFD_OS_VERSION,
     Key,
     OsInfo,
     VersionError,
@@ -62,6 +65,14 @@ LEGACY_DRIVER_LABELS = (
     "nvidia.com/cuda.driver.rev",
 )
 LEGACY_RUNTIME_LABELS = ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor")
+_SHAPE_LABELS = (
+    NFD_OS_ID,
+    NFD_OS_VERSION,
+    DRIVER_LABEL,
+    CUDA_RUNTIME_LABEL,
+    *LEGACY_DRIVER_LABELS,
+    *LEGACY_RUNTIME_LABELS,
+)
 NEAR_END_OF_LIFE_DAYS = 90
 CLUSTER_KIND = "Cluster"
 CONTROL_PLANE = "control-plane"
@@ -110,6 +121,17 @@ class NodeVersions:
         major, minor = (self.labels.get(key, "").strip() for key in LEGACY_RUNTIME_LABELS)
         return f"{major}.{minor}" if major and minor else None
 
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        """Everything the per-node checks read (not the name, not the GPU product)."""
+        return (
+            self.kubelet,
+            self.os_image,
+            self.runtime,
+            self.has_node_info,
+            tuple(self.labels.get(key) for key in _SHAPE_LABELS),
+        )
+
 
 def read_node(obj: Mapping[str, Any]) -> NodeVersions:
     info = mapping(obj, "status", "nodeInfo")
@@ -152,7 +174,7 @@ class VersionReport:
     kubernetes_source: str | None = None
 
     @property
-    def findings(self) -> tuple[Any, ...]:
+    def findings(self) -> tuple[Finding, ...]:
         return self.report.findings
 
     @property
@@ -235,9 +257,21 @@ def _kube_range(platform: Release | LineDocs, os: OsInfo | None) -> tuple[str, s
     return platform.kubernetes.min, platform.kubernetes.max, ""
 
 
+_SUPPORTING: dict[tuple[int, Key, OsInfo | None], tuple[str, ...]] = {}
+
+
 def releases_supporting_kubernetes(
     matrix: VersionMatrix, minor: Key, os: OsInfo | None
 ) -> tuple[str, ...]:
+    """Releases whose range (for the OS's row, if it has one) holds the Kubernetes minor."""
+    key = (id(matrix), minor[:2], os)
+    found = _SUPPORTING.get(key)
+    if found is None:
+        found = _SUPPORTING[key] = _supporting(matrix, minor, os)
+    return found
+
+
+def _supporting(matrix: VersionMatrix, minor: Key, os: OsInfo | None) -> tuple[str, ...]:
     return tuple(
         release.version
         for release in matrix.releases
@@ -307,10 +341,10 @@ def check_kubernetes(
     supporting = releases_supporting_kubernetes(ctx.matrix, minor, os)
     where_os = f" on {os}" if os is not None and os.version else ""
     release_hint = (
-        f"or run an operator release that supports {shown}{where_os}"
+        f", or run an operator release that supports {shown}{where_os}"
         f" ({describe_releases(ctx.matrix, supporting)})"
         if supporting
-        else f"no release in gpuop's matrix supports Kubernetes {shown}{where_os}"
+        else f" (no release in gpuop's matrix supports Kubernetes {shown}{where_os})"
     )
     if len(ranges) == 1:
         text_range = ranges[0].split(": ", 1)[1]
@@ -328,7 +362,7 @@ def check_kubernetes(
         kind,
         name,
         message + _approximate(ctx.detection.candidates),
-        f"move Kubernetes into the range in its own maintenance window, {release_hint}",
+        f"move Kubernetes into the range in its own maintenance window{release_hint}",
     )
 
 
@@ -831,6 +865,29 @@ def _release_findings(ctx: _Context, unknown_reason: str | None) -> None:
             _driver_checks(ctx, "ClusterPolicy", name, driver.version)
 
 
+def _check_node(ctx: _Context, node: NodeVersions, cluster_version: bool) -> None:
+    """Kubernetes, OS, runtime (against the release) and driver/CUDA of one GPU node."""
+    os = node_os(node.labels, node.os_image)
+    if ctx.detection.known:
+        if not node.has_node_info and not cluster_version:
+            ctx.add(
+                "VER004",
+                "Node",
+                node.name,
+                "the node has no status.nodeInfo: its Kubernetes version, OS image and"
+                " container runtime are unknown",
+                "dump nodes with their status (`kubectl get nodes -o json`)",
+            )
+        else:
+            if node.kubelet:
+                check_kubernetes(ctx, "Node", node.name, node.kubelet, "kubelet", os)
+            if node.has_node_info or os is not None:
+                check_os(ctx, node, os)
+            if node.has_node_info:
+                check_runtime(ctx, node)
+    check_node_driver(ctx, node)
+
+
 def _summary(node: NodeVersions, policy: ResolvedPolicy) -> NodeSummary:
     gpu = node.gpu
     workload = decide_workload(policy, node.labels, gpu).config
@@ -912,26 +969,18 @@ def check_versions(
         ctx.skips.append(Skip("nodes", "no Nodes in the input"))
     elif not gpu_nodes:
         ctx.skips.append(Skip("nodes", "no GPU nodes (no NFD label marks an NVIDIA GPU)"))
+    # Nodes of one shape get the same findings: check each shape once (large clusters are
+    # made of a few node images).
+    shapes: dict[tuple[Any, ...], list[VersionFinding]] = {}
     for node in gpu_nodes:
-        os = node_os(node.labels, node.os_image)
-        if detection.known:
-            if not node.has_node_info and kubernetes_version is None:
-                ctx.add(
-                    "VER004",
-                    "Node",
-                    node.name,
-                    "the node has no status.nodeInfo: its Kubernetes version, OS image and"
-                    " container runtime are unknown",
-                    "dump nodes with their status (`kubectl get nodes -o json`)",
-                )
-            else:
-                if node.kubelet:
-                    check_kubernetes(ctx, "Node", node.name, node.kubelet, "kubelet", os)
-                if node.has_node_info or os is not None:
-                    check_os(ctx, node, os)
-                if node.has_node_info:
-                    check_runtime(ctx, node)
-        check_node_driver(ctx, node)
+        seen = shapes.get(node.shape)
+        if seen is None:
+            before = len(ctx.findings)
+            _check_node(ctx, node, kubernetes_version is not None)
+            shapes[node.shape] = ctx.findings[before:]
+            continue
+        for finding in seen:
+            ctx.findings.append(dataclasses.replace(finding, name=node.name, node=node.name))
     check_drift(ctx, gpu_nodes)
 
     findings.extend(ctx.findings)

@@ -80,7 +80,7 @@ gpuop upgrade preview 26.3.3 26.7.0 --live --kubernetes-from 1.32 --kubernetes-t
 OLD and NEW are ClusterPolicy files or operator release names. A release side uses the
 release's default versions and places operands with `--policy FILE` (default: gpuop's
 default ClusterPolicy); a policy side uses its pinned versions, and unpinned ones follow
-the release its pinned versions name (else gpuop's defaults). With `--dump FILES` or
+the release its pinned versions name (else gpuop's defaults). With `--dump FILE` (repeatable) or
 `--live`, `gpuop plan` decides which operands run on each node under each side's policy,
 and the preview lists, per group of alike nodes, the operand pods that restart, start or
 stop and the worst effect on the node's workloads:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 Key = tuple[int, ...]
 
@@ -35,6 +36,7 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 60 else text[:60] + "...")
 
 
+@lru_cache(maxsize=4096)
 def dotted_key(text: str) -> Key:
     """`"1.32"` -> (1, 32), `"22.04"` -> (22, 4); VersionError for anything but dotted numbers."""
     if not _DOTTED.match(text):

@@ -202,15 +202,28 @@ def test_collect_reports_an_unreachable_cluster(tmp_path: Path) -> None:
     assert "kubeconfig" in live.stderr
 
 
-def test_real_process_never_prints_a_traceback(tmp_path: Path) -> None:
-    """The same command in a subprocess (the code path `gpuop check` takes), bytes on stdin."""
-    code = "from gpuop.cli.check import check; check.main(prog_name='gpuop check')"
+# The way `gpuop.cli.main` runs commands: a group, called with standalone_mode=False.
+_MAIN = (
+    "import sys, click; from gpuop.cli.check import check;"
+    " group = click.Group('gpuop'); group.add_command(check);"
+    " group(['check', *sys.argv[1:]], standalone_mode=False)"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "code"),
+    [
+        (["-"], b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": 7}}, 1]}', 2),
+        ([DRIFTED, "-o", "json"], b"", 1),
+        ([HEALTHY], b"", 0),
+    ],
+)
+def test_exit_codes_survive_the_gpuop_main_path(args: list[str], stdin: bytes, code: int) -> None:
+    """In a real process, as `gpuop check` runs: the exit status and no traceback."""
     done = subprocess.run(
-        [sys.executable, "-c", code, "-"],
-        input=b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": 7}}, 1]}',
-        capture_output=True,
-        timeout=60,
+        [sys.executable, "-c", _MAIN, *args], input=stdin, capture_output=True, timeout=120
     )
-    assert done.returncode == 2
+    assert done.returncode == code, done.stderr
     assert b"Traceback" not in done.stderr
-    assert done.stderr.decode().count("\n") == 1
+    if code == 2:
+        assert done.stderr.decode().count("\n") == 1

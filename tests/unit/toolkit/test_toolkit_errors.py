@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -97,18 +98,40 @@ def test_unreadable_state_record(tmp_path: Path) -> None:
     assert snapshot(root) == before
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can write to read-only directories")
-def test_unwritable_directory(tmp_path: Path) -> None:
+def _lock(directory: Path) -> bool:
+    """Make `directory` unwritable, for root too (immutable attribute); False if impossible."""
+    if os.geteuid() != 0:
+        directory.chmod(0o555)
+        return True
+    chattr = shutil.which("chattr")
+    if chattr is None:
+        return False
+    proc = subprocess.run([chattr, "+i", str(directory)], capture_output=True, check=False)
+    return proc.returncode == 0
+
+
+def _unlock(directory: Path) -> None:
+    if os.geteuid() != 0:
+        directory.chmod(0o755)
+    else:
+        subprocess.run(["chattr", "-i", str(directory)], capture_output=True, check=False)
+
+
+@pytest.mark.parametrize("mode", ["in-place", "drop-in"])
+def test_unwritable_directory(tmp_path: Path, mode: str) -> None:
     root = make_root(tmp_path, CUSTOM)
     directory = root / "etc/containerd"
-    directory.chmod(0o555)
+    if not _lock(directory):
+        pytest.skip("cannot make a directory unwritable here (root without chattr support)")
     try:
         before = snapshot(root)
-        with pytest.raises(ConfigWriteError, match="/etc/containerd/"):
-            configure_runtime(str(root), RuntimeOptions(mode="in-place"))
+        with pytest.raises(ConfigWriteError) as caught:
+            configure_runtime(str(root), RuntimeOptions(mode=mode))
+        assert "/etc/containerd/" in str(caught.value)
+        assert "nothing was changed" in str(caught.value)
         assert snapshot(root) == before
     finally:
-        directory.chmod(0o755)
+        _unlock(directory)
 
 
 def test_unwritable_directory_simulated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -104,7 +104,7 @@ def test_line_documentation_ranges_are_ordered(line: object) -> None:
 
 
 def test_kubernetes_ranges_never_move_backwards_across_releases() -> None:
-    previous = (0, 0)
+    previous: tuple[int, ...] = (0, 0)
     for release in MATRIX.releases:
         high = dotted_key(release.kubernetes.max)
         assert high >= previous, release.version

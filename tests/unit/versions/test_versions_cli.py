@@ -222,3 +222,32 @@ def test_preview_rejects_a_file_without_a_valid_cluster_policy(tmp_path: Path) -
     bad.write_text(yaml.safe_dump(cluster_policy(spec={"driver": {"enabled": "yes"}})))
     result = invoke(upgrade, "preview", str(bad), "26.7.0")
     assert result.exit_code == 2 and "not a valid ClusterPolicy" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("versions", "check", "DUMP", *TODAY), 0),
+        (("versions", "check", "DUMP", "--kubernetes-version", "1.31", *TODAY), 1),
+        (("versions", "check", "DUMP", "--kubernetes-version", "x"), 2),
+        (("upgrade", "preview", "26.3.3", "26.7.0", *TODAY), 0),
+        (("upgrade", "preview", "26.3.3", "nope"), 2),
+    ],
+)
+def test_exit_codes_survive_gpuops_main(
+    monkeypatch: pytest.MonkeyPatch, dump: Path, args: tuple[str, ...], code: int
+) -> None:
+    """Registered in `gpuop.cli` (as the maintainer will), through `main` as the script runs."""
+    import sys
+
+    from gpuop.cli import cli, main
+
+    monkeypatch.setitem(cli.commands, "versions", versions)
+    monkeypatch.setitem(cli.commands, "upgrade", upgrade)
+    argv = ["gpuop", *(str(dump) if arg == "DUMP" else arg for arg in args)]
+    runner = CliRunner()
+    with runner.isolation() as (_stdout, stderr, _):
+        monkeypatch.setattr(sys, "argv", argv)
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+    assert exit_info.value.code == code, stderr.getvalue()

@@ -14,7 +14,7 @@ DOCS = Path(__file__).resolve().parents[3] / "docs" / "versions.md"
 
 def test_docs_match_the_rules() -> None:
     assert DOCS.read_text(encoding="utf-8") == render_docs(), (
-        "docs/versions.md is stale: python -c \"from gpuop.versions.docs import render_docs;"
+        'docs/versions.md is stale: python -c "from gpuop.versions.docs import render_docs;'
         " print(render_docs(), end='')\" > docs/versions.md"
     )
 
