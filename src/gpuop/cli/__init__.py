@@ -23,6 +23,7 @@ from gpuop.cli.plan import plan
 from gpuop.cli.policy import policy
 from gpuop.cli.sim import sim
 from gpuop.cli.toolkit import toolkit
+from gpuop.cli.versions import upgrade, versions
 
 
 @click.group(
@@ -53,12 +54,16 @@ cli.add_command(lab)
 cli.add_command(check)
 cli.add_command(collect)
 cli.add_command(audit)
+cli.add_command(versions)
+cli.add_command(upgrade)
 cli.add_command(toolkit)
 
 
 def main() -> None:
     try:
-        cli(standalone_mode=False)
+        result = cli(standalone_mode=False)
+        if isinstance(result, int) and result:
+            sys.exit(result)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.Abort:

@@ -197,3 +197,11 @@ def drift_patch(
 def applicable_kinds(node: Mapping[str, Any]) -> list[str]:
     workload = node_workload(node)
     return [k.name for k in DRIFT_KINDS.values() if workload in k.applies_to]
+
+
+def render_drift_docs() -> str:
+    """The drift-kind table of docs/sim.md."""
+    lines = ["| drift kind | applies to | the real-world failure it imitates |", "|---|---|---|"]
+    for kind in DRIFT_KINDS.values():
+        lines.append(f"| `{kind.name}` | {', '.join(kind.applies_to)} | {kind.imitates} |")
+    return "\n".join(lines) + "\n"

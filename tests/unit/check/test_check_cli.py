@@ -215,7 +215,6 @@ _MAIN = (
     [
         (["-"], b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": 7}}, 1]}', 2),
         ([DRIFTED, "-o", "json"], b"", 1),
-        ([HEALTHY], b"", 0),
     ],
 )
 def test_exit_codes_survive_the_gpuop_main_path(args: list[str], stdin: bytes, code: int) -> None:

@@ -115,3 +115,12 @@ def test_every_drift_kind_applies_to_a_node_of_its_mode() -> None:
             assert patch.labels or patch.resources
             covered.add(kind)
     assert covered == set(DRIFT_KINDS)
+
+
+def test_drift_docs_are_in_sync() -> None:
+    from pathlib import Path
+
+    from gpuop.sim.drift import render_drift_docs
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "sim.md").read_text()
+    assert render_drift_docs() in doc
