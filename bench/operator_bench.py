@@ -33,6 +33,7 @@ from gpuop.naming import is_gpu_resource
 from gpuop.sim.hardware import NodeSpec, node_manifest
 
 OPERATOR_USER = "system:serviceaccount:gpu-operator:gpuop-operator"
+SIMULATOR_USER = "system:serviceaccount:gpu-operator:gpuop-simulator"
 WRITE_VERBS = {"create", "update", "patch", "delete"}
 
 
@@ -130,7 +131,10 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
 
     operator_kubeconfig = stack.install_operator_access(kubeconfig, work)
     operator = stack.start_operator(operator_kubeconfig, work / f"logs-{count}")
-    simulator = stack.start_simulator(kubeconfig, work / f"logs-{count}", work / f"hosts-{count}")
+    simulator_kubeconfig = stack.install_simulator_access(kubeconfig, work)
+    simulator = stack.start_simulator(
+        str(simulator_kubeconfig), work / f"logs-{count}", work / f"hosts-{count}"
+    )
     time.sleep(3)
     start_offset = audit.stat().st_size
     started = time.monotonic()
@@ -155,6 +159,7 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
             break
         time.sleep(2.0)
     operator_writes = audit_writes(audit, start_offset, OPERATOR_USER)
+    simulator_writes = audit_writes(audit, start_offset, SIMULATOR_USER)
     quiet_offset = audit.stat().st_size
     time.sleep(quiet_seconds)
     quiet_writes = audit_writes(audit, quiet_offset, OPERATOR_USER)
@@ -170,6 +175,8 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
         "ready_seconds": None if ready_at is None else round(ready_at, 2),
         "operator_writes": operator_writes,
         "operator_writes_per_node": round(operator_writes / count, 3),
+        "simulator_writes": simulator_writes,
+        "simulator_writes_per_node": round(simulator_writes / count, 3),
         "quiet_seconds": quiet_seconds,
         "operator_writes_while_quiet": quiet_writes,
     }
@@ -194,12 +201,13 @@ def main() -> None:
             results.append(run_one(cluster, count, args.quiet_seconds, Path(tmp)))
             print(json.dumps(results[-1]), flush=True)
     print(
-        "\nnodes  floor(s)  labelled(s)  ratio  advertising(s)  ready(s)  writes/node  quiet writes"
+        "\nnodes  floor(s)  labelled(s)  ratio  advertising(s)  ready(s)  op writes/node  sim writes/node  quiet writes"
     )
     for r in results:
         print(
             f"{r['nodes']:>5}  {r['floor_seconds']:>8}  {r['labelled_seconds']!s:>11}  {r['ratio_labelled_to_floor']!s:>5}"
-            f"  {r['advertising_seconds']!s:>14}  {r['ready_seconds']!s:>8}  {r['operator_writes_per_node']:>11}"
+            f"  {r['advertising_seconds']!s:>14}  {r['ready_seconds']!s:>8}  {r['operator_writes_per_node']:>14}"
+            f"  {r['simulator_writes_per_node']:>15}"
             f"  {r['operator_writes_while_quiet']:>12}"
         )
     _ = ClusterPolicy

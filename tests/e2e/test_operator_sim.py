@@ -66,7 +66,8 @@ def gpuop_stack(
     for name in NODES:
         ops.delete_node(client, name)
     operator = stack.start_operator(operator_kubeconfig, work / "logs")
-    simulator = stack.start_simulator(kubeconfig, work / "logs", work / "hosts")
+    simulator_kubeconfig = stack.install_simulator_access(kubeconfig, work)
+    simulator = stack.start_simulator(str(simulator_kubeconfig), work / "logs", work / "hosts")
     state = {"kubeconfig": kubeconfig, "work": work, "operator": operator, "simulator": simulator}
     yield state
     state["operator"].stop()

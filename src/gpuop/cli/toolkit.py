@@ -26,13 +26,17 @@ from gpuop.toolkit import (
 def toolkit() -> None:
     """What the NVIDIA container toolkit changes on a GPU node, done reviewably.
 
-    \b
-    Commands:
-      configure-runtime   register the nvidia runtime handler with containerd, or --revert it
+    The toolkit's lasting change to a host is the nvidia runtime handler in containerd's
+    configuration. configure-runtime makes it (or --revert undoes it) so that it can be
+    reviewed first (--dry-run), repeated safely, and audited afterwards (-o json, and the
+    state record it keeps next to the config).
     """
 
 
-@toolkit.command("configure-runtime")
+@toolkit.command(
+    "configure-runtime",
+    short_help="Register the nvidia runtime handler with containerd (or --revert it).",
+)
 @click.option(
     "--root",
     default="/",

@@ -151,8 +151,9 @@ def _start_background(ctx: LabContext) -> None:
     if not operator_kubeconfig.exists():
         operator_kubeconfig = stack.install_operator_access(ctx.kubeconfig, ctx.work_dir)
     ctx.processes["operator"] = stack.start_operator(operator_kubeconfig, ctx.work_dir / "logs")
+    simulator_kubeconfig = stack.install_simulator_access(ctx.kubeconfig, ctx.work_dir)
     ctx.processes["simulator"] = stack.start_simulator(
-        ctx.kubeconfig, ctx.work_dir / "logs", ctx.work_dir / "sim-hosts"
+        str(simulator_kubeconfig), ctx.work_dir / "logs", ctx.work_dir / "sim-hosts"
     )
     _save_processes(ctx)
 

@@ -27,6 +27,7 @@ from gpuop.policy.crd import crd_manifest
 
 NAMESPACE = "gpu-operator"
 OPERATOR_ACCOUNT = "gpuop-operator"
+SIMULATOR_ACCOUNT = "gpuop-simulator"
 
 
 class StackError(RuntimeError):
@@ -58,8 +59,19 @@ def install_crd(kubeconfig: str, timeout: float = 60) -> None:
 
 def install_operator_access(kubeconfig: str, out_dir: Path) -> Path:
     """Namespace + RBAC; returns a kubeconfig acting as the operator's ServiceAccount."""
+    return _install_access(kubeconfig, out_dir, "rbac", OPERATOR_ACCOUNT, "operator.kubeconfig")
+
+
+def install_simulator_access(kubeconfig: str, out_dir: Path) -> Path:
+    """The simulator's RBAC; returns a kubeconfig acting as its ServiceAccount."""
+    return _install_access(
+        kubeconfig, out_dir, "simulator-rbac", SIMULATOR_ACCOUNT, "simulator.kubeconfig"
+    )
+
+
+def _install_access(kubeconfig: str, out_dir: Path, manifest: str, account: str, file: str) -> Path:
     client = sync_client(kubeconfig)
-    for obj in deploy_manifests("namespace") + deploy_manifests("rbac"):
+    for obj in deploy_manifests("namespace") + deploy_manifests(manifest):
         ops.create_or_replace_sync(client, obj)
     deadline = time.monotonic() + 30
     while True:
@@ -67,8 +79,8 @@ def install_operator_access(kubeconfig: str, out_dir: Path) -> Path:
             return write_service_account_kubeconfig(
                 Path(kubeconfig),
                 NAMESPACE,
-                OPERATOR_ACCOUNT,
-                out_dir / "operator.kubeconfig",
+                account,
+                out_dir / file,
                 expiration_seconds=24 * 3600,
             )
         except Exception:
