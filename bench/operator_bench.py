@@ -55,6 +55,72 @@ def audit_writes(path: Path, start: int, user: str) -> int:
     return count
 
 
+def _stamp(value: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+def audit_timeline(path: Path, start: int, names: set[str]) -> dict[str, float | None]:
+    """Seconds from the ClusterPolicy's creation to the operator's last node label patch and
+    its last DaemonSet write, read from the API server's own audit timestamps."""
+    created = last_label = last_daemonset = None
+    patched: set[str] = set()
+    with path.open() as handle:
+        handle.seek(start)
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("stage") != "ResponseComplete":
+                continue
+            ref = entry.get("objectRef") or {}
+            user = (entry.get("user") or {}).get("username")
+            stamp = _stamp(entry["stageTimestamp"])
+            if ref.get("resource") == "clusterpolicies" and entry.get("verb") == "create":
+                created = created or stamp
+            elif user == OPERATOR_USER and entry.get("verb") == "patch":
+                if (
+                    ref.get("resource") == "nodes"
+                    and not ref.get("subresource")
+                    and ref.get("name") in names
+                ):
+                    if ref["name"] not in patched:
+                        patched.add(ref["name"])
+                        if len(patched) == len(names):
+                            last_label = stamp
+                elif ref.get("resource") == "daemonsets":
+                    last_daemonset = stamp
+    if created is None:
+        return {"labelled": None, "daemonsets": None}
+    return {
+        "labelled": None if last_label is None else round(last_label - created, 2),
+        "daemonsets": None if last_daemonset is None else round(last_daemonset - created, 2),
+    }
+
+
+def floor_from_audit(path: Path, start: int) -> float | None:
+    first = last = None
+    with path.open() as handle:
+        handle.seek(start)
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            ref = entry.get("objectRef") or {}
+            if (
+                entry.get("stage") == "ResponseComplete"
+                and entry.get("verb") == "patch"
+                and ref.get("resource") == "nodes"
+            ):
+                stamp = _stamp(entry["stageTimestamp"])
+                first = first if first is not None else _stamp(entry["requestReceivedTimestamp"])
+                last = stamp
+    return None if first is None or last is None else round(last - first, 2)
+
+
 async def floor_patches(kubeconfig: str, names: list[str], concurrency: int = 32) -> float:
     client = async_client(kubeconfig)
     semaphore = asyncio.Semaphore(concurrency)
@@ -126,7 +192,9 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(make, names))
 
+    floor_offset = audit.stat().st_size
     floor = asyncio.run(floor_patches(kubeconfig, names))
+    floor_server = floor_from_audit(audit, floor_offset)
     print(f"[{count}] floor: {count} node patches in {floor:.2f}s", file=sys.stderr)
 
     operator_kubeconfig = stack.install_operator_access(kubeconfig, work)
@@ -159,6 +227,7 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
             break
         time.sleep(2.0)
     operator_writes = audit_writes(audit, start_offset, OPERATOR_USER)
+    timeline = audit_timeline(audit, start_offset, set(names))
     simulator_writes = audit_writes(audit, start_offset, SIMULATOR_USER)
     quiet_offset = audit.stat().st_size
     time.sleep(quiet_seconds)
@@ -169,6 +238,12 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
     result = {
         "nodes": count,
         "floor_seconds": round(floor, 2),
+        "floor_seconds_server": floor_server,
+        "labelled_seconds_server": timeline["labelled"],
+        "daemonsets_seconds_server": timeline["daemonsets"],
+        "ratio_server": None
+        if not floor_server or timeline["labelled"] is None
+        else round(timeline["labelled"] / floor_server, 2),
         "labelled_seconds": None if labelled_at is None else round(labelled_at, 2),
         "ratio_labelled_to_floor": None if labelled_at is None else round(labelled_at / floor, 2),
         "advertising_seconds": None if advertised_at is None else round(advertised_at, 2),
@@ -209,6 +284,13 @@ def main() -> None:
             f"  {r['advertising_seconds']!s:>14}  {r['ready_seconds']!s:>8}  {r['operator_writes_per_node']:>14}"
             f"  {r['simulator_writes_per_node']:>15}"
             f"  {r['operator_writes_while_quiet']:>12}"
+        )
+    print("\nfrom the API server's audit timestamps (no polling granularity):")
+    for r in results:
+        print(
+            f"{r['nodes']:>5} nodes: floor {r['floor_seconds_server']}s, all nodes labelled"
+            f" {r['labelled_seconds_server']}s after the ClusterPolicy was created (ratio"
+            f" {r['ratio_server']}), all DaemonSets written at {r['daemonsets_seconds_server']}s"
         )
     _ = ClusterPolicy
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -45,7 +46,7 @@ pytestmark = pytest.mark.e2e
 
 T = TypeVar("T")
 SEED = 1129
-BATCHES = 4
+BATCHES = int(os.environ.get('GPUOP_EXPLAIN_BATCHES', '4'))
 CASES_PER_BATCH = 80
 PAUSE = "registry.k8s.io/pause:3.10"
 LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.5.0"
@@ -190,6 +191,22 @@ def node_cleanup(kube_client: Client) -> Iterator[set[str]]:
         delete_nodes(kube_client, made)
 
 
+class Phases:
+    """Seconds per phase of a batch, for the test's output."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.spent: list[tuple[str, float]] = []
+
+    def __call__(self, phase: str) -> None:
+        now = time.monotonic()
+        self.spent.append((phase, now - self.last))
+        self.last = now
+
+    def report(self) -> str:
+        return ", ".join(f"{phase} {seconds:.1f}s" for phase, seconds in self.spent)
+
+
 def _batch(
     client: Client,
     kubeconfig: Path,
@@ -198,10 +215,13 @@ def _batch(
     tmp: Path,
     made: set[str],
 ) -> list[dict[str, Any]]:
+    clock = Phases()
     nodes = [node for case in cases for node in case.nodes]
     made.update(node["metadata"]["name"] for node in nodes)
     create_all(client, nodes)
+    clock("create nodes")
     wait_nodes_settled(client, made)
+    clock("nodes ready")
     running = [pod for case in cases for pod in case.existing_pods]
     create_all(client, running)
     running_names = [pod["metadata"]["name"] for pod in running]
@@ -212,13 +232,16 @@ def _batch(
         ),
         "kwok to run the existing pods",
     )
+    clock("existing pods")
     create_all(client, [case.pod for case in cases])
     names = [case.pod["metadata"]["name"] for case in cases]
     wait_decided(client, namespace, names)
+    clock("scheduled")
     time.sleep(2)  # let any retry triggered by the last events land
     pods = wait_decided(client, namespace, names)
     manifest = write_list(tmp / "pods.json", [as_submitted(pods[n]) for n in names])
     _, explained = run_explain(kubeconfig, manifest)
+    clock("explained")
     outcomes = []
     for name, result in zip(names, explained, strict=True):
         verdict, detail = scheduled_state(pods[name]) or ("?", "")
@@ -240,6 +263,8 @@ def _batch(
     delete_pods(client, namespace, [*running_names, *names])
     delete_nodes(client, made)
     made.clear()
+    clock("cleaned up")
+    print(clock.report())
     return outcomes
 
 

@@ -30,6 +30,7 @@ import functools
 import json
 import os
 import shutil
+import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -680,6 +681,59 @@ class LocalCluster:
         return _write_sa_kubeconfig(
             self.kubeconfig_path, namespace, name, path, expiration_seconds=expiration_seconds
         )
+
+    def restart_component(self, component: str, *, kill: bool = True, timeout: float = 90.0) -> int:
+        """Stop one running component and start it again with the same command line.
+
+        For fault injection: ``kill`` sends SIGKILL (a crash), else SIGTERM (a clean stop).
+        etcd keeps its data directory, so the cluster's state survives. Waits until the
+        component is healthy again and returns its new pid.
+        """
+        if component not in COMPONENT_NAMES:
+            raise ControlPlaneError(
+                f"unknown component {component!r}; one of {', '.join(COMPONENT_NAMES)}"
+            )
+        info = self.require_running()
+        with self._locked():
+            pid = self._read_pid(component)
+            argv = procs.cmdline(pid) if pid is not None else None
+            if pid is None or argv is None or not procs.belongs_to(pid, component, self.marker):
+                raise ControlPlaneError(f"{component} of cluster '{self.name}' is not running")
+            if kill:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
+                deadline = time.monotonic() + 10
+                while procs.is_alive(pid) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+            else:
+                procs.stop([pid])
+            extra = {"KWOK_WORKDIR": str(self.dir / "kwok")} if component == KWOK else None
+            new_pid = procs.spawn(argv, self.log_path(component), _component_env(extra), self.dir)
+            self._pid_file(component).write_text(f"{new_pid}\n")
+            ports = info.ports
+            checks: dict[str, Callable[[], bool]] = {
+                ETCD: functools.partial(_http_ok, f"http://{LOOPBACK}:{ports[ETCD]}/health"),
+                APISERVER: self._api_ready,
+                KCM: functools.partial(_http_ok, f"https://{LOOPBACK}:{ports[KCM]}/healthz"),
+                SCHEDULER: functools.partial(
+                    _http_ok, f"https://{LOOPBACK}:{ports[SCHEDULER]}/healthz"
+                ),
+                KWOK: functools.partial(_http_ok, f"http://{LOOPBACK}:{ports[KWOK]}/healthz"),
+            }
+            deadline = time.monotonic() + timeout
+            while not checks[component]():
+                if not procs.is_alive(new_pid):
+                    raise self._start_failure(component, new_pid, exited=True)
+                if time.monotonic() > deadline:
+                    raise self._start_failure(
+                        component, new_pid, exited=False, what=f"{component} to be healthy"
+                    )
+                time.sleep(0.2)
+            updated = {**info.to_dict(), "pids": {**info.pids, component: new_pid}}
+            tmp = self.info_path.with_name("cluster.json.tmp")
+            tmp.write_text(json.dumps(updated, indent=2) + "\n", encoding="utf-8")
+            tmp.replace(self.info_path)
+            return new_pid
 
     def component_rss(self) -> dict[str, int]:
         """Resident memory in bytes of each running component."""

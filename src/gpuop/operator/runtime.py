@@ -195,6 +195,8 @@ async def _prime(state: OperatorState, client: Any) -> None:
 
 async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
     semaphore = asyncio.Semaphore(state.config.write_concurrency)
+    before = state.snapshot()
+    nodes, policies = before.nodes, before.policies
     namespace = state.config.namespace
 
     async def patch_node(name: str, changes: dict[str, str | None]) -> None:
@@ -209,7 +211,7 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         if key in state.posted_events:
             return
         state.posted_events.add(key)
-        uid = (state.snapshot().nodes.get(node, {}).get("metadata") or {}).get("uid")
+        uid = (nodes.get(node, {}).get("metadata") or {}).get("uid")
         involved = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "uid": uid}}
         body = event_body(involved, reason, message, kind, namespace="default")
         async with semaphore:
@@ -244,7 +246,7 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         metrics.WRITES.labels(kind="DaemonSet-delete").inc()
 
     for name, status in actions.status.items():
-        current = next((p for p in state.snapshot().policies if p["metadata"]["name"] == name), {})
+        current = next((p for p in policies if p["metadata"]["name"] == name), {})
         patch_status: dict[str, Any] = dict(status)
         for key in current.get("status") or {}:
             patch_status.setdefault(key, None)
@@ -319,7 +321,9 @@ async def reconcile_loop(state: OperatorState) -> None:
         metrics.observe_plans(actions)
         if actions.write_count:
             log.info(
-                "reconciled: %d node patches, %d applies, %d deletes, %d status writes, ready=%s",
+                "reconciled in %.2fs: %d node patches, %d applies, %d deletes, %d status writes,"
+                " ready=%s",
+                time.monotonic() - started,
                 len(actions.node_label_patches),
                 len(actions.apply),
                 len(actions.delete_daemonsets),

@@ -99,8 +99,23 @@ class OperatorSpec(Spec):
     use_ocp_driver_toolkit: bool | None = None
 
 
+# A DaemonSet's maxUnavailable: a non-negative count or a percentage ("1" is read as 1, as
+# upstream does). The bounds sit on the int-or-string node, where the API server applies
+# `minimum` to integers and `pattern` to strings only.
+MaxUnavailable = Annotated[
+    Annotated[int, Field(ge=0)] | Annotated[str, Field(pattern=r"^[0-9]+%?$")],
+    Field(
+        json_schema_extra={
+            "x-kubernetes-int-or-string": True,
+            "minimum": 0,
+            "pattern": "^[0-9]+%?$",
+        }
+    ),
+]
+
+
 class RollingUpdateSpec(Spec):
-    maxUnavailable: IntOrString | None = None
+    maxUnavailable: MaxUnavailable | None = None
 
 
 class DaemonsetsSpec(Spec):

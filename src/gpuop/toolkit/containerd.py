@@ -3,10 +3,12 @@
 Why this module exists: the toolkit's one lasting effect on a host is a handful of keys in
 containerd's TOML configuration (upstream: `nvidia-ctk-installer`, engine code in
 `pkg/config/engine/containerd`). Getting them right depends on facts about containerd that are
-easy to miss, so they live here, in one place, with no file I/O:
+easy to miss, so they live here, in one place, with no file I/O. Each was checked against a
+real containerd (Debian's 1.6.20 and 2.4.2 built from source) with `containerd config dump`:
 
 * **Config versions.** Version 2 (containerd 1.x) keeps the CRI runtime settings under
-  `plugins."io.containerd.grpc.v1.cri"`; version 3 (containerd 2.x) under
+  `plugins."io.containerd.grpc.v1.cri"`; version 3 (containerd 2.0 to 2.3) and version 4
+  (containerd 2.4 and later, which also reads and migrates 2 and 3) under
   `plugins."io.containerd.cri.v1.runtime"`. A file without `version` is version 1 (plugin
   `cri`, containerd before 1.3) and is refused, as is any other version.
 * **Runtime handlers.** `nvidia` (and with CDI runtimes also `nvidia-cdi`, `nvidia-legacy`) get
@@ -15,14 +17,18 @@ easy to miss, so they live here, in one place, with no file I/O:
   handler is copied from the runtime the node already uses (the default runtime, else `runc`,
   else `crun`), so options such as `SystemdCgroup = true` carry over. Unlike upstream, a source
   runtime with a different `runtime_type` (say, Kata as the default) is not copied.
-* **The built-in `runc`.** containerd replaces its built-in runtimes map as soon as a config
-  declares *any* runtime (checked against containerd 1.6: a config that only adds `nvidia` loses
-  `runc`, and with it the default runtime). When the file declares no runtimes, the built-in
-  `runc` entry is written out explicitly, exactly as `containerd config default` prints it.
+* **The built-in `runc`.** containerd 1.x replaces its built-in runtimes map as soon as a config
+  declares *any* runtime: a config that only adds `nvidia` loses `runc`, and with it the default
+  runtime. When a version 2 file declares no runtimes, the built-in `runc` entry is written out
+  explicitly, exactly as `containerd config default` prints it. containerd 2.x merges declared
+  runtimes into the built-in map, so nothing is needed there.
 * **Plugin sections on import.** containerd 1.x merges an imported file by replacing each
-  plugin section wholesale. A drop-in file therefore has to repeat the CRI runtime section of the
-  main file (upstream does the same, from `containerd config dump`); `effective_plugin_section`
-  computes it from the files on disk.
+  plugin section wholesale, so a version 2 drop-in has to repeat the CRI runtime section of the
+  files before it (upstream does the same, from `containerd config dump`). containerd 2.x
+  merges imported files key by key, so a version 3 or 4 drop-in holds only what is added.
+  `merge_plugin_sections` computes the section containerd ends up with, either way.
+* **CDI.** `enable_cdi` is a CRI runtime setting from containerd 1.7 (1.6 ignores it) to 2.3;
+  containerd 2.4 always enables CDI and ignores the key, so it is not written to version 4.
 
 The edits are returned as `tomledit` edit objects plus `Change` records for the audit trail.
 """
@@ -39,12 +45,17 @@ from gpuop.toolkit.errors import ConfigShapeError, ConfigVersionError
 from gpuop.toolkit.results import Change, RuntimeHandler
 from gpuop.toolkit.tomledit import Edit, KeyPath, SetValue, dotted, lookup
 
-SUPPORTED_VERSIONS: Final = (2, 3)
-"""containerd config versions this tool edits: 2 (containerd 1.x) and 3 (containerd 2.x)."""
+SUPPORTED_VERSIONS: Final = (2, 3, 4)
+"""Config versions this tool edits: 2 (containerd 1.x), 3 (2.0 to 2.3), 4 (2.4 and later)."""
+SUPPORTED_TEXT: Final = (
+    "supported versions: 2 (containerd 1.x), 3 (containerd 2.0 to 2.3) and 4 (containerd 2.4 "
+    "and later)"
+)
 
 CRI_RUNTIME_PLUGIN: Final[Mapping[int, str]] = {
     2: "io.containerd.grpc.v1.cri",
     3: "io.containerd.cri.v1.runtime",
+    4: "io.containerd.cri.v1.runtime",
 }
 """The plugin that holds `containerd.runtimes` and `enable_cdi`, per config version."""
 
@@ -58,40 +69,24 @@ _MODE_RUNTIMES: Final = (
 )
 _RUNTIME_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
-# The built-in runc entry as `containerd config default` prints it. Declaring any runtime in a
-# config file replaces containerd's built-in map, so this is what keeps `runc` (and therefore
-# the default runtime) alive when the file declared none. Checked byte for byte against
-# `containerd config dump` of containerd 1.6 for version 2.
-BUILTIN_RUNC: Final[Mapping[int, Mapping[str, Any]]] = {
-    2: {
-        "runtime_type": RUNC_V2,
-        "options": {
-            "BinaryName": "",
-            "CriuImagePath": "",
-            "CriuPath": "",
-            "CriuWorkPath": "",
-            "IoGid": 0,
-            "IoUid": 0,
-            "NoNewKeyring": False,
-            "NoPivotRoot": False,
-            "Root": "",
-            "ShimCgroup": "",
-            "SystemdCgroup": False,
-        },
-    },
-    3: {
-        "runtime_type": RUNC_V2,
-        "sandboxer": "podsandbox",
-        "options": {
-            "BinaryName": "",
-            "CriuImagePath": "",
-            "CriuWorkPath": "",
-            "IoGid": 0,
-            "IoUid": 0,
-            "NoNewKeyring": False,
-            "Root": "",
-            "ShimCgroup": "",
-        },
+# containerd 1.x's built-in runc entry as `containerd config default` prints it. Declaring any
+# runtime in a version 2 config replaces containerd 1.x's built-in map, so this is what keeps
+# `runc` (and therefore the default runtime) alive when the file declared none. Checked byte
+# for byte against `containerd config dump` of containerd 1.6.
+BUILTIN_RUNC: Final[Mapping[str, Any]] = {
+    "runtime_type": RUNC_V2,
+    "options": {
+        "BinaryName": "",
+        "CriuImagePath": "",
+        "CriuPath": "",
+        "CriuWorkPath": "",
+        "IoGid": 0,
+        "IoUid": 0,
+        "NoNewKeyring": False,
+        "NoPivotRoot": False,
+        "Root": "",
+        "ShimCgroup": "",
+        "SystemdCgroup": False,
     },
 }
 
@@ -104,6 +99,7 @@ _FALLBACK_HANDLER: Final[Mapping[int, Mapping[str, Any]]] = {
         "privileged_without_host_devices": False,
     },
     3: {"runtime_type": RUNC_V2, "privileged_without_host_devices": False},
+    4: {"runtime_type": RUNC_V2, "privileged_without_host_devices": False},
 }
 
 
@@ -146,7 +142,7 @@ def config_version(data: Mapping[str, Any], path: str) -> int | None:
     """
     if not data:
         return None
-    supported = "supported versions: 2 (containerd 1.x) and 3 (containerd 2.x)"
+    supported = SUPPORTED_TEXT
     if "version" not in data:
         raise ConfigVersionError(
             f"{path} has no 'version' key, which makes it a version 1 containerd config "
@@ -238,9 +234,9 @@ def plan_runtimes(
             path[:n] for n in range(len(path) - 1, 0, -1) if lookup(data, path[:n]) is None
         )
 
-    if lookup(data, base) is None:
+    if version == 2 and lookup(data, base) is None:
         runc_path = (*base, "runc")
-        runc = copy.deepcopy(dict(BUILTIN_RUNC[version]))
+        runc = copy.deepcopy(dict(BUILTIN_RUNC))
         edits.append(SetValue(runc_path, runc))
         changes.append(
             Change(
@@ -288,7 +284,7 @@ def plan_runtimes(
             (*plugin_path(version), "containerd", "default_runtime_name"),
             handlers[0].name,
         )
-    if enable_cdi:
+    if enable_cdi and version < 4:
         _plan_value(edits, changes, data, file, (*plugin_path(version), "enable_cdi"), True)
     return RuntimePlan(tuple(edits), tuple(changes))
 
