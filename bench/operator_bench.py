@@ -203,7 +203,11 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
     simulator = stack.start_simulator(
         str(simulator_kubeconfig), work / f"logs-{count}", work / f"hosts-{count}"
     )
-    time.sleep(3)
+    deadline = time.monotonic() + 120
+    while "ready: watching" not in operator.log_path.read_text(errors="replace"):
+        if time.monotonic() > deadline:
+            raise SystemExit("the operator did not become ready:\n" + operator.log_tail())
+        time.sleep(0.2)
     start_offset = audit.stat().st_size
     started = time.monotonic()
     policy = stack.lab_policy(sandbox=False)

@@ -291,6 +291,7 @@ async def reconcile_loop(state: OperatorState) -> None:
     client = state.client
     assert client is not None
     await _prime(state, client)
+    log.info("ready: watching %d nodes", len(state.snapshot().nodes))
     while True:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(state.trigger.wait(), timeout=state.config.resync_seconds)
