@@ -16,9 +16,9 @@ PYTEST_ARGS ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_PACKAGES := $(shell sed -e 's/\#.*//' scripts/debian-packages.txt)
 
-.PHONY: setup system-packages venv binaries test lint format-check typecheck imports pytest lab
+.PHONY: setup system-packages venv binaries containerd2 test lint format-check typecheck imports pytest lab
 
-setup: system-packages venv binaries
+setup: system-packages venv binaries containerd2
 
 system-packages:
 	$(SUDO) apt-get update
@@ -31,6 +31,10 @@ venv:
 # Reuses ~/.cache/gpuop/bin (or $$GPUOP_CACHE_DIR) when it is there.
 binaries:
 	$(BIN)/python -m gpuop cluster build
+
+# containerd 2.x for the toolkit's real-containerd tests (cached like the control plane).
+containerd2:
+	scripts/build-containerd.sh
 
 test: lint format-check typecheck imports pytest
 
@@ -48,7 +52,7 @@ imports:
 
 # pytest's exit code 5 means it collected no tests: that is a failure, and says so.
 pytest:
-	rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
+	rc=0; GPUOP_REQUIRE_CONTAINERD=1 $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; fi; \
 	exit $$rc
 

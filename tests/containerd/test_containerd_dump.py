@@ -11,8 +11,8 @@ config and drop-in inside a temporary directory: the import written into the con
 at the temporary drop-in.
 
 Binaries: `containerd` on PATH (Debian's 1.6, config version 2; CI installs it) and, for config
-version 3, a containerd 2.x from $GPUOP_CONTAINERD2 or /root/.cache/gpuop/bin/containerd-*/
-(built from controlplane/containerd/). A missing binary skips its tests, unless
+versions 3 and 4, a containerd 2.x from $GPUOP_CONTAINERD2 or /root/.cache/gpuop/bin/containerd-*/
+(built from controlplane/containerd/, see its README.md). A missing binary skips its tests, unless
 GPUOP_REQUIRE_CONTAINERD=1 makes that a failure.
 """
 
@@ -35,7 +35,11 @@ pytestmark = pytest.mark.containerd
 
 INPUTS = Path(__file__).resolve().parents[1] / "golden" / "toolkit" / "inputs"
 NAMES = ("nvidia", "nvidia-cdi", "nvidia-legacy")
-PLUGIN = {2: "io.containerd.grpc.v1.cri", 3: "io.containerd.cri.v1.runtime"}
+PLUGIN = {
+    2: "io.containerd.grpc.v1.cri",
+    3: "io.containerd.cri.v1.runtime",
+    4: "io.containerd.cri.v1.runtime",
+}
 
 
 def _binary(candidates: list[str], what: str) -> str:
@@ -162,9 +166,10 @@ def test_containerd_1x_config_version_2(
 
 
 CASES_V3 = {
-    "containerd-config-default": None,
-    "containerd-2.x-default": "containerd-2.x-default.toml",
-    "version-only": "version = 3\n",
+    "containerd-config-default": None,  # version 4 on containerd 2.4 and later
+    "containerd-2.x-v3-default": "containerd-2.x-v3-default.toml",
+    "version-3-only": "version = 3\n",
+    "version-4-only": "version = 4\n",
     "runc-systemd": (
         "version = 3\n"
         "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\n"
@@ -176,7 +181,7 @@ CASES_V3 = {
 @pytest.mark.parametrize("mode", ["in-place", "drop-in"])
 @pytest.mark.parametrize("option_set", sorted(OPTION_SETS))
 @pytest.mark.parametrize("case", sorted(CASES_V3))
-def test_containerd_2x_config_version_3(
+def test_containerd_2x_config_versions_3_and_4(
     tmp_path: Path, case: str, option_set: str, mode: str
 ) -> None:
     binary = containerd_2()

@@ -79,7 +79,8 @@ def toolkit() -> None:
 @click.option(
     "--enable-cdi",
     is_flag=True,
-    help="Set enable_cdi = true in the CRI plugin (containerd 1.7 and later; 1.6 ignores it).",
+    help="Set enable_cdi = true in the CRI plugin (containerd 1.7 to 2.3; 1.6 ignores it, "
+    "2.4 and later always enable CDI).",
 )
 @click.option(
     "--install-dir",
@@ -139,7 +140,7 @@ def configure_runtime_command(
     Adds runtime handler NAME (default nvidia) with runtime_type io.containerd.runc.v2 and
     options.BinaryName <install-dir>/toolkit/nvidia-container-runtime, copying the other
     options (SystemdCgroup, ...) from the runtime the node already uses. Supports containerd
-    config version 2 (containerd 1.x) and 3 (containerd 2.x).
+    config versions 2 (containerd 1.x), 3 (2.0 to 2.3) and 4 (2.4 and later).
 
     Every other byte of the config is kept. Running it twice changes nothing the second time.
     Files are replaced atomically; the first change keeps a backup (<file>.gpuop-backup) and

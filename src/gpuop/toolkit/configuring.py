@@ -212,6 +212,10 @@ def configure_runtime(
             runtime_type=options.runtime_type,
         )
 
+    if options.enable_cdi and version >= 4:
+        work.notes.append(
+            "containerd 2.4 and later (config version 4) always enable CDI; enable_cdi is not set"
+        )
     if options.mode == "in-place":
         runtime_plan = plan(data, paths.config.host)
         config_edits += runtime_plan.edits
@@ -255,7 +259,7 @@ def configure_runtime(
             result,
             files=tuple(p.outcome() for p in work.planned),
             changes=tuple(work.changes),
-            notes=(RESTART_HINT,),
+            notes=(*work.notes, RESTART_HINT),
         )
 
     commit(_configure_writes(paths, options, state, work.planned, work.changes), paths.root)
@@ -264,7 +268,7 @@ def configure_runtime(
         files=tuple(p.outcome() for p in work.planned),
         changes=tuple(work.changes),
         state_file=paths.state.host,
-        notes=(RESTART_HINT,),
+        notes=(*work.notes, RESTART_HINT),
     )
 
 
@@ -294,10 +298,10 @@ def _plan_drop_in(
     if version == 2 and sources:
         sources = sources[-1:]
 
-    drop_data: dict[str, Any] = {"version": version}
+    loaded_data: dict[str, Any] = {"version": version}
     if effective is not None:
-        drop_data["plugins"] = {plugin[1]: effective}
-    runtime_plan = plan(drop_data, drop.host)
+        loaded_data["plugins"] = {plugin[1]: effective}
+    runtime_plan = plan(loaded_data, drop.host)
     drop_before = paths.root.read(drop)
     owned = state is not None and state.file(drop.host) is not None
     if not runtime_plan.edits and not owned:
@@ -305,9 +309,12 @@ def _plan_drop_in(
         # place earlier, by gpuop or by hand): a drop-in would only duplicate them.
         work.notes.append("already configured by the files containerd loads; no drop-in needed")
         return False
-    final = apply_to_data(drop_data, runtime_plan.edits)
+    # containerd 1.x lets the drop-in's CRI section replace the whole section, so it repeats
+    # it; containerd 2.x merges key by key, so the drop-in holds only what is added.
+    copied = version == 2 and effective is not None
+    final = apply_to_data(loaded_data if copied else {"version": version}, runtime_plan.edits)
     body = dump(final, indented=True, literal_strings=version >= 3)
-    text = _drop_in_header(sources) + body
+    text = _drop_in_header(sources if copied else []) + body
 
     if (
         drop_before is not None
@@ -321,7 +328,7 @@ def _plan_drop_in(
     like = paths.config if paths.root.exists(paths.config) else None
     work.planned.append(_Planned(drop, drop_before, text.encode(), like=like))
     if drop_before != text.encode():
-        if effective is not None:
+        if copied:
             work.changes.append(
                 Change(drop.host, "copied", plugin, note=f"copied from {', '.join(sources)}")
             )
@@ -364,6 +371,8 @@ def _drop_in_header(sources: Sequence[str]) -> str:
             "# replace it whole. Change those settings there, then run",
             "# `gpuop toolkit configure-runtime` again.",
         ]
+    else:
+        lines.append("# containerd merges it into the main configuration key by key.")
     return "\n".join(lines) + "\n"
 
 
@@ -714,7 +723,7 @@ def _check_options(options: RuntimeOptions) -> None:
     if options.new_config_version not in containerd.SUPPORTED_VERSIONS:
         raise ConfigVersionError(
             f"cannot create a version {options.new_config_version} config; "
-            "supported versions: 2 and 3"
+            f"{containerd.SUPPORTED_TEXT}"
         )
 
 

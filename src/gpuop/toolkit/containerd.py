@@ -265,6 +265,7 @@ def plan_runtimes(
                     kind="added",
                     key=path,
                     value=table,
+                    created_parents=missing_parents(path),
                     note=f"runtime handler {handler.name} -> {handler.binary}",
                 )
             )

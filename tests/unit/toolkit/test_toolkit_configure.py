@@ -21,7 +21,8 @@ from gpuop.toolkit.errors import ConfigPathError, ConfigShapeError
 
 DEFAULT_16 = (INPUTS_DIR / "containerd-1.6-default.toml").read_text()
 CUSTOM = (INPUTS_DIR / "commented-custom-runtimes.toml").read_text()
-V3 = (INPUTS_DIR / "containerd-2.x-default.toml").read_text()
+V3 = (INPUTS_DIR / "containerd-2.x-v3-default.toml").read_text()
+V4 = (INPUTS_DIR / "containerd-2.4-default.toml").read_text()
 MINIMAL = 'version = 2\n[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "pause:3.10"\n'
 CRI = ("plugins", "io.containerd.grpc.v1.cri")
 OPERATOR = RuntimeOptions(with_cdi_runtimes=True, enable_cdi=True)
@@ -145,6 +146,47 @@ def test_v3_uses_the_containerd_2_plugin(tmp_path: Path) -> None:
         "io.containerd.grpc.v1.cri" not in data["plugins"]
         or "containerd" not in data["plugins"]["io.containerd.grpc.v1.cri"]
     )
+
+
+def test_v4_has_no_enable_cdi(tmp_path: Path) -> None:
+    root = make_root(tmp_path, V4)
+    result = configure_runtime(str(root), RuntimeOptions(mode="in-place", enable_cdi=True))
+    cri = read(root)["plugins"]["io.containerd.cri.v1.runtime"]
+    assert "enable_cdi" not in cri
+    assert "nvidia" in cri["containerd"]["runtimes"]
+    assert any("always enable CDI" in n for n in result.notes)
+
+
+def test_v3_drop_in_holds_only_what_is_added(tmp_path: Path) -> None:
+    text = (
+        "version = 3\n"
+        "[plugins.'io.containerd.cri.v1.runtime'.containerd]\n"
+        "  default_runtime_name = 'runc'\n"
+        "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\n"
+        "  SystemdCgroup = true\n"
+    )
+    root = make_root(tmp_path, text)
+    configure_runtime(str(root), RuntimeOptions(set_as_default=True))
+    drop = read(root, "/etc/containerd/conf.d/99-nvidia.toml")
+    assert drop == {
+        "version": 3,
+        "plugins": {
+            "io.containerd.cri.v1.runtime": {
+                "containerd": {
+                    "default_runtime_name": "nvidia",
+                    "runtimes": {
+                        "nvidia": {
+                            "runtime_type": "io.containerd.runc.v2",
+                            "options": {
+                                "BinaryName": "/usr/local/nvidia/toolkit/nvidia-container-runtime",
+                                "SystemdCgroup": True,
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
 
 
 def test_drop_in_mode_adds_one_import_and_a_drop_in(tmp_path: Path) -> None:

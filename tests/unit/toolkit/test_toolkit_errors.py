@@ -34,8 +34,8 @@ CUSTOM = (INPUTS_DIR / "commented-custom-runtimes.toml").read_text()
         ("version = 2\nversion = 3\n", ConfigParseError, "line 2"),
         ('version = 2\nroot = "unterminated\n', ConfigParseError, "line 2"),
         ('[plugins."io.containerd.grpc.v1.cri"]\n', ConfigVersionError, "version 1"),
-        ("version = 1\n", ConfigVersionError, "supported versions: 2 (containerd 1.x) and 3"),
-        ("version = 4\n", ConfigVersionError, "config version 4"),
+        ("version = 1\n", ConfigVersionError, "supported versions: 2 (containerd 1.x), 3"),
+        ("version = 5\n", ConfigVersionError, "config version 5"),
         ('version = "2"\n', ConfigVersionError, "must be an integer"),
         ('version = 2\nplugins = "none"\n', ConfigShapeError, "plugins must be a table"),
         (

@@ -1,8 +1,9 @@
 """Golden tests: the `--dry-run` diff for real-world containerd configs.
 
-Inputs live in tests/golden/toolkit/inputs/ (containerd 1.6's `containerd config default`, a
-containerd 2.x default, hand-written configs with comments and custom runtimes, an already
-configured one). For each input and scenario the expected `--dry-run` text output (the unified
+Inputs live in tests/golden/toolkit/inputs/: what `containerd config default` prints in
+containerd 1.6.20 (version 2) and 2.4.2 (version 4), a version 3 default in the containerd 2.0 to
+2.3 layout (written by hand), hand-written configs with comments and custom runtimes, a
+distribution-style conf.d config, and one the upstream toolkit already configured. For each input and scenario the expected `--dry-run` text output (the unified
 diff, then the summary) is kept as tests/golden/toolkit/<input>/<scenario>.diff. Regenerate after an intended change with
 
     UPDATE_GOLDEN=1 .venv/bin/pytest tests/unit/toolkit/test_toolkit_golden.py

@@ -26,6 +26,7 @@ from toolkit_configs import PLUGIN, containerd_configs
 from toolkit_support import CONFIG, contents, make_root, snapshot
 
 from gpuop.toolkit import ConfigShapeError, RuntimeOptions, configure_runtime, revert_runtime
+from gpuop.toolkit.containerd import merge_plugin_sections
 from gpuop.toolkit.tomledit import LayoutError, parse
 
 SETTINGS = settings(
@@ -62,13 +63,16 @@ def editable(text: str, root: Path, options: RuntimeOptions) -> bool:
 
 
 def effective_runtimes(root: Path, options: RuntimeOptions) -> tuple[dict[str, Any], int]:
-    """The CRI runtime section after configure, from the file that now carries it."""
+    """The CRI runtime section containerd would load after configure (config, then drop-in)."""
     config = tomllib.loads((root / CONFIG).read_text())
     version = config["version"]
-    source = config
+    sections = [config.get("plugins", {}).get(PLUGIN[version], {})]
     if options.mode == "drop-in" and (root / DROP_IN).exists():
-        source = tomllib.loads((root / DROP_IN).read_text())
-    return source["plugins"][PLUGIN[version]], version
+        drop = tomllib.loads((root / DROP_IN).read_text())
+        sections.append(drop.get("plugins", {}).get(PLUGIN[version], {}))
+    merged = merge_plugin_sections(sections, version)
+    assert merged is not None
+    return merged, version
 
 
 def removed_lines(before: str, after: str) -> list[str]:
@@ -91,14 +95,14 @@ def test_configure_registers_keeps_lines_and_is_idempotent(
             return
         result = configure_runtime(str(root), options)
 
-        section, _ = effective_runtimes(root, options)
+        section, version = effective_runtimes(root, options)
         runtimes = section["containerd"]["runtimes"]
         for handler in options.handlers():
             assert runtimes[handler.name]["runtime_type"] == "io.containerd.runc.v2"
             assert runtimes[handler.name]["options"]["BinaryName"] == handler.binary
         if options.set_as_default:
             assert section["containerd"]["default_runtime_name"] == "nvidia"
-        if options.enable_cdi:
+        if options.enable_cdi and version < 4:  # version 4: CDI is always on, no such key
             assert section["enable_cdi"] is True
 
         after = (root / CONFIG).read_text()

@@ -13,7 +13,11 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-PLUGIN = {2: "io.containerd.grpc.v1.cri", 3: "io.containerd.cri.v1.runtime"}
+PLUGIN = {
+    2: "io.containerd.grpc.v1.cri",
+    3: "io.containerd.cri.v1.runtime",
+    4: "io.containerd.cri.v1.runtime",
+}
 
 
 @dataclass(frozen=True)
@@ -96,8 +100,8 @@ def _is_cri(block: Block, plugin: str) -> bool:
 
 @st.composite
 def containerd_configs(draw: st.DrawFn) -> str:
-    """The text of a containerd config.toml (version 2 or 3)."""
-    version = draw(st.sampled_from([2, 3]))
+    """The text of a containerd config.toml (version 2, 3 or 4)."""
+    version = draw(st.sampled_from([2, 3, 4]))
     style = Style(
         indent=draw(st.booleans()),
         literal=draw(st.booleans()),
@@ -164,7 +168,7 @@ def containerd_configs(draw: st.DrawFn) -> str:
     for name in runtime_names:
         blocks += _runtime_blocks(draw, style, (*cri, "containerd", "runtimes"), name, 5)
     if draw(st.booleans()):
-        registry = "io.containerd.cri.v1.images" if version == 3 else plugin
+        registry = "io.containerd.cri.v1.images" if version >= 3 else plugin
         blocks.append(
             [
                 *(["# registry settings"] if style.comments else []),
