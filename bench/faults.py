@@ -2,7 +2,9 @@
 
 With N simulated nodes (a mix of container, vm-passthrough and vm-vgpu) converging under
 the operator (as its ServiceAccount) and the simulator, each round changes the workload
-config of a few nodes, waits a random moment (seeded, printed) and injects one fault:
+config of a few nodes, waits a random moment (seeded, printed), injects one fault and
+changes a few more nodes right after it (so the restarted operator or the relisted watches
+must act, not only a state that had already converged):
 
 * ``kill-apiserver``: SIGKILL the kube-apiserver and start it again;
 * ``kill-etcd``: SIGKILL etcd and start it again (same data directory);
@@ -51,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 from lightkube import Client
 from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import DaemonSet
@@ -58,6 +61,7 @@ from lightkube.resources.core_v1 import Pod
 
 from gpuop.controlplane import LocalCluster
 from gpuop.controlplane.cluster import APISERVER, ETCD
+from gpuop.controlplane.kubeconfig import api_client
 from gpuop.kube import ClusterPolicy, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
@@ -67,6 +71,8 @@ from gpuop.policy import parse_cluster_policy
 from gpuop.sim.hardware import NodeSpec, node_manifest
 
 FAULTS = ("kill-apiserver", "kill-etcd", "kill-operator", "expire-watches")
+# What a client call raises while the API server is down (lightkube ships its own httpx).
+API_ERRORS = (ApiError, httpx.HTTPError, httpx2.HTTPError)
 SCENARIOS = ("mode-switch", "vgpu-change", "conflicting-writers")
 NODE_LABEL = "gpuop.test/faults"
 WORKLOAD = "nvidia.com/gpu.workload.config"
@@ -250,7 +256,7 @@ def wait_converged(
     while time.monotonic() - started < timeout:
         try:
             last = observe(run, allow_held)
-        except (ApiError, httpx.HTTPError) as exc:
+        except API_ERRORS as exc:
             last = Observation(False, [], [f"API error: {exc}"])
         if last.converged:
             return time.monotonic() - started, last
@@ -273,6 +279,23 @@ def compact_etcd(cluster: LocalCluster) -> int:
     return revision
 
 
+def watch_status(cluster: LocalCluster, resource_version: int) -> int | None:
+    """The status code a Node watch resumed at ``resource_version`` gets (410: expired)."""
+    params = {"watch": "true", "resourceVersion": str(resource_version), "timeoutSeconds": "5"}
+    with (
+        api_client(cluster.kubeconfig_path, timeout=15) as http,
+        http.stream("GET", "/api/v1/nodes", params=params) as response,
+    ):
+        if response.status_code != 200:
+            return response.status_code
+        for line in response.iter_lines():
+            event = json.loads(line)
+            if event.get("type") == "ERROR":
+                return int(event["object"].get("code") or 0)
+            return 200
+    return None
+
+
 def inject(run: Stack, fault: str) -> None:
     if fault == "kill-apiserver":
         run.cluster.restart_component(APISERVER)
@@ -288,6 +311,10 @@ def inject(run: Stack, fault: str) -> None:
         revision = compact_etcd(run.cluster)
         say(f"  compacted etcd at revision {revision}")
         run.cluster.restart_component(APISERVER)
+        code = watch_status(run.cluster, revision - 1)
+        say(f"  a watch resumed at revision {revision - 1} now gets: {code}")
+        if code != 410:
+            raise RuntimeError(f"expire-watches: a watch at an old revision got {code}, not 410")
     else:
         raise ValueError(fault)
 
@@ -298,7 +325,7 @@ def retry_api(action: Callable[[], Any], timeout: float = 60) -> Any:
     while True:
         try:
             return action()
-        except (httpx.HTTPError, ApiError) as exc:
+        except API_ERRORS as exc:
             if isinstance(exc, ApiError) and exc.status.code not in (500, 503, 504):
                 raise
             if time.monotonic() > deadline:
@@ -355,13 +382,20 @@ def scenario_mode_switch(run: Stack, rng: random.Random, report: Report, timeout
     stop = threading.Event()
     skipped: list[str] = []
 
+    samples: list[str | None] = []
+
     def watch_hold() -> None:
         watcher = run.client()
         while not stop.is_set():
-            with contextlib.suppress(httpx.HTTPError, ApiError):
-                labels = node_labels(watcher, name)
-                if current_workload(labels) not in ("container", None):
-                    skipped.append(f"{name} switched to {current_workload(labels)} with a GPU pod")
+            try:
+                node = ops.get_node(watcher, name) or {}
+            except API_ERRORS:
+                time.sleep(0.2)
+                continue
+            workload = current_workload((node.get("metadata") or {}).get("labels") or {})
+            samples.append(workload)
+            if workload not in ("container", None):
+                skipped.append(f"{name} switched to {workload} with a GPU pod")
             time.sleep(0.2)
 
     thread = threading.Thread(target=watch_hold, daemon=True)
@@ -380,6 +414,9 @@ def scenario_mode_switch(run: Stack, rng: random.Random, report: Report, timeout
     thread.join()
     if skipped:
         report.violations.append(f"safety hold skipped: {skipped[0]}")
+    if len(samples) < 5:
+        report.violations.append(f"mode-switch: the hold was observed only {len(samples)} times")
+    say(f"  hold observed {len(samples)} times while the GPU pod ran")
     retry_api(lambda: client.delete(Pod, HOLDER_POD, namespace="default", grace_period=0))
     deadline = time.monotonic() + timeout
     while current_workload(node_labels(client, name)) != "vm-vgpu":
@@ -466,7 +503,7 @@ def scenario_conflicting_writers(
                                 report.conflicts_retried += 1
                     with lock:
                         last_dcgm.append(enabled)
-            except (httpx.HTTPError, ApiError):
+            except API_ERRORS:
                 pass
             time.sleep(0.1)
 
@@ -479,13 +516,28 @@ def scenario_conflicting_writers(
     stop.set()
     for thread in threads:
         thread.join()
+    # The user's last word, written once the API answers (a write cut off by a crash may or
+    # may not have landed, so the check is on an edit known to have succeeded).
+    final = not last_dcgm[-1] if last_dcgm else False
+
+    def final_edit() -> None:
+        while True:
+            obj = client.get(ClusterPolicy, POLICY)
+            obj.spec["dcgmExporter"]["enabled"] = final
+            try:
+                client.replace(obj)
+                return
+            except ApiError as exc:
+                if exc.status.code != 409:
+                    raise
+                report.conflicts_retried += 1
+
+    retry_api(final_edit, timeout)
+    time.sleep(3)
     policy = retry_api(lambda: stack.get_cluster_policy(run.kubeconfig, POLICY)) or {}
     enabled = ((policy.get("spec") or {}).get("dcgmExporter") or {}).get("enabled")
-    if last_dcgm and enabled != last_dcgm[-1]:
-        report.violations.append(
-            f"user's last ClusterPolicy edit lost: {enabled} != {last_dcgm[-1]}"
-        )
-    _ = timeout
+    if enabled != final:
+        report.violations.append(f"user's last ClusterPolicy edit lost: {enabled} != {final}")
     for name in sorted(opted_out):
         value = node_labels(client, name).get(f"{DEPLOY}node-status-exporter")
         labels = node_labels(client, name)
@@ -529,14 +581,21 @@ def run_faults(
         for step, name in enumerate(plan_steps, 1):
             report.injected.append(name)
             before = len(report.violations)
-            if name in SCENARIO_RUNNERS:
-                SCENARIO_RUNNERS[name](run, rng, report, timeout)
-            else:
-                perturb(run, rng, max(1, nodes // 20))
-                delay = rng.uniform(0, 2)
-                time.sleep(delay)
-                say(f"step {step}: {name} after {delay:.2f}s")
-                inject(run, name)
+            try:
+                if name in SCENARIO_RUNNERS:
+                    SCENARIO_RUNNERS[name](run, rng, report, timeout)
+                else:
+                    perturb(run, rng, max(1, nodes // 20))
+                    delay = rng.uniform(0, 2)
+                    time.sleep(delay)
+                    say(f"step {step}: {name} after {delay:.2f}s")
+                    inject(run, name)
+                    # Changes made right after the fault must be seen by the new watches.
+                    perturb(run, rng, max(1, nodes // 20))
+            except Exception as exc:  # a component that does not come back ends the run
+                report.violations.append(f"{name}: {type(exc).__name__}: {exc}")
+                say(f"step {step}: {name} FAILED: {exc}")
+                break
             if not run.operator.alive():
                 report.violations.append(f"operator died: {run.operator.log_tail(5)}")
                 run.restart_operator()
@@ -552,7 +611,10 @@ def run_faults(
     finally:
         with contextlib.suppress(Exception):
             say("operator log tail:\n" + run.operator.log_tail(15))
-        run.stop()
+        try:
+            run.stop()
+        except API_ERRORS as exc:
+            say(f"cleanup failed (the API server is down?): {exc}")
     return report
 
 

@@ -707,6 +707,14 @@ class LocalCluster:
                     time.sleep(0.05)
             else:
                 procs.stop([pid])
+            # A killed multi-threaded server shows as gone (its leader a zombie) a moment
+            # before its last thread has exited and closed the listening sockets.
+            own_ports = [info.ports[component]] + (
+                [info.ports["etcd-peer"]] if component == ETCD else []
+            )
+            deadline = time.monotonic() + 15
+            while not all(port_is_free(p) for p in own_ports) and time.monotonic() < deadline:
+                time.sleep(0.1)
             extra = {"KWOK_WORKDIR": str(self.dir / "kwok")} if component == KWOK else None
             new_pid = procs.spawn(argv, self.log_path(component), _component_env(extra), self.dir)
             self._pid_file(component).write_text(f"{new_pid}\n")

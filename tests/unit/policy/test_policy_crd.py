@@ -110,7 +110,9 @@ def test_bounds_and_special_types() -> None:
         "maximum": 65535,
     }
     assert props["daemonsets"]["properties"]["rollingUpdate"]["properties"]["maxUnavailable"] == {
-        "x-kubernetes-int-or-string": True
+        "x-kubernetes-int-or-string": True,
+        "minimum": 0,
+        "pattern": "^[0-9]+%?$",
     }
     toleration = props["daemonsets"]["properties"]["tolerations"]["items"]
     assert toleration["properties"]["effect"]["enum"] == [

@@ -1,0 +1,172 @@
+"""10,000-input fuzzing, engine level: `run_checks` and `explain_pod` never raise.
+
+The checker turns an exception inside a check into a GPU000 finding, so "no traceback"
+means: `run_checks` returns, no GPU000 finding, and the report serialises. Inputs come
+from the adversarial strategies of `test_check_fuzz` (wrong types everywhere, huge
+strings, bad quantities) and from mutating the generated corpus at a random path.
+
+Default: 3,800 inputs through `run_checks` here and 6,300 through `explain_pod` in
+`tests/unit/explain/test_explain_fuzz_counts.py` (10,100 in all, under a minute).
+Hypothesis draws the structured inputs; for the mutated corpus each Hypothesis example
+seeds a cheap random mutator that derives ten inputs, so most of the time goes to the
+engine, not to generating. GPUOP_FUZZ_SCALE=N multiplies every count. Counts are checked,
+not assumed: each test counts the inputs it ran and the last test asserts the totals.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import corpus_gen
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_check_fuzz import _objects, nodes
+
+from gpuop.check import run_checks, to_sarif
+
+SCALE = max(1, int(os.environ.get("GPUOP_FUZZ_SCALE", "1")))
+FUZZ = settings(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    database=None,
+)
+RAN: dict[str, int] = {}
+TARGETS = {"objects": 800, "nodes": 500, "mutated": 2500}
+BATCH = 10  # inputs derived from one Hypothesis example by the random mutator
+
+
+def _corpus_objects() -> list[Any]:
+    policy = corpus_gen.policy_object(sandbox=True)
+    resolved = corpus_gen.resolved(policy)
+    objects: list[Any] = [policy]
+    for index, (model, workload) in enumerate(
+        [("A10", "container"), ("A10", "vm-vgpu"), ("A100", "vm-passthrough")]
+    ):
+        node, node_plan = corpus_gen.node_object(
+            f"n{index}", resolved, model=model, workload=workload
+        )
+        objects.append(node)
+        objects.extend(corpus_gen.operand_pods(node, node_plan))
+    return objects
+
+
+def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix]
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            found.extend(_paths(value, (*prefix, key)))
+    elif isinstance(obj, list):
+        for index, value in enumerate(obj):
+            found.extend(_paths(value, (*prefix, index)))
+    return found
+
+
+def _replace(obj: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    head, *rest = path
+    copy = list(obj) if isinstance(obj, list) else dict(obj)
+    copy[head] = _replace(obj[head], tuple(rest), new)
+    return copy
+
+
+def _assert_sound(objects: list[Any], kind: str) -> None:
+    RAN[kind] = RAN.get(kind, 0) + 1
+    report = run_checks(objects)
+    crashes = [f for f in report.findings if f.code == "GPU000"]
+    assert not crashes, crashes
+    json.loads(report.to_json())
+    json.dumps(to_sarif(report))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _print_counts() -> Iterator[None]:
+    yield
+    print(f"\nrun_checks inputs: {RAN} = {sum(RAN.values())}")
+
+
+@settings(FUZZ, max_examples=TARGETS["objects"] * SCALE)
+@given(_objects)
+def test_run_checks_on_adversarial_objects(objects: list[Any]) -> None:
+    _assert_sound(objects, "objects")
+
+
+@settings(FUZZ, max_examples=TARGETS["nodes"] * SCALE)
+@given(st.lists(nodes(), min_size=1, max_size=5), st.booleans())
+def test_run_checks_on_adversarial_nodes(node_list: list[Any], sandbox: bool) -> None:
+    _assert_sound([corpus_gen.policy_object(sandbox=sandbox), *node_list], "nodes")
+
+
+_CORPUS = _corpus_objects()
+_CORPUS_PATHS = [(i, p) for i, obj in enumerate(_CORPUS) for p in _paths(obj)]
+
+
+_ODD_VALUES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**70,
+    1.5,
+    float("nan"),
+    float("inf"),
+    "",
+    "true",
+    "-1",
+    "1e999",
+    "2Ki",
+    "x" * 70_000,
+    "é" * 300,
+    "\x00\n",
+    [],
+    {},
+    [1, "a"],
+    {"a": {"b": [1]}},
+]
+
+
+def mutate(objects: list[Any], rng: random.Random, steps: int) -> list[Any]:
+    """Replace (or drop) the value at ``steps`` random paths of ``objects``."""
+    objects = list(objects)
+    for _ in range(steps):
+        index = rng.randrange(len(objects))
+        paths = _paths(objects[index])
+        path = paths[rng.randrange(len(paths))]
+        if path and rng.random() < 0.2:
+            value: Any = rng.choice(["", None, {}])
+        elif rng.random() < 0.3 and path:
+            # Move a value of the right shape to the wrong place.
+            other = rng.choice(paths)
+            value = _get(objects[index], other)
+        else:
+            value = rng.choice(_ODD_VALUES)
+        objects[index] = _replace(objects[index], path, value)
+    return objects
+
+
+def _get(obj: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        obj = obj[key]
+    return obj
+
+
+@settings(FUZZ, max_examples=TARGETS["mutated"] * SCALE // BATCH)
+@given(st.integers(min_value=0, max_value=2**32))
+def test_run_checks_on_a_mutated_corpus(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(BATCH):
+        _assert_sound(mutate(_CORPUS, rng, rng.randint(1, 4)), "mutated")
+
+
+def test_zz_the_counts_were_reached() -> None:
+    """Runs last in this file: every fuzz test above ran its full count."""
+    if set(RAN) != set(TARGETS):
+        pytest.skip("only part of this file ran")
+    for kind, target in TARGETS.items():
+        assert RAN[kind] >= target * SCALE, (kind, RAN[kind])
