@@ -15,6 +15,8 @@ from gpuop.cli.audit import audit
 from gpuop.cli.check import check, collect
 from gpuop.cli.cluster import cluster
 from gpuop.cli.common import UserError
+from gpuop.cli.explain import explain
+from gpuop.cli.kubevirt import kubevirt
 from gpuop.cli.lab import lab
 from gpuop.cli.names import names
 from gpuop.cli.operands import operands
@@ -56,6 +58,8 @@ cli.add_command(collect)
 cli.add_command(audit)
 cli.add_command(versions)
 cli.add_command(upgrade)
+cli.add_command(explain)
+cli.add_command(kubevirt)
 cli.add_command(toolkit)
 
 
