@@ -203,41 +203,43 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
     simulator = stack.start_simulator(
         str(simulator_kubeconfig), work / f"logs-{count}", work / f"hosts-{count}"
     )
-    deadline = time.monotonic() + 120
-    while "ready: watching" not in operator.log_path.read_text(errors="replace"):
-        if time.monotonic() > deadline:
-            raise SystemExit("the operator did not become ready:\n" + operator.log_tail())
-        time.sleep(0.2)
-    start_offset = audit.stat().st_size
-    started = time.monotonic()
-    policy = stack.lab_policy(sandbox=False)
-    stack.apply_cluster_policy(kubeconfig, policy)
-    wanted = set(names)
-    labelled_at = advertised_at = ready_at = None
-    deadline = started + max(300, count * 0.6)
-    while time.monotonic() < deadline:
-        labelled, advertising = snapshot(kubeconfig, wanted)
-        now = time.monotonic() - started
-        if labelled_at is None and labelled == count:
-            labelled_at = now
-        if advertised_at is None and advertising == count:
-            advertised_at = now
-        state = (
-            (stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}).get("status") or {}
-        ).get("state")
-        if ready_at is None and state == "ready" and labelled_at is not None:
-            ready_at = now
-        if labelled_at is not None and advertised_at is not None and ready_at is not None:
-            break
-        time.sleep(2.0)
-    operator_writes = audit_writes(audit, start_offset, OPERATOR_USER)
-    timeline = audit_timeline(audit, start_offset, set(names))
-    simulator_writes = audit_writes(audit, start_offset, SIMULATOR_USER)
-    quiet_offset = audit.stat().st_size
-    time.sleep(quiet_seconds)
-    quiet_writes = audit_writes(audit, quiet_offset, OPERATOR_USER)
-    operator.stop()
-    simulator.stop()
+    try:
+        deadline = time.monotonic() + 120
+        while "ready: watching" not in operator.log_path.read_text(errors="replace"):
+            if time.monotonic() > deadline:
+                raise SystemExit("the operator did not become ready:\n" + operator.log_tail())
+            time.sleep(0.2)
+        start_offset = audit.stat().st_size
+        started = time.monotonic()
+        policy = stack.lab_policy(sandbox=False)
+        stack.apply_cluster_policy(kubeconfig, policy)
+        wanted = set(names)
+        labelled_at = advertised_at = ready_at = None
+        deadline = started + max(300, count * 0.6)
+        while time.monotonic() < deadline:
+            labelled, advertising = snapshot(kubeconfig, wanted)
+            now = time.monotonic() - started
+            if labelled_at is None and labelled == count:
+                labelled_at = now
+            if advertised_at is None and advertising == count:
+                advertised_at = now
+            state = (
+                (stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}).get("status") or {}
+            ).get("state")
+            if ready_at is None and state == "ready" and labelled_at is not None:
+                ready_at = now
+            if labelled_at is not None and advertised_at is not None and ready_at is not None:
+                break
+            time.sleep(2.0)
+        operator_writes = audit_writes(audit, start_offset, OPERATOR_USER)
+        timeline = audit_timeline(audit, start_offset, set(names))
+        simulator_writes = audit_writes(audit, start_offset, SIMULATOR_USER)
+        quiet_offset = audit.stat().st_size
+        time.sleep(quiet_seconds)
+        quiet_writes = audit_writes(audit, quiet_offset, OPERATOR_USER)
+    finally:
+        operator.stop()
+        simulator.stop()
     stack.delete_cluster_policy(kubeconfig, "cluster-policy")
     result = {
         "nodes": count,
