@@ -28,7 +28,7 @@ import click
 
 from gpuop.check.context import KIND_CONFIG
 from gpuop.check.workloads import normalised
-from gpuop.cli.check import InputError, read_objects
+from gpuop.cli.check import BUNDLE_MANIFEST, InputError, read_objects
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
 from gpuop.kubevirt.launcher import (
@@ -48,6 +48,7 @@ __all__ = [
     "Explained",
     "Subject",
     "explain",
+    "explain_objects",
     "explain_subjects",
     "render_text",
     "subjects_from_objects",
@@ -103,12 +104,17 @@ def _describe(obj: Mapping[str, Any]) -> str:
     return f"{kind} {name!r}" if name else kind
 
 
+def _shown(value: Any, limit: int = 60) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
 def quantity_problem(raw: Any) -> str | None:
+    """Why the API server would refuse `raw` as a resource quantity, or None."""
     try:
         parse_quantity(raw)
     except QuantityError as exc:
-        shown = raw if not isinstance(raw, str) or len(raw) <= 40 else raw[:40] + "..."
-        return f"{shown!r} is not a quantity ({exc.problem})"
+        return f"{_shown(raw)} is not a quantity ({exc.problem})"
     return None
 
 
@@ -121,7 +127,7 @@ def _check_list(obj: Mapping[str, Any], where: str, raw: Any) -> None:
     for name, quantity in raw.items():
         problem = quantity_problem(quantity)
         if problem is not None:
-            raise InputError(f"{_describe(obj)}: {where}.{name}: {problem}")
+            raise InputError(f"{_describe(obj)}: {where}.{str(name)[:80]}: {problem}")
 
 
 def validate_quantities(obj: Mapping[str, Any]) -> None:
@@ -180,11 +186,11 @@ def _launcher_of(
     vmi: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any] | None:
     """The VMI's live launcher pod among `pods` (not finished), if any."""
-    namespace = text(vmi, "metadata", "namespace")
+    namespace = text(vmi, "metadata", "namespace") or "default"
     name = text(vmi, "metadata", "name")
     uid = text(vmi, "metadata", "uid")
     for pod in pods:
-        if text(pod, "metadata", "namespace") != namespace:
+        if (text(pod, "metadata", "namespace") or "default") != namespace:
             continue
         if text(pod, "status", "phase") in _FINAL_PHASES:
             continue
@@ -384,6 +390,26 @@ def _advertised(nodes: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     return found
 
 
+def relevant_pods(
+    nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """The pods the explainer counts: on a listed node (or nominated to one), not finished.
+
+    The explainer ignores the others anyway; leaving them out spares it reading their
+    requests once per explained pod.
+    """
+    names = {text(node, "metadata", "name") for node in nodes}
+    return [
+        pod
+        for pod in pods
+        if text(pod, "status", "phase") not in _FINAL_PHASES
+        and (
+            text(pod, "spec", "nodeName") in names
+            or text(pod, "status", "nominatedNodeName") in names
+        )
+    ]
+
+
 def explain_subjects(
     subjects: Sequence[Subject],
     nodes: Sequence[Mapping[str, Any]],
@@ -391,6 +417,7 @@ def explain_subjects(
 ) -> list[Explained]:
     """Explain every subject against the same cluster state."""
     advertised = _advertised(nodes)
+    pods = relevant_pods(nodes, pods)
     by_form: dict[str, list[str]] = {}
     for resource in advertised:
         by_form.setdefault(normalised(resource), []).append(resource)
@@ -549,8 +576,18 @@ def render_text(results: Sequence[Explained], *, all_nodes: bool = False) -> str
 # --------------------------------------------------------------------------- the command
 
 
+def printable(message: str) -> str:
+    """`message` with anything UTF-8 cannot encode (lone surrogates from JSON) escaped."""
+    return message.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def one_line(message: str) -> str:
+    """An error message on one line (YAML parser messages span several)."""
+    return " ".join(message.split())
+
+
 def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
+    click.echo(printable(f"error: {one_line(message)}"), err=True)
     sys.exit(code)
 
 
@@ -682,6 +719,13 @@ def run_explain(
     else:
         cluster = objects_from_files(cluster_files)
         validate_cluster(cluster)
+        if any(os.path.isfile(os.path.join(f, BUNDLE_MANIFEST)) for f in cluster_files):
+            click.echo(
+                "gpuop: note: a gpuop collect bundle holds only the pods that use NVIDIA"
+                " resources: cpu and memory other pods take are not counted (add a"
+                " `kubectl get pods -A -o json` dump for those)",
+                err=True,
+            )
     sourced: list[tuple[str, Mapping[str, Any]]] = []
     for path in manifests:
         shown = "<stdin>" if path == "-" else path
@@ -697,6 +741,21 @@ def run_explain(
         for obj in pending_objects(cluster):
             if namespace is None or (text(obj, "metadata", "namespace") or "default") == namespace:
                 sourced.append(("the cluster", obj))
+    results = explain_objects(sourced, cluster, memory_overhead=memory_overhead)
+    return results, all_pending or len(results) != 1
+
+
+def explain_objects(
+    sourced: Sequence[tuple[str, Mapping[str, Any]]],
+    cluster: Sequence[Mapping[str, Any]],
+    *,
+    memory_overhead: str | None = None,
+) -> list[Explained]:
+    """Explain (source, object) pairs against the cluster's objects; no I/O.
+
+    Raises :class:`InputError` (naming the source) for the first object that cannot be
+    explained.
+    """
     subjects = []
     for source, obj in sourced:
         try:
@@ -705,8 +764,7 @@ def run_explain(
             raise InputError(f"{source}: {exc}") from None
     nodes = [obj for obj in cluster if obj.get("kind") == "Node"]
     pods = [obj for obj in cluster if obj.get("kind") == POD]
-    as_list = all_pending or len(subjects) != 1
-    return explain_subjects(subjects, nodes, pods), as_list
+    return explain_subjects(subjects, nodes, pods)
 
 
 @click.command("explain", cls=GreedyClusterCommand)
@@ -799,7 +857,7 @@ def explain(
         elif not results:
             sys.stdout.write("no Pending pods or waiting VMIs\n")
         else:
-            sys.stdout.write(render_text(results, all_nodes=all_nodes))
+            sys.stdout.write(printable(render_text(results, all_nodes=all_nodes)))
         return EXIT_FITS if all(r.fits for r in results) else EXIT_UNSCHEDULABLE
 
     finish(guarded(body))

@@ -500,7 +500,13 @@ def _resource_warnings(
     help="Node dumps to look NODE up in (takes every file up to the next option).",
 )
 @_with_live
-@click.option("--count", type=click.IntRange(1, 64), default=1, show_default=True)
+@click.option(
+    "--count",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="How many of the resource the VMI asks for (one gpus[] entry each).",
+)
 @click.option("--name", default="gpu-vm", show_default=True, help="The VMI's name.")
 @click.option("-n", "--namespace", metavar="NS", help="The VMI's namespace.")
 @click.option("--memory", default="8Gi", show_default=True, help="The guest's memory request.")

@@ -146,6 +146,14 @@ def collect(
             result.skipped.append((kind, reason))
             say(f"  {kind}: skipped ({reason})")
             return None
+        except httpx2.HTTPStatusError as exc:
+            # A resource the server does not serve at all (no CRD) fails before lightkube
+            # can turn the answer into an ApiError.
+            code = exc.response.status_code
+            reason = "the CRD is not installed" if code == 404 else f"the API answered {code}"
+            result.skipped.append((kind, reason))
+            say(f"  {kind}: skipped ({reason})")
+            return None
         except httpx2.RequestError as exc:
             raise CollectError(f"cannot reach the cluster: {exc}") from None
         for obj in objects:

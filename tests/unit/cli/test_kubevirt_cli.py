@@ -1,0 +1,413 @@
+"""`gpuop kubevirt permitted-devices|check|vmi-example` on the dumps of `tests/corpus/explain/`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cli_support import Run, RunCli
+
+from gpuop.cli import cli
+from gpuop.cli.kubevirt import kubevirt
+from gpuop.kubevirt.launcher import render_launcher_pod
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "explain"
+NODES = str(CORPUS / "nodes.json")
+KUBEVIRT = str(CORPUS / "kubevirt.json")
+BUNDLE = str(CORPUS / "bundle")
+A10 = "nvidia.com/GA102GL_A10"
+A10_12Q = "nvidia.com/NVIDIA_A10-12Q"
+PCI_ENTRY = {
+    "pciVendorSelector": "10DE:2236",
+    "resourceName": A10,
+    "externalResourceProvider": True,
+}
+MDEV_ENTRY = {
+    "mdevNameSelector": "NVIDIA A10-12Q",
+    "resourceName": A10_12Q,
+    "externalResourceProvider": True,
+}
+
+
+@pytest.fixture
+def run(gpuop: RunCli, monkeypatch: pytest.MonkeyPatch) -> RunCli:
+    """`gpuop kubevirt ...` through `gpuop.cli.main`, registered here if it is not yet."""
+    monkeypatch.setitem(cli.commands, "kubevirt", kubevirt)
+    return gpuop
+
+
+def error_line(result: Run) -> str:
+    assert result.code == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def kubevirt_cr(configuration: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "KubeVirt",
+        "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+        "spec": {"configuration": configuration},
+        "status": {"observedKubeVirtVersion": "v1.5.0"},
+    }
+
+
+# --------------------------------------------------------------------------- permitted-devices
+
+
+def test_patch_has_both_sections_and_the_feature_gates(run: RunCli) -> None:
+    result = run("kubevirt", "permitted-devices", NODES)
+    assert (result.code, result.stderr) == (0, "")
+    assert json.loads(result.stdout) == {
+        "spec": {
+            "configuration": {
+                "developerConfiguration": {"featureGates": ["GPU", "DisableMDEVConfiguration"]},
+                "permittedHostDevices": {
+                    "pciHostDevices": [PCI_ENTRY],
+                    "mediatedDevices": [MDEV_ENTRY],
+                },
+            }
+        }
+    }
+
+
+def test_snippet_is_the_yaml_block(run: RunCli) -> None:
+    result = run("kubevirt", "permitted-devices", NODES, "--format", "snippet")
+    assert result.code == 0
+    assert result.stdout == (
+        "# under spec.configuration of the KubeVirt CR\n"
+        "permittedHostDevices:\n"
+        "  pciHostDevices:\n"
+        "  - pciVendorSelector: 10DE:2236\n"
+        "    resourceName: nvidia.com/GA102GL_A10\n"
+        "    externalResourceProvider: true\n"
+        "  mediatedDevices:\n"
+        "  - mdevNameSelector: NVIDIA A10-12Q\n"
+        "    resourceName: nvidia.com/NVIDIA_A10-12Q\n"
+        "    externalResourceProvider: true\n"
+    )
+    assert yaml.safe_load(result.stdout)["permittedHostDevices"]["pciHostDevices"] == [PCI_ENTRY]
+
+
+def test_patch_keeps_the_crs_other_gates_and_entries(run: RunCli, tmp_path: Path) -> None:
+    usb = {"resourceName": "kubevirt.io/token", "selectors": [{"vendor": "1", "product": "2"}]}
+    other_pci = {"pciVendorSelector": "8086:1234", "resourceName": "intel.com/qat"}
+    cr = kubevirt_cr(
+        {
+            "developerConfiguration": {"featureGates": ["HostDevices", "GPU"]},
+            "permittedHostDevices": {
+                "pciHostDevices": [other_pci],
+                "mediatedDevices": [
+                    {
+                        "mdevNameSelector": "NVIDIA A10-12Q",
+                        "resourceName": "nvidia.com/NVIDIA_A10-12q",
+                    }
+                ],
+                "usb": [usb],
+            },
+        }
+    )
+    path = tmp_path / "kubevirt.json"
+    path.write_text(json.dumps(cr))
+    result = run("kubevirt", "permitted-devices", NODES, str(path))
+    assert result.code == 0
+    assert result.stderr == (
+        "gpuop: replaces nvidia.com/NVIDIA_A10-12q: nodes advertise it as nvidia.com/NVIDIA_A10-12Q\n"
+    )
+    configuration = json.loads(result.stdout)["spec"]["configuration"]
+    assert configuration["developerConfiguration"]["featureGates"] == [
+        "HostDevices",
+        "GPU",
+        "DisableMDEVConfiguration",
+    ]
+    assert configuration["permittedHostDevices"] == {
+        "pciHostDevices": [other_pci, PCI_ENTRY],
+        "mediatedDevices": [MDEV_ENTRY],
+        "usb": [usb],
+    }
+
+
+def test_newer_kubevirt_gets_a_note_on_the_deprecated_gate(run: RunCli, tmp_path: Path) -> None:
+    cr = kubevirt_cr({})
+    cr["status"]["observedKubeVirtVersion"] = "v1.8.1"
+    path = tmp_path / "kubevirt.json"
+    path.write_text(json.dumps(cr))
+    result = run("kubevirt", "permitted-devices", NODES, str(path))
+    assert result.code == 0
+    assert "mediatedDevicesConfiguration.enabled: false" in result.stderr
+
+
+def test_unknown_pci_model_is_a_problem(run: RunCli, tmp_path: Path) -> None:
+    nodes = json.loads(Path(NODES).read_text())
+    nodes["items"][1]["status"]["allocatable"] = {"nvidia.com/GB999_MYSTERY": "1"}
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps(nodes))
+    result = run("kubevirt", "permitted-devices", str(path), "--format", "snippet")
+    assert result.code == 1
+    assert "problem: nvidia.com/GB999_MYSTERY (advertised by a10-passthrough)" in result.stderr
+    assert "pciHostDevices" not in result.stdout
+
+
+def test_no_sandbox_resources(run: RunCli, tmp_path: Path) -> None:
+    nodes = json.loads(Path(NODES).read_text())
+    nodes["items"] = nodes["items"][:1]
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps(nodes))
+    result = run("kubevirt", "permitted-devices", str(path))
+    assert result.code == 0
+    assert "no node advertises a passthrough or vGPU resource" in result.stderr
+    assert json.loads(result.stdout)["spec"]["configuration"]["permittedHostDevices"] == {}
+
+
+def test_permitted_entries_let_the_launchers_render(run: RunCli) -> None:
+    """What permitted-devices writes is what KubeVirt's check accepts."""
+    patch = json.loads(run("kubevirt", "permitted-devices", NODES).stdout)
+    permitted = patch["spec"]["configuration"]["permittedHostDevices"]
+    for path in ("vmi-passthrough.yaml", "vmi-vgpu.yaml"):
+        vmi = yaml.safe_load((CORPUS / path).read_text())
+        render_launcher_pod(vmi, permitted_host_devices=permitted)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "give dump files"),
+        ((NODES, "--live"), "not both"),
+        ((NODES, "--kubeconfig", "k"), "need --live"),
+        ((KUBEVIRT,), "no Nodes in the input"),
+        ((NODES, "--pci-ids", str(CORPUS / "nope")), "cannot read"),
+    ],
+)
+def test_permitted_devices_errors(run: RunCli, args: tuple[str, ...], message: str) -> None:
+    assert message in error_line(run("kubevirt", "permitted-devices", *args))
+
+
+# --------------------------------------------------------------------------- check
+
+
+def test_check_reports_gpu5xx_with_check_codes(run: RunCli) -> None:
+    result = run("kubevirt", "check", BUNDLE, "-o", "json")
+    assert result.code == 1
+    report = json.loads(result.stdout)
+    codes = sorted((f["code"], f["kind"], f["name"]) for f in report["findings"])
+    assert codes == [
+        ("GPU502", "KubeVirt", "kubevirt"),
+        ("GPU503", "KubeVirt", "kubevirt"),
+        ("GPU505", "KubeVirt", "kubevirt"),
+        ("GPU506", "VirtualMachineInstance", "vdi-1"),
+        ("GPU508", "KubeVirt", "kubevirt"),
+    ]
+    by_code = {f["code"]: f for f in report["findings"]}
+    assert by_code["GPU506"]["message"].startswith(
+        "failed to render launch manifest: GPU nvidia.com/NVIDIA_A10-12Q is not permitted in"
+        " permittedHostDevices configuration"
+    )
+
+
+def test_check_text(run: RunCli) -> None:
+    result = run("kubevirt", "check", BUNDLE)
+    assert result.code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0] == (
+        "gpuop kubevirt check: KubeVirt kubevirt/kubevirt (v1.5.0), 3 node(s), 1 VMI(s)"
+    )
+    assert "GPU502 permits nvidia.com/NVIDIA_A10-12q, but nodes advertise" in result.stdout
+    assert lines[-1] == "3 errors, 2 warnings, 0 info"
+
+
+@pytest.mark.parametrize(
+    ("configuration", "codes"),
+    [
+        # What permitted-devices writes passes the check.
+        (
+            {
+                "developerConfiguration": {"featureGates": ["GPU", "DisableMDEVConfiguration"]},
+                "permittedHostDevices": {
+                    "pciHostDevices": [PCI_ENTRY],
+                    "mediatedDevices": [MDEV_ENTRY],
+                },
+            },
+            [],
+        ),
+        ({}, ["GPU505", "GPU507"]),
+        (
+            {
+                "developerConfiguration": {"featureGates": ["DisableMDEVConfiguration"]},
+                "permittedHostDevices": {"pciHostDevices": [PCI_ENTRY]},
+            },
+            ["GPU501"],
+        ),
+        (
+            {
+                "developerConfiguration": {"featureGates": ["DisableMDEVConfiguration"]},
+                "permittedHostDevices": {
+                    "pciHostDevices": [{**PCI_ENTRY, "resourceName": "nvidia.com/GA102GL_a10"}],
+                    "mediatedDevices": [{**MDEV_ENTRY, "externalResourceProvider": "true"}],
+                },
+            },
+            ["GPU502", "GPU503", "GPU508"],
+        ),
+    ],
+)
+def test_check_cases(
+    run: RunCli, tmp_path: Path, configuration: dict[str, Any], codes: list[str]
+) -> None:
+    path = tmp_path / "kubevirt.json"
+    path.write_text(json.dumps(kubevirt_cr(configuration)))
+    result = run("kubevirt", "check", NODES, str(path), "-o", "json")
+    found = sorted({f["code"] for f in json.loads(result.stdout)["findings"]})
+    assert found == codes
+    errors = any(f["severity"] == "error" for f in json.loads(result.stdout)["findings"])
+    assert result.code == (1 if errors else 0)
+
+
+def test_check_host_devices_gate(run: RunCli, tmp_path: Path) -> None:
+    vmi = yaml.safe_load((CORPUS / "vmi-passthrough.yaml").read_text())
+    vmi["spec"]["domain"]["devices"] = {"hostDevices": [{"name": "h", "deviceName": A10}]}
+    cr = kubevirt_cr(
+        {
+            "developerConfiguration": {"featureGates": ["DisableMDEVConfiguration"]},
+            "permittedHostDevices": {
+                "pciHostDevices": [PCI_ENTRY],
+                "mediatedDevices": [MDEV_ENTRY],
+            },
+        }
+    )
+    path = tmp_path / "input.json"
+    path.write_text(json.dumps({"kind": "List", "items": [cr, vmi]}))
+    result = run("kubevirt", "check", NODES, str(path), "-o", "json")
+    assert result.code == 1
+    [finding] = json.loads(result.stdout)["findings"]
+    assert finding["code"] == "GPU504"
+    assert "Host Devices feature gate is not enabled in kubevirt-config" in finding["message"]
+
+
+def test_check_without_a_kubevirt_cr(run: RunCli) -> None:
+    result = run("kubevirt", "check", NODES)
+    assert result.code == 0
+    assert "no KubeVirt CR in the input" in result.stdout
+
+
+def test_check_bad_input(run: RunCli) -> None:
+    assert "not valid YAML" in error_line(
+        run("kubevirt", "check", "-", input="kind: Node\n  x: [\n")
+    )
+
+
+# --------------------------------------------------------------------------- vmi-example
+
+
+def test_vmi_example_for_a_node(run: RunCli) -> None:
+    result = run(
+        "kubevirt", "vmi-example", "a10-vgpu", "--cluster", NODES, "--count", "2", "--name", "vdi"
+    )
+    assert (result.code, result.stderr) == (0, "")
+    vmi = yaml.safe_load(result.stdout)
+    assert vmi["kind"] == "VirtualMachineInstance"
+    assert vmi["metadata"] == {"name": "vdi"}
+    assert vmi["spec"]["domain"]["devices"]["gpus"] == [
+        {"name": "gpu1", "deviceName": A10_12Q},
+        {"name": "gpu2", "deviceName": A10_12Q},
+    ]
+
+
+def test_vmi_example_for_a_resource(run: RunCli) -> None:
+    result = run("kubevirt", "vmi-example", A10, "-n", "vms", "-o", "json")
+    assert result.code == 0
+    vmi = json.loads(result.stdout)
+    assert vmi["metadata"] == {"name": "gpu-vm", "namespace": "vms"}
+    assert vmi["spec"]["domain"]["devices"]["gpus"] == [{"name": "gpu1", "deviceName": A10}]
+
+
+def test_vmi_example_warns_about_counts_and_kinds(run: RunCli) -> None:
+    result = run("kubevirt", "vmi-example", A10, "--count", "3", "--cluster", NODES)
+    assert result.code == 0
+    assert result.stderr == ("gpuop: warning: asks for 3, but no node advertises more than 2\n")
+    container = run("kubevirt", "vmi-example", "nvidia.com/gpu")
+    assert container.code == 0
+    assert "is a container resource" in container.stderr
+
+
+def test_values_indirection(run: RunCli, tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_text("replicas: 2\nvm:\n  memory: 8Gi\n")
+    written = run(
+        "kubevirt",
+        "vmi-example",
+        "a10-passthrough",
+        "--cluster",
+        NODES,
+        "--values",
+        str(values),
+        "--key",
+        "vm.gpuResource",
+    )
+    assert written.code == 0
+    assert written.stderr == f"gpuop: wrote vm.gpuResource: {A10} to {values}\n"
+    assert yaml.safe_load(values.read_text()) == {
+        "replicas": 2,
+        "vm": {"memory": "8Gi", "gpuResource": A10},
+    }
+    read = run(
+        "kubevirt",
+        "vmi-example",
+        "--values",
+        str(values),
+        "--resource-from-values",
+        "vm.gpuResource",
+    )
+    assert read.code == 0
+    assert read.stdout.startswith(f"# deviceName {A10} read from {values} (vm.gpuResource)\n")
+    assert yaml.safe_load(read.stdout) == yaml.safe_load(written.stdout)
+
+
+def test_values_default_key(run: RunCli, tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    assert run("kubevirt", "vmi-example", A10_12Q, "--values", str(values)).code == 0
+    assert yaml.safe_load(values.read_text()) == {"gpuResource": A10_12Q}
+    values.write_text("gpuResource: nvidia.com/NVIDIA_A10-4Q\n")
+    result = run(
+        "kubevirt", "vmi-example", "--values", str(values), "--resource-from-values", "gpuResource"
+    )
+    gpus = yaml.safe_load(result.stdout)["spec"]["domain"]["devices"]["gpus"]
+    assert gpus == [{"name": "gpu1", "deviceName": "nvidia.com/NVIDIA_A10-4Q"}]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "give NODE|RESOURCE"),
+        (("a10-vgpu",), "is a node name"),
+        (("nope", "--cluster", NODES), "no node 'nope' in the input"),
+        (("a10-container", "--cluster", NODES), "advertises no passthrough or vGPU resource"),
+        (("--resource-from-values", "k"), "needs --values"),
+        ((A10, "--key", "k"), "--key needs --values"),
+        ((A10, "--memory", "8 GB"), "--memory: '8 GB' is not a quantity"),
+    ],
+)
+def test_vmi_example_errors(run: RunCli, args: tuple[str, ...], message: str) -> None:
+    assert message in error_line(run("kubevirt", "vmi-example", *args))
+
+
+def test_click_usage_errors_exit_2(run: RunCli) -> None:
+    result = run("kubevirt", "vmi-example", A10, "--count", "0")
+    assert result.code == 2
+    assert "Invalid value for '--count'" in result.stderr
+
+
+def test_values_errors(run: RunCli, tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    read = ("kubevirt", "vmi-example", "--values", str(values), "--resource-from-values")
+    assert "no such values file" in error_line(run(*read, "gpuResource"))
+    values.write_text("- a list\n")
+    assert "expected a YAML mapping" in error_line(run(*read, "gpuResource"))
+    values.write_text("gpuResource: [1]\n")
+    assert "gpuResource is a list, not a resource name" in error_line(run(*read, "gpuResource"))
+    values.write_text("gpuResource: {\n")
+    assert "not valid YAML" in error_line(run(*read, "gpuResource"))
+    assert "not both" in error_line(run(*read, "gpuResource", A10))
