@@ -25,11 +25,11 @@ import kopf
 from gpuop.kube import (
     ApiError,
     async_client,
-    connection_settings,
     event_body,
     now_rfc3339,
     ops,
 )
+from gpuop.kube.watching import kopf_connection, run_watchers, watch_only
 from gpuop.operator import metrics
 from gpuop.operator.reconcile import Actions, PodInfo, Snapshot, pod_info, reconcile
 from gpuop.planner import NodePlan
@@ -341,23 +341,11 @@ def build_registry() -> kopf.OperatorRegistry:
     @kopf.on.login(registry=registry)
     def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo:
         config: OperatorConfig = memo["config"]
-        settings = connection_settings(config.kubeconfig, config.context)
-        return kopf.ConnectionInfo(
-            server=settings.server,
-            ca_path=settings.ca_path,
-            insecure=settings.insecure or None,
-            token=settings.token,
-            certificate_path=settings.certificate_path,
-            private_key_path=settings.private_key_path,
-        )
+        return kopf_connection(config.kubeconfig, config.context)
 
     @kopf.on.startup(registry=registry)
     async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) -> None:
-        settings.posting.enabled = False
-        settings.scanning.disabled = True
-        settings.watching.server_timeout = 270
-        settings.watching.client_timeout = 300
-        settings.networking.request_timeout = 60
+        watch_only(settings)
         state: OperatorState = memo["state"]
         config: OperatorConfig = memo["config"]
         state.client = async_client(config.kubeconfig, config.context)
@@ -435,20 +423,5 @@ def build_registry() -> kopf.OperatorRegistry:
 
 def run_operator(config: OperatorConfig, stop_flag: Any = None, ready_flag: Any = None) -> None:
     """Run until stopped (SIGINT/SIGTERM, or `stop_flag`)."""
-    registry = build_registry()
-    state = OperatorState(config)
-    memo = kopf.Memo(config=config, state=state)
-    settings = kopf.OperatorSettings()
-    settings.posting.enabled = False
-    settings.scanning.disabled = True
-    asyncio.run(
-        kopf.operator(
-            registry=registry,
-            settings=settings,
-            memo=memo,
-            clusterwide=True,
-            standalone=True,
-            stop_flag=stop_flag,
-            ready_flag=ready_flag,
-        )
-    )
+    memo = kopf.Memo(config=config, state=OperatorState(config))
+    run_watchers(build_registry(), memo, stop_flag, ready_flag)

@@ -23,7 +23,8 @@ from typing import Any
 import kopf
 import yaml
 
-from gpuop.kube import ApiError, async_client, connection_settings, ops
+from gpuop.kube import ApiError, async_client, ops
+from gpuop.kube.watching import kopf_connection, run_watchers, watch_only
 from gpuop.naming import PciDatabase
 from gpuop.sim.effects import NodeChanges, OperandPod, node_changes
 from gpuop.sim.hardware import SIM_LABEL
@@ -201,20 +202,11 @@ def build_registry() -> kopf.OperatorRegistry:
     @kopf.on.login(registry=registry)
     def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo:
         config: SimConfig = memo["config"]
-        settings = connection_settings(config.kubeconfig, config.context)
-        return kopf.ConnectionInfo(
-            server=settings.server,
-            ca_path=settings.ca_path,
-            insecure=settings.insecure or None,
-            token=settings.token,
-            certificate_path=settings.certificate_path,
-            private_key_path=settings.private_key_path,
-        )
+        return kopf_connection(config.kubeconfig, config.context)
 
     @kopf.on.startup(registry=registry)
     async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) -> None:
-        settings.posting.enabled = False
-        settings.scanning.disabled = True
+        watch_only(settings)
         state: SimState = memo["state"]
         config: SimConfig = memo["config"]
         state.client = async_client(config.kubeconfig, config.context)
@@ -250,18 +242,6 @@ def build_registry() -> kopf.OperatorRegistry:
 
 
 def run_simulator(config: SimConfig, stop_flag: Any = None) -> None:
-    registry = build_registry()
+    """Run until stopped (SIGINT/SIGTERM, or `stop_flag`)."""
     memo = kopf.Memo(config=config, state=SimState(config))
-    settings = kopf.OperatorSettings()
-    settings.posting.enabled = False
-    settings.scanning.disabled = True
-    asyncio.run(
-        kopf.operator(
-            registry=registry,
-            settings=settings,
-            memo=memo,
-            clusterwide=True,
-            standalone=True,
-            stop_flag=stop_flag,
-        )
-    )
+    run_watchers(build_registry(), memo, stop_flag)
