@@ -36,7 +36,9 @@ binaries:
 containerd2:
 	scripts/build-containerd.sh
 
-test: lint format-check typecheck imports pytest
+# Sets up first (cached after the first run), so it works on a fresh machine on its own.
+test: setup
+	$(MAKE) lint format-check typecheck imports pytest
 
 lint:
 	$(BIN)/ruff check .
@@ -57,5 +59,5 @@ pytest:
 	exit $$rc
 
 # The main job: the three-node lab on a local cluster (builds the control plane once).
-lab: setup
+lab: system-packages venv binaries
 	$(BIN)/gpuop lab
