@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +142,8 @@ def test_check_live_uses_the_server_version(monkeypatch: pytest.MonkeyPatch) -> 
     def fake_live(kubeconfig: str | None, context: str | None) -> VersionInputs:
         return VersionInputs([cluster_policy("26.7.0"), gpu_node("gpu-1")], "v1.31.4-eks-abc")
 
-    monkeypatch.setattr("gpuop.cli.versions._live", fake_live)
+    # `gpuop.cli.versions` as an attribute is the click group the package exports; patch the module.
+    monkeypatch.setattr(sys.modules["gpuop.cli.versions"], "_live", fake_live)
     result = invoke(versions, "check", "--live", "-o", "json", *TODAY)
     assert result.exit_code == 1
     data = json.loads(result.stdout)
