@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuop.controlplane import LocalCluster
+from gpuop.controlplane.audit import audit_entries, write_requests
 from gpuop.kube import ClusterPolicy, async_client, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
@@ -34,25 +35,10 @@ from gpuop.sim.hardware import NodeSpec, node_manifest
 
 OPERATOR_USER = "system:serviceaccount:gpu-operator:gpuop-operator"
 SIMULATOR_USER = "system:serviceaccount:gpu-operator:gpuop-simulator"
-WRITE_VERBS = {"create", "update", "patch", "delete"}
 
 
 def audit_writes(path: Path, start: int, user: str) -> int:
-    count = 0
-    with path.open() as handle:
-        handle.seek(start)
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if (
-                entry.get("stage") == "ResponseComplete"
-                and entry.get("verb") in WRITE_VERBS
-                and (entry.get("user") or {}).get("username") == user
-            ):
-                count += 1
-    return count
+    return len(write_requests(path, start, user))
 
 
 def _stamp(value: str) -> float:
@@ -66,32 +52,26 @@ def audit_timeline(path: Path, start: int, names: set[str]) -> dict[str, float |
     its last DaemonSet write, read from the API server's own audit timestamps."""
     created = last_label = last_daemonset = None
     patched: set[str] = set()
-    with path.open() as handle:
-        handle.seek(start)
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if entry.get("stage") != "ResponseComplete":
-                continue
-            ref = entry.get("objectRef") or {}
-            user = (entry.get("user") or {}).get("username")
-            stamp = _stamp(entry["stageTimestamp"])
-            if ref.get("resource") == "clusterpolicies" and entry.get("verb") == "create":
-                created = created or stamp
-            elif user == OPERATOR_USER and entry.get("verb") == "patch":
-                if (
-                    ref.get("resource") == "nodes"
-                    and not ref.get("subresource")
-                    and ref.get("name") in names
-                ):
-                    if ref["name"] not in patched:
-                        patched.add(ref["name"])
-                        if len(patched) == len(names):
-                            last_label = stamp
-                elif ref.get("resource") == "daemonsets":
-                    last_daemonset = stamp
+    for entry in audit_entries(path, start):
+        if entry.get("stage") != "ResponseComplete":
+            continue
+        ref = entry.get("objectRef") or {}
+        user = (entry.get("user") or {}).get("username")
+        stamp = _stamp(entry["stageTimestamp"])
+        if ref.get("resource") == "clusterpolicies" and entry.get("verb") == "create":
+            created = created or stamp
+        elif user == OPERATOR_USER and entry.get("verb") == "patch":
+            if (
+                ref.get("resource") == "nodes"
+                and not ref.get("subresource")
+                and ref.get("name") in names
+            ):
+                if ref["name"] not in patched:
+                    patched.add(ref["name"])
+                    if len(patched) == len(names):
+                        last_label = stamp
+            elif ref.get("resource") == "daemonsets":
+                last_daemonset = stamp
     if created is None:
         return {"labelled": None, "daemonsets": None}
     return {
@@ -102,22 +82,16 @@ def audit_timeline(path: Path, start: int, names: set[str]) -> dict[str, float |
 
 def floor_from_audit(path: Path, start: int) -> float | None:
     first = last = None
-    with path.open() as handle:
-        handle.seek(start)
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            ref = entry.get("objectRef") or {}
-            if (
-                entry.get("stage") == "ResponseComplete"
-                and entry.get("verb") == "patch"
-                and ref.get("resource") == "nodes"
-            ):
-                stamp = _stamp(entry["stageTimestamp"])
-                first = first if first is not None else _stamp(entry["requestReceivedTimestamp"])
-                last = stamp
+    for entry in audit_entries(path, start):
+        ref = entry.get("objectRef") or {}
+        if (
+            entry.get("stage") == "ResponseComplete"
+            and entry.get("verb") == "patch"
+            and ref.get("resource") == "nodes"
+        ):
+            stamp = _stamp(entry["stageTimestamp"])
+            first = first if first is not None else _stamp(entry["requestReceivedTimestamp"])
+            last = stamp
     return None if first is None or last is None else round(last - first, 2)
 
 

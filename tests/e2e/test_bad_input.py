@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from lightkube.resources.core_v1 import Event
 
+from gpuop.controlplane.audit import write_requests
 from gpuop.controlplane.kubeconfig import api_client
 from gpuop.kube import ops, sync_client
 from gpuop.lab import stack
@@ -33,7 +34,6 @@ pytestmark = pytest.mark.e2e
 
 OPERATOR_USER = "system:serviceaccount:gpu-operator:gpuop-operator"
 POLICIES = "/apis/nvidia.com/v1/clusterpolicies"
-WRITE_VERBS = ("create", "update", "patch", "delete")
 
 # (case id, path under spec, value, text the API server's message must contain)
 BAD_POLICIES: list[tuple[str, tuple[str | int, ...], Any, str]] = [
@@ -291,21 +291,7 @@ def wait_until(check: Callable[[], tuple[bool, Any]], timeout: float, what: str)
 
 
 def operator_writes(audit_log: Path, start: int) -> list[tuple[str, str]]:
-    writes = []
-    with audit_log.open() as handle:
-        handle.seek(start)
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if (
-                (entry.get("user") or {}).get("username") == OPERATOR_USER
-                and entry.get("verb") in WRITE_VERBS
-                and entry.get("stage") == "ResponseComplete"
-            ):
-                writes.append((str(entry.get("verb")), str(entry.get("requestURI"))))
-    return writes
+    return write_requests(audit_log, start, OPERATOR_USER)
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ one operator stack for the module.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import DaemonSet
 from lightkube.resources.core_v1 import Event, Pod
 
+from gpuop.controlplane.audit import audit_entries, write_requests
 from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
@@ -152,21 +152,7 @@ def test_operator_is_quiet_when_converged(
     time.sleep(5)
     start = audit_log_path.stat().st_size
     time.sleep(60)
-    writes = []
-    with audit_log_path.open() as handle:
-        handle.seek(start)
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if (entry.get("user") or {}).get("username") != OPERATOR_USER:
-                continue
-            if (
-                entry.get("verb") in ("create", "update", "patch", "delete")
-                and entry.get("stage") == "ResponseComplete"
-            ):
-                writes.append((entry.get("verb"), entry.get("requestURI")))
+    writes = write_requests(audit_log_path, start, OPERATOR_USER)
     assert writes == [], f"the operator wrote during a quiet minute: {writes[:10]}"
 
 
@@ -399,30 +385,23 @@ def test_shipped_rbac_is_exactly_what_the_operator_used(audit_log_path: Path) ->
     assert not any("*" in part for rule in granted for part in rule), "wildcard in the shipped RBAC"
     used = set()
     denied = []
-    with audit_log_path.open() as handle:
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if (entry.get("user") or {}).get("username") != OPERATOR_USER:
-                continue
-            # Watches stay open: they are logged when they start, not when they complete.
-            if entry.get("stage") not in ("ResponseComplete", "ResponseStarted"):
-                continue
-            ref = entry.get("objectRef") or {}
-            if not ref.get("resource"):
-                continue
-            resource = ref["resource"] + (
-                f"/{ref['subresource']}" if ref.get("subresource") else ""
-            )
-            code = (entry.get("responseStatus") or {}).get("code")
-            used.add((ref.get("apiGroup", ""), resource, entry["verb"]))
-            if entry["verb"] == "patch" and code == 201:
-                # Server-side apply that creates the object is authorised as create too.
-                used.add((ref.get("apiGroup", ""), resource, "create"))
-            if code == 403:
-                denied.append((ref.get("apiGroup", ""), resource, entry["verb"]))
+    for entry in audit_entries(audit_log_path):
+        if (entry.get("user") or {}).get("username") != OPERATOR_USER:
+            continue
+        # Watches stay open: they are logged when they start, not when they complete.
+        if entry.get("stage") not in ("ResponseComplete", "ResponseStarted"):
+            continue
+        ref = entry.get("objectRef") or {}
+        if not ref.get("resource"):
+            continue
+        resource = ref["resource"] + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+        code = (entry.get("responseStatus") or {}).get("code")
+        used.add((ref.get("apiGroup", ""), resource, entry["verb"]))
+        if entry["verb"] == "patch" and code == 201:
+            # Server-side apply that creates the object is authorised as create too.
+            used.add((ref.get("apiGroup", ""), resource, "create"))
+        if code == 403:
+            denied.append((ref.get("apiGroup", ""), resource, entry["verb"]))
     assert not denied, f"the operator was denied: {sorted(set(denied))}"
     unused = granted - used
     assert not unused, f"the shipped RBAC grants rights the operator never used: {sorted(unused)}"
