@@ -29,7 +29,8 @@ DaemonSets of the enabled operands (none orphaned or duplicated), and a ClusterP
 status true to the nodes (``gpuNodes``, ``byWorkload``, ``ready``). Any breach is an
 invariant violation; the run fails unless there are none.
 
-Usage: python bench/faults.py [--nodes 500] [--faults 8] [--seed N] [--timeout 300]
+Usage: python bench/faults.py [--nodes 500] [--faults 16] [--apiserver-kills 10] [--seed N]
+                              [--timeout 300]
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ class Report:
     reconverge_seconds: list[float] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     conflicts_retried: int = 0
+    injections: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         times = self.reconverge_seconds
@@ -112,6 +114,7 @@ class Report:
             "reconverge_max_s": round(max(times), 2) if times else None,
             "invariant_violations": len(self.violations),
             "conflicts_retried": self.conflicts_retried,
+            "injections": dict(sorted(self.injections.items())),
             "sequence": self.injected,
         }
 
@@ -132,6 +135,7 @@ class Stack:
             str(simulator_kubeconfig), work / "logs", work / "hosts"
         )
         self.operator_restarts = 0
+        self.injections: Counter[str] = Counter()
 
     def client(self) -> Client:
         return sync_client(self.kubeconfig)
@@ -297,6 +301,7 @@ def watch_status(cluster: LocalCluster, resource_version: int) -> int | None:
 
 
 def inject(run: Stack, fault: str) -> None:
+    run.injections[fault] += 1
     if fault == "kill-apiserver":
         run.cluster.restart_component(APISERVER)
     elif fault == "kill-etcd":
@@ -561,11 +566,18 @@ def run_faults(
     seed: int,
     timeout: float,
     prefix: str = "faults",
+    apiserver_kills: int = 0,
 ) -> Report:
-    """The whole run on ``cluster``; leaves no nodes, pods or ClusterPolicy behind."""
+    """The whole run on ``cluster``; leaves no nodes, pods or ClusterPolicy behind.
+
+    ``faults`` random faults, of which at least ``apiserver_kills`` kill the API server.
+    """
     rng = random.Random(seed)
     report = Report(seed=seed, nodes=nodes)
-    plan_steps: list[str] = [rng.choice(FAULTS) for _ in range(faults)]
+    kills = min(apiserver_kills, faults)
+    plan_steps: list[str] = ["kill-apiserver"] * kills
+    plan_steps += [rng.choice(FAULTS) for _ in range(faults - kills)]
+    rng.shuffle(plan_steps)
     for scenario in SCENARIOS:
         plan_steps.insert(rng.randrange(len(plan_steps) + 1), scenario)
     say(f"seed {seed}: {nodes} nodes, sequence {plan_steps}")
@@ -609,6 +621,7 @@ def run_faults(
             if elapsed is not None and len(report.violations) == before:
                 report.survived.append(name)
     finally:
+        report.injections = dict(run.injections)
         with contextlib.suppress(Exception):
             say("operator log tail:\n" + run.operator.log_tail(15))
         try:
@@ -623,7 +636,13 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--nodes", type=int, default=500)
-    parser.add_argument("--faults", type=int, default=8, help="random faults besides scenarios")
+    parser.add_argument("--faults", type=int, default=16, help="faults besides the scenarios")
+    parser.add_argument(
+        "--apiserver-kills",
+        type=int,
+        default=10,
+        help="how many of the faults are certainly API server kills (the others are drawn)",
+    )
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=300.0, help="per reconvergence (s)")
     parser.add_argument("--cluster-name", default="faults")
@@ -642,6 +661,7 @@ def main() -> None:
                 faults=args.faults,
                 seed=seed,
                 timeout=args.timeout,
+                apiserver_kills=args.apiserver_kills,
             )
     finally:
         if not args.keep_cluster:
@@ -655,6 +675,8 @@ def main() -> None:
         f" max {summary['reconverge_max_s']}s"
     )
     print(f"conflicts retried:    {summary['conflicts_retried']}")
+    kills = ", ".join(f"{kind} x{count}" for kind, count in summary["injections"].items())
+    print(f"process faults:       {kills} (scenarios included)")
     print(f"invariant violations: {summary['invariant_violations']}")
     for violation in report.violations:
         print(f"  - {violation}")

@@ -246,14 +246,19 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--quiet-seconds", type=float, default=60.0)
     parser.add_argument("--cluster-name", default="bench")
+    parser.add_argument(
+        "--keep-logs", type=Path, default=None, help="keep operator and simulator logs here"
+    )
     args = parser.parse_args()
     cluster = LocalCluster(args.cluster_name)
     cluster.up(progress=lambda line: print(line, file=sys.stderr))
     stack.install_crd(str(cluster.kubeconfig_path))
     results = []
     with tempfile.TemporaryDirectory(prefix="gpuop-bench-") as tmp:
+        work = args.keep_logs or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         for count in args.nodes:
-            results.append(run_one(cluster, count, args.quiet_seconds, Path(tmp)))
+            results.append(run_one(cluster, count, args.quiet_seconds, work))
             print(json.dumps(results[-1]), flush=True)
     print(
         "\nnodes  floor(s)  labelled(s)  ratio  advertising(s)  ready(s)  op writes/node  sim writes/node  quiet writes"

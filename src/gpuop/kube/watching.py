@@ -28,8 +28,26 @@ def kopf_connection(kubeconfig: str | None, context: str | None) -> kopf.Connect
     )
 
 
+class NoDiffBase(kopf.DiffBaseStorage):
+    """Keep no last-handled state: gpuop has no change handlers that would diff against it.
+
+    kopf otherwise deep-copies every object on every watch event to build that state, which
+    at a thousand nodes and their operand pods is most of a controller's CPU.
+    """
+
+    def build(self, *, body: kopf.Body, extra_fields: Any = None) -> kopf.BodyEssence:
+        return kopf.BodyEssence()
+
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
+        return None
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
+        return None
+
+
 def watch_only(settings: kopf.OperatorSettings) -> None:
-    """No Events posted for kopf's own logs, no cluster-wide resource scanning."""
+    """No Events posted for kopf's own logs, no cluster-wide resource scanning, no diff state."""
+    settings.persistence.diffbase_storage = NoDiffBase()
     settings.posting.enabled = False
     settings.scanning.disabled = True
     settings.watching.server_timeout = 270

@@ -17,13 +17,13 @@ test, and keeps every rule in one place:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuop.catalog import WorkloadConfig, operand_table
 from gpuop.naming import is_gpu_resource
-from gpuop.planner import NodeFacts, NodePlan, plan
-from gpuop.policy import PolicyError, parse_cluster_policy
+from gpuop.planner import NodeFacts, NodePlan, plan, planning_key
+from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
 from gpuop.render import (
     HASH_ANNOTATION,
     render_daemonset,
@@ -212,10 +212,45 @@ def _names(nodes: list[str]) -> str:
     return shown + (f" and {len(nodes) - 10} more" if len(nodes) > 10 else "")
 
 
+PlanCache = dict[tuple[Any, ...], tuple[NodeFacts, NodePlan]]
+
+
+def _planned(
+    policy: ResolvedPolicy,
+    policy_key: tuple[Any, ...],
+    name: str,
+    node: Mapping[str, Any],
+    cache: PlanCache | None,
+) -> tuple[NodeFacts, NodePlan]:
+    """The node's facts and plan, reused while neither the node nor the policy changed.
+
+    A node's resourceVersion names its content, so a thousand quiet nodes are not re-read on
+    every pass; nodes that read the same (the usual fleet of identical servers) share one
+    planning, since a plan depends on the node's name only to carry it.
+    """
+    version = (node.get("metadata") or {}).get("resourceVersion")
+    by_version = ("version", policy_key, name, version) if version else None
+    if by_version is not None and cache is not None and by_version in cache:
+        return cache[by_version]
+    facts = NodeFacts.from_object(node)
+    by_content = ("content", policy_key, planning_key(facts))
+    shared = cache.get(by_content) if cache is not None else None
+    if shared is None:
+        node_plan = plan(policy, facts)
+        if cache is not None:
+            cache[by_content] = (facts, node_plan)
+    else:
+        node_plan = replace(shared[1], node=facts.name)
+    result = (facts, node_plan)
+    if by_version is not None and cache is not None:
+        cache[by_version] = result
+    return result
+
+
 def reconcile(
     snapshot: Snapshot,
     now: str,
-    plan_cache: dict[tuple[Any, ...], NodePlan] | None = None,
+    plan_cache: PlanCache | None = None,
 ) -> Actions:
     """Decide every write for one pass over the snapshot."""
     actions = Actions()
@@ -295,19 +330,10 @@ def reconcile(
     vgpu_problem_nodes: list[str] = []
     by_workload: dict[str, int] = {}
     gpu_nodes = 0
+    node_facts: dict[str, NodeFacts] = {}
     for name, node in sorted(snapshot.nodes.items()):
-        facts = NodeFacts.from_object(node)
-        key = (
-            policy_key,
-            tuple(sorted(facts.labels.items())),
-            tuple(sorted(facts.annotations.items())),
-            tuple(sorted(facts.allocatable.items())),
-        )
-        node_plan = plan_cache.get(key) if plan_cache is not None else None
-        if node_plan is None:
-            node_plan = plan(policy, facts)
-            if plan_cache is not None:
-                plan_cache[key] = node_plan
+        facts, node_plan = _planned(policy, policy_key, name, node, plan_cache)
+        node_facts[name] = facts
         actions.plans[name] = node_plan
         if not node_plan.gpu_node:
             if node_plan.label_changes:
@@ -408,8 +434,7 @@ def reconcile(
             waiting_nodes.append(
                 {
                     "name": name,
-                    "workload": current_workload(NodeFacts.from_object(snapshot.nodes[name]).labels)
-                    or "",
+                    "workload": current_workload(node_facts[name].labels) or "",
                     "waitingFor": [],
                     "held": True,
                     "message": "workload switch held: GPU pods still running",

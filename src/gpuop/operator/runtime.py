@@ -31,8 +31,7 @@ from gpuop.kube import (
 )
 from gpuop.kube.watching import kopf_connection, run_watchers, watch_only
 from gpuop.operator import metrics
-from gpuop.operator.reconcile import Actions, PodInfo, Snapshot, pod_info, reconcile
-from gpuop.planner import NodePlan
+from gpuop.operator.reconcile import Actions, PlanCache, PodInfo, Snapshot, pod_info, reconcile
 from gpuop.render import DEFAULT_VGPU_CONFIGMAP, MANAGED_BY
 
 log = logging.getLogger("gpuop.operator")
@@ -112,7 +111,7 @@ class OperatorState:
         self.posted_events: set[tuple[str, str, str]] = set()
         self.runtime_classes: set[str] = set()
         self.configmaps: dict[str, str] = {}
-        self.plan_cache: dict[tuple[Any, ...], NodePlan] = {}
+        self.plan_cache: PlanCache = {}
         self.last_actions: Actions | None = None
         self.last_status_write = 0.0
         self.passes = 0

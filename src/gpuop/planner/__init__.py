@@ -435,6 +435,25 @@ def _other_kind_resources(
     return tuple(sorted(names - keep))
 
 
+PLANNED_LABEL_PREFIXES = ("nvidia.com/", "feature.node.kubernetes.io/")
+
+
+def planning_key(facts: NodeFacts) -> tuple[Any, ...]:
+    """What `plan` reads of a node, as one hashable value.
+
+    Nodes with equal keys get equal plans but for the node's name, so a controller can plan
+    a fleet of identical servers once. Labels outside `nvidia.com/` and NFD's
+    `feature.node.kubernetes.io/` (hostnames, zones, roles) never change a plan.
+    """
+    return (
+        tuple(
+            sorted(kv for kv in facts.labels.items() if kv[0].startswith(PLANNED_LABEL_PREFIXES))
+        ),
+        tuple(sorted(facts.annotations.items())),
+        tuple(sorted(facts.allocatable.items())),
+    )
+
+
 def plan(
     policy: ResolvedPolicy,
     node: NodeFacts | Mapping[str, Any],
@@ -579,6 +598,7 @@ __all__ = [
     "INVENTORY_ANNOTATION",
     "MIG_CONFIG_LABEL",
     "NFD_GPU_LABELS",
+    "PLANNED_LABEL_PREFIXES",
     "VGPU_CONFIG_LABEL",
     "VGPU_CONFIG_STATE_LABEL",
     "WORKLOAD_LABEL",
@@ -593,4 +613,5 @@ __all__ = [
     "gpu_detection",
     "mig_capable",
     "plan",
+    "planning_key",
 ]

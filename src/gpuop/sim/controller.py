@@ -13,7 +13,6 @@ real ones: the simulator acts only where node-side software would.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -88,6 +87,8 @@ def _pod_entry(body: Any) -> tuple[str, OperandPod] | None:
 
 
 class SimState:
+    """Indexes, written-state overlays and which nodes changed since the last pass."""
+
     def __init__(self, config: SimConfig) -> None:
         self.config = config
         self.trigger = asyncio.Event()
@@ -98,48 +99,61 @@ class SimState:
         self.runtime_configured: dict[str, bool] = {}
         self.vgpu_config: VgpuConfigFile = default_vgpu_config()
         self.vgpu_config_text: str | None = None
+        self.dirty: set[str] = set()
+        self.everything_dirty = True
         self.passes = 0
 
-    def attach(self, **indexes: Any) -> None:
+    def attach(self, node: str | None, **indexes: Any) -> None:
         if not self.indexes:
             self.indexes = indexes
             self.ready.set()
+        if node:
+            self.dirty.add(node)
         self.trigger.set()
 
-    def nodes(self) -> dict[str, dict[str, Any]]:
-        result: dict[str, dict[str, Any]] = {}
-        for store in self.indexes["sim_nodes"].values():
-            for node in store:
-                name = node["metadata"]["name"]
-                overlay = self.overlay.get(name)
-                if overlay is not None and _rv(overlay) > _rv(node):
-                    node = overlay
-                else:
-                    self.overlay.pop(name, None)
-                result[name] = node
+    def take_dirty(self) -> set[str] | None:
+        """The nodes to look at in this pass; None means all of them."""
+        names = None if self.everything_dirty else self.dirty
+        self.dirty = set()
+        self.everything_dirty = False
+        return names
+
+    def node(self, name: str) -> dict[str, Any] | None:
+        store = self.indexes["sim_nodes"].get(name)
+        node = next(iter(store), None) if store is not None else None
+        overlay = self.overlay.get(name)
+        if node is None:
+            self.overlay.pop(name, None)
+            return None
+        if overlay is not None and _rv(overlay) > _rv(node):
+            return overlay
+        self.overlay.pop(name, None)
+        return dict(node)
+
+    def node_names(self) -> list[str]:
+        return list(self.indexes["sim_nodes"])
+
+    def pods_on(self, node: str) -> dict[str, OperandPod]:
+        result: dict[str, OperandPod] = {}
+        for pod in self.indexes["sim_pods"].get(node) or ():
+            existing = result.get(pod.operand)
+            if existing is None or (pod.ready and not existing.ready):
+                result[pod.operand] = pod
         return result
 
-    def pods_by_node(self) -> dict[str, dict[str, OperandPod]]:
-        result: dict[str, dict[str, OperandPod]] = {}
-        for node, store in self.indexes["sim_pods"].items():
-            for pod in store:
-                current = result.setdefault(node, {})
-                existing = current.get(pod.operand)
-                if existing is None or (pod.ready and not existing.ready):
-                    current[pod.operand] = pod
-        return result
 
-
-async def _refresh_vgpu_config(state: SimState) -> None:
+async def _refresh_vgpu_config(state: SimState) -> bool:
+    """Re-read the vGPU device config the operator publishes; True when it changed."""
     data = await ops.configmap_data(state.client, VGPU_CONFIGMAP, state.config.namespace)
     text = (data or {}).get("config.yaml")
     if text is None or text == state.vgpu_config_text:
-        return
+        return False
     state.vgpu_config_text = text
     try:
         state.vgpu_config = parse_vgpu_config(yaml.safe_load(text))
     except (VgpuConfigError, yaml.YAMLError) as exc:
         log.warning("ConfigMap %s is not a valid vGPU config: %s", VGPU_CONFIGMAP, exc)
+    return True
 
 
 async def _apply(
@@ -162,19 +176,25 @@ async def sim_loop(state: SimState) -> None:
     semaphore = asyncio.Semaphore(state.config.write_concurrency)
     last_config_check = 0.0
     while True:
-        with contextlib.suppress(TimeoutError):
+        try:
             await asyncio.wait_for(state.trigger.wait(), timeout=30)
+        except TimeoutError:
+            state.everything_dirty = True
         await asyncio.sleep(state.config.debounce_seconds)
         state.trigger.clear()
         try:
             if time.monotonic() - last_config_check > 5:
                 last_config_check = time.monotonic()
-                await _refresh_vgpu_config(state)
-            pods = state.pods_by_node()
+                if await _refresh_vgpu_config(state):
+                    state.everything_dirty = True
+            names = state.take_dirty()
             work = []
-            for name, node in state.nodes().items():
+            for name in sorted(state.node_names() if names is None else names):
+                node = state.node(name)
+                if node is None:
+                    continue
                 changes = node_changes(
-                    node, pods.get(name, {}), state.vgpu_config, state.config.pci_db
+                    node, state.pods_on(name), state.vgpu_config, state.config.pci_db
                 )
                 wants_runtime = bool(changes.configure_runtime)
                 if state.runtime_configured.get(name) != wants_runtime:
@@ -184,14 +204,15 @@ async def sim_loop(state: SimState) -> None:
                     work.append(_apply(state, name, changes, semaphore))
             if work:
                 await asyncio.gather(*work)
-                state.trigger.set()
             state.passes += 1
         except ApiError as exc:
             log.warning("simulator pass failed: %s", exc.status.message)
+            state.everything_dirty = True
             await asyncio.sleep(1)
             state.trigger.set()
         except Exception:
             log.exception("simulator pass failed")
+            state.everything_dirty = True
             await asyncio.sleep(2)
             state.trigger.set()
 
@@ -233,11 +254,17 @@ def build_registry() -> kopf.OperatorRegistry:
         entry = _pod_entry(body)
         return None if entry is None else {entry[0]: entry[1]}
 
-    async def poke(memo: kopf.Memo, **kwargs: Any) -> None:
-        memo["state"].attach(sim_nodes=kwargs["sim_nodes"], sim_pods=kwargs["sim_pods"])
+    def attach(memo: kopf.Memo, node: str | None, indexes: dict[str, Any]) -> None:
+        memo["state"].attach(node, sim_nodes=indexes["sim_nodes"], sim_pods=indexes["sim_pods"])
 
-    kopf.on.event("", "v1", "nodes", registry=registry, labels={SIM_LABEL: "true"})(poke)
-    kopf.on.event("", "v1", "pods", registry=registry, labels={OPERAND_LABEL: kopf.PRESENT})(poke)
+    @kopf.on.event("", "v1", "nodes", registry=registry, labels={SIM_LABEL: "true"})
+    async def node_changed(name: str, memo: kopf.Memo, **kwargs: Any) -> None:
+        attach(memo, name, kwargs)
+
+    @kopf.on.event("", "v1", "pods", registry=registry, labels={OPERAND_LABEL: kopf.PRESENT})
+    async def pod_changed(spec: kopf.Spec, memo: kopf.Memo, **kwargs: Any) -> None:
+        attach(memo, spec.get("nodeName"), kwargs)
+
     return registry
 
 

@@ -4,6 +4,7 @@ ever touches the labels it manages."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -11,7 +12,14 @@ from hypothesis import strategies as st
 from planner_builders import MIG_CONFIG, NFD, NFD_0300, NFD_0302, PRESENT, WORKLOAD, applied
 
 from gpuop.catalog import operand_table
-from gpuop.planner import INVENTORY_ANNOTATION, NodePlan, plan
+from gpuop.planner import (
+    INVENTORY_ANNOTATION,
+    PLANNED_LABEL_PREFIXES,
+    NodeFacts,
+    NodePlan,
+    plan,
+    planning_key,
+)
 from gpuop.policy import ResolvedPolicy, parse_cluster_policy
 
 PREFIX = operand_table().deploy_labels.prefix
@@ -213,3 +221,41 @@ def test_one_pass_reaches_the_fixed_point(obj: dict[str, Any], policy: ResolvedP
     assert second.workload == first.workload
     assert second.operands == first.operands
     assert second.advertises == first.advertises
+
+
+unplanned_keys = st.one_of(
+    st.sampled_from(
+        [
+            "kubernetes.io/hostname",
+            "topology.kubernetes.io/zone",
+            "node-role.kubernetes.io/worker",
+            "type",
+            "nvidia.io/gpu",
+            "feature.node.kubernetes.io",
+        ]
+    ),
+    st.text(max_size=12).filter(lambda key: not key.startswith(PLANNED_LABEL_PREFIXES)),
+)
+
+
+@SETTINGS
+@given(
+    nodes(),
+    policies(),
+    st.dictionaries(unplanned_keys, label_values, max_size=6),
+    st.text(max_size=8),
+)
+def test_nodes_with_equal_planning_keys_get_equal_plans(
+    obj: dict[str, Any], policy: ResolvedPolicy, extra: dict[str, str], other_name: str
+) -> None:
+    twin = {
+        **obj,
+        "metadata": {
+            **obj["metadata"],
+            "name": other_name,
+            "labels": {**extra, **obj["metadata"]["labels"]},
+        },
+    }
+    first, second = NodeFacts.from_object(obj), NodeFacts.from_object(twin)
+    assert planning_key(first) == planning_key(second)
+    assert replace(plan(policy, second), node=first.name) == plan(policy, first)
