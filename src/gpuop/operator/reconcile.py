@@ -212,7 +212,14 @@ def _names(nodes: list[str]) -> str:
     return shown + (f" and {len(nodes) - 10} more" if len(nodes) > 10 else "")
 
 
-PlanCache = dict[tuple[Any, ...], tuple[NodeFacts, NodePlan]]
+@dataclass(frozen=True)
+class PlannedNode:
+    facts: NodeFacts
+    plan: NodePlan
+    workload_before: WorkloadConfig | None
+
+
+PlanCache = dict[tuple[Any, ...], Any]
 
 
 def _planned(
@@ -221,7 +228,7 @@ def _planned(
     name: str,
     node: Mapping[str, Any],
     cache: PlanCache | None,
-) -> tuple[NodeFacts, NodePlan]:
+) -> PlannedNode:
     """The node's facts and plan, reused while neither the node nor the policy changed.
 
     A node's resourceVersion names its content, so a thousand quiet nodes are not re-read on
@@ -231,20 +238,44 @@ def _planned(
     version = (node.get("metadata") or {}).get("resourceVersion")
     by_version = ("version", policy_key, name, version) if version else None
     if by_version is not None and cache is not None and by_version in cache:
-        return cache[by_version]
+        return cache[by_version]  # type: ignore[no-any-return]
     facts = NodeFacts.from_object(node)
     by_content = ("content", policy_key, planning_key(facts))
     shared = cache.get(by_content) if cache is not None else None
     if shared is None:
         node_plan = plan(policy, facts)
         if cache is not None:
-            cache[by_content] = (facts, node_plan)
+            cache[by_content] = node_plan
     else:
-        node_plan = replace(shared[1], node=facts.name)
-    result = (facts, node_plan)
+        node_plan = replace(shared, node=facts.name)
+    result = PlannedNode(facts, node_plan, current_workload(facts.labels))
     if by_version is not None and cache is not None:
         cache[by_version] = result
     return result
+
+
+def _rendered_daemonsets(
+    policy: ResolvedPolicy,
+    policy_key: tuple[Any, ...],
+    operands: tuple[Any, ...],
+    snapshot: Snapshot,
+    cache: PlanCache | None,
+) -> list[dict[str, Any]]:
+    key = (
+        "daemonsets",
+        policy_key,
+        snapshot.namespace,
+        tuple(sorted(snapshot.operator_env.items())),
+    )
+    cached = cache.get(key) if cache is not None else None
+    if cached is None:
+        cached = [
+            render_daemonset(policy, op, snapshot.namespace, snapshot.operator_env)
+            for op in operands
+        ]
+        if cache is not None:
+            cache[key] = cached
+    return [dict(ds) for ds in cached]
 
 
 def reconcile(
@@ -308,12 +339,13 @@ def reconcile(
         return actions
 
     consumers: dict[str, list[PodInfo]] = {}
-    operand_pods: dict[tuple[str, str], list[PodInfo]] = {}
+    ready_operands: dict[str, set[str]] = {}
     for pod in snapshot.pods:
         if pod.terminal or not pod.node:
             continue
         if pod.operand is not None:
-            operand_pods.setdefault((pod.node, pod.operand), []).append(pod)
+            if pod.ready:
+                ready_operands.setdefault(pod.node, set()).add(pod.operand)
         elif pod.gpu_resources:
             consumers.setdefault(pod.node, []).append(pod)
 
@@ -330,10 +362,11 @@ def reconcile(
     vgpu_problem_nodes: list[str] = []
     by_workload: dict[str, int] = {}
     gpu_nodes = 0
-    node_facts: dict[str, NodeFacts] = {}
+    planned_nodes: dict[str, PlannedNode] = {}
     for name, node in sorted(snapshot.nodes.items()):
-        facts, node_plan = _planned(policy, policy_key, name, node, plan_cache)
-        node_facts[name] = facts
+        planned = _planned(policy, policy_key, name, node, plan_cache)
+        facts, node_plan = planned.facts, planned.plan
+        planned_nodes[name] = planned
         actions.plans[name] = node_plan
         if not node_plan.gpu_node:
             if node_plan.label_changes:
@@ -341,7 +374,7 @@ def reconcile(
             continue
         gpu_nodes += 1
         config = node_plan.workload.config or "container"
-        before = current_workload(facts.labels)
+        before = planned.workload_before
         busy = consumers.get(name, [])
         forced = facts.annotations.get(FORCE_SWITCH_ANNOTATION) == "true"
         if before is not None and before != config and busy and not forced:
@@ -381,10 +414,7 @@ def reconcile(
     enabled = policy.enabled_operands() if gpu_nodes else ()
     enabled_names = {op.name for op in enabled}
     try:
-        rendered = [
-            render_daemonset(policy, op, snapshot.namespace, snapshot.operator_env)
-            for op in enabled
-        ]
+        rendered = _rendered_daemonsets(policy, policy_key, tuple(enabled), snapshot, plan_cache)
     except PolicyError as exc:
         _set_status(
             actions,
@@ -434,7 +464,7 @@ def reconcile(
             waiting_nodes.append(
                 {
                     "name": name,
-                    "workload": current_workload(node_facts[name].labels) or "",
+                    "workload": planned_nodes[name].workload_before or "",
                     "waitingFor": [],
                     "held": True,
                     "message": "workload switch held: GPU pods still running",
@@ -444,8 +474,7 @@ def reconcile(
         waiting = [
             op.name
             for op in node_plan.running_operands()
-            if op.name in enabled_names
-            and not any(p.ready for p in operand_pods.get((name, op.name), []))
+            if op.name in enabled_names and op.name not in ready_operands.get(name, ())
         ]
         if name in actions.node_label_patches:
             waiting = waiting or ["labels"]

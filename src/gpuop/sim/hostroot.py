@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuop.toolkit.configuring import configure_runtime, revert_runtime
+from gpuop.toolkit.configuring import configure_runtime, has_state_record, revert_runtime
 from gpuop.toolkit.errors import ToolkitError
 
 STOCK_CONTAINERD_CONFIG = """\
@@ -46,7 +46,7 @@ def configure_host_runtime(root: Path, enabled: bool) -> str | None:
     try:
         if enabled:
             configure_runtime(str(root))
-        else:
+        elif has_state_record(str(root)):
             revert_runtime(str(root))
     except ToolkitError as exc:
         return str(exc)

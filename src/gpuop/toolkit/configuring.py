@@ -482,6 +482,14 @@ def _missing_dirs(root: HostRoot, path: HostPath) -> list[str]:
 # revert
 
 
+def has_state_record(root: str, options: RuntimeOptions | None = None) -> bool:
+    """Whether gpuop configured the host under `root` (and so has something to revert)."""
+    options = options or RuntimeOptions()
+    _check_options(options)
+    paths = _paths(root, options)
+    return paths.root.read(paths.state) is not None
+
+
 def revert_runtime(
     root: str | os.PathLike[str] = "/",
     options: RuntimeOptions | None = None,
