@@ -3,7 +3,9 @@
 For each N (default 100 and 1000) it creates N simulated 2x A10 container nodes, then:
 
 * floor: the time the same API server takes for N bare node label patches from one client
-  (same concurrency as the operator uses);
+  (same concurrency as the operator uses), once on the idle cluster and once more with the
+  operator and the simulator running but no ClusterPolicy yet (so the API server also
+  streams every change to them, as it does while the operator labels);
 * operator: from ClusterPolicy creation to every node labelled per the planner and every
   DaemonSet created, and to `status.state=ready` (every operand pod Ready on every node:
   bounded by the DaemonSet controller and kwok, not by the operator); its write requests,
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuop.controlplane import LocalCluster
-from gpuop.controlplane.audit import audit_entries, write_requests
+from gpuop.controlplane.audit import AuditMark, audit_entries, audit_mark, write_requests
 from gpuop.kube import ClusterPolicy, async_client, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
@@ -37,7 +39,7 @@ OPERATOR_USER = "system:serviceaccount:gpu-operator:gpuop-operator"
 SIMULATOR_USER = "system:serviceaccount:gpu-operator:gpuop-simulator"
 
 
-def audit_writes(path: Path, start: int, user: str) -> int:
+def audit_writes(path: Path, start: AuditMark, user: str) -> int:
     return len(write_requests(path, start, user))
 
 
@@ -47,7 +49,7 @@ def _stamp(value: str) -> float:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
-def audit_timeline(path: Path, start: int, names: set[str]) -> dict[str, float | None]:
+def audit_timeline(path: Path, start: AuditMark, names: set[str]) -> dict[str, float | None]:
     """Seconds from the ClusterPolicy's creation to the operator's last node label patch and
     its last DaemonSet write, read from the API server's own audit timestamps."""
     created = last_label = last_daemonset = None
@@ -81,7 +83,7 @@ def audit_timeline(path: Path, start: int, names: set[str]) -> dict[str, float |
 
 
 def last_write_before(
-    path: Path, start: int, user: str, resource: str, subresource: str, seen: float | None
+    path: Path, start: AuditMark, user: str, resource: str, subresource: str, seen: float | None
 ) -> float | None:
     """Seconds from the ClusterPolicy's creation to `user`'s last write of `resource`'s
     `subresource` before the moment a poll saw the result (None if never seen)."""
@@ -106,7 +108,7 @@ def last_write_before(
     return None if created is None or last is None else round(last - created, 2)
 
 
-def floor_from_audit(path: Path, start: int) -> float | None:
+def floor_from_audit(path: Path, start: AuditMark) -> float | None:
     first = last = None
     for entry in audit_entries(path, start):
         ref = entry.get("objectRef") or {}
@@ -114,6 +116,7 @@ def floor_from_audit(path: Path, start: int) -> float | None:
             entry.get("stage") == "ResponseComplete"
             and entry.get("verb") == "patch"
             and ref.get("resource") == "nodes"
+            and not ref.get("subresource")
         ):
             stamp = _stamp(entry["stageTimestamp"])
             first = first if first is not None else _stamp(entry["requestReceivedTimestamp"])
@@ -206,7 +209,7 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(make, names))
 
-    floor_offset = audit.stat().st_size
+    floor_offset = audit_mark(audit)
     floor = asyncio.run(floor_patches(kubeconfig, names))
     floor_server = floor_from_audit(audit, floor_offset)
     print(f"[{count}] floor: {count} node patches in {floor:.2f}s", file=sys.stderr)
@@ -223,7 +226,15 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
             if time.monotonic() > deadline:
                 raise SystemExit("the operator did not become ready:\n" + operator.log_tail())
             time.sleep(0.2)
-        start_offset = audit.stat().st_size
+        # The same floor again with gpuop's two controllers watching every node (no
+        # ClusterPolicy yet, so neither writes): the API server now also streams each change
+        # to them, as it will while the operator labels.
+        watched_offset = audit_mark(audit)
+        asyncio.run(floor_patches(kubeconfig, names))
+        floor_watched = floor_from_audit(audit, watched_offset)
+        print(f"[{count}] floor with gpuop watching: {floor_watched}s", file=sys.stderr)
+        time.sleep(5)
+        start_offset = audit_mark(audit)
         started = time.monotonic()
         policy = stack.lab_policy(sandbox=False)
         stack.apply_cluster_policy(kubeconfig, policy)
@@ -249,7 +260,7 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
         operator_writes = audit_writes(audit, start_offset, OPERATOR_USER)
         timeline = audit_timeline(audit, start_offset, set(names))
         simulator_writes = audit_writes(audit, start_offset, SIMULATOR_USER)
-        quiet_offset = audit.stat().st_size
+        quiet_offset = audit_mark(audit)
         time.sleep(quiet_seconds)
         quiet_writes = audit_writes(audit, quiet_offset, OPERATOR_USER)
     finally:
@@ -266,6 +277,10 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
         "ratio_server": None
         if not floor_server or timeline["labelled"] is None
         else round(timeline["labelled"] / floor_server, 2),
+        "floor_watched_seconds_server": floor_watched,
+        "ratio_watched": None
+        if not floor_watched or timeline["labelled"] is None
+        else round(timeline["labelled"] / floor_watched, 2),
         "advertising_seconds_server": last_write_before(
             audit, start_offset, SIMULATOR_USER, "nodes", "status", advertised_seen
         ),
@@ -308,20 +323,24 @@ def main() -> None:
         "\nFrom the API server's audit timestamps, in seconds after the ClusterPolicy was created:"
     )
     print(
-        "nodes  floor  labelled  ratio  daemonsets  ready  advertising  op writes/node"
-        "  sim writes/node  quiet writes (s)"
+        "nodes  floor  watched  labelled  ratio  ratio(w)  daemonsets  ready  advertising"
+        "  op writes/node  sim writes/node  quiet writes (s)"
     )
     for r in results:
         print(
-            f"{r['nodes']:>5}  {r['floor_seconds_server']!s:>5}  {r['labelled_seconds_server']!s:>8}"
-            f"  {r['ratio_server']!s:>5}  {r['daemonsets_seconds_server']!s:>10}"
+            f"{r['nodes']:>5}  {r['floor_seconds_server']!s:>5}"
+            f"  {r['floor_watched_seconds_server']!s:>7}  {r['labelled_seconds_server']!s:>8}"
+            f"  {r['ratio_server']!s:>5}  {r['ratio_watched']!s:>8}"
+            f"  {r['daemonsets_seconds_server']!s:>10}"
             f"  {r['ready_seconds_server']!s:>5}  {r['advertising_seconds_server']!s:>11}"
             f"  {r['operator_writes_per_node']:>14}  {r['simulator_writes_per_node']:>15}"
             f"  {r['operator_writes_while_quiet']:>5} ({r['quiet_seconds']:g})"
         )
     print(
-        "\nfloor: N bare node label patches from one client (concurrency 32); labelled: the"
-        " operator's last first-time node patch; ratio: labelled / floor; ready: the status"
+        "\nfloor: N bare node label patches from one client (concurrency 32); watched: the"
+        " same with the operator and the simulator running (and watching every node);"
+        " labelled: the operator's last first-time node patch; ratio, ratio(w): labelled /"
+        " floor, labelled / watched; ready: the status"
         " write that said ready (bounded by the DaemonSet controller and kwok starting every"
         " operand pod); advertising: the simulator's last node status patch before every node"
         " advertised nvidia.com/gpu: 2."

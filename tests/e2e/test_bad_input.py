@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from lightkube.resources.core_v1 import Event
 
-from gpuop.controlplane.audit import write_requests
+from gpuop.controlplane.audit import AuditMark, audit_mark, write_requests
 from gpuop.controlplane.kubeconfig import api_client
 from gpuop.kube import ops, sync_client
 from gpuop.lab import stack
@@ -290,7 +290,7 @@ def wait_until(check: Callable[[], tuple[bool, Any]], timeout: float, what: str)
     raise AssertionError(f"timed out waiting for {what}: last seen {last}")
 
 
-def operator_writes(audit_log: Path, start: int) -> list[tuple[str, str]]:
+def operator_writes(audit_log: Path, start: AuditMark) -> list[tuple[str, str]]:
     return write_requests(audit_log, start, OPERATOR_USER)
 
 
@@ -397,13 +397,13 @@ def test_no_write_loop_on_odd_nodes(odd_stack: dict[str, Any], audit_log_path: P
 
     # Wait for a quiet stretch first (operand pods coming up still change the status).
     def settled() -> tuple[bool, Any]:
-        start = audit_log_path.stat().st_size
+        start = audit_mark(audit_log_path)
         time.sleep(5)
         writes = operator_writes(audit_log_path, start)
         return not writes, writes[:5]
 
     wait_until(settled, 180, "the operator to settle")
-    start = audit_log_path.stat().st_size
+    start = audit_mark(audit_log_path)
     time.sleep(30)
     writes = operator_writes(audit_log_path, start)
     assert writes == [], f"the operator wrote while converged: {writes[:10]}"

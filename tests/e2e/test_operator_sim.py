@@ -18,7 +18,7 @@ from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import DaemonSet
 from lightkube.resources.core_v1 import Event, Pod
 
-from gpuop.controlplane.audit import audit_entries, write_requests
+from gpuop.controlplane.audit import audit_entries, audit_mark, write_requests
 from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
@@ -150,7 +150,7 @@ def test_operator_is_quiet_when_converged(
 ) -> None:
     """Over a quiet period the operator sends no write request at all (audit log)."""
     time.sleep(5)
-    start = audit_log_path.stat().st_size
+    start = audit_mark(audit_log_path)
     time.sleep(60)
     writes = write_requests(audit_log_path, start, OPERATOR_USER)
     assert writes == [], f"the operator wrote during a quiet minute: {writes[:10]}"

@@ -501,6 +501,10 @@ class LocalCluster:
                 "--kube-api-qps=200",
                 "--kube-api-burst=400",
                 "--concurrent-daemonset-syncs=4",
+                # kwok renews a thousand node leases from one process; on a busy machine some
+                # renewals come late, and the default 50 s grace would mark those nodes
+                # NotReady and their pods not Ready, which no kubelet is there to undo.
+                "--node-monitor-grace-period=5m",
             ],
             SCHEDULER: [
                 str(bins["kube-scheduler"]),

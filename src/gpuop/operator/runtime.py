@@ -222,15 +222,19 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
 
     await asyncio.gather(*(patch_node(n, c) for n, c in actions.node_label_patches.items()))
 
-    for obj in actions.apply:
-        try:
-            await ops.apply_object(client, obj)
-        except ApiError as exc:
-            metrics.RECONCILE_ERRORS.inc()
-            log.error(
-                "cannot apply %s %s: %s", obj["kind"], obj["metadata"]["name"], exc.status.message
-            )
-            continue
+    async def apply(obj: dict[str, Any]) -> None:
+        async with semaphore:
+            try:
+                await ops.apply_object(client, obj)
+            except ApiError as exc:
+                metrics.RECONCILE_ERRORS.inc()
+                log.error(
+                    "cannot apply %s %s: %s",
+                    obj["kind"],
+                    obj["metadata"]["name"],
+                    exc.status.message,
+                )
+                return
         metrics.WRITES.labels(kind=obj["kind"]).inc()
         name = obj["metadata"]["name"]
         if obj["kind"] == "DaemonSet":
@@ -239,6 +243,11 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
             state.runtime_classes.add(name)
         elif obj["kind"] == "ConfigMap":
             state.configmaps[name] = obj["data"]["config.yaml"]
+
+    # What the operand pods refer to (the RuntimeClass, the vGPU ConfigMap) exists before
+    # the DaemonSets that make them; each group is written at once.
+    await asyncio.gather(*(apply(o) for o in actions.apply if o["kind"] != "DaemonSet"))
+    await asyncio.gather(*(apply(o) for o in actions.apply if o["kind"] == "DaemonSet"))
 
     for name in actions.delete_daemonsets:
         await ops.delete_daemonset(client, name, namespace)
