@@ -465,6 +465,21 @@ def scenario_vgpu_change(run: Stack, rng: random.Random, report: Report, timeout
         time.sleep(0.5)
 
 
+def set_dcgm_exporter(client: Client, enabled: bool, report: Report, lock: threading.Lock) -> None:
+    """A user's edit of the ClusterPolicy: get, change, replace, retried on 409 Conflict."""
+    while True:
+        obj = client.get(ClusterPolicy, POLICY)
+        obj.spec["dcgmExporter"]["enabled"] = enabled
+        try:
+            client.replace(obj)
+            return
+        except ApiError as exc:
+            if exc.status.code != 409:
+                raise
+            with lock:
+                report.conflicts_retried += 1
+
+
 def scenario_conflicting_writers(
     run: Stack, rng: random.Random, report: Report, timeout: float
 ) -> None:
@@ -495,17 +510,7 @@ def scenario_conflicting_writers(
                         opted_out.add(name)
                 else:
                     enabled = user_rng.random() < 0.5
-                    while True:
-                        obj = writer.get(ClusterPolicy, POLICY)
-                        obj.spec["dcgmExporter"]["enabled"] = enabled
-                        try:
-                            writer.replace(obj)
-                            break
-                        except ApiError as exc:
-                            if exc.status.code != 409:
-                                raise
-                            with lock:
-                                report.conflicts_retried += 1
+                    set_dcgm_exporter(writer, enabled, report, lock)
                     with lock:
                         last_dcgm.append(enabled)
             except API_ERRORS:
@@ -525,19 +530,7 @@ def scenario_conflicting_writers(
     # may not have landed, so the check is on an edit known to have succeeded).
     final = not last_dcgm[-1] if last_dcgm else False
 
-    def final_edit() -> None:
-        while True:
-            obj = client.get(ClusterPolicy, POLICY)
-            obj.spec["dcgmExporter"]["enabled"] = final
-            try:
-                client.replace(obj)
-                return
-            except ApiError as exc:
-                if exc.status.code != 409:
-                    raise
-                report.conflicts_retried += 1
-
-    retry_api(final_edit, timeout)
+    retry_api(lambda: set_dcgm_exporter(client, final, report, lock), timeout)
     time.sleep(3)
     policy = retry_api(lambda: stack.get_cluster_policy(run.kubeconfig, POLICY)) or {}
     enabled = ((policy.get("spec") or {}).get("dcgmExporter") or {}).get("enabled")

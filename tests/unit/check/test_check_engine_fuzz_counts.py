@@ -23,6 +23,7 @@ from typing import Any
 
 import corpus_gen
 import pytest
+from fuzzing import mutate, value_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_check_fuzz import _objects, nodes
@@ -55,26 +56,6 @@ def _corpus_objects() -> list[Any]:
     return objects
 
 
-def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            found.extend(_paths(value, (*prefix, key)))
-    elif isinstance(obj, list):
-        for index, value in enumerate(obj):
-            found.extend(_paths(value, (*prefix, index)))
-    return found
-
-
-def _replace(obj: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    head, *rest = path
-    copy = list(obj) if isinstance(obj, list) else dict(obj)
-    copy[head] = _replace(obj[head], tuple(rest), new)
-    return copy
-
-
 def _assert_sound(objects: list[Any], kind: str) -> None:
     RAN[kind] = RAN.get(kind, 0) + 1
     report = run_checks(objects)
@@ -103,57 +84,7 @@ def test_run_checks_on_adversarial_nodes(node_list: list[Any], sandbox: bool) ->
 
 
 _CORPUS = _corpus_objects()
-_CORPUS_PATHS = [(i, p) for i, obj in enumerate(_CORPUS) for p in _paths(obj)]
-
-
-_ODD_VALUES: list[Any] = [
-    None,
-    True,
-    False,
-    0,
-    -1,
-    2**70,
-    1.5,
-    float("nan"),
-    float("inf"),
-    "",
-    "true",
-    "-1",
-    "1e999",
-    "2Ki",
-    "x" * 70_000,
-    "é" * 300,
-    "\x00\n",
-    [],
-    {},
-    [1, "a"],
-    {"a": {"b": [1]}},
-]
-
-
-def mutate(objects: list[Any], rng: random.Random, steps: int) -> list[Any]:
-    """Replace (or drop) the value at ``steps`` random paths of ``objects``."""
-    objects = list(objects)
-    for _ in range(steps):
-        index = rng.randrange(len(objects))
-        paths = _paths(objects[index])
-        path = paths[rng.randrange(len(paths))]
-        if path and rng.random() < 0.2:
-            value: Any = rng.choice(["", None, {}])
-        elif rng.random() < 0.3 and path:
-            # Move a value of the right shape to the wrong place.
-            other = rng.choice(paths)
-            value = _get(objects[index], other)
-        else:
-            value = rng.choice(_ODD_VALUES)
-        objects[index] = _replace(objects[index], path, value)
-    return objects
-
-
-def _get(obj: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        obj = obj[key]
-    return obj
+_CORPUS_PATHS = [(i, p) for i, obj in enumerate(_CORPUS) for p in value_paths(obj)]
 
 
 @settings(FUZZ, max_examples=TARGETS["mutated"] * SCALE // BATCH)

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from fuzzing import mutate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_explain_properties import _paths, _replace, check_consistent, json_values, k8s_like
+from test_explain_properties import check_consistent, json_values, k8s_like
 
 from gpuop.explain import explain_pod
 from gpuop.explain.corpus import generate_case
@@ -70,57 +71,6 @@ def test_explain_pod_on_kubernetes_shaped_noise(
     pod: Any, nodes: list[Any], others: list[Any]
 ) -> None:
     _explain("k8s", pod, nodes, others)
-
-
-# The same cheap mutator as tests/unit/check/test_check_engine_fuzz_counts.py.
-_ODD_VALUES: list[Any] = [
-    None,
-    True,
-    False,
-    0,
-    -1,
-    2**70,
-    1.5,
-    float("nan"),
-    float("inf"),
-    "",
-    "true",
-    "-1",
-    "1e999",
-    "2Ki",
-    "x" * 70_000,
-    "é" * 300,
-    "\x00\n",
-    [],
-    {},
-    [1, "a"],
-    {"a": {"b": [1]}},
-]
-
-
-def mutate(objects: list[Any], rng: random.Random, steps: int) -> list[Any]:
-    """Replace (or drop) the value at ``steps`` random paths of ``objects``."""
-    objects = list(objects)
-    for _ in range(steps):
-        index = rng.randrange(len(objects))
-        paths = _paths(objects[index])
-        path = paths[rng.randrange(len(paths))]
-        if path and rng.random() < 0.2:
-            value: Any = rng.choice(["", None, {}])
-        elif rng.random() < 0.3 and path:
-            # Move a value of the right shape to the wrong place.
-            other = rng.choice(paths)
-            value = _get(objects[index], other)
-        else:
-            value = rng.choice(_ODD_VALUES)
-        objects[index] = _replace(objects[index], path, value)
-    return objects
-
-
-def _get(obj: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        obj = obj[key]
-    return obj
 
 
 @_fuzz("mutated", BATCH)

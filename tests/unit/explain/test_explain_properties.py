@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fuzzing import replaced, value_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -87,26 +88,6 @@ k8s_like = st.recursive(
 )
 
 
-def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            found.extend(_paths(value, (*prefix, key)))
-    elif isinstance(obj, list):
-        for index, value in enumerate(obj):
-            found.extend(_paths(value, (*prefix, index)))
-    return found
-
-
-def _replace(obj: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    head, *rest = path
-    copy = list(obj) if isinstance(obj, list) else dict(obj)
-    copy[head] = _replace(obj[head], tuple(rest), new)
-    return copy
-
-
 def check_consistent(explanation: PodExplanation, node_count_max: int) -> None:
     json.dumps(explanation.to_dict())
     names = [n.name for n in explanation.nodes]
@@ -163,8 +144,8 @@ def test_mutated_corpus_cases_never_crash(seed: int, data: st.DataObject) -> Non
     case = generate_case(seed, 0, existing_pods=True, comparison_operators=True)
     objects: list[Any] = [case.pod, *case.nodes, *case.existing_pods]
     target = data.draw(st.integers(min_value=0, max_value=len(objects) - 1))
-    path = data.draw(st.sampled_from(_paths(objects[target])))
-    objects[target] = _replace(objects[target], path, data.draw(json_values))
+    path = data.draw(st.sampled_from(value_paths(objects[target])))
+    objects[target] = replaced(objects[target], path, data.draw(json_values))
     pod, nodes, others = (
         objects[0],
         objects[1 : 1 + len(case.nodes)],
