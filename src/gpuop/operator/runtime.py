@@ -29,7 +29,7 @@ from gpuop.kube import (
     now_rfc3339,
     ops,
 )
-from gpuop.kube.watching import kopf_connection, run_watchers, watch_only
+from gpuop.kube.watching import kopf_connection, run_watchers
 from gpuop.operator import metrics
 from gpuop.operator.reconcile import Actions, PlanCache, PodInfo, Snapshot, pod_info, reconcile
 from gpuop.render import DEFAULT_VGPU_CONFIGMAP, MANAGED_BY
@@ -356,8 +356,7 @@ def build_registry() -> kopf.OperatorRegistry:
         return kopf_connection(config.kubeconfig, config.context)
 
     @kopf.on.startup(registry=registry)
-    async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) -> None:
-        watch_only(settings)
+    async def startup(memo: kopf.Memo, **_: Any) -> None:
         state: OperatorState = memo["state"]
         config: OperatorConfig = memo["config"]
         state.client = async_client(config.kubeconfig, config.context)

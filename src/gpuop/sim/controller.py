@@ -23,7 +23,7 @@ import kopf
 import yaml
 
 from gpuop.kube import ApiError, async_client, ops
-from gpuop.kube.watching import kopf_connection, run_watchers, watch_only
+from gpuop.kube.watching import kopf_connection, run_watchers
 from gpuop.naming import PciDatabase
 from gpuop.sim.effects import NodeChanges, OperandPod, node_changes
 from gpuop.sim.hardware import SIM_LABEL
@@ -226,8 +226,7 @@ def build_registry() -> kopf.OperatorRegistry:
         return kopf_connection(config.kubeconfig, config.context)
 
     @kopf.on.startup(registry=registry)
-    async def startup(memo: kopf.Memo, settings: kopf.OperatorSettings, **_: Any) -> None:
-        watch_only(settings)
+    async def startup(memo: kopf.Memo, **_: Any) -> None:
         state: SimState = memo["state"]
         config: SimConfig = memo["config"]
         state.client = async_client(config.kubeconfig, config.context)
