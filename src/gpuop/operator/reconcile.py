@@ -604,15 +604,17 @@ def _set_status(
 
 
 def _cleanup_without_policy(snapshot: Snapshot, actions: Actions) -> None:
-    """No ClusterPolicy: take back the deploy labels (owned objects go by garbage collection)."""
+    """No ClusterPolicy: take back the deploy labels gpuop set (owned objects go by garbage
+    collection). Values only users or managers write (`false`, `pre-installed`,
+    `paused-for-*`, the `operands=false` opt-out) stay: the next ClusterPolicy honours them."""
     prefix = operand_table().deploy_labels.prefix
     known = operand_table().deploy_labels.known_keys
     for name, node in sorted(snapshot.nodes.items()):
         labels = (node.get("metadata") or {}).get("labels") or {}
         removals: dict[str, str | None] = {
             key: None
-            for key in labels
-            if key.startswith(prefix) and key.removeprefix(prefix) in known
+            for key, value in labels.items()
+            if key.startswith(prefix) and key.removeprefix(prefix) in known and value == "true"
         }
         if removals:
             actions.node_label_patches[name] = removals

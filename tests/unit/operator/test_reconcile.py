@@ -148,6 +148,17 @@ def test_deleting_the_policy_takes_back_deploy_labels() -> None:
     assert set(cleanup.node_label_patches) == {"c", "p", "v"}
 
 
+def test_without_a_policy_values_users_set_stay_for_the_next_one() -> None:
+    nodes = _nodes()
+    labels = nodes["c"]["metadata"]["labels"]
+    labels["nvidia.com/gpu.deploy.driver"] = "pre-installed"
+    labels["nvidia.com/gpu.deploy.dcgm-exporter"] = "false"
+    labels["nvidia.com/gpu.deploy.device-plugin"] = "true"
+    nodes["p"]["metadata"]["labels"]["nvidia.com/gpu.deploy.operands"] = "false"
+    cleanup = reconcile(Snapshot([], nodes, {}, [], "gpu-operator"), NOW)
+    assert cleanup.node_label_patches == {"c": {"nvidia.com/gpu.deploy.device-plugin": None}}
+
+
 def test_daemonset_readiness_follows_upstream() -> None:
     assert daemonset_ready({"status": {"desiredNumberScheduled": 0}})
     assert not daemonset_ready({"status": {"desiredNumberScheduled": 2, "numberUnavailable": 1}})
