@@ -116,6 +116,5 @@ def _configure_logging(log_format: str, verbose: bool) -> None:
         logging.basicConfig(
             level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
         )
-    logging.getLogger("kopf").setLevel(logging.WARNING if not verbose else logging.DEBUG)
     for noisy in ("httpx", "httpx2", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

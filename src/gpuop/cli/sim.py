@@ -198,7 +198,7 @@ def run(namespace: str, hosts_dir: str | None, pci_ids: str | None, kubeconfig: 
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    for noisy in ("kopf", "httpx", "httpx2", "httpcore"):
+    for noisy in ("httpx", "httpx2", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     resolved = resolve_kubeconfig(kubeconfig)
     if hosts_dir is None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx2
 from lightkube import AsyncClient, Client, KubeConfig
 from lightkube.core.exceptions import ApiError, ConfigError
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
@@ -35,7 +36,12 @@ VirtualMachineInstance = create_namespaced_resource(
     plural="virtualmachineinstances",
 )
 
+# What a request to the API server raises: an error answer (ApiError when the body is a
+# Status, HTTPStatusError otherwise, as for a 429 from priority and fairness) or no answer.
+API_ERRORS: tuple[type[Exception], ...] = (ApiError, httpx2.HTTPError)
+
 __all__ = [
+    "API_ERRORS",
     "FIELD_MANAGER",
     "ApiError",
     "ClusterPolicy",
@@ -46,6 +52,7 @@ __all__ = [
     "VirtualMachineInstance",
     "async_client",
     "connection_settings",
+    "describe_api_error",
     "load_kubeconfig",
     "now_rfc3339",
     "sync_client",
@@ -54,6 +61,17 @@ __all__ = [
 
 class KubeError(Exception):
     """The cluster cannot be reached or the kubeconfig cannot be used."""
+
+
+def describe_api_error(exc: BaseException) -> str:
+    """One line for a failed API request: the status and message, or why there was no answer."""
+    if isinstance(exc, ApiError):
+        return f"{exc.status.code} {exc.status.reason or ''}: {exc.status.message}".replace(
+            " :", ":"
+        )
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return f"{exc.response.status_code} {exc.response.reason_phrase}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def load_kubeconfig(path: str | None = None, context: str | None = None) -> KubeConfig:

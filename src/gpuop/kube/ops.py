@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from lightkube import AsyncClient, Client
+from lightkube import AsyncClient, Client, operators
 from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import DaemonSet
@@ -22,6 +22,54 @@ from gpuop.kube import ClusterPolicy
 
 NOT_FOUND = 404
 CONFLICT = 409
+
+# What the informers list and watch (`gpuop.kube.informer`), all across the cluster.
+WATCHED_KINDS: dict[str, Any] = {
+    "Node": Node,
+    "Pod": Pod,
+    "DaemonSet": DaemonSet,
+    "ClusterPolicy": ClusterPolicy,
+}
+
+
+def _selector(labels: Mapping[str, str | None] | None) -> dict[str, Any] | None:
+    if not labels:
+        return None
+    return {k: operators.exists() if v is None else v for k, v in labels.items()}
+
+
+def _selection(kind: str, labels: Mapping[str, str | None] | None) -> dict[str, Any]:
+    """lightkube's arguments for every object of `kind` across the cluster, label-selected."""
+    params: dict[str, Any] = {"labels": _selector(labels)}
+    if WATCHED_KINDS[kind] in (Pod, DaemonSet):
+        params["namespace"] = "*"
+    return params
+
+
+async def list_objects(
+    client: AsyncClient, kind: str, labels: Mapping[str, str | None] | None = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """Every object of `kind` (label-selected), and the resourceVersion of that list."""
+    listing = client.list(WATCHED_KINDS[kind], chunk_size=500, **_selection(kind, labels))
+    items = [_as_dict(obj) async for obj in listing]
+    return listing.resourceVersion, items
+
+
+async def watch_objects(
+    client: AsyncClient,
+    kind: str,
+    labels: Mapping[str, str | None] | None,
+    resource_version: str,
+    server_timeout: int,
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """Changes to `kind` after `resource_version`, as (event type, object); raises on errors."""
+    async for event, obj in client.watch(
+        WATCHED_KINDS[kind],
+        resource_version=resource_version,
+        server_timeout=server_timeout,
+        **_selection(kind, labels),
+    ):
+        yield event, _as_dict(obj)
 
 
 def _as_dict(obj: Any) -> dict[str, Any]:

@@ -1,77 +1,78 @@
-"""How gpuop's controllers run kopf: its login, its settings, and the event loop.
+"""How gpuop's controllers run: one asyncio loop, their tasks supervised, a clean stop.
 
-The operator and the node simulator both use kopf only to list, watch and index objects
-(relisting after expired resource versions and API server restarts), never to write
-bookkeeping onto objects. This module is the one place that says so.
+The operator and the node simulator are each a few informers (`gpuop.kube.informer`) and
+one loop that writes. This module runs such a set of tasks until SIGINT or SIGTERM, stops
+them all if one of them fails (so a broken controller exits instead of idling), and retries
+the calls a controller makes at start while the API server is briefly away.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import contextlib
+import logging
+import signal
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
-import kopf
+from gpuop.kube import API_ERRORS, KubeError, describe_api_error
 
-from gpuop.kube import connection_settings
+log = logging.getLogger("gpuop.kube")
 
+T = TypeVar("T")
 
-def kopf_connection(kubeconfig: str | None, context: str | None) -> kopf.ConnectionInfo:
-    """kopf's login from a kubeconfig (client certificate, token, or in-cluster account)."""
-    settings = connection_settings(kubeconfig, context)
-    return kopf.ConnectionInfo(
-        server=settings.server,
-        ca_path=settings.ca_path,
-        insecure=settings.insecure or None,
-        token=settings.token,
-        certificate_path=settings.certificate_path,
-        private_key_path=settings.private_key_path,
-    )
+START_RETRY_SECONDS = 30.0
 
 
-class NoDiffBase(kopf.DiffBaseStorage):
-    """Keep no last-handled state: gpuop has no change handlers that would diff against it.
-
-    kopf otherwise deep-copies every object on every watch event to build that state, which
-    at a thousand nodes and their operand pods is most of a controller's CPU.
-    """
-
-    def build(self, *, body: kopf.Body, extra_fields: Any = None) -> kopf.BodyEssence:
-        return kopf.BodyEssence()
-
-    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
-        return None
-
-    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
-        return None
+async def supervise(*work: Coroutine[Any, Any, None]) -> None:
+    """Run the coroutines together until cancelled; the first to fail cancels the rest."""
+    tasks = [asyncio.ensure_future(w) for w in work]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def watch_only(settings: kopf.OperatorSettings) -> None:
-    """No Events posted for kopf's own logs, no cluster-wide resource scanning, no diff state."""
-    settings.persistence.diffbase_storage = NoDiffBase()
-    settings.posting.enabled = False
-    settings.scanning.disabled = True
-    settings.watching.server_timeout = 270
-    settings.watching.client_timeout = 300
-    settings.networking.request_timeout = 60
+async def with_retries(call: Callable[[], Awaitable[T]], what: str = "the API server") -> T:
+    """`call()`, retried while the API refuses or cannot be reached, for up to 30 s."""
+    deadline = time.monotonic() + START_RETRY_SECONDS
+    delay = 0.5
+    while True:
+        try:
+            return await call()
+        except API_ERRORS as exc:
+            if time.monotonic() + delay > deadline:
+                raise KubeError(f"cannot reach {what}: {describe_api_error(exc)}") from exc
+            log.warning("cannot reach %s yet (%s); retrying", what, describe_api_error(exc))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
 
 
-def run_watchers(
-    registry: kopf.OperatorRegistry,
-    memo: kopf.Memo,
-    stop_flag: Any = None,
-    ready_flag: Any = None,
-) -> None:
-    """Run kopf cluster-wide and standalone (no peering objects) until stopped."""
-    settings = kopf.OperatorSettings()
-    watch_only(settings)
-    asyncio.run(
-        kopf.operator(
-            registry=registry,
-            settings=settings,
-            memo=memo,
-            clusterwide=True,
-            standalone=True,
-            stop_flag=stop_flag,
-            ready_flag=ready_flag,
-        )
-    )
+def run_controller(main: Coroutine[Any, Any, None]) -> None:
+    """Run `main` until it returns, fails, or SIGINT/SIGTERM stops it."""
+
+    async def until_stopped() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        task = asyncio.ensure_future(main)
+        stopper = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopper.cancel()
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+
+    asyncio.run(until_stopped())

@@ -1,35 +1,36 @@
-"""The operator process: kopf watches and caches, one coalescing reconcile loop writes.
+"""The operator process: informers keep a copy of what it reads, one coalescing loop writes.
 
-kopf lists and watches Nodes, ClusterPolicies, gpuop's DaemonSets and the pods that matter
-(operand pods and pods using GPU resources) into in-memory indexes, relisting after
-expired resource versions and API server restarts. Its event handlers only poke a trigger;
-a single background loop then takes a snapshot of the indexes, asks the pure
+Informers (`gpuop.kube.informer`) list and watch Nodes, ClusterPolicies, gpuop's
+DaemonSets and the pods that matter (operand pods and pods using GPU resources), relisting
+after expired resource versions and riding out API server restarts. A change only pokes a
+trigger; a single background loop then takes a snapshot of the stores, asks the pure
 `reconcile` what to write, and writes it with lightkube (merge patches on the keys gpuop
-owns, server-side apply for rendered objects). No kopf change-handlers, daemons or
-finalizers are used, so the operator never writes its own bookkeeping onto objects.
+owns, server-side apply for rendered objects). Nothing is ever written onto objects for the
+operator's own bookkeeping.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import kopf
-
 from gpuop.kube import (
+    API_ERRORS,
     ApiError,
+    KubeError,
     async_client,
+    describe_api_error,
     event_body,
     now_rfc3339,
     ops,
 )
-from gpuop.kube.watching import kopf_connection, run_watchers
+from gpuop.kube.informer import Informer
+from gpuop.kube.watching import run_controller, supervise, with_retries
 from gpuop.operator import metrics
 from gpuop.operator.reconcile import Actions, PlanCache, PodInfo, Snapshot, pod_info, reconcile
 from gpuop.render import DEFAULT_VGPU_CONFIGMAP, MANAGED_BY
@@ -48,10 +49,6 @@ class OperatorConfig:
     debounce_seconds: float = 0.2
     write_concurrency: int = 32
     operator_env: dict[str, str] = field(default_factory=dict)
-
-
-def _plain(body: Mapping[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(dict(body), default=lambda o: dict(o)))  # type: ignore[no-any-return]
 
 
 def slim_node(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -97,14 +94,16 @@ def _rv(obj: Mapping[str, Any]) -> int:
 
 
 class OperatorState:
-    """What the loop needs between passes: indexes, write overlays, posted events."""
+    """What the loop needs between passes: informers, write overlays, posted events."""
 
     def __init__(self, config: OperatorConfig) -> None:
         self.config = config
         self.trigger = asyncio.Event()
-        self.indexes_ready = asyncio.Event()
-        self.indexes: dict[str, Any] = {}
         self.client: Any = None
+        self.nodes: Informer[dict[str, Any]] | None = None
+        self.policies: Informer[dict[str, Any]] | None = None
+        self.daemonsets: Informer[dict[str, Any]] | None = None
+        self.pods: Informer[PodInfo] | None = None
         self.node_overlay: dict[str, dict[str, Any]] = {}
         self.ds_overlay: dict[str, str] = {}
         self.status_overlay: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -116,24 +115,41 @@ class OperatorState:
         self.last_status_write = 0.0
         self.passes = 0
 
-    def attach(self, **indexes: Any) -> None:
-        if not self.indexes:
-            self.indexes = indexes
-            self.indexes_ready.set()
+    def changed(self, _key: str, _value: object) -> None:
         self.trigger.set()
 
-    def _values(self, index_name: str) -> list[Any]:
-        index = self.indexes.get(index_name)
-        if index is None:
-            return []
-        values = []
-        for store in index.values():
-            values.extend(store)
-        return values
+    def informers(self) -> list[Informer[Any]]:
+        """One per kind the operator reads (empty until `watch` made them)."""
+        found = [self.nodes, self.policies, self.daemonsets, self.pods]
+        return [i for i in found if i is not None]
+
+    def watch(self, client: Any) -> list[Informer[Any]]:
+        namespace = self.config.namespace
+
+        def managed_daemonset(body: dict[str, Any]) -> dict[str, Any] | None:
+            if (body.get("metadata") or {}).get("namespace") != namespace:
+                return None
+            return slim_daemonset(body)
+
+        self.nodes = Informer(client, "Node", slim_node, self.changed)
+        self.policies = Informer(client, "ClusterPolicy", dict, self.changed)
+        self.daemonsets = Informer(
+            client,
+            "DaemonSet",
+            managed_daemonset,
+            self.changed,
+            labels={"app.kubernetes.io/managed-by": MANAGED_BY},
+        )
+        self.pods = Informer(client, "Pod", lambda body: pod_info(body, namespace), self.changed)
+        return self.informers()
+
+    @staticmethod
+    def _stored(informer: Informer[Any] | None) -> list[Any]:
+        return [] if informer is None else list(informer.store.values())
 
     def snapshot(self) -> Snapshot:
         nodes: dict[str, dict[str, Any]] = {}
-        for node in self._values("gpuop_nodes"):
+        for node in self._stored(self.nodes):
             name = node["metadata"]["name"]
             overlay = self.node_overlay.get(name)
             if overlay is not None and _rv(overlay) > _rv(node):
@@ -145,7 +161,7 @@ class OperatorState:
             if name not in nodes:
                 self.node_overlay.pop(name)
         policies = []
-        for policy in self._values("gpuop_policies"):
+        for policy in self._stored(self.policies):
             name = policy["metadata"]["name"]
             written = self.status_overlay.get(name)
             if written is not None and written[0] > _rv(policy):
@@ -154,7 +170,7 @@ class OperatorState:
                 self.status_overlay.pop(name, None)
             policies.append(policy)
         daemonsets: dict[str, dict[str, Any]] = {}
-        for ds in self._values("gpuop_daemonsets"):
+        for ds in self._stored(self.daemonsets):
             name = ds["metadata"]["name"]
             applied = self.ds_overlay.get(name)
             annotations = ds["metadata"].get("annotations") or {}
@@ -169,7 +185,7 @@ class OperatorState:
             else:
                 self.ds_overlay.pop(name, None)
             daemonsets[name] = ds
-        pods: list[PodInfo] = list(self._values("gpuop_pods"))
+        pods: list[PodInfo] = self._stored(self.pods)
         if len(self.plan_cache) > 4 * max(len(nodes), 64):
             self.plan_cache.clear()
         return Snapshot(
@@ -294,11 +310,21 @@ def _throttle_status(state: OperatorState, actions: Actions) -> None:
 
 
 async def reconcile_loop(state: OperatorState) -> None:
-    """Wait for a change (or the resync period), take a snapshot, write what differs."""
-    await state.indexes_ready.wait()
+    """Wait for a change (or the resync period), take a snapshot, write what differs.
+
+    The first pass waits for every informer's first list: a pass that saw no ClusterPolicy
+    yet would take back every node's deploy labels.
+    """
     client = state.client
     assert client is not None
-    await _prime(state, client)
+    await asyncio.gather(*(informer.synced.wait() for informer in state.informers()))
+    while True:
+        try:
+            await _prime(state, client)
+            break
+        except API_ERRORS as exc:
+            log.warning("cannot read RuntimeClasses and the vGPU ConfigMap yet: %s", exc)
+            await asyncio.sleep(1.0)
     log.info("ready: watching %d nodes", len(state.snapshot().nodes))
     last_pass_seconds = 0.0
     while True:
@@ -315,9 +341,10 @@ async def reconcile_loop(state: OperatorState) -> None:
             last_pass_seconds = time.monotonic() - started
             _throttle_status(state, actions)
             await _execute(state, client, actions)
-        except ApiError as exc:
+        except API_ERRORS as exc:
+            # Refused (429 while the API server sheds load, 5xx) or unreachable: try again.
             metrics.RECONCILE_ERRORS.inc()
-            log.warning("reconcile failed: %s", exc.status.message)
+            log.warning("reconcile failed: %s", describe_api_error(exc))
             await asyncio.sleep(1.0)
             state.trigger.set()
             continue
@@ -347,92 +374,20 @@ async def reconcile_loop(state: OperatorState) -> None:
             state.trigger.set()
 
 
-def build_registry() -> kopf.OperatorRegistry:
-    registry = kopf.OperatorRegistry()
-
-    @kopf.on.login(registry=registry)
-    def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo:
-        config: OperatorConfig = memo["config"]
-        return kopf_connection(config.kubeconfig, config.context)
-
-    @kopf.on.startup(registry=registry)
-    async def startup(memo: kopf.Memo, **_: Any) -> None:
-        state: OperatorState = memo["state"]
-        config: OperatorConfig = memo["config"]
-        state.client = async_client(config.kubeconfig, config.context)
-        if not await ops.namespace_exists(state.client, config.namespace):
-            raise kopf.PermanentError(f"operator namespace {config.namespace!r} does not exist")
-        memo["task"] = asyncio.create_task(reconcile_loop(state))
-
-    @kopf.on.cleanup(registry=registry)
-    async def cleanup(memo: kopf.Memo, **_: Any) -> None:
-        task = memo.get("task")
-        if task is not None:
-            task.cancel()
-        state: OperatorState = memo["state"]
-        if state.client is not None:
-            await state.client.close()
-
-    @kopf.index("", "v1", "nodes", registry=registry, id="gpuop_nodes")
-    async def gpuop_nodes(name: str, body: kopf.Body, **_: Any) -> dict[str, Any]:
-        return {name: slim_node(body)}
-
-    @kopf.index("nvidia.com", "v1", "clusterpolicies", registry=registry, id="gpuop_policies")
-    async def gpuop_policies(name: str, body: kopf.Body, **_: Any) -> dict[str, Any]:
-        return {name: _plain(body)}
-
-    @kopf.index(
-        "apps",
-        "v1",
-        "daemonsets",
-        registry=registry,
-        labels={"app.kubernetes.io/managed-by": MANAGED_BY},
-        id="gpuop_daemonsets",
-    )
-    async def gpuop_daemonsets(
-        name: str, namespace: str | None, body: kopf.Body, memo: Any, **_: Any
-    ) -> dict[str, Any] | None:
-        if namespace != memo["config"].namespace:
-            return None
-        return {name: slim_daemonset(body)}
-
-    @kopf.index("", "v1", "pods", registry=registry, id="gpuop_pods")
-    async def gpuop_pods(body: kopf.Body, memo: Any, **_: Any) -> dict[str, PodInfo] | None:
-        info = pod_info(body, memo["config"].namespace)
-        if info is None:
-            return None
-        return {info.node: info}
-
-    async def poke(memo: kopf.Memo, **kwargs: Any) -> None:
-        state: OperatorState = memo["state"]
-        state.attach(
-            gpuop_nodes=kwargs["gpuop_nodes"],
-            gpuop_policies=kwargs["gpuop_policies"],
-            gpuop_daemonsets=kwargs["gpuop_daemonsets"],
-            gpuop_pods=kwargs["gpuop_pods"],
-        )
-
-    def relevant_pod(body: kopf.Body, memo: Any, **_: Any) -> bool:
-        return pod_info(body, memo["config"].namespace) is not None
-
-    def managed_daemonset(namespace: str | None, memo: Any, **_: Any) -> bool:
-        return bool(namespace == memo["config"].namespace)
-
-    kopf.on.event("", "v1", "nodes", registry=registry)(poke)
-    kopf.on.event("nvidia.com", "v1", "clusterpolicies", registry=registry)(poke)
-    kopf.on.event(
-        "apps",
-        "v1",
-        "daemonsets",
-        registry=registry,
-        labels={"app.kubernetes.io/managed-by": MANAGED_BY},
-        when=managed_daemonset,
-    )(poke)
-    kopf.on.event("", "v1", "pods", registry=registry, when=relevant_pod)(poke)
-    return registry
+async def serve(config: OperatorConfig) -> None:
+    """Check the namespace, start the informers and the loop; run until cancelled."""
+    state = OperatorState(config)
+    client = async_client(config.kubeconfig, config.context)
+    try:
+        if not await with_retries(lambda: ops.namespace_exists(client, config.namespace)):
+            raise KubeError(f"operator namespace {config.namespace!r} does not exist")
+        state.client = client
+        informers = state.watch(client)
+        await supervise(reconcile_loop(state), *(informer.run() for informer in informers))
+    finally:
+        await client.close()
 
 
-def run_operator(config: OperatorConfig, stop_flag: Any = None, ready_flag: Any = None) -> None:
-    """Run until stopped (SIGINT/SIGTERM, or `stop_flag`)."""
-    memo = kopf.Memo(config=config, state=OperatorState(config))
-    run_watchers(build_registry(), memo, stop_flag, ready_flag)
+def run_operator(config: OperatorConfig) -> None:
+    """Run until stopped (SIGINT/SIGTERM)."""
+    run_controller(serve(config))

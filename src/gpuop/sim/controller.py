@@ -1,6 +1,6 @@
 """`gpuop sim run`: the node side of simulated GPU servers, as a controller against the API.
 
-It watches simulated Nodes and the operand pods on them (kopf indexes, relisting after
+It watches simulated Nodes and the operand pods on them (informers, relisting after
 expired watches), and whenever they change, computes each node's simulated state with
 `gpuop.sim.effects` and patches only what differs: node labels and annotations, and the
 extended resources in the node's status (as a device plugin's registration would). The
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import kopf
 import yaml
 
-from gpuop.kube import ApiError, async_client, ops
-from gpuop.kube.watching import kopf_connection, run_watchers
+from gpuop.kube import API_ERRORS, async_client, describe_api_error, ops
+from gpuop.kube.informer import Informer
+from gpuop.kube.watching import run_controller, supervise
 from gpuop.naming import PciDatabase
 from gpuop.sim.effects import NodeChanges, OperandPod, node_changes
 from gpuop.sim.hardware import SIM_LABEL
@@ -53,7 +53,7 @@ def _rv(obj: dict[str, Any]) -> int:
         return 0
 
 
-def _slim_node(body: Any) -> dict[str, Any]:
+def _slim_node(body: dict[str, Any]) -> dict[str, Any]:
     meta = body.get("metadata") or {}
     return {
         "metadata": {
@@ -66,7 +66,7 @@ def _slim_node(body: Any) -> dict[str, Any]:
     }
 
 
-def _pod_entry(body: Any) -> tuple[str, OperandPod] | None:
+def _pod_entry(body: dict[str, Any]) -> tuple[str, OperandPod] | None:
     meta = body.get("metadata") or {}
     spec = body.get("spec") or {}
     status = body.get("status") or {}
@@ -87,14 +87,14 @@ def _pod_entry(body: Any) -> tuple[str, OperandPod] | None:
 
 
 class SimState:
-    """Indexes, written-state overlays and which nodes changed since the last pass."""
+    """Informers, written-state overlays and which nodes changed since the last pass."""
 
     def __init__(self, config: SimConfig) -> None:
         self.config = config
         self.trigger = asyncio.Event()
-        self.indexes: dict[str, Any] = {}
-        self.ready = asyncio.Event()
         self.client: Any = None
+        self.nodes: Informer[dict[str, Any]] | None = None
+        self.pods: Informer[tuple[str, OperandPod]] | None = None
         self.overlay: dict[str, dict[str, Any]] = {}
         self.runtime_configured: dict[str, bool] = {}
         self.vgpu_config: VgpuConfigFile = default_vgpu_config()
@@ -102,12 +102,41 @@ class SimState:
         self.dirty: set[str] = set()
         self.everything_dirty = True
         self.passes = 0
+        self.pods_by_node: dict[str, dict[str, OperandPod]] = {}
+        self.pod_nodes: dict[str, str] = {}
 
-    def attach(self, node: str | None, **indexes: Any) -> None:
-        if not self.indexes:
-            self.indexes = indexes
-            self.ready.set()
-        if node:
+    def watch(self, client: Any) -> list[Informer[Any]]:
+        namespace = self.config.namespace
+
+        def operand_pod(body: dict[str, Any]) -> tuple[str, OperandPod] | None:
+            if (body.get("metadata") or {}).get("namespace") != namespace:
+                return None
+            return _pod_entry(body)
+
+        self.nodes = Informer(
+            client, "Node", _slim_node, self._node_changed, labels={SIM_LABEL: "true"}
+        )
+        self.pods = Informer(
+            client, "Pod", operand_pod, self._pod_changed, labels={OPERAND_LABEL: None}
+        )
+        return [self.nodes, self.pods]
+
+    def _node_changed(self, name: str, _node: object) -> None:
+        self.dirty.add(name)
+        self.trigger.set()
+
+    def _pod_changed(self, key: str, entry: tuple[str, OperandPod] | None) -> None:
+        was_on = self.pod_nodes.pop(key, None)
+        if was_on is not None:
+            pods = self.pods_by_node[was_on]
+            del pods[key]
+            if not pods:
+                del self.pods_by_node[was_on]
+            self.dirty.add(was_on)
+        if entry is not None:
+            node, pod = entry
+            self.pod_nodes[key] = node
+            self.pods_by_node.setdefault(node, {})[key] = pod
             self.dirty.add(node)
         self.trigger.set()
 
@@ -119,8 +148,7 @@ class SimState:
         return names
 
     def node(self, name: str) -> dict[str, Any] | None:
-        store = self.indexes["sim_nodes"].get(name)
-        node = next(iter(store), None) if store is not None else None
+        node = None if self.nodes is None else self.nodes.store.get(name)
         overlay = self.overlay.get(name)
         if node is None:
             self.overlay.pop(name, None)
@@ -131,11 +159,11 @@ class SimState:
         return dict(node)
 
     def node_names(self) -> list[str]:
-        return list(self.indexes["sim_nodes"])
+        return [] if self.nodes is None else list(self.nodes.store)
 
     def pods_on(self, node: str) -> dict[str, OperandPod]:
         result: dict[str, OperandPod] = {}
-        for pod in self.indexes["sim_pods"].get(node) or ():
+        for pod in (self.pods_by_node.get(node) or {}).values():
             existing = result.get(pod.operand)
             if existing is None or (pod.ready and not existing.ready):
                 result[pod.operand] = pod
@@ -172,7 +200,8 @@ async def _apply(
 
 
 async def sim_loop(state: SimState) -> None:
-    await state.ready.wait()
+    await asyncio.gather(*(i.synced.wait() for i in (state.nodes, state.pods) if i is not None))
+    log.info("ready: simulating %d nodes", len(state.node_names()))
     semaphore = asyncio.Semaphore(state.config.write_concurrency)
     last_config_check = 0.0
     while True:
@@ -205,8 +234,8 @@ async def sim_loop(state: SimState) -> None:
             if work:
                 await asyncio.gather(*work)
             state.passes += 1
-        except ApiError as exc:
-            log.warning("simulator pass failed: %s", exc.status.message)
+        except API_ERRORS as exc:
+            log.warning("simulator pass failed: %s", describe_api_error(exc))
             state.everything_dirty = True
             await asyncio.sleep(1)
             state.trigger.set()
@@ -217,57 +246,17 @@ async def sim_loop(state: SimState) -> None:
             state.trigger.set()
 
 
-def build_registry() -> kopf.OperatorRegistry:
-    registry = kopf.OperatorRegistry()
-
-    @kopf.on.login(registry=registry)
-    def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo:
-        config: SimConfig = memo["config"]
-        return kopf_connection(config.kubeconfig, config.context)
-
-    @kopf.on.startup(registry=registry)
-    async def startup(memo: kopf.Memo, **_: Any) -> None:
-        state: SimState = memo["state"]
-        config: SimConfig = memo["config"]
-        state.client = async_client(config.kubeconfig, config.context)
-        memo["task"] = asyncio.create_task(sim_loop(state))
-
-    @kopf.on.cleanup(registry=registry)
-    async def cleanup(memo: kopf.Memo, **_: Any) -> None:
-        task = memo.get("task")
-        if task is not None:
-            task.cancel()
-
-    @kopf.index("", "v1", "nodes", registry=registry, labels={SIM_LABEL: "true"}, id="sim_nodes")
-    async def sim_nodes(name: str, body: kopf.Body, **_: Any) -> dict[str, Any]:
-        return {name: _slim_node(body)}
-
-    @kopf.index(
-        "", "v1", "pods", registry=registry, labels={OPERAND_LABEL: kopf.PRESENT}, id="sim_pods"
-    )
-    async def sim_pods(
-        body: kopf.Body, namespace: str | None, memo: Any, **_: Any
-    ) -> dict[str, OperandPod] | None:
-        if namespace != memo["config"].namespace:
-            return None
-        entry = _pod_entry(body)
-        return None if entry is None else {entry[0]: entry[1]}
-
-    def attach(memo: kopf.Memo, node: str | None, indexes: dict[str, Any]) -> None:
-        memo["state"].attach(node, sim_nodes=indexes["sim_nodes"], sim_pods=indexes["sim_pods"])
-
-    @kopf.on.event("", "v1", "nodes", registry=registry, labels={SIM_LABEL: "true"})
-    async def node_changed(name: str, memo: kopf.Memo, **kwargs: Any) -> None:
-        attach(memo, name, kwargs)
-
-    @kopf.on.event("", "v1", "pods", registry=registry, labels={OPERAND_LABEL: kopf.PRESENT})
-    async def pod_changed(spec: kopf.Spec, memo: kopf.Memo, **kwargs: Any) -> None:
-        attach(memo, spec.get("nodeName"), kwargs)
-
-    return registry
+async def serve(config: SimConfig) -> None:
+    """Start the informers and the loop; run until cancelled."""
+    state = SimState(config)
+    state.client = async_client(config.kubeconfig, config.context)
+    try:
+        informers = state.watch(state.client)
+        await supervise(sim_loop(state), *(informer.run() for informer in informers))
+    finally:
+        await state.client.close()
 
 
-def run_simulator(config: SimConfig, stop_flag: Any = None) -> None:
-    """Run until stopped (SIGINT/SIGTERM, or `stop_flag`)."""
-    memo = kopf.Memo(config=config, state=SimState(config))
-    run_watchers(build_registry(), memo, stop_flag)
+def run_simulator(config: SimConfig) -> None:
+    """Run until stopped (SIGINT/SIGTERM)."""
+    run_controller(serve(config))

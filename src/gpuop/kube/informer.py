@@ -1,0 +1,142 @@
+"""Informers: an in-memory copy of one kind of object, kept current by list and watch.
+
+The operator and the simulator keep every Node, their operand pods and a few other kinds
+in memory. On a thousand nodes each operand that comes up changes every node, so a
+controller's cost per watch event is what decides how close it gets to the API server's
+own speed: here an event is decoded once (lightkube's msgspec decoder), reduced to the
+few fields the controller reads, stored, and reported with a callback. Nothing else runs
+per event; the controller's single loop does the work for all changes at once.
+
+The protocol is client-go's reflector: list, watch from the list's resourceVersion,
+resume from the last resourceVersion seen after a dropped stream or an API server restart,
+and relist after 410 Gone (the version was compacted away), reporting objects that the new
+list no longer has as deleted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+from lightkube import AsyncClient
+
+from gpuop.kube import ApiError, describe_api_error, ops
+
+log = logging.getLogger("gpuop.kube.informer")
+
+T = TypeVar("T")
+
+GONE = 410
+RETRY_DELAYS_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
+WATCH_SERVER_TIMEOUT_SECONDS = 270
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    """`name` for cluster-scoped objects, `namespace/name` for namespaced ones."""
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    name = str(meta.get("name") or "")
+    return f"{namespace}/{name}" if namespace else name
+
+
+class Informer(Generic[T]):
+    """One kind (optionally label-selected), as `key -> slim(object)` in `store`.
+
+    `slim` turns an API object into what the controller keeps, or None for objects it
+    does not care about (they are not stored, and a stored one that stops mattering is
+    reported as gone). `labels` selects on the server (a None value: the key is present).
+    `on_change(key, value)` is called after every stored change, with None for a
+    deletion. `synced` is set once the first list is in.
+    """
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        kind: str,
+        slim: Callable[[dict[str, Any]], T | None],
+        on_change: Callable[[str, T | None], None],
+        labels: Mapping[str, str | None] | None = None,
+    ) -> None:
+        self.client = client
+        self.kind = kind
+        self.slim = slim
+        self.on_change = on_change
+        self.labels = labels
+        self.store: dict[str, T] = {}
+        self.synced = asyncio.Event()
+        self.resource_version: str | None = None
+        self.relists = 0
+
+    async def run(self) -> None:
+        """List and watch until cancelled; API errors and outages are retried, never raised."""
+        failures = 0
+        while True:
+            try:
+                if self.resource_version is None:
+                    await self._relist()
+                    failures = 0
+                if await self._watch():
+                    failures = 0
+            except asyncio.CancelledError:
+                raise
+            except ApiError as exc:
+                if exc.status.code == GONE:
+                    log.info("%s watch expired (410 Gone): relisting", self.kind)
+                    self.resource_version = None
+                    continue
+                failures += 1
+                await self._back_off(failures, describe_api_error(exc))
+            except Exception as exc:  # connection refused or reset, timeouts: the API is away
+                failures += 1
+                await self._back_off(failures, describe_api_error(exc))
+
+    async def _back_off(self, failures: int, why: str) -> None:
+        delay = RETRY_DELAYS_SECONDS[min(failures, len(RETRY_DELAYS_SECONDS)) - 1]
+        log.warning("%s watch failed (%s); retrying in %.1fs", self.kind, why, delay)
+        await asyncio.sleep(delay)
+
+    async def _relist(self) -> None:
+        version, items = await ops.list_objects(self.client, self.kind, self.labels)
+        fresh: dict[str, T] = {}
+        for obj in items:
+            value = self.slim(obj)
+            if value is not None:
+                fresh[object_key(obj)] = value
+        gone = [key for key in self.store if key not in fresh]
+        for key in gone:
+            del self.store[key]
+            self.on_change(key, None)
+        for key, value in fresh.items():
+            self.store[key] = value
+            self.on_change(key, value)
+        self.resource_version = version
+        self.relists += 1
+        self.synced.set()
+
+    async def _watch(self) -> bool:
+        """Apply events until the stream ends; True when at least one event came."""
+        assert self.resource_version is not None
+        seen = False
+        async for event, obj in ops.watch_objects(
+            self.client,
+            self.kind,
+            self.labels,
+            self.resource_version,
+            WATCH_SERVER_TIMEOUT_SECONDS,
+        ):
+            seen = True
+            version = (obj.get("metadata") or {}).get("resourceVersion")
+            if event != "BOOKMARK":
+                key = object_key(obj)
+                value = None if event == "DELETED" else self.slim(obj)
+                if value is None:
+                    if self.store.pop(key, None) is not None:
+                        self.on_change(key, None)
+                else:
+                    self.store[key] = value
+                    self.on_change(key, value)
+            if version:
+                self.resource_version = str(version)
+        return seen
