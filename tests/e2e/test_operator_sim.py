@@ -145,6 +145,81 @@ def test_vgpu_config_change_gives_twelve(gpuop_stack: dict[str, Any]) -> None:
     )
 
 
+def _condition(kubeconfig: str, kind: str) -> dict[str, Any]:
+    policy = stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}
+    conditions = policy.get("status", {}).get("conditions", [])
+    return next((c for c in conditions if c["type"] == kind), {})
+
+
+def test_vgpu_config_change_waits_for_the_vm_using_the_devices(
+    gpuop_stack: dict[str, Any],
+) -> None:
+    kubeconfig = gpuop_stack["kubeconfig"]
+    client = sync_client(kubeconfig)
+    vm = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "virt-launcher-uses-vgpu", "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": "e2e-vgpu"},
+            "containers": [
+                {
+                    "name": "compute",
+                    "image": "quay.io/kubevirt/virt-launcher",
+                    "resources": {"limits": {"nvidia.com/NVIDIA_A10-4Q": "1"}},
+                }
+            ],
+            "terminationGracePeriodSeconds": 0,
+        },
+    }
+    ops.create_or_replace_sync(client, vm)
+    wait_until(
+        lambda: (
+            client.get(Pod, "virt-launcher-uses-vgpu", namespace="default").status.phase
+            == "Running",
+            None,
+        ),
+        30,
+        "the VM's launcher pod running",
+    )
+    ops.patch_node_sync(client, "e2e-vgpu", labels={"nvidia.com/vgpu.config": "A10-12Q"})
+    wait_until(
+        lambda: (
+            _condition(kubeconfig, "VgpuConfigChangeHeld").get("status") == "True",
+            _condition(kubeconfig, "VgpuConfigChangeHeld"),
+        ),
+        30,
+        "VgpuConfigChangeHeld",
+    )
+    labels = (ops.get_node(client, "e2e-vgpu") or {})["metadata"]["labels"]
+    assert labels["nvidia.com/gpu.deploy.vgpu-device-manager"] == "paused-for-vgpu-change"
+    held_events = [
+        e
+        for e in client.list(Event, namespace="default")
+        if e.reason == "VgpuConfigChangeHeld" and e.involvedObject.name == "e2e-vgpu"
+    ]
+    assert held_events and "virt-launcher-uses-vgpu" in (held_events[0].message or "")
+    time.sleep(5)
+    assert gpu_allocatable(client, "e2e-vgpu") == {"nvidia.com/NVIDIA_A10-4Q": 12}
+
+    client.delete(Pod, "virt-launcher-uses-vgpu", namespace="default", grace_period=0)
+    wait_until(
+        lambda: (
+            gpu_allocatable(client, "e2e-vgpu") == {"nvidia.com/NVIDIA_A10-12Q": 4},
+            gpu_allocatable(client, "e2e-vgpu"),
+        ),
+        90,
+        "the new config once the VM is gone",
+    )
+    labels = (ops.get_node(client, "e2e-vgpu") or {})["metadata"]["labels"]
+    assert labels["nvidia.com/gpu.deploy.vgpu-device-manager"] == "true"
+    wait_until(
+        lambda: (_condition(kubeconfig, "VgpuConfigChangeHeld").get("status") == "False", None),
+        30,
+        "VgpuConfigChangeHeld=False",
+    )
+
+
 def test_operator_is_quiet_when_converged(
     gpuop_stack: dict[str, Any], audit_log_path: Path
 ) -> None:

@@ -21,7 +21,9 @@ from gpuop.check.context import (
 )
 from gpuop.check.operands import operand_pods_on
 from gpuop.check.rules import rule
-from gpuop.naming import resource_name_problem
+from gpuop.check.workloads import pod_requests
+from gpuop.manifests.fields import text
+from gpuop.naming import classify_resource, resource_name_problem
 from gpuop.planner import (
     MIG_CONFIG_LABEL,
     VGPU_CONFIG_STATE_LABEL,
@@ -329,6 +331,9 @@ def _check_labels(
         if operand.status != "held" or operand.label_value is None:
             continue
         value = operand.label_value
+        if value == VGPU_PARKED and operand.name == "vgpu-device-manager":
+            if _vgpu_devices_in_use(ctx, name):
+                continue
         if "paused-for-" in value:
             ctx.add(
                 "GPU303",
@@ -359,6 +364,22 @@ def _has_true_keys_of(
         *(set(table.keys_for(c, policy.sandbox_mode)) for c in WORKLOAD_CONFIGS)
     )
     return any(labels.get(table.prefix + key) == "true" for key in own - shared)
+
+
+# gpuop's operator parks the vGPU device manager with this value while pods use the node's
+# vGPU devices (a config change would destroy them), and restores `true` when they are gone.
+VGPU_PARKED = "paused-for-vgpu-change"
+
+
+def _vgpu_devices_in_use(ctx: CheckContext, node: str) -> bool:
+    for pod in ctx.state.pods:
+        if text(pod, "spec", "nodeName") != node:
+            continue
+        if text(pod, "status", "phase") in ("Succeeded", "Failed"):
+            continue
+        if any(classify_resource(resource) == "vgpu" for resource in pod_requests(pod)):
+            return True
+    return False
 
 
 def _stray_operand_pods(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> list[str]:

@@ -336,7 +336,10 @@ _RULES: tuple[Rule, ...] = (
         " `_paused-for-driver-upgrade`), left by a component that stops operands while it"
         " changes the GPUs (MIG, vGPU, driver upgrade, CC mode).",
         "If the component crashed or was removed, the label is never restored and the operand"
-        " never runs again (gpu-operator#2845 deadlock).",
+        " never runs again (gpu-operator#2845 deadlock). Not reported for the vGPU device"
+        " manager at `paused-for-vgpu-change` while pods use the node's vGPU devices: gpuop's"
+        " operator parks it there so that a `nvidia.com/vgpu.config` change cannot destroy"
+        " devices in use, and sets it back to `true` when they are gone.",
         "Check the component that paused it; if it is done, set the label back to `true`.",
     ),
     Rule(

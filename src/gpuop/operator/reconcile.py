@@ -10,6 +10,9 @@ test, and keeps every rule in one place:
 * a node whose workload config would change while pods still use its GPU resources is
   held (its labels keep the old config) until they are gone, or the node is annotated
   `gpuop.io/force-workload-switch=true`;
+* while pods use a vGPU node's vGPU devices its vGPU device manager is parked
+  (`nvidia.com/gpu.deploy.vgpu-device-manager=paused-for-vgpu-change`), so a
+  `nvidia.com/vgpu.config` change waits, held and visible, until they are gone;
 * one DaemonSet per enabled operand, applied only when its rendered hash changed;
 * status is `ready` when every enabled operand is Ready on every node that should run it.
 """
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuop.catalog import WorkloadConfig, operand_table
-from gpuop.naming import is_gpu_resource
+from gpuop.naming import classify_resource, is_gpu_resource
 from gpuop.planner import NodeFacts, NodePlan, plan, planning_key
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
 from gpuop.render import (
@@ -32,6 +35,8 @@ from gpuop.render import (
 )
 
 FORCE_SWITCH_ANNOTATION = "gpuop.io/force-workload-switch"
+VGPU_DEVICE_MANAGER_LABEL = "nvidia.com/gpu.deploy.vgpu-device-manager"
+VGPU_PAUSED = "paused-for-vgpu-change"
 HOLD_ANNOTATION = "gpuop.io/workload-switch"
 MAX_LISTED_NODES = 50
 
@@ -357,6 +362,7 @@ def reconcile(
         else None,
     )
     held_nodes: list[str] = []
+    vgpu_held_nodes: list[str] = []
     ignored_nodes: list[str] = []
     invalid_nodes: list[str] = []
     vgpu_problem_nodes: list[str] = []
@@ -392,8 +398,15 @@ def reconcile(
             by_workload[before] = by_workload.get(before, 0) + 1
             continue
         by_workload[config] = by_workload.get(config, 0) + 1
-        if node_plan.label_changes:
-            actions.node_label_patches[name] = dict(node_plan.label_changes)
+        label_changes = dict(node_plan.label_changes)
+        vgpu_hold = _vgpu_change_hold(name, facts, node_plan, busy, forced)
+        if vgpu_hold is not None:
+            label_changes.update(vgpu_hold.label_changes)
+            actions.events.extend(vgpu_hold.events)
+            if vgpu_hold.held:
+                vgpu_held_nodes.append(name)
+        if label_changes:
+            actions.node_label_patches[name] = label_changes
             if before is not None and before != config:
                 actions.events.append(
                     NodeEvent(
@@ -468,6 +481,17 @@ def reconcile(
                     "waitingFor": [],
                     "held": True,
                     "message": "workload switch held: GPU pods still running",
+                }
+            )
+            continue
+        if name in vgpu_held_nodes:
+            waiting_nodes.append(
+                {
+                    "name": name,
+                    "workload": node_plan.workload.config or "",
+                    "waitingFor": ["vgpu-device-manager"],
+                    "held": True,
+                    "message": "vGPU config change held: vGPU devices still in use",
                 }
             )
             continue
@@ -563,6 +587,16 @@ def reconcile(
             f"workload switch held on: {_names(held_nodes)}" if held_nodes else "",
         )
     )
+    conditions.append(
+        _condition(
+            "VgpuConfigChangeHeld",
+            bool(vgpu_held_nodes),
+            "VgpuDevicesInUse" if vgpu_held_nodes else "None",
+            f"nvidia.com/vgpu.config change held on: {_names(vgpu_held_nodes)}"
+            if vgpu_held_nodes
+            else "",
+        )
+    )
     nodes_summary = {
         "gpuNodes": gpu_nodes,
         "readyNodes": ready_nodes,
@@ -601,6 +635,69 @@ def _set_status(
         status["nodes"] = dict(nodes)
     if _status_differs(old, status):
         actions.status[str((policy.get("metadata") or {}).get("name"))] = status
+
+
+@dataclass
+class VgpuHold:
+    held: bool
+    label_changes: dict[str, str | None]
+    events: list[NodeEvent]
+
+
+def _vgpu_change_hold(
+    name: str, facts: NodeFacts, node_plan: NodePlan, busy: list[PodInfo], forced: bool
+) -> VgpuHold | None:
+    """Park the vGPU device manager while VMs use the node's vGPU devices.
+
+    Applying a `nvidia.com/vgpu.config` deletes every vGPU device on the node and creates the
+    new ones; a VM using one of them loses its GPU. The device manager acts on the label as
+    soon as it changes, so it cannot be stopped after the fact: while pods use the node's
+    vGPU resources its deploy label is `paused-for-vgpu-change` (the value upstream's vGPU
+    device manager itself uses while it reconfigures), so its pod leaves the node and the
+    devices stay as they are. A config change made meanwhile is held, with an Event and a
+    condition, until the pods are gone (or the node is annotated to proceed); then the label
+    goes back to `true` and the manager applies whatever config the node asks for.
+    """
+    labels = facts.labels
+    value = labels.get(VGPU_DEVICE_MANAGER_LABEL)
+    paused = value == VGPU_PAUSED
+    vgpu = node_plan.vgpu if node_plan.workload.config == "vm-vgpu" else None
+    users = [p for p in busy if any(classify_resource(r) == "vgpu" for r in p.gpu_resources)]
+    if vgpu is not None and value in ("true", VGPU_PAUSED) and users and not forced:
+        park: dict[str, str | None] = {} if paused else {VGPU_DEVICE_MANAGER_LABEL: VGPU_PAUSED}
+        wanted = dict(vgpu.result.resources())
+        current = {
+            resource: quantity
+            for resource, count in facts.allocatable.items()
+            if classify_resource(resource) == "vgpu" and (quantity := _count(count))
+        }
+        if not current or current == wanted:
+            return VgpuHold(False, park, [])
+        names = ", ".join(f"{p.namespace}/{p.name}" for p in users[:5])
+        have = ", ".join(f"{k}: {v}" for k, v in sorted(current.items()))
+        want = (
+            ", ".join(f"{k}: {v}" for k, v in sorted(wanted.items()))
+            if wanted
+            else "no device (it cannot be applied)"
+        )
+        message = (
+            f"nvidia.com/vgpu.config {vgpu.config_name} is held while {len(users)} pod(s) use"
+            f" this node's vGPU devices ({names}): it has {have}, the new config makes {want};"
+            f" move the VMs off, or annotate the node {FORCE_SWITCH_ANNOTATION}=true to apply"
+            " it anyway"
+        )
+        return VgpuHold(True, park, [NodeEvent(name, "VgpuConfigChangeHeld", message)])
+    if paused:
+        resume = "true" if vgpu is not None else None
+        return VgpuHold(False, {VGPU_DEVICE_MANAGER_LABEL: resume}, [])
+    return None
+
+
+def _count(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return 0
 
 
 def _cleanup_without_policy(snapshot: Snapshot, actions: Actions) -> None:

@@ -389,3 +389,15 @@ def test_label_drift_variants(node: str, labels: dict[str, str], codes: set[str]
     report = run_checks(cluster.objects())
     assert {f.code for f in report.findings if f.node == node} == codes
     assert {f.node for f in report.findings if f.node} == {node}
+
+
+@pytest.mark.parametrize(("vms", "codes"), [(True, set()), (False, {"GPU303"})])
+def test_a_parked_vgpu_device_manager_is_reported_only_without_vms_using_the_devices(
+    vms: bool, codes: set[str]
+) -> None:
+    cluster = corpus_gen.lab(vms=vms)
+    labels = cluster.nodes["lab-3"]["metadata"]["labels"]
+    labels["nvidia.com/gpu.deploy.vgpu-device-manager"] = "paused-for-vgpu-change"
+    cluster.operands = False
+    report = run_checks(cluster.objects())
+    assert {f.code for f in report.findings if f.node == "lab-3"} == codes

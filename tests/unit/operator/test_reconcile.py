@@ -184,3 +184,62 @@ def test_daemonset_readiness_follows_upstream() -> None:
             },
         }
     )
+
+
+def _vgpu_node_in_use(vgpu_config: str) -> Snapshot:
+    """The vGPU node converged on A10-12Q (4 devices), a VM using one, and now `vgpu_config`."""
+    snapshot = Snapshot([_policy()], _nodes(), {}, [], "gpu-operator")
+    after = _apply(snapshot, reconcile(snapshot, NOW))
+    node = after.nodes["v"]
+    node["status"].setdefault("allocatable", {})["nvidia.com/NVIDIA_A10-12Q"] = "4"
+    node["metadata"]["labels"]["nvidia.com/vgpu.config"] = vgpu_config
+    after.pods = [
+        PodInfo("vms", "virt-launcher-vm1", "v", None, True, ("nvidia.com/NVIDIA_A10-12Q",), False)
+    ]
+    return after
+
+
+def test_a_vgpu_config_change_waits_while_vms_use_the_devices() -> None:
+    held = reconcile(_vgpu_node_in_use("A10-4Q"), NOW)
+    label = "nvidia.com/gpu.deploy.vgpu-device-manager"
+    assert held.node_label_patches["v"] == {label: "paused-for-vgpu-change"}
+    event = next(e for e in held.events if e.reason == "VgpuConfigChangeHeld")
+    assert event.node == "v" and "virt-launcher-vm1" in event.message
+    assert "nvidia.com/NVIDIA_A10-4Q: 12" in event.message
+    status = held.status["cluster-policy"]
+    condition = next(c for c in status["conditions"] if c["type"] == "VgpuConfigChangeHeld")
+    assert condition["status"] == "True"
+    entry = next(n for n in status["nodes"]["notReady"] if n["name"] == "v")
+    assert entry["held"] is True and entry["waitingFor"] == ["vgpu-device-manager"]
+
+    paused = _apply(_vgpu_node_in_use("A10-4Q"), held)
+    paused.pods = _vgpu_node_in_use("A10-4Q").pods
+    assert "v" not in reconcile(paused, NOW).node_label_patches
+
+    paused.pods = []
+    resumed = reconcile(paused, NOW)
+    assert resumed.node_label_patches["v"] == {label: "true"}
+
+
+def test_vms_park_the_vgpu_device_manager_without_holding_the_node_back() -> None:
+    label = "nvidia.com/gpu.deploy.vgpu-device-manager"
+    in_use = _vgpu_node_in_use("A10-12Q")
+    parked = reconcile(in_use, NOW)
+    assert parked.node_label_patches["v"] == {label: "paused-for-vgpu-change"}
+    assert not any(e.reason == "VgpuConfigChangeHeld" for e in parked.events)
+    after = _apply(in_use, parked)
+    after.pods = in_use.pods + _ready_pods(reconcile(after, NOW))
+    settled = reconcile(after, NOW)
+    assert "v" not in settled.node_label_patches
+    status = settled.status.get("cluster-policy") or after.policies[0]["status"]
+    assert not [n for n in status["nodes"]["notReady"] if n["name"] == "v"]
+    held = next(c for c in status["conditions"] if c["type"] == "VgpuConfigChangeHeld")
+    assert held["status"] == "False"
+
+
+def test_a_forced_vgpu_config_change_is_not_held() -> None:
+    forced = _vgpu_node_in_use("A10-4Q")
+    forced.nodes["v"]["metadata"].setdefault("annotations", {})[
+        "gpuop.io/force-workload-switch"
+    ] = "true"
+    assert "v" not in reconcile(forced, NOW).node_label_patches
