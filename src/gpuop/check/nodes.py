@@ -331,9 +331,9 @@ def _check_labels(
         if operand.status != "held" or operand.label_value is None:
             continue
         value = operand.label_value
-        if value == VGPU_PARKED and operand.name == "vgpu-device-manager":
-            if _vgpu_devices_in_use(ctx, name):
-                continue
+        parked = value == VGPU_PARKED and operand.name == "vgpu-device-manager"
+        if parked and _vgpu_devices_in_use(ctx, name):
+            continue
         if "paused-for-" in value:
             ctx.add(
                 "GPU303",
