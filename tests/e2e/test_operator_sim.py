@@ -54,6 +54,55 @@ def gpu_allocatable(client: Client, name: str) -> dict[str, int]:
     return {k: int(v) for k, v in allocatable.items() if is_gpu_resource(k) and int(v) > 0}
 
 
+def wait_for_resources(
+    client: Client, node: str, expected: dict[str, int], what: str, timeout: float = 90
+) -> None:
+    """Wait until `node` advertises exactly `expected` of the GPU resources."""
+
+    def check() -> tuple[bool, Any]:
+        seen = gpu_allocatable(client, node)
+        return seen == expected, seen
+
+    wait_until(check, timeout, what)
+
+
+def run_gpu_pod(client: Client, name: str, node: str, resource: str) -> None:
+    """A pod on `node` using one `resource` (a CUDA pod, or a VM's launcher pod), Running."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "containers": [
+                {"name": "c", "image": "busybox", "resources": {"limits": {resource: "1"}}}
+            ],
+            "terminationGracePeriodSeconds": 0,
+        },
+    }
+    ops.create_or_replace_sync(client, pod)
+    wait_until(
+        lambda: (client.get(Pod, name, namespace="default").status.phase == "Running", None),
+        30,
+        f"pod {name} running",
+    )
+
+
+def condition(kubeconfig: str, kind: str) -> dict[str, Any]:
+    """The ClusterPolicy's condition of type `kind` ({} if absent)."""
+    policy = stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}
+    conditions = policy.get("status", {}).get("conditions", [])
+    return next((c for c in conditions if c["type"] == kind), {})
+
+
+def wait_for_condition(kubeconfig: str, kind: str, status: str, timeout: float = 30) -> None:
+    wait_until(
+        lambda: (condition(kubeconfig, kind).get("status") == status, condition(kubeconfig, kind)),
+        timeout,
+        f"{kind}={status}",
+    )
+
+
 @pytest.fixture(scope="module")
 def gpuop_stack(
     kubeconfig_path: Any, tmp_path_factory: pytest.TempPathFactory
@@ -135,20 +184,7 @@ def test_three_nodes_get_their_operand_sets_and_resources(gpuop_stack: dict[str,
 def test_vgpu_config_change_gives_twelve(gpuop_stack: dict[str, Any]) -> None:
     client = sync_client(gpuop_stack["kubeconfig"])
     ops.patch_node_sync(client, "e2e-vgpu", labels={"nvidia.com/vgpu.config": "A10-4Q"})
-    wait_until(
-        lambda: (
-            gpu_allocatable(client, "e2e-vgpu") == {"nvidia.com/NVIDIA_A10-4Q": 12},
-            gpu_allocatable(client, "e2e-vgpu"),
-        ),
-        60,
-        "A10-4Q x 12",
-    )
-
-
-def _condition(kubeconfig: str, kind: str) -> dict[str, Any]:
-    policy = stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}
-    conditions = policy.get("status", {}).get("conditions", [])
-    return next((c for c in conditions if c["type"] == kind), {})
+    wait_for_resources(client, "e2e-vgpu", {"nvidia.com/NVIDIA_A10-4Q": 12}, "A10-4Q x 12", 60)
 
 
 def test_vgpu_config_change_waits_for_the_vm_using_the_devices(
@@ -156,41 +192,9 @@ def test_vgpu_config_change_waits_for_the_vm_using_the_devices(
 ) -> None:
     kubeconfig = gpuop_stack["kubeconfig"]
     client = sync_client(kubeconfig)
-    vm = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "virt-launcher-uses-vgpu", "namespace": "default"},
-        "spec": {
-            "nodeSelector": {"kubernetes.io/hostname": "e2e-vgpu"},
-            "containers": [
-                {
-                    "name": "compute",
-                    "image": "quay.io/kubevirt/virt-launcher",
-                    "resources": {"limits": {"nvidia.com/NVIDIA_A10-4Q": "1"}},
-                }
-            ],
-            "terminationGracePeriodSeconds": 0,
-        },
-    }
-    ops.create_or_replace_sync(client, vm)
-    wait_until(
-        lambda: (
-            client.get(Pod, "virt-launcher-uses-vgpu", namespace="default").status.phase
-            == "Running",
-            None,
-        ),
-        30,
-        "the VM's launcher pod running",
-    )
+    run_gpu_pod(client, "virt-launcher-uses-vgpu", "e2e-vgpu", "nvidia.com/NVIDIA_A10-4Q")
     ops.patch_node_sync(client, "e2e-vgpu", labels={"nvidia.com/vgpu.config": "A10-12Q"})
-    wait_until(
-        lambda: (
-            _condition(kubeconfig, "VgpuConfigChangeHeld").get("status") == "True",
-            _condition(kubeconfig, "VgpuConfigChangeHeld"),
-        ),
-        30,
-        "VgpuConfigChangeHeld",
-    )
+    wait_for_condition(kubeconfig, "VgpuConfigChangeHeld", "True")
     labels = (ops.get_node(client, "e2e-vgpu") or {})["metadata"]["labels"]
     assert labels["nvidia.com/gpu.deploy.vgpu-device-manager"] == "paused-for-vgpu-change"
     held_events = [
@@ -203,21 +207,16 @@ def test_vgpu_config_change_waits_for_the_vm_using_the_devices(
     assert gpu_allocatable(client, "e2e-vgpu") == {"nvidia.com/NVIDIA_A10-4Q": 12}
 
     client.delete(Pod, "virt-launcher-uses-vgpu", namespace="default", grace_period=0)
-    wait_until(
-        lambda: (
-            gpu_allocatable(client, "e2e-vgpu") == {"nvidia.com/NVIDIA_A10-12Q": 4},
-            gpu_allocatable(client, "e2e-vgpu"),
-        ),
-        90,
+    wait_for_resources(
+        client,
+        "e2e-vgpu",
+        {"nvidia.com/NVIDIA_A10-12Q": 4},
         "the new config once the VM is gone",
+        90,
     )
     labels = (ops.get_node(client, "e2e-vgpu") or {})["metadata"]["labels"]
     assert labels["nvidia.com/gpu.deploy.vgpu-device-manager"] == "true"
-    wait_until(
-        lambda: (_condition(kubeconfig, "VgpuConfigChangeHeld").get("status") == "False", None),
-        30,
-        "VgpuConfigChangeHeld=False",
-    )
+    wait_for_condition(kubeconfig, "VgpuConfigChangeHeld", "False")
 
 
 def test_operator_is_quiet_when_converged(
@@ -236,84 +235,44 @@ def test_relabel_container_node_to_passthrough(gpuop_stack: dict[str, Any]) -> N
     ops.patch_node_sync(
         client, "e2e-container", labels={"nvidia.com/gpu.workload.config": "vm-passthrough"}
     )
-    wait_until(
-        lambda: (
-            gpu_allocatable(client, "e2e-container") == {"nvidia.com/GA102GL_A10": 2},
-            gpu_allocatable(client, "e2e-container"),
-        ),
-        90,
+    wait_for_resources(
+        client,
+        "e2e-container",
+        {"nvidia.com/GA102GL_A10": 2},
         "the relabelled node to advertise the PCI resource only",
+        90,
     )
     ops.patch_node_sync(
         client, "e2e-container", labels={"nvidia.com/gpu.workload.config": "container"}
     )
-    wait_until(
-        lambda: (
-            gpu_allocatable(client, "e2e-container") == {"nvidia.com/gpu": 2},
-            gpu_allocatable(client, "e2e-container"),
-        ),
-        90,
-        "the node to return to nvidia.com/gpu",
+    wait_for_resources(
+        client, "e2e-container", {"nvidia.com/gpu": 2}, "the node to return to nvidia.com/gpu", 90
     )
 
 
 def test_switch_is_held_while_gpu_pods_run(gpuop_stack: dict[str, Any]) -> None:
     kubeconfig = gpuop_stack["kubeconfig"]
     client = sync_client(kubeconfig)
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "holds-gpu", "namespace": "default"},
-        "spec": {
-            "nodeSelector": {"kubernetes.io/hostname": "e2e-container"},
-            "containers": [
-                {"name": "c", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
-            ],
-            "terminationGracePeriodSeconds": 0,
-        },
-    }
-    ops.create_or_replace_sync(client, pod)
-    wait_until(
-        lambda: (client.get(Pod, "holds-gpu", namespace="default").status.phase == "Running", None),
-        30,
-        "pod running",
-    )
+    run_gpu_pod(client, "holds-gpu", "e2e-container", "nvidia.com/gpu")
     ops.patch_node_sync(
         client, "e2e-container", labels={"nvidia.com/gpu.workload.config": "vm-vgpu"}
     )
 
-    def held() -> tuple[bool, Any]:
-        policy = stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}
-        cond = next(
-            (
-                c
-                for c in policy.get("status", {}).get("conditions", [])
-                if c["type"] == "WorkloadSwitchHeld"
-            ),
-            {},
-        )
-        return cond.get("status") == "True", cond
-
-    wait_until(held, 30, "WorkloadSwitchHeld")
+    wait_for_condition(kubeconfig, "WorkloadSwitchHeld", "True")
     time.sleep(2)
     assert gpu_allocatable(client, "e2e-container") == {"nvidia.com/gpu": 2}
     client.delete(Pod, "holds-gpu", namespace="default", grace_period=0)
-    wait_until(
-        lambda: (
-            gpu_allocatable(client, "e2e-container") == {"nvidia.com/NVIDIA_A10-12Q": 4},
-            gpu_allocatable(client, "e2e-container"),
-        ),
-        90,
+    wait_for_resources(
+        client,
+        "e2e-container",
+        {"nvidia.com/NVIDIA_A10-12Q": 4},
         "the switch to proceed once the pod is gone",
+        90,
     )
     ops.patch_node_sync(
         client, "e2e-container", labels={"nvidia.com/gpu.workload.config": "container"}
     )
-    wait_until(
-        lambda: (gpu_allocatable(client, "e2e-container") == {"nvidia.com/gpu": 2}, None),
-        90,
-        "back to container",
-    )
+    wait_for_resources(client, "e2e-container", {"nvidia.com/gpu": 2}, "back to container", 90)
 
 
 def test_disabling_an_operand_removes_its_daemonset(gpuop_stack: dict[str, Any]) -> None:

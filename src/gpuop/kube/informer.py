@@ -46,7 +46,8 @@ class Informer(Generic[T]):
 
     `slim` turns an API object into what the controller keeps, or None for objects it
     does not care about (they are not stored, and a stored one that stops mattering is
-    reported as gone). `labels` selects on the server (a None value: the key is present).
+    reported as gone). `labels` selects on the server (a None value: the key is present), and
+    so does `namespace` for namespaced kinds (None: all namespaces).
     `on_change(key, value)` is called after every stored change, with None for a
     deletion. `synced` is set once the first list is in.
     """
@@ -58,12 +59,14 @@ class Informer(Generic[T]):
         slim: Callable[[dict[str, Any]], T | None],
         on_change: Callable[[str, T | None], None],
         labels: Mapping[str, str | None] | None = None,
+        namespace: str | None = None,
     ) -> None:
         self.client = client
         self.kind = kind
         self.slim = slim
         self.on_change = on_change
         self.labels = labels
+        self.namespace = namespace
         self.store: dict[str, T] = {}
         self.synced = asyncio.Event()
         self.resource_version: str | None = None
@@ -98,7 +101,7 @@ class Informer(Generic[T]):
         await asyncio.sleep(delay)
 
     async def _relist(self) -> None:
-        version, items = await ops.list_objects(self.client, self.kind, self.labels)
+        version, items = await ops.list_objects(self.client, self.kind, self.labels, self.namespace)
         fresh: dict[str, T] = {}
         for obj in items:
             value = self.slim(obj)
@@ -123,6 +126,7 @@ class Informer(Generic[T]):
             self.client,
             self.kind,
             self.labels,
+            self.namespace,
             self.resource_version,
             WATCH_SERVER_TIMEOUT_SECONDS,
         ):

@@ -38,19 +38,27 @@ def _selector(labels: Mapping[str, str | None] | None) -> dict[str, Any] | None:
     return {k: operators.exists() if v is None else v for k, v in labels.items()}
 
 
-def _selection(kind: str, labels: Mapping[str, str | None] | None) -> dict[str, Any]:
-    """lightkube's arguments for every object of `kind` across the cluster, label-selected."""
+def _selection(
+    kind: str, labels: Mapping[str, str | None] | None, namespace: str | None
+) -> dict[str, Any]:
+    """lightkube's arguments for the objects of `kind`, label-selected, in `namespace` (or,
+    for namespaced kinds, all namespaces when None)."""
     params: dict[str, Any] = {"labels": _selector(labels)}
     if WATCHED_KINDS[kind] in (Pod, DaemonSet):
-        params["namespace"] = "*"
+        params["namespace"] = namespace or "*"
     return params
 
 
 async def list_objects(
-    client: AsyncClient, kind: str, labels: Mapping[str, str | None] | None = None
+    client: AsyncClient,
+    kind: str,
+    labels: Mapping[str, str | None] | None = None,
+    namespace: str | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """Every object of `kind` (label-selected), and the resourceVersion of that list."""
-    listing = client.list(WATCHED_KINDS[kind], chunk_size=500, **_selection(kind, labels))
+    listing = client.list(
+        WATCHED_KINDS[kind], chunk_size=500, **_selection(kind, labels, namespace)
+    )
     items = [_as_dict(obj) async for obj in listing]
     return listing.resourceVersion, items
 
@@ -59,6 +67,7 @@ async def watch_objects(
     client: AsyncClient,
     kind: str,
     labels: Mapping[str, str | None] | None,
+    namespace: str | None,
     resource_version: str,
     server_timeout: int,
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
@@ -67,7 +76,7 @@ async def watch_objects(
         WATCHED_KINDS[kind],
         resource_version=resource_version,
         server_timeout=server_timeout,
-        **_selection(kind, labels),
+        **_selection(kind, labels, namespace),
     ):
         yield event, _as_dict(obj)
 
@@ -188,11 +197,6 @@ async def namespace_exists(client: AsyncClient, name: str) -> bool:
             return False
         raise
     return True
-
-
-async def list_pods_on_node(client: AsyncClient, node: str) -> AsyncIterator[dict[str, Any]]:
-    async for pod in client.list(Pod, namespace="*", fields={"spec.nodeName": node}):
-        yield _as_dict(pod)
 
 
 def create_node(client: Client, node: Mapping[str, Any]) -> dict[str, Any]:

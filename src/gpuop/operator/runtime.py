@@ -125,20 +125,15 @@ class OperatorState:
 
     def watch(self, client: Any) -> list[Informer[Any]]:
         namespace = self.config.namespace
-
-        def managed_daemonset(body: dict[str, Any]) -> dict[str, Any] | None:
-            if (body.get("metadata") or {}).get("namespace") != namespace:
-                return None
-            return slim_daemonset(body)
-
         self.nodes = Informer(client, "Node", slim_node, self.changed)
         self.policies = Informer(client, "ClusterPolicy", dict, self.changed)
         self.daemonsets = Informer(
             client,
             "DaemonSet",
-            managed_daemonset,
+            slim_daemonset,
             self.changed,
             labels={"app.kubernetes.io/managed-by": MANAGED_BY},
+            namespace=namespace,
         )
         self.pods = Informer(client, "Pod", lambda body: pod_info(body, namespace), self.changed)
         return self.informers()

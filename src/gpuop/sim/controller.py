@@ -106,18 +106,16 @@ class SimState:
         self.pod_nodes: dict[str, str] = {}
 
     def watch(self, client: Any) -> list[Informer[Any]]:
-        namespace = self.config.namespace
-
-        def operand_pod(body: dict[str, Any]) -> tuple[str, OperandPod] | None:
-            if (body.get("metadata") or {}).get("namespace") != namespace:
-                return None
-            return _pod_entry(body)
-
         self.nodes = Informer(
             client, "Node", _slim_node, self._node_changed, labels={SIM_LABEL: "true"}
         )
         self.pods = Informer(
-            client, "Pod", operand_pod, self._pod_changed, labels={OPERAND_LABEL: None}
+            client,
+            "Pod",
+            _pod_entry,
+            self._pod_changed,
+            labels={OPERAND_LABEL: None},
+            namespace=self.config.namespace,
         )
         return [self.nodes, self.pods]
 

@@ -41,7 +41,11 @@ class ScriptedApi:
         self.done = asyncio.Event()
 
     async def list_objects(
-        self, client: object, kind: str, labels: Mapping[str, str | None] | None
+        self,
+        client: object,
+        kind: str,
+        labels: Mapping[str, str | None] | None,
+        namespace: str | None,
     ) -> tuple[str, list[dict[str, Any]]]:
         return self.listings.pop(0)
 
@@ -50,6 +54,7 @@ class ScriptedApi:
         client: object,
         kind: str,
         labels: Mapping[str, str | None] | None,
+        namespace: str | None,
         resource_version: str,
         server_timeout: int,
     ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
