@@ -8,8 +8,8 @@ test, and keeps every rule in one place:
 * the oldest ClusterPolicy is active (name breaks ties); the others get `ignored`;
 * node labels come from the planner, one merge patch per node per change;
 * a node whose workload config would change while pods still use its GPU resources is
-  held (its labels keep the old config) until they are gone, or the node is annotated
-  `gpuop.io/force-workload-switch=true`;
+  held (its labels keep the old config) until they are gone, or the node (or the
+  ClusterPolicy, for every node) is annotated `gpuop.io/force-workload-switch=true`;
 * while pods use a vGPU node's vGPU devices its vGPU device manager is parked
   (`nvidia.com/gpu.deploy.vgpu-device-manager=paused-for-vgpu-change`), so a
   `nvidia.com/vgpu.config` change waits, held and visible, until they are gone;
@@ -361,6 +361,8 @@ def reconcile(
         if not (chosen.get("metadata") or {}).get("generation")
         else None,
     )
+    policy_annotations = (chosen.get("metadata") or {}).get("annotations") or {}
+    policy_forces = policy_annotations.get(FORCE_SWITCH_ANNOTATION) == "true"
     held_nodes: list[str] = []
     vgpu_held_nodes: list[str] = []
     ignored_nodes: list[str] = []
@@ -382,7 +384,7 @@ def reconcile(
         config = node_plan.workload.config or "container"
         before = planned.workload_before
         busy = consumers.get(name, [])
-        forced = facts.annotations.get(FORCE_SWITCH_ANNOTATION) == "true"
+        forced = policy_forces or facts.annotations.get(FORCE_SWITCH_ANNOTATION) == "true"
         if before is not None and before != config and busy and not forced:
             held_nodes.append(name)
             users = ", ".join(f"{p.namespace}/{p.name}" for p in busy[:5])

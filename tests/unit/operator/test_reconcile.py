@@ -243,3 +243,19 @@ def test_a_forced_vgpu_config_change_is_not_held() -> None:
         "gpuop.io/force-workload-switch"
     ] = "true"
     assert "v" not in reconcile(forced, NOW).node_label_patches
+
+
+def test_the_cluster_policy_can_let_every_held_switch_proceed() -> None:
+    snapshot = _vgpu_node_in_use("A10-4Q")
+    snapshot.nodes["c"]["metadata"]["labels"]["nvidia.com/gpu.workload.config"] = "vm-vgpu"
+    snapshot.pods = [
+        *snapshot.pods,
+        PodInfo("default", "train", "c", None, True, ("nvidia.com/gpu",), False),
+    ]
+    held = reconcile(snapshot, NOW)
+    assert {"c", "v"} <= {e.node for e in held.events if e.reason.endswith("Held")}
+    snapshot.policies[0]["metadata"]["annotations"] = {"gpuop.io/force-workload-switch": "true"}
+    forced = reconcile(snapshot, NOW)
+    assert not [e for e in forced.events if e.reason.endswith("Held")]
+    assert forced.node_label_patches["c"]["nvidia.com/gpu.deploy.vgpu-manager"] == "true"
+    assert "v" not in forced.node_label_patches
