@@ -318,7 +318,9 @@ async def reconcile_loop(state: OperatorState) -> None:
             await _prime(state, client)
             break
         except API_ERRORS as exc:
-            log.warning("cannot read RuntimeClasses and the vGPU ConfigMap yet: %s", exc)
+            log.warning(
+                "cannot read RuntimeClasses and the vGPU ConfigMap yet: %s", describe_api_error(exc)
+            )
             await asyncio.sleep(1.0)
     log.info("ready: watching %d nodes", len(state.snapshot().nodes))
     last_pass_seconds = 0.0
