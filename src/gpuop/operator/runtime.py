@@ -30,7 +30,7 @@ from gpuop.kube import (
     ops,
 )
 from gpuop.kube.informer import Informer
-from gpuop.kube.watching import run_controller, supervise, with_retries
+from gpuop.kube.running import run_controller, supervise, with_retries
 from gpuop.operator import metrics
 from gpuop.operator.reconcile import Actions, PlanCache, PodInfo, Snapshot, pod_info, reconcile
 from gpuop.render import DEFAULT_VGPU_CONFIGMAP, MANAGED_BY

@@ -23,7 +23,7 @@ import yaml
 
 from gpuop.kube import API_ERRORS, async_client, describe_api_error, ops
 from gpuop.kube.informer import Informer
-from gpuop.kube.watching import run_controller, supervise
+from gpuop.kube.running import run_controller, supervise
 from gpuop.naming import PciDatabase
 from gpuop.sim.effects import NodeChanges, OperandPod, node_changes
 from gpuop.sim.hardware import SIM_LABEL

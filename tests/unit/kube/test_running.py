@@ -9,7 +9,7 @@ import pytest
 from lightkube.core.exceptions import ApiError
 from lightkube.models.meta_v1 import Status
 
-from gpuop.kube import KubeError, describe_api_error, watching
+from gpuop.kube import KubeError, describe_api_error, running
 
 
 def test_the_first_failing_task_cancels_the_others_and_its_error_surfaces() -> None:
@@ -28,7 +28,7 @@ def test_the_first_failing_task_cancels_the_others_and_its_error_surfaces() -> N
 
     async def main() -> None:
         with pytest.raises(RuntimeError, match="loop broke"):
-            await watching.supervise(forever(), broken())
+            await running.supervise(forever(), broken())
         assert cancelled.is_set()
 
     asyncio.run(main())
@@ -37,7 +37,7 @@ def test_the_first_failing_task_cancels_the_others_and_its_error_surfaces() -> N
 def test_start_up_calls_retry_while_the_api_is_away_then_name_the_reason(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(watching, "START_RETRY_SECONDS", 0.6)
+    monkeypatch.setattr(running, "START_RETRY_SECONDS", 0.6)
     calls = 0
 
     async def refused() -> bool:
@@ -46,7 +46,7 @@ def test_start_up_calls_retry_while_the_api_is_away_then_name_the_reason(
         raise httpx2.ConnectError("[Errno 111] Connection refused")
 
     with pytest.raises(KubeError, match="cannot reach the API server: ConnectError"):
-        asyncio.run(watching.with_retries(refused))
+        asyncio.run(running.with_retries(refused))
     assert calls >= 2
 
 
@@ -59,7 +59,7 @@ def test_start_up_calls_return_once_the_api_answers() -> None:
             raise answer
         return answer
 
-    assert asyncio.run(watching.with_retries(flaky)) is True
+    assert asyncio.run(running.with_retries(flaky)) is True
 
 
 def test_api_errors_read_as_one_line() -> None:
