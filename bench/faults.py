@@ -364,18 +364,7 @@ def scenario_mode_switch(run: Stack, rng: random.Random, report: Report, timeout
     candidates = [n for n in run.names if node_labels(client, n).get(WORKLOAD) == "container"]
     name = rng.choice(candidates)
     say(f"  mode-switch on {name} with a GPU pod running")
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": HOLDER_POD, "namespace": "default"},
-        "spec": {
-            "nodeSelector": {"kubernetes.io/hostname": name},
-            "containers": [
-                {"name": "c", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
-            ],
-            "terminationGracePeriodSeconds": 0,
-        },
-    }
+    pod = stack.gpu_pod(HOLDER_POD, "nvidia.com/gpu", name)
     ops.create_or_replace_sync(client, pod)
     deadline = time.monotonic() + 60
     while client.get(Pod, HOLDER_POD, namespace="default").status.phase != "Running":  # type: ignore[union-attr]

@@ -68,18 +68,7 @@ def wait_for_resources(
 
 def run_gpu_pod(client: Client, name: str, node: str, resource: str) -> None:
     """A pod on `node` using one `resource` (a CUDA pod, or a VM's launcher pod), Running."""
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "nodeSelector": {"kubernetes.io/hostname": node},
-            "containers": [
-                {"name": "c", "image": "busybox", "resources": {"limits": {resource: "1"}}}
-            ],
-            "terminationGracePeriodSeconds": 0,
-        },
-    }
+    pod = stack.gpu_pod(name, resource, node)
     ops.create_or_replace_sync(client, pod)
     wait_until(
         lambda: (client.get(Pod, name, namespace="default").status.phase == "Running", None),

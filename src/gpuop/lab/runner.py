@@ -264,28 +264,6 @@ def step3(ctx: LabContext) -> dict[str, Any]:
     return {"nodes": rows}
 
 
-def _pod(name: str, resource: str, node: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "containers": [
-            {
-                "name": "main",
-                "image": "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04",
-                "command": ["sleep", "infinity"],
-                "resources": {"limits": {resource: "1"}},
-            }
-        ],
-        "terminationGracePeriodSeconds": 0,
-    }
-    if node:
-        spec["nodeSelector"] = {"kubernetes.io/hostname": node}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": LAB_NAMESPACE},
-        "spec": spec,
-    }
-
-
 def _placement(ctx: LabContext, name: str) -> tuple[str | None, str, str]:
     from lightkube.resources.core_v1 import Pod
 
@@ -318,7 +296,12 @@ def step4(ctx: LabContext) -> dict[str, Any]:
     nodes = [ops.get_node(client, n) for n in NODES]
     permitted = permitted_host_devices([n for n in nodes if n])
     workloads: list[tuple[str, str, dict[str, Any], str | None]] = [
-        ("cuda-pod", "container", _pod("cuda-pod", "nvidia.com/gpu"), "a10-container"),
+        (
+            "cuda-pod",
+            "container",
+            stack.gpu_pod("cuda-pod", "nvidia.com/gpu", namespace=LAB_NAMESPACE),
+            "a10-container",
+        ),
     ]
     for vmi_name, vmi in vmis.items():
         vmi["metadata"]["namespace"] = LAB_NAMESPACE
@@ -333,19 +316,31 @@ def step4(ctx: LabContext) -> dict[str, Any]:
         (
             "cross-container-asks-a10",
             "cross",
-            _pod("cross-container-asks-a10", "nvidia.com/GA102GL_A10", "a10-container"),
+            stack.gpu_pod(
+                "cross-container-asks-a10",
+                "nvidia.com/GA102GL_A10",
+                "a10-container",
+                namespace=LAB_NAMESPACE,
+            ),
             None,
         ),
         (
             "cross-passthrough-asks-vgpu",
             "cross",
-            _pod("cross-passthrough-asks-vgpu", "nvidia.com/NVIDIA_A10-12Q", "a10-passthrough"),
+            stack.gpu_pod(
+                "cross-passthrough-asks-vgpu",
+                "nvidia.com/NVIDIA_A10-12Q",
+                "a10-passthrough",
+                namespace=LAB_NAMESPACE,
+            ),
             None,
         ),
         (
             "cross-vgpu-asks-gpu",
             "cross",
-            _pod("cross-vgpu-asks-gpu", "nvidia.com/gpu", "a10-vgpu"),
+            stack.gpu_pod(
+                "cross-vgpu-asks-gpu", "nvidia.com/gpu", "a10-vgpu", namespace=LAB_NAMESPACE
+            ),
             None,
         ),
     ]

@@ -214,6 +214,32 @@ def get_cluster_policy(kubeconfig: str, name: str) -> dict[str, Any] | None:
     return data
 
 
+def gpu_pod(
+    name: str, resource: str, node: str | None = None, namespace: str = "default"
+) -> dict[str, Any]:
+    """A pod asking for one `resource` (a CUDA job, or what a VM's launcher asks for),
+    pinned to `node` when given."""
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04",
+                "command": ["sleep", "infinity"],
+                "resources": {"limits": {resource: "1"}},
+            }
+        ],
+        "terminationGracePeriodSeconds": 0,
+    }
+    if node:
+        spec["nodeSelector"] = {"kubernetes.io/hostname": node}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
 def lab_policy(sandbox: bool = True, name: str = "cluster-policy") -> dict[str, Any]:
     """The lab's ClusterPolicy: the chart defaults, sandbox workloads on, a vGPU manager image."""
     from gpuop.policy import default_policy_object
