@@ -23,7 +23,8 @@ from gpuop.kube import ClusterPolicy
 NOT_FOUND = 404
 CONFLICT = 409
 
-# What the informers list and watch (`gpuop.kube.informer`), all across the cluster.
+# What the informers list and watch (`gpuop.kube.informer`): cluster-scoped kinds, and
+# namespaced ones in one namespace or in all.
 WATCHED_KINDS: dict[str, Any] = {
     "Node": Node,
     "Pod": Pod,
