@@ -23,9 +23,9 @@ import click
 import yaml
 
 from gpuop.check import Report, render_text, run_checks, to_sarif
-from gpuop.cli.common import output_option
+from gpuop.cli.common import UserError, output_option
+from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.manifests import ManifestError, load_objects
-from gpuop.naming import PciDatabase
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
 from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, parse_vgpu_config
 
@@ -119,15 +119,6 @@ def _load_policy(path: str) -> ResolvedPolicy:
         raise InputError(str(exc)) from None
 
 
-def _load_pci_ids(path: str) -> PciDatabase:
-    data = _read_bytes(path)
-    # pci.ids is UTF-8 in practice; a stray Latin-1 byte in a comment must not stop it.
-    database = PciDatabase.parse(data.decode("utf-8", errors="replace"))
-    if not database.devices:
-        raise InputError(f"{path}: no NVIDIA (10de) devices found; is it a pci.ids file?")
-    return database
-
-
 def _load_vgpu_config(path: str) -> VgpuConfigFile:
     text = _read_text(path)
     try:
@@ -189,6 +180,8 @@ def _guarded(body: Callable[[], int]) -> int:
         return body()
     except InputError as exc:
         _fail(str(exc))
+    except UserError as exc:
+        _fail(str(exc), exc.exit_code)
     except ManifestError as exc:
         _fail(str(exc))
     except Exception as exc:  # one line, never a traceback; set GPUOP_TRACEBACK=1 to see it
@@ -210,12 +203,7 @@ def _guarded(body: Callable[[], int]) -> int:
     metavar="FILE",
     help="Check against this ClusterPolicy instead of the one in the input.",
 )
-@click.option(
-    "--pci-ids",
-    "pci_ids",
-    metavar="FILE",
-    help="The pci.ids the sandbox device plugin uses (passthrough resource names).",
-)
+@pci_ids_option
 @click.option(
     "--vgpu-config",
     "vgpu_config_file",
@@ -255,12 +243,12 @@ def check(
             raise InputError("give FILES or --live, not both")
         if not live and not files:
             raise InputError("give dump files, a bundle directory, '-' for stdin, or --live")
-        if files.count("-") > 1:
+        if files.count("-") + (pci_ids == "-") > 1:
             raise InputError("'-' (stdin) can be given once")
         if (kubeconfig or context_name) and not live:
             raise InputError("--kubeconfig and --context need --live")
         policy = _load_policy(policy_file) if policy_file else None
-        database = _load_pci_ids(pci_ids) if pci_ids else None
+        database = load_pci_database(pci_ids).database
         vgpu = _load_vgpu_config(vgpu_config_file) if vgpu_config_file else None
         if live:
             quiet = output != "text"

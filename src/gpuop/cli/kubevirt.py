@@ -30,6 +30,7 @@ from gpuop.check import Report, render_text, run_checks
 from gpuop.check.kubevirt import parse_version, read_kubevirt
 from gpuop.check.workloads import normalised
 from gpuop.cli.check import InputError, read_objects
+from gpuop.cli.common import UserError
 from gpuop.cli.explain import (
     GreedyClusterCommand,
     finish,
@@ -38,6 +39,7 @@ from gpuop.cli.explain import (
     quantity_problem,
     read_live,
 )
+from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.kubevirt.permitted import FEATURE_GATES, permitted_host_devices, vmi_example
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import PciDatabase, classify_resource
@@ -54,17 +56,13 @@ def _say(message: str) -> None:
     click.echo(f"gpuop: {message}", err=True)
 
 
-def _load_pci_ids(path: str | None) -> PciDatabase | None:
-    if path is None:
-        return None
+def _load_pci_ids(path: str | None, files: Sequence[str]) -> PciDatabase:
+    if path == "-" and "-" in files:
+        raise InputError("'-' (stdin) can be given once")
     try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    database = PciDatabase.parse(data.decode("utf-8", errors="replace"))
-    if not database.devices:
-        raise InputError(f"{path}: no NVIDIA (10de) devices found; is it a pci.ids file?")
-    return database
+        return load_pci_database(path).database
+    except UserError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _input_objects(
@@ -254,7 +252,7 @@ def _with_live(func: Any) -> Any:
     show_default=True,
     help="patch: a JSON merge patch for the KubeVirt CR; snippet: the YAML block.",
 )
-@click.option("--pci-ids", metavar="FILE", help="The pci.ids the sandbox device plugin uses.")
+@pci_ids_option
 def permitted_devices(
     files: tuple[str, ...],
     live: bool,
@@ -275,7 +273,7 @@ def permitted_devices(
     """
 
     def body() -> int:
-        database = _load_pci_ids(pci_ids)
+        database = _load_pci_ids(pci_ids, files)
         objects = _input_objects(files, live, kubeconfig, context_name, ("Node", "KubeVirt"))
         nodes = [obj for obj in objects if obj.get("kind") == "Node"]
         if not nodes:
@@ -340,7 +338,7 @@ def _check_header(objects: Sequence[Mapping[str, Any]]) -> str:
 @kubevirt.command("check")
 @click.argument("files", nargs=-1, metavar="[FILES]...")
 @_with_live
-@click.option("--pci-ids", metavar="FILE", help="The pci.ids the sandbox device plugin uses.")
+@pci_ids_option
 @click.option(
     "--output",
     "-o",
@@ -371,7 +369,7 @@ def check(
     """
 
     def body() -> int:
-        database = _load_pci_ids(pci_ids)
+        database = _load_pci_ids(pci_ids, files)
         objects = _input_objects(
             files, live, kubeconfig, context_name, ("Node", "KubeVirt", "VirtualMachineInstance")
         )

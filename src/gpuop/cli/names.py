@@ -172,9 +172,14 @@ def pci(values: tuple[str, ...], pci_ids: str | None, output: str) -> None:
     Examples:
       gpuop names pci 10de:2236                  nvidia.com/GA102GL_A10
       gpuop names pci 2236 20b5 25b6             several (vendor 10de assumed)
-      gpuop names pci --pci-ids ./pci.ids 24fa   a name that ends in '_' (invalid)
+      gpuop names pci --pci-ids ./pci.ids 24fa   names from another pci.ids
       lspci -nn -d 10de: | grep -o '10de:[0-9a-f]*' | gpuop names pci -
+
+    Names come from the pci.ids gpuop ships (2025.07.11, the copy in the KubeVirt
+    GPU device plugin's image) unless --pci-ids names another.
     """
+    if pci_ids == "-" and list(values) in ([], ["-"]):
+        raise UserError("--pci-ids - reads stdin: give the PCI ids as arguments")
     source = load_pci_database(pci_ids)
     results = [pci_name(value, source) for value in _inputs(values)]
     _report(results, "pci", output, source)

@@ -18,6 +18,7 @@ from gpuop.cli.common import (
     read_text_input,
     resolve_kubeconfig,
 )
+from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.planner import WORKLOAD_LABEL
 from gpuop.sim.hardware import SIM_LABEL, NodeSpec, SimError, node_manifest, parse_cluster_spec
 
@@ -181,20 +182,15 @@ def apply(file: str, kubeconfig: str | None) -> None:
     default=None,
     help="Per-node host roots (default: the cluster state dir).",
 )
-@click.option(
-    "--pci-ids",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="pci.ids for passthrough names (default: built-in names).",
-)
+@pci_ids_option
 @kubeconfig_option
 def run(namespace: str, hosts_dir: str | None, pci_ids: str | None, kubeconfig: str | None) -> None:
     """Play the node side of every simulated node until interrupted."""
     import logging
 
-    from gpuop.naming import PciDatabase
     from gpuop.sim.controller import SimConfig, run_simulator
 
+    database = load_pci_database(pci_ids).database
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -206,7 +202,6 @@ def run(namespace: str, hosts_dir: str | None, pci_ids: str | None, kubeconfig: 
         hosts = base / "sim-hosts"
     else:
         hosts = Path(hosts_dir)
-    database = PciDatabase.parse(read_text_input(pci_ids)) if pci_ids else PciDatabase.builtin()
     run_simulator(
         SimConfig(namespace=namespace, hosts_dir=hosts, kubeconfig=resolved, pci_db=database)
     )

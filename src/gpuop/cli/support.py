@@ -6,7 +6,7 @@ a terminal, a pipe, a CI log and an issue comment; headings are bold only on a t
 
 from __future__ import annotations
 
-import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import click
 import yaml
 
+from gpuop.catalog.pci_ids import SHIPPED_PCI_IDS_VERSION
 from gpuop.cli.common import UserError, read_text_input
 from gpuop.naming import PciDatabase
 
@@ -21,6 +22,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 SYSTEM_PCI_IDS = "/usr/share/misc/pci.ids"
 BUILTIN = "builtin"
+SYSTEM = "system"
+SHIPPED = "shipped"
+STDIN = "-"
 
 
 @dataclass(frozen=True)
@@ -34,34 +38,48 @@ class PciSource:
         return {"source": self.source, "version": self.database.version}
 
     def describe(self) -> str:
+        """`2025.07.11 (shipped)`, `2023.04.10 (/usr/share/misc/pci.ids)`."""
         version = self.database.version or "no version header"
-        return f"{self.source} ({version})"
+        return f"{version} ({self.source})"
 
 
 def pci_ids_option(func: F) -> F:
-    """`--pci-ids FILE|builtin`."""
+    """`--pci-ids FILE|-|builtin|system`, the same for every command that names devices."""
     return click.option(
         "--pci-ids",
         "pci_ids",
-        metavar="FILE|builtin",
+        metavar="FILE|-|system",
         default=None,
         help=(
-            "pci.ids file to name passthrough devices from, as the KubeVirt device plugin"
-            " does (it ships pci.ids 2025.07.11). 'builtin' uses the names in gpuop's GPU"
-            f" catalog. Default: {SYSTEM_PCI_IDS} if present, else builtin."
+            "The pci.ids the sandbox device plugin names passthrough devices from. Default"
+            f" ('{BUILTIN}'): the NVIDIA section of pci.ids {SHIPPED_PCI_IDS_VERSION} shipped with"
+            " gpuop, the copy the KubeVirt GPU device plugin's image carries."
+            f" '{SYSTEM}': this host's {SYSTEM_PCI_IDS}. '-': standard input."
         ),
     )(func)
 
 
-def load_pci_database(path: str | None, system_path: str = SYSTEM_PCI_IDS) -> PciSource:
-    """The database named by `--pci-ids`, or the default."""
-    if path == BUILTIN or (path is None and not os.path.isfile(system_path)):
-        return PciSource(PciDatabase.builtin(), "builtin catalog")
-    chosen = system_path if path is None else path
-    database = PciDatabase.parse(read_text_input(chosen))
+def load_pci_database(path: str | None) -> PciSource:
+    """The database named by `--pci-ids`: the shipped table unless a file is given."""
+    if path is None or path == BUILTIN:
+        return PciSource(PciDatabase.builtin(), SHIPPED)
+    chosen = SYSTEM_PCI_IDS if path == SYSTEM else path
+    shown = "stdin" if chosen == STDIN else chosen
+    # pci.ids is UTF-8 in practice; a stray Latin-1 byte in a comment must not stop it.
+    database = PciDatabase.parse(_read_bytes(chosen).decode("utf-8", errors="replace"))
     if not database.devices:
-        raise UserError(f"{chosen}: no NVIDIA (vendor 10de) devices found; is it a pci.ids file?")
-    return PciSource(database, "stdin" if chosen == "-" else chosen)
+        raise UserError(f"{shown}: no NVIDIA (vendor 10de) devices found; is it a pci.ids file?")
+    return PciSource(database, shown)
+
+
+def _read_bytes(path: str) -> bytes:
+    if path == STDIN:
+        return sys.stdin.buffer.read()
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def load_yaml_document(path: str, what: str) -> Any:

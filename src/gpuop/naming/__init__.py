@@ -6,17 +6,20 @@ else outside `[A-Za-z0-9_.]` dropped, the raw device id when the name is unknown
 node advertises `nvidia.com/<mdev type name>` with whitespace runs turned into `_` and
 nothing else changed. A container node advertises `nvidia.com/gpu`.
 
-The PCI database is passed in as text (`PciDatabase.parse`), because which pci.ids a
-plugin ships decides the name; reading files is the caller's business.
+Which pci.ids a plugin ships decides the name, so the database is a value: the table gpuop
+ships (`PciDatabase.builtin()`, the plugin's current pci.ids) or any pci.ids text the caller
+read (`PciDatabase.parse`); reading files is the caller's business.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Literal
 
 from gpuop.catalog import gpu_catalog
+from gpuop.catalog.pci_ids import shipped_pci_ids
 
 NVIDIA_VENDOR_ID = "10de"
 RESOURCE_PREFIX = "nvidia.com/"
@@ -76,14 +79,16 @@ class PciDatabase:
 
     @classmethod
     def builtin(cls) -> PciDatabase:
-        """The names of the GPU models in gpuop's catalog (pci.ids 2025.07.11 spelling)."""
-        devices: dict[str, str] = {}
-        for gpu in gpu_catalog().gpus:
-            devices.setdefault(gpu.pci_device_id, gpu.pci_name)
-        return cls(version="gpuop catalog", devices=devices)
+        """The table gpuop ships: every NVIDIA device of the plugin's pci.ids (2025.07.11)."""
+        return _shipped_database()
 
     def name_of(self, device_id: str) -> str | None:
         return self.devices.get(device_id.lower())
+
+
+@cache
+def _shipped_database() -> PciDatabase:
+    return PciDatabase.parse(shipped_pci_ids())
 
 
 def parse_pci_id(text: str) -> tuple[str, str]:

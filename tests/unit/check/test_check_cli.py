@@ -52,8 +52,10 @@ def test_warnings_only_exit_0() -> None:
         (("--live", HEALTHY), None, "not both"),
         ((HEALTHY, "--context", "x"), None, "need --live"),
         ((HEALTHY, "--policy", HEALTHY.replace("healthy-lab", "nope")), None, "cannot read"),
-        ((HEALTHY, "--pci-ids", HEALTHY), None, "no NVIDIA (10de) devices"),
+        ((HEALTHY, "--pci-ids", HEALTHY), None, "no NVIDIA (vendor 10de) devices"),
+        ((HEALTHY, "--pci-ids", "/no/such/pci.ids"), None, "cannot read /no/such/pci.ids"),
         (("-", "-"), b"{}", "once"),
+        (("-", "--pci-ids", "-"), b"{}", "once"),
     ],
 )
 def test_exit_2_on_unreadable_input_with_one_line(

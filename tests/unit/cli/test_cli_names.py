@@ -23,7 +23,30 @@ def test_pci_one_name_prints_just_the_resource(gpuop: RunCli, pci_ids_file: Path
     run = gpuop("names", "pci", "10de:2236", "--pci-ids", str(pci_ids_file))
     assert run.code == 0
     assert run.stdout == "nvidia.com/GA102GL_A10\n"
-    assert run.stderr == f"pci.ids: {pci_ids_file} (2025.07.11)\n"
+    assert run.stderr == f"pci.ids: 2025.07.11 ({pci_ids_file})\n"
+
+
+def test_pci_without_a_flag_uses_the_shipped_table(gpuop: RunCli) -> None:
+    run = gpuop("names", "pci", "10de:2330")
+    assert (run.code, run.stdout) == (0, "nvidia.com/GH100_H100_SXM5_80GB\n")
+    assert run.stderr == "pci.ids: 2025.07.11 (shipped)\n"
+
+
+def test_pci_ids_from_stdin(gpuop: RunCli, pci_ids_file: Path) -> None:
+    text = pci_ids_file.read_text(encoding="utf-8").replace("[A10]", "[A10 from stdin]")
+    run = gpuop("names", "pci", "2236", "--pci-ids", "-", input=text)
+    assert (run.code, run.stdout) == (0, "nvidia.com/GA102GL_A10_FROM_STDIN\n")
+    assert run.stderr == "pci.ids: 2025.07.11 (stdin)\n"
+    both = gpuop("names", "pci", "--pci-ids", "-", input=text)
+    assert both.code == 2 and both.stderr.startswith("error: --pci-ids - reads stdin")
+
+
+def test_pci_ids_system_names_this_hosts_file(gpuop: RunCli) -> None:
+    run = gpuop("names", "pci", "2236", "--pci-ids", "system")
+    if Path("/usr/share/misc/pci.ids").is_file():
+        assert run.code == 0 and run.stderr.endswith("(/usr/share/misc/pci.ids)\n")
+    else:
+        assert run.code == 2 and "cannot read /usr/share/misc/pci.ids" in run.stderr
 
 
 def test_pci_one_problem_goes_to_stderr(gpuop: RunCli, pci_ids_file: Path) -> None:
@@ -45,10 +68,15 @@ def test_pci_several_print_a_table(gpuop: RunCli, pci_ids_file: Path) -> None:
     assert lines[2].startswith("ffff ") and "not in the PCI database" in lines[2]
 
 
-def test_pci_builtin_names(gpuop: RunCli) -> None:
-    code, data = names_json(gpuop, "pci", "2236", "0x27B8", "--pci-ids", "builtin")
+@pytest.mark.parametrize("args", [(), ("--pci-ids", "builtin")])
+def test_pci_builtin_names(gpuop: RunCli, args: tuple[str, ...]) -> None:
+    code, data = names_json(gpuop, "pci", "2236", "0x27B8", "2901", *args)
     assert code == 0
-    assert [d["resource"] for d in data] == ["nvidia.com/GA102GL_A10", "nvidia.com/AD104GL_L4"]
+    assert [d["resource"] for d in data] == [
+        "nvidia.com/GA102GL_A10",
+        "nvidia.com/AD104GL_L4",
+        "nvidia.com/GB100_B200",
+    ]
 
 
 def test_pci_json_objects(gpuop: RunCli, pci_ids_file: Path) -> None:

@@ -10,7 +10,9 @@ import pytest
 import yaml
 from cli_support import REPO_ROOT, GoldenCheck, RunCli
 
-from gpuop.cli.support import load_pci_database
+from gpuop.cli.common import UserError
+from gpuop.cli.support import SYSTEM_PCI_IDS, load_pci_database
+from gpuop.naming import PciDatabase
 from gpuop.planner import INVENTORY_ANNOTATION
 from gpuop.planner.inventory import GpuCard, encode_inventory
 
@@ -90,7 +92,7 @@ def test_inputs_are_reported(gpuop: RunCli) -> None:
         "sandbox_enabled": True,
         "sandbox_mode": "kubevirt",
         "default_workload": "container",
-        "pci_ids": {"source": "builtin catalog", "version": "gpuop catalog"},
+        "pci_ids": {"source": "shipped", "version": "2025.07.11"},
     }
 
 
@@ -199,11 +201,35 @@ def test_text_summarises_long_must_not_lists(gpuop: RunCli) -> None:
     assert line.endswith(" and 19 more")
 
 
-def test_default_pci_ids_is_the_system_file(pci_ids_file: Path, tmp_path: Path) -> None:
-    chosen = load_pci_database(None, system_path=str(pci_ids_file))
-    assert (chosen.source, chosen.database.version) == (str(pci_ids_file), "2025.07.11")
-    fallback = load_pci_database(None, system_path=str(tmp_path / "absent"))
-    assert fallback.source == "builtin catalog"
+def test_default_pci_ids_is_the_shipped_table() -> None:
+    for chosen in (load_pci_database(None), load_pci_database("builtin")):
+        assert (chosen.source, chosen.database.version) == ("shipped", "2025.07.11")
+        assert chosen.database is PciDatabase.builtin()
+        assert chosen.describe() == "2025.07.11 (shipped)"
+
+
+def test_pci_ids_system_is_debians_file() -> None:
+    if Path(SYSTEM_PCI_IDS).is_file():
+        assert load_pci_database("system").source == SYSTEM_PCI_IDS
+    else:
+        with pytest.raises(UserError, match=f"cannot read {SYSTEM_PCI_IDS}"):
+            load_pci_database("system")
+
+
+def test_plan_without_pci_ids_names_new_cards(gpuop: RunCli, tmp_path: Path) -> None:
+    node = {
+        "kind": "Node",
+        "metadata": {
+            "name": "hgx",
+            "labels": {"feature.node.kubernetes.io/pci-10de.present": "true"},
+            "annotations": {INVENTORY_ANNOTATION: encode_inventory([GpuCard(0, "2901")])},
+        },
+    }
+    node_file = tmp_path / "node.yaml"
+    node_file.write_text(yaml.safe_dump(node), encoding="utf-8")
+    data = plan_json(gpuop, *argv(f"--node {node_file} --workload vm-passthrough --sandbox"))
+    assert data["advertises"] == {"nvidia.com/GB100_B200": 1}
+    assert data["inputs"]["pci_ids"] == {"source": "shipped", "version": "2025.07.11"}
 
 
 @pytest.mark.parametrize(
