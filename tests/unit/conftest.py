@@ -1,9 +1,10 @@
 """Fixtures the domain-core tests share: repository paths and pci.ids inputs.
 
-The reference pci.ids (the 2025.07.11 copy the KubeVirt GPU device plugin ships) lives in
-`../shared/reference/data/` beside the clone and is never copied into the repository.
-Tests that need exact names always run on `PCI_IDS_EXCERPT`, lines taken verbatim from
-that file plus traps for the parser; the full-file tests run in addition when it exists.
+The full NVIDIA table of pci.ids 2025.07.11 (the copy the KubeVirt GPU device plugin
+ships) is package data, `PciDatabase.builtin()`. `PCI_IDS_EXCERPT` is lines taken verbatim
+from that pci.ids plus traps for the parser. The complete reference pci.ids may lie in
+`../shared/reference/data/` beside the clone; the tests that compare the shipped table with
+it are skipped where it is absent.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def pci_ids_file(tmp_path: Path) -> Path:
 def reference_pci_ids() -> Path:
     """The full reference pci.ids; the test is skipped where the shared data is absent."""
     if not REFERENCE_PCI_IDS.is_file():
-        pytest.skip(f"{REFERENCE_PCI_IDS} is not present (the excerpt tests still ran)")
+        pytest.skip(f"{REFERENCE_PCI_IDS} is not present (the shipped-table tests still ran)")
     return REFERENCE_PCI_IDS
 
 
