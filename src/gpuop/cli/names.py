@@ -172,7 +172,8 @@ def pci(values: tuple[str, ...], pci_ids: str | None, output: str) -> None:
     Examples:
       gpuop names pci 10de:2236                  nvidia.com/GA102GL_A10
       gpuop names pci 2236 20b5 25b6             several (vendor 10de assumed)
-      gpuop names pci --pci-ids ./pci.ids 24fa   names from another pci.ids
+      gpuop names pci 24fa                       a name that ends in '_' (invalid)
+      gpuop names pci --pci-ids ./pci.ids 2330   named from another pci.ids
       lspci -nn -d 10de: | grep -o '10de:[0-9a-f]*' | gpuop names pci -
 
     Names come from the pci.ids gpuop ships (2025.07.11, the copy in the KubeVirt
