@@ -252,10 +252,9 @@ def apply_vgpu_config(
                 errors.append(problem)
                 break
             desired, chosen = dict(entry.vgpu_devices), number
-        known = card.vgpu_types()
-        results.append(
-            CardResult(card.index, known[0] if known else card.model, desired or {}, chosen)
-        )
+        board_types = card.vgpu_types()
+        board = board_types[0] if board_types else card.model
+        results.append(CardResult(card.index, board, desired or {}, chosen))
         for name, count in (desired or {}).items():
             totals[name] = totals.get(name, 0) + count
     return VgpuApplyResult(config_name, tuple(results), tuple(errors), totals)
