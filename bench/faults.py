@@ -70,6 +70,7 @@ from gpuop.operator.reconcile import current_workload
 from gpuop.planner import plan
 from gpuop.policy import parse_cluster_policy
 from gpuop.sim.hardware import NodeSpec, node_manifest
+from gpuop.sim.registry import register_hardware
 
 FAULTS = ("kill-apiserver", "kill-etcd", "kill-operator", "expire-watches")
 # What a client call raises while the API server is down (lightkube ships its own httpx).
@@ -142,6 +143,8 @@ class Stack:
 
     def create_nodes(self) -> None:
         client = self.client()
+
+        register_hardware(client, [NodeSpec(n, "A10", 2) for n in self.names], stack.NAMESPACE)
 
         def make(index_name: tuple[int, str]) -> None:
             index, name = index_name

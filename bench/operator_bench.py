@@ -34,6 +34,7 @@ from gpuop.kube import ClusterPolicy, async_client, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
 from gpuop.sim.hardware import NodeSpec, node_manifest
+from gpuop.sim.registry import register_hardware
 
 OPERATOR_USER = "system:serviceaccount:gpu-operator:gpuop-operator"
 SIMULATOR_USER = "system:serviceaccount:gpu-operator:gpuop-simulator"
@@ -143,6 +144,7 @@ def create_nodes(kubeconfig: str, names: list[str]) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     client = sync_client(kubeconfig)
+    register_hardware(client, [NodeSpec(name, "A10", 2) for name in names], stack.NAMESPACE)
 
     def make(name: str) -> None:
         if ops.get_node(client, name) is None:
@@ -198,6 +200,8 @@ def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path)
     print(f"[{count}] creating {count} simulated nodes", file=sys.stderr)
     client = sync_client(kubeconfig)
     from gpuop.sim.hardware import NodeSpec as Spec
+
+    register_hardware(client, [Spec(name, "A10", 2) for name in names], stack.NAMESPACE)
 
     def make(name: str) -> None:
         manifest = node_manifest(Spec(name, "A10", 2, {"bench.gpuop.io/node": "true"}))

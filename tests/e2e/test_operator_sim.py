@@ -24,7 +24,8 @@ from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
 from gpuop.planner import plan
 from gpuop.policy import parse_cluster_policy
-from gpuop.sim.hardware import NodeSpec, node_manifest
+from gpuop.sim.hardware import NodeSpec
+from gpuop.sim.registry import add_nodes
 
 pytestmark = pytest.mark.e2e
 
@@ -119,11 +120,14 @@ def gpuop_stack(
 def test_three_nodes_get_their_operand_sets_and_resources(gpuop_stack: dict[str, Any]) -> None:
     kubeconfig = gpuop_stack["kubeconfig"]
     client = sync_client(kubeconfig)
-    for name, workload in NODES.items():
-        ops.create_node(
-            client,
-            node_manifest(NodeSpec(name, "A10", 2, {"nvidia.com/gpu.workload.config": workload})),
-        )
+    add_nodes(
+        client,
+        [
+            NodeSpec(name, "A10", 2, {"nvidia.com/gpu.workload.config": workload})
+            for name, workload in NODES.items()
+        ],
+        stack.NAMESPACE,
+    )
     stack.apply_cluster_policy(kubeconfig, stack.lab_policy(sandbox=True))
 
     def converged() -> tuple[bool, Any]:
@@ -182,6 +186,14 @@ def test_vgpu_config_change_waits_for_the_vm_using_the_devices(
     kubeconfig = gpuop_stack["kubeconfig"]
     client = sync_client(kubeconfig)
     run_gpu_pod(client, "virt-launcher-uses-vgpu", "e2e-vgpu", "nvidia.com/NVIDIA_A10-4Q")
+
+    def parked() -> tuple[bool, Any]:
+        labels = (ops.get_node(client, "e2e-vgpu") or {})["metadata"]["labels"]
+        value = labels.get("nvidia.com/gpu.deploy.vgpu-device-manager")
+        return value == "paused-for-vgpu-change", value
+
+    # The VM's start parks the device manager; a config change made after that is held.
+    wait_until(parked, 30, "the vGPU device manager to be parked while the VM runs")
     ops.patch_node_sync(client, "e2e-vgpu", labels={"nvidia.com/vgpu.config": "A10-12Q"})
     wait_for_condition(kubeconfig, "VgpuConfigChangeHeld", "True")
     labels = (ops.get_node(client, "e2e-vgpu") or {})["metadata"]["labels"]

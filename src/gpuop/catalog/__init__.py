@@ -177,6 +177,48 @@ class GpuCatalog(_Frozen):
         return None
 
 
+class VgpuDevice(_Frozen):
+    board: str
+    default_type: str
+    default_count: int
+
+
+class VgpuFamily(_Frozen):
+    """vGPU types that share a name stem (`A10-12Q`, `A10-4C`: family `A10`), and the cards."""
+
+    name: str
+    mdev_prefix: Literal["NVIDIA", "GRID"]
+    devices: dict[str, VgpuDevice] = Field(default_factory=dict)
+    types: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def device_ids(self) -> tuple[str, ...]:
+        return tuple(self.devices)
+
+
+class VgpuFamilies(_Frozen):
+    """Every vGPU type NVIDIA's default vGPU config knows, by family (`vgpu-boards.yaml`)."""
+
+    schema_version: int
+    families: dict[str, VgpuFamily]
+
+    def for_device(self, device_id: str) -> tuple[VgpuFamily, ...]:
+        """Families whose types a card with this PCI device id takes (A2 and A16 share one)."""
+        wanted = device_id.lower().removeprefix("0x")
+        return tuple(f for f in self.families.values() if wanted in f.device_ids)
+
+    def for_type(self, vgpu_type: str) -> VgpuFamily | None:
+        if self is vgpu_families():
+            return _family_of_type().get(vgpu_type)
+        return next((f for f in self.families.values() if vgpu_type in f.types), None)
+
+
+@cache
+def _family_of_type() -> dict[str, VgpuFamily]:
+    families = vgpu_families().families.values()
+    return {name: family for family in families for name in family.types}
+
+
 def _load_yaml(name: str) -> object:
     text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
     return yaml.safe_load(text)
@@ -186,6 +228,15 @@ def _load_yaml(name: str) -> object:
 def operand_table() -> OperandTable:
     """The operand table from `operands.yaml`."""
     return OperandTable.model_validate(_load_yaml("operands.yaml"))
+
+
+@cache
+def vgpu_families() -> VgpuFamilies:
+    """The vGPU type families from `vgpu-boards.yaml`."""
+    raw = _load_yaml("vgpu-boards.yaml")
+    assert isinstance(raw, dict)
+    families = {name: {"name": name, **body} for name, body in (raw.get("families") or {}).items()}
+    return VgpuFamilies.model_validate({**raw, "families": families})
 
 
 @cache

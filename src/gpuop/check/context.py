@@ -173,7 +173,7 @@ class CheckContext:
         if workload is not None:
             labels[WORKLOAD_LABEL] = workload
         annotations = {INVENTORY_ANNOTATION: view.inventory} if view.inventory is not None else {}
-        facts = NodeFacts("", labels, annotations, view.planned_resources)
+        facts = NodeFacts("", labels, annotations, view.planned_resources, view.planned_capacity)
         result = plan(chosen, facts, pci_db=self.pci_db, vgpu_config=self.vgpu_config)
         self._plans[key] = result
         return result

@@ -44,6 +44,8 @@ _NOTICE_RULES = {
     "BadInventory": "GPU103",
     "UnknownInventory": "GPU104",
     "VgpuConfigInfeasible": "GPU105",
+    "InventoryConflict": "GPU106",
+    "PartialVgpuCards": "GPU107",
     "InvalidResourceName": "GPU208",
     "UnknownPciDevice": "GPU209",
 }

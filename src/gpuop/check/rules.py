@@ -153,22 +153,23 @@ _RULES: tuple[Rule, ...] = (
         "BadInventory",
         "warning",
         "The node's GPU inventory cannot be read",
-        "The `gpuop.io/gpu-inventory` annotation is not a valid card list, so resource"
-        " counts cannot be predicted for this node.",
-        "Counts are not checked on this node, so a missing or extra device goes unnoticed.",
-        'Rewrite the annotation (a JSON list of `{"index": 0, "pci": "10de:2236"}`)'
-        " or remove it so GPU feature discovery labels are used.",
+        "The optional `gpuop.io/gpu-inventory` annotation is not a valid card list; it is"
+        " ignored and the node's other signals are used.",
+        "Whoever wrote the hint meant to describe the cards; without it, counts rest on the"
+        " other signals, which may be fewer.",
+        'Rewrite the annotation (a JSON list of `{"index": 0, "pci": "10de:2236"}`) or remove it.',
     ),
     Rule(
         "GPU104",
         "UnknownInventory",
         "info",
         "The node's GPUs are not described",
-        "Neither the inventory annotation nor GPU feature discovery labels say which GPUs"
-        " the node has, so resource counts are not checked.",
-        "Count checks (too many, too few devices) cannot run on this node.",
-        "Let GPU feature discovery run on the node, or add the `gpuop.io/gpu-inventory`"
-        " annotation.",
+        "Nothing on the node says which GPUs it has: no GPU feature discovery labels, no"
+        " NVIDIA resource advertised, no NFD label with a PCI device id, no vGPU type in"
+        " `nvidia.com/vgpu.config`. Resource names and counts are not checked.",
+        "Name and count checks cannot run on this node until one of those appears.",
+        "Wait for the node's device plugin (or GPU feature discovery on container nodes) to"
+        " start; optionally describe the cards with the `gpuop.io/gpu-inventory` annotation.",
     ),
     Rule(
         "GPU105",
@@ -181,6 +182,33 @@ _RULES: tuple[Rule, ...] = (
         " vGPU device is created, and VMs asking for the type stay Pending.",
         "Pick a config whose types the cards support (`gpuop plan` lists them) and set"
         " `nvidia.com/vgpu.config` to it.",
+    ),
+    Rule(
+        "GPU106",
+        "InventoryConflict",
+        "warning",
+        "Signals on the node disagree about its GPUs",
+        "Two descriptions of the node's cards (GPU feature discovery's `nvidia.com/gpu.count`"
+        " and `nvidia.com/gpu.product`, the `gpuop.io/gpu-inventory` hint) give different"
+        " counts or models.",
+        "Resource counts are checked against the more trusted one (the hint, then GPU"
+        " feature discovery), which may be the stale one.",
+        "Find out which is current (`nvidia-smi -L` on the node); remove a stale hint, or"
+        " restart GPU feature discovery so its labels are rewritten.",
+    ),
+    Rule(
+        "GPU107",
+        "PartialVgpuCards",
+        "warning",
+        "The node advertises vGPU devices that do not fill whole cards",
+        "A vGPU resource's count is not a multiple of what one card gets under the node's"
+        " vGPU config (two A10s give `nvidia.com/NVIDIA_A10-12Q: 4`; 3 is half a card short).",
+        "A card's vGPU devices are missing or only partly created: the device manager's apply"
+        " failed half-way or a card dropped off the bus, so VMs find fewer devices than"
+        " the node should have.",
+        "Check `nvidia.com/vgpu.config.state` and the nvidia-vgpu-device-manager logs on the"
+        " node, and `lspci -d 10de:` on the host; relabel `nvidia.com/vgpu.config` to"
+        " re-apply the config.",
     ),
     Rule(
         "GPU201",

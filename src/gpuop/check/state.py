@@ -104,7 +104,14 @@ class NodeView:
     planned_items: frozenset[tuple[str, str]]
     planned_resources: Mapping[str, str]
     inventory: str | None
-    plan_key: tuple[frozenset[tuple[str, str]], str | None, frozenset[tuple[str, str]]]
+    plan_key: tuple[
+        frozenset[tuple[str, str]],
+        str | None,
+        frozenset[tuple[str, str]],
+        frozenset[tuple[str, str]],
+    ]
+    # status.capacity's NVIDIA resources: every device a plugin registered.
+    planned_capacity: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def planned_labels(self) -> dict[str, str]:
@@ -206,10 +213,17 @@ def _node_view(name: str, metadata: Mapping[str, Any], status: Any) -> NodeView:
     labels = string_map(metadata.get("labels"))
     annotations = string_map(metadata.get("annotations"))
     resources: Mapping[str, Any] = {}
+    planned_capacity: dict[str, str] = {}
     if _is_mapping(status):
         allocatable = status.get("allocatable")
         capacity = status.get("capacity")
         chosen = allocatable if _is_mapping(allocatable) and allocatable else capacity
+        if _is_mapping(capacity):
+            planned_capacity = {
+                str(key): value if isinstance(value, str) else scalar_text(value)
+                for key, value in capacity.items()
+                if str(key).startswith(RESOURCE_PREFIX)
+            }
         if type(chosen) is dict and _all_str(chosen):
             resources = chosen
         elif _is_mapping(chosen):
@@ -222,7 +236,12 @@ def _node_view(name: str, metadata: Mapping[str, Any], status: Any) -> NodeView:
         if key.startswith(RESOURCE_PREFIX)
     }
     inventory = annotations.get(INVENTORY_ANNOTATION)
-    key = (planned, inventory, frozenset(planned_resources.items()))
+    key = (
+        planned,
+        inventory,
+        frozenset(planned_resources.items()),
+        frozenset(planned_capacity.items()),
+    )
     return NodeView(
         name=name,
         labels=labels,
@@ -232,6 +251,7 @@ def _node_view(name: str, metadata: Mapping[str, Any], status: Any) -> NodeView:
         planned_resources=planned_resources,
         inventory=inventory,
         plan_key=key,
+        planned_capacity=planned_capacity,
     )
 
 

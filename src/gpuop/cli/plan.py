@@ -43,6 +43,7 @@ _INVENTORY_SOURCES = {
     "annotation": f"the {INVENTORY_ANNOTATION} annotation",
     "gfd-labels": "GPU feature discovery labels",
     "advertised": "the resources the node advertises",
+    "vgpu-config-label": "the vGPU type in nvidia.com/vgpu.config (count unknown)",
     "nfd-device-label": "an NFD PCI device label (count unknown)",
     "none": "nowhere (unknown)",
 }
@@ -131,10 +132,7 @@ def _inputs(policy: ResolvedPolicy, source: str, pci: PciSource) -> dict[str, An
 
 def _describe_inventory(result: NodePlan) -> str:
     inventory = result.inventory
-    models = Counter(
-        f"{card.model or 'unknown model'} ({card.vendor_id}:{card.device_id})"
-        for card in inventory.cards
-    )
+    models = Counter(f"{card.model or 'unknown model'} ({card.pci})" for card in inventory.cards)
     if inventory.count_known:
         cards = ", ".join(f"{count} x {model}" for model, count in models.items())
     else:
@@ -158,6 +156,8 @@ def render_text(result: NodePlan, policy: ResolvedPolicy, source: str, pci: PciS
     out.append(f"  policy     {source} ({sandbox})")
     if result.gpu_node:
         out.append(f"  inventory  {_describe_inventory(result)}")
+        for item in result.inventory.evidence:
+            out.append(f"    - {item.signal}: {item.implies()}")
         out.append(f"  pci.ids    {pci.describe()}")
 
     workload = result.workload

@@ -22,6 +22,14 @@ from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.planner import WORKLOAD_LABEL
 from gpuop.sim.hardware import SIM_LABEL, NodeSpec, SimError, node_manifest, parse_cluster_spec
 
+_namespace_option = click.option(
+    "--namespace",
+    envvar="OPERATOR_NAMESPACE",
+    default="gpu-operator",
+    show_default=True,
+    help="Where the operand pods run and the simulator keeps its hardware ConfigMap.",
+)
+
 
 def _client(kubeconfig: str | None):  # type: ignore[no-untyped-def]
     from gpuop.kube import KubeError, sync_client
@@ -62,6 +70,7 @@ def node() -> None:
     help=f"Set {WORKLOAD_LABEL}.",
 )
 @click.option("--label", "labels", multiple=True, help="Extra label KEY=VALUE (repeatable).")
+@_namespace_option
 @kubeconfig_option
 def node_add(
     name: str,
@@ -69,33 +78,42 @@ def node_add(
     count: int,
     workload: str | None,
     labels: tuple[str, ...],
+    namespace: str,
     kubeconfig: str | None,
 ) -> None:
-    """Create a simulated GPU node NAME."""
+    """Create a simulated GPU node NAME.
+
+    Its cards are recorded in the simulator's hardware ConfigMap (gpuop-sim-hardware in
+    NAMESPACE), not on the Node: the Node carries only what NFD would write.
+    """
     extra = parse_labels(labels)
     if workload:
         extra[WORKLOAD_LABEL] = workload
+    spec = NodeSpec(name=name, gpu=gpu, count=count, labels=extra)
     try:
-        manifest = node_manifest(NodeSpec(name=name, gpu=gpu, count=count, labels=extra))
+        node_manifest(spec)
     except SimError as exc:
         raise UserError(str(exc)) from exc
     from gpuop.kube import ops
+    from gpuop.sim.registry import add_nodes
 
     client = _client(kubeconfig)
     if ops.get_node(client, name) is not None:
         raise UserError(
             f"node {name} already exists; remove it first with `gpuop sim node rm {name}`"
         )
-    ops.create_node(client, manifest)
+    add_nodes(client, [spec], namespace)
     click.echo(f"node/{name} created ({count}x {gpu})")
 
 
 @node.command("rm")
 @click.argument("names", nargs=-1, required=True)
+@_namespace_option
 @kubeconfig_option
-def node_rm(names: tuple[str, ...], kubeconfig: str | None) -> None:
-    """Delete simulated nodes."""
+def node_rm(names: tuple[str, ...], namespace: str, kubeconfig: str | None) -> None:
+    """Delete simulated nodes (and their hardware record)."""
     from gpuop.kube import ops
+    from gpuop.sim.registry import forget_hardware
 
     client = _client(kubeconfig)
     missing = []
@@ -107,6 +125,7 @@ def node_rm(names: tuple[str, ...], kubeconfig: str | None) -> None:
         if (found.get("metadata", {}).get("labels") or {}).get(SIM_LABEL) != "true":
             raise UserError(f"node {name} is not a simulated node; not deleting it")
         ops.delete_node(client, name)
+        forget_hardware(client, [name], namespace)
         click.echo(f"node/{name} deleted")
     if missing:
         raise UserError(f"no such node: {', '.join(missing)}", exit_code=1)
@@ -141,8 +160,9 @@ def node_list(output: str, kubeconfig: str | None) -> None:
 
 @sim.command("apply")
 @click.argument("file")
+@_namespace_option
 @kubeconfig_option
-def apply(file: str, kubeconfig: str | None) -> None:
+def apply(file: str, namespace: str, kubeconfig: str | None) -> None:
     """Create every node of a cluster spec FILE (`-` for stdin) that does not exist yet.
 
     \b
@@ -157,25 +177,22 @@ def apply(file: str, kubeconfig: str | None) -> None:
     except SimError as exc:
         raise UserError(f"{file}: {exc}") from exc
     from gpuop.kube import ops
+    from gpuop.sim.registry import add_nodes
 
     client = _client(kubeconfig)
     existing = {n["metadata"]["name"] for n in ops.list_nodes(client)}
     todo = [s for s in specs if s.name not in existing]
-    for done, spec in enumerate(todo, 1):
-        ops.create_node(client, node_manifest(spec))
+
+    def progress(done: int) -> None:
         if done % 100 == 0 or done == len(todo):
             click.echo(f"created {done}/{len(todo)} nodes", err=True)
+
+    add_nodes(client, todo, namespace, progress)
     click.echo(f"{len(todo)} created, {len(specs) - len(todo)} already there")
 
 
 @sim.command("run")
-@click.option(
-    "--namespace",
-    envvar="OPERATOR_NAMESPACE",
-    default="gpu-operator",
-    show_default=True,
-    help="Where the operand pods run.",
-)
+@_namespace_option
 @click.option(
     "--hosts-dir",
     type=click.Path(file_okay=False),
@@ -214,12 +231,14 @@ def run(namespace: str, hosts_dir: str | None, pci_ids: str | None, kubeconfig: 
     "--list", "list_kinds", is_flag=True, help="List the drift kinds and what each imitates."
 )
 @click.option("--seed", type=int, default=None, help="Seed for kinds that pick a value.")
+@_namespace_option
 @kubeconfig_option
 def drift(
     node_name: str | None,
     kind: str | None,
     list_kinds: bool,
     seed: int | None,
+    namespace: str,
     kubeconfig: str | None,
 ) -> None:
     """Put NODE_NAME into drift KIND (stop the operator and simulator first, or they repair it)."""
@@ -232,13 +251,15 @@ def drift(
     if not kind:
         raise UserError("give a drift KIND (see `gpuop sim drift --list`)")
     from gpuop.kube import ops
+    from gpuop.sim.registry import hardware_of
 
     client = _client(kubeconfig)
     found = ops.get_node(client, node_name)
     if found is None:
         raise UserError(f"no such node: {node_name}")
+    cards = hardware_of(client, namespace).get(node_name, ())
     try:
-        patch = drift_patch(kind, found, rng=random.Random(seed))
+        patch = drift_patch(kind, found, cards, rng=random.Random(seed))
     except SimError as exc:
         raise UserError(str(exc)) from exc
     ops.patch_node_sync(

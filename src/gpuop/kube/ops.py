@@ -264,3 +264,42 @@ def create_or_replace_sync(client: Client, obj: Mapping[str, Any]) -> None:
         if exc.status.code != CONFLICT:
             raise
         apply_object_sync(client, obj)
+
+
+def configmap_data_sync(client: Client, name: str, namespace: str) -> dict[str, str] | None:
+    try:
+        configmap = client.get(ConfigMap, name, namespace=namespace)
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return None
+        raise
+    return dict(configmap.data or {})
+
+
+def merge_configmap_data_sync(
+    client: Client, name: str, namespace: str, data: Mapping[str, str | None]
+) -> None:
+    """Set (or, with None, remove) keys of a ConfigMap's data, creating it when absent."""
+    try:
+        client.patch(
+            ConfigMap,
+            name,
+            {"data": dict(data)},
+            namespace=namespace,
+            patch_type=PatchType.MERGE,
+        )
+    except ApiError as exc:
+        if exc.status.code != NOT_FOUND:
+            raise
+        body = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace},
+            "data": {k: v for k, v in data.items() if v is not None},
+        }
+        try:
+            client.create(from_dict(body))
+        except ApiError as again:
+            if again.status.code != CONFLICT:
+                raise
+            merge_configmap_data_sync(client, name, namespace, data)

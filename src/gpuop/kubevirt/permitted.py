@@ -43,7 +43,11 @@ def permitted_host_devices(
         assert isinstance(meta, Mapping) and isinstance(status, Mapping)
         allocatable = _string_map(status.get("allocatable"))
         inventory = learn_inventory(
-            _string_map(meta.get("labels")), _string_map(meta.get("annotations")), allocatable
+            _string_map(meta.get("labels")),
+            _string_map(meta.get("annotations")),
+            allocatable,
+            capacity=_string_map(status.get("capacity")),
+            pci_db=database,
         )
         for resource, quantity in allocatable.items():
             if not quantity.isdigit() or int(quantity) == 0:
@@ -51,6 +55,8 @@ def permitted_host_devices(
             kind = classify_resource(resource)
             if kind == "passthrough" and resource not in pci:
                 for card in inventory.cards:
+                    if card.device_id is None:
+                        continue
                     if passthrough_resource(card.device_id, database).resource == resource:
                         pci[resource] = {
                             "pciVendorSelector": f"{card.vendor_id}:{card.device_id}".upper(),

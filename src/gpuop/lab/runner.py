@@ -37,7 +37,8 @@ from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
 from gpuop.planner import VGPU_CONFIG_LABEL, WORKLOAD_LABEL, plan
 from gpuop.policy import parse_cluster_policy
-from gpuop.sim.hardware import NodeSpec, node_manifest
+from gpuop.sim.hardware import NodeSpec
+from gpuop.sim.registry import add_nodes, hardware_of
 
 LAB_NAMESPACE = "lab"
 LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.7.0"
@@ -217,7 +218,7 @@ def step2(ctx: LabContext) -> dict[str, Any]:
         if ops.get_node(client, name) is None:
             # KubeVirt's virt-handler marks the nodes it runs on; VM launcher pods select on it.
             labels = {WORKLOAD_LABEL: workload, "kubevirt.io/schedulable": "true"}
-            ops.create_node(client, node_manifest(NodeSpec(name, "A10", 2, labels)))
+            add_nodes(client, [NodeSpec(name, "A10", 2, labels)], stack.NAMESPACE)
             ctx.say(f"node {name}: 2x A10, {WORKLOAD_LABEL}={workload}")
     started = time.monotonic()
     seen = wait_for(
@@ -516,13 +517,14 @@ def step7(ctx: LabContext) -> dict[str, Any]:
     stop_background(ctx)
     targets = rng.sample(sorted(NODES), 2)
     injected: list[dict[str, str]] = []
+    machines = hardware_of(client, stack.NAMESPACE)
     for name in targets:
         node = ops.get_node(client, name) or {}
         kinds = [
             k for k in applicable_kinds(node) if k != "non-gpu-advertising" or len(injected) == 0
         ]
         kind = rng.choice(kinds)
-        patch = drift_patch(kind, node, rng=rng)
+        patch = drift_patch(kind, node, machines.get(name, ()), rng=rng)
         ops.patch_node_sync(
             client, name, labels=patch.labels or None, resources=patch.resources or None
         )

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
-from gpuop.catalog import gpu_catalog
+from gpuop.catalog import gpu_catalog, vgpu_families
 from gpuop.catalog.pci_ids import shipped_pci_ids
 
 NVIDIA_VENDOR_ID = "10de"
@@ -161,8 +161,9 @@ def vgpu_resource(mdev_type_name: str) -> str:
 
 def mdev_type_name(vgpu_type: str) -> str:
     """The mdev type name the driver shows for a vGPU type: `A10-12Q` -> `NVIDIA A10-12Q`."""
-    model = gpu_catalog().model_for_vgpu_type(vgpu_type)
-    prefix = model.vgpu_name_prefix if model else "NVIDIA"
+    family = vgpu_families().for_type(vgpu_type)
+    model = None if family else gpu_catalog().model_for_vgpu_type(vgpu_type)
+    prefix = family.mdev_prefix if family else model.vgpu_name_prefix if model else "NVIDIA"
     return f"{prefix} {vgpu_type}"
 
 

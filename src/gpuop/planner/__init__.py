@@ -27,17 +27,23 @@ from gpuop.catalog import (
     WORKLOAD_CONFIGS,
     Operand,
     WorkloadConfig,
-    gpu_catalog,
     operand_table,
 )
 from gpuop.naming import (
     CONTAINER_RESOURCE,
+    RESOURCE_PREFIX,
     PciDatabase,
     mdev_type_name,
     passthrough_resource,
     vgpu_resource,
 )
-from gpuop.planner.inventory import INVENTORY_ANNOTATION, GpuCard, Inventory, learn_inventory
+from gpuop.planner.inventory import (
+    INVENTORY_ANNOTATION,
+    KATA_RESOURCE,
+    GpuCard,
+    Inventory,
+    learn_inventory,
+)
 from gpuop.policy import ResolvedPolicy
 from gpuop.vgpu import Card, VgpuApplyResult, VgpuConfigFile, apply_vgpu_config, default_vgpu_config
 
@@ -51,7 +57,6 @@ NFD_GPU_LABELS = (
     "feature.node.kubernetes.io/pci-0302_10de.present",
     "feature.node.kubernetes.io/pci-0300_10de.present",
 )
-KATA_RESOURCE = "nvidia.com/pgpu"
 
 Severity = Literal["error", "warning", "info"]
 WorkloadReason = Literal[
@@ -190,6 +195,8 @@ class NodeFacts:
     labels: Mapping[str, str]
     annotations: Mapping[str, str] = field(default_factory=dict)
     allocatable: Mapping[str, str] = field(default_factory=dict)
+    # status.capacity: every device a plugin registered (allocatable leaves out unhealthy ones).
+    capacity: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_object(cls, node: Mapping[str, Any]) -> NodeFacts:
@@ -202,6 +209,11 @@ class NodeFacts:
             labels=_string_map(metadata.get("labels")),
             annotations=_string_map(metadata.get("annotations")),
             allocatable=_string_map(status.get("allocatable")),
+            capacity={
+                k: v
+                for k, v in _string_map(status.get("capacity")).items()
+                if k.startswith(RESOURCE_PREFIX)
+            },
         )
 
 
@@ -413,6 +425,8 @@ def _passthrough_resources(
     counts: dict[str, int] = {}
     notices: list[Notice] = []
     for card in cards:
+        if card.device_id is None:
+            continue
         name = passthrough_resource(card.device_id, pci_db)
         counts[name.resource] = counts.get(name.resource, 0) + 1
         if name.problem and not any(n.message == name.problem for n in notices):
@@ -426,12 +440,12 @@ def _other_kind_resources(
 ) -> tuple[str, ...]:
     names = {CONTAINER_RESOURCE, KATA_RESOURCE}
     for card in cards:
+        if card.device_id is None:
+            continue
         names.add(passthrough_resource(card.device_id, pci_db).resource)
-        model = gpu_catalog().by_model(card.model) if card.model else None
-        models = (model,) if model else gpu_catalog().by_device_id(card.device_id)
-        for each in models:
-            for vgpu_type in each.vgpu_types:
-                names.add(vgpu_resource(mdev_type_name(vgpu_type)))
+        known = Card(card.index, card.device_id, card.vendor_id, None, card.model).vgpu_types()
+        for vgpu_type in known[1] if known else ():
+            names.add(vgpu_resource(mdev_type_name(vgpu_type)))
     return tuple(sorted(names - keep))
 
 
@@ -451,6 +465,7 @@ def planning_key(facts: NodeFacts) -> tuple[Any, ...]:
         ),
         tuple(sorted(facts.annotations.items())),
         tuple(sorted(facts.allocatable.items())),
+        tuple(sorted(facts.capacity.items())),
     )
 
 
@@ -474,7 +489,15 @@ def plan(
             final_labels.pop(key, None)
         else:
             final_labels[key] = value
-    inventory = learn_inventory(labels, facts.annotations, facts.allocatable)
+    inventory = learn_inventory(
+        labels,
+        facts.annotations,
+        facts.allocatable,
+        capacity=facts.capacity,
+        pci_db=database,
+        vgpu_config=vgpu_config or default_vgpu_config(),
+        default_vgpu_config=policy.vgpu_default_config,
+    )
     notices: list[Notice] = []
     if workload.reason == "ignored-sandbox-disabled":
         severity: Severity = "info" if workload.label_value == "container" else "warning"
@@ -483,6 +506,9 @@ def plan(
         notices.append(Notice("InvalidWorkloadLabel", "warning", workload.message))
     if inventory.problem:
         notices.append(Notice("BadInventory", "warning", inventory.problem))
+    for problem in inventory.problems:
+        code = "InventoryConflict" if problem.kind == "conflict" else "PartialVgpuCards"
+        notices.append(Notice(code, "warning", problem.message))
 
     if detected is None:
         operands: tuple[OperandPlacement, ...] = ()
@@ -509,8 +535,9 @@ def plan(
             Notice(
                 "UnknownInventory",
                 "info",
-                f"the node's GPUs are not described (no {INVENTORY_ANNOTATION} annotation,"
-                " no GPU feature discovery labels): resource counts cannot be predicted",
+                "nothing on the node says which GPUs it has (no GPU feature discovery"
+                " labels, no NVIDIA resource advertised, no NFD device label): resource"
+                " names and counts cannot be predicted",
             )
         )
     operands = _place_operands(policy, final_labels, workload)
@@ -553,7 +580,7 @@ def plan(
         result = apply_vgpu_config(
             vgpu_config or default_vgpu_config(),
             config_name,
-            [Card(c.index, c.device_id, c.vendor_id, None, c.model) for c in cards],
+            [Card(c.index, c.device_id or "", c.vendor_id, None, c.model) for c in cards],
         )
         vgpu_plan = VgpuPlan(config_name, source, result)
         for error in result.errors:

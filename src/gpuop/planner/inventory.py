@@ -1,15 +1,30 @@
-"""What GPUs a node has, learned from what is written on the Node object.
+"""What GPUs a node has, learned from what real nodes carry.
 
-The planner needs the cards (PCI identity, index, memory) to name and count resources.
-Real discovery writes them in several places; this module reads them in order of trust:
+The planner needs the cards (PCI identity, count, memory) to name and count resources. No
+single signal says it on every node: GPU feature discovery runs only on container nodes,
+NVIDIA's default NFD configuration writes only `feature.node.kubernetes.io/pci-10de.present`
+(no device id), and sandbox nodes say what they have only through what their device
+plugin advertises. So every signal present is read, each into an `Evidence` that says
+where it came from and what it implies:
 
-1. the `gpuop.io/gpu-inventory` annotation (a JSON list written by hardware discovery,
-   e.g. `gpuop sim`, or by hand);
-2. GPU feature discovery's `nvidia.com/gpu.product` and `nvidia.com/gpu.count` labels;
-3. a passthrough resource the node already advertises (`nvidia.com/GA102GL_A10: 2`),
-   matched back to a catalogued model;
-4. NFD's per-device PCI labels (`feature.node.kubernetes.io/pci-0302_10de_2236.present`),
-   which give the model but not the count.
+* GPU feature discovery's labels: `nvidia.com/gpu.product`, `gpu.count`, `gpu.memory`
+  (under MIG `single`, `gpu.count` counts MIG devices, not cards);
+* the resources the node advertises: a passthrough name (`nvidia.com/GA102GL_A10`, or the
+  raw id `nvidia.com/2236`) maps back to PCI device ids through the same pci.ids table the
+  plugin names it from; a vGPU type (`nvidia.com/NVIDIA_A10-12Q`) to its card family and
+  per-card count; `nvidia.com/pgpu` counts Kata cards. `status.capacity` counts every
+  device a plugin registered, `allocatable` only the healthy ones;
+* `nvidia.com/vgpu.config` when it names a vGPU type (`A10-12Q`), and NFD's per-device PCI
+  labels in every variant (`pci-10de_2236.present`, `pci-0302_10de_2236.present`, with
+  subsystem ids or without): the model, not the count;
+* `gpuop.io/gpu-inventory`, gpuop's own optional hint (a JSON card list), when present.
+
+The cards come from the most trusted source that gives a count (the hint, GPU feature
+discovery, advertised resources); where no count can be known, one card per known model
+stands for the node and `count_known` is false. Hints that disagree (the annotation says
+2 cards, GPU feature discovery 3) and vGPU counts that are not a whole number of cards are
+reported as problems, never raised; a hint that disagrees with an advertised count is
+what the checker's count rules report (GPU205, GPU206).
 """
 
 from __future__ import annotations
@@ -17,18 +32,50 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gpuop.catalog import gpu_catalog
-from gpuop.naming import RESOURCE_PREFIX, normalise_pci_name
+from gpuop.catalog import gpu_catalog, vgpu_families
+from gpuop.naming import (
+    RESOURCE_PREFIX,
+    PciDatabase,
+    normalise_pci_name,
+    normalise_pci_name_kata,
+    vgpu_type_of_resource,
+)
+from gpuop.vgpu import Card, VgpuConfigFile, apply_vgpu_config
 
 INVENTORY_ANNOTATION = "gpuop.io/gpu-inventory"
+KATA_RESOURCE = "nvidia.com/pgpu"
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+COUNT_LABEL = "nvidia.com/gpu.count"
+MEMORY_LABEL = "nvidia.com/gpu.memory"
+VGPU_CONFIG_LABEL = "nvidia.com/vgpu.config"
+VGPU_HOST_DRIVER_LABEL = "nvidia.com/vgpu.host-driver-version"
+# NFD's PCI device labels: `pci-[<class>_]<vendor>_<device>[_<subvendor>_<subdevice>].present`
+# (which fields appear follows NFD's `deviceLabelFields`).
 _NFD_DEVICE_LABEL = re.compile(
-    r"^feature\.node\.kubernetes\.io/pci-(?:030[02]_)?10de_([0-9a-f]{4})\.present$"
+    r"^feature\.node\.kubernetes\.io/pci-(?:[0-9a-f]{2,4}_)?10de_([0-9a-f]{4})"
+    r"(?:_[0-9a-f]{4}_[0-9a-f]{4})?\.present$"
 )
+_RAW_DEVICE_ID = re.compile(r"^[0-9a-fA-F]{4}$")
 
-InventorySource = Literal["annotation", "gfd-labels", "advertised", "nfd-device-label", "none"]
+InventorySource = Literal[
+    "annotation",
+    "gfd-labels",
+    "advertised",
+    "vgpu-config-label",
+    "nfd-device-label",
+    "none",
+]
+_SOURCE_TEXT: dict[str, str] = {
+    "annotation": f"the {INVENTORY_ANNOTATION} annotation",
+    "gfd-labels": "GPU feature discovery labels",
+    "advertised": "the resources the node advertises",
+    "vgpu-config-label": f"{VGPU_CONFIG_LABEL}",
+    "nfd-device-label": "NFD's PCI device labels",
+    "none": "nothing on the node",
+}
 
 # More GPUs than any node holds: a count above this is a typo or garbage, not an inventory.
 MAX_GPUS_PER_NODE = 256
@@ -48,19 +95,36 @@ def _count(text: str) -> int | None:
     return count if count <= MAX_GPUS_PER_NODE else None
 
 
+def _device_count(text: str) -> int | None:
+    """A device count as advertised (vGPU counts exceed the card limit)."""
+    if not re.fullmatch(r"[0-9]{1,6}", text):
+        return None
+    return int(text)
+
+
 @dataclass(frozen=True)
 class GpuCard:
-    """One physical GPU: its index on the node and its PCI identity."""
+    """One physical GPU: its index on the node and its PCI identity (None when unknown)."""
 
     index: int
-    device_id: str
+    device_id: str | None
     vendor_id: str = "10de"
     model: str | None = None
     memory_mib: int | None = None
     bdf: str | None = None
 
+    @property
+    def pci(self) -> str:
+        return f"{self.vendor_id}:{self.device_id}" if self.device_id else "unknown PCI id"
+
+    def describe(self) -> str:
+        return self.model or (f"{self.vendor_id}:{self.device_id}" if self.device_id else "GPU")
+
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"index": self.index, "pci": f"{self.vendor_id}:{self.device_id}"}
+        data: dict[str, Any] = {
+            "index": self.index,
+            "pci": f"{self.vendor_id}:{self.device_id}" if self.device_id else None,
+        }
         if self.model:
             data["model"] = self.model
         if self.memory_mib is not None:
@@ -71,24 +135,70 @@ class GpuCard:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """One signal on the node and what it says about the cards."""
+
+    source: InventorySource
+    signal: str
+    count: int | None = None
+    device_ids: tuple[str, ...] = ()
+    model: str | None = None
+    note: str | None = None
+
+    def implies(self) -> str:
+        what = self.model or "/".join(f"10de:{d}" for d in self.device_ids) or "GPUs"
+        count = f"{self.count}× " if self.count is not None else ""
+        text = f"{count}{what}"
+        return f"{text} ({self.note})" if self.note else text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "signal": self.signal,
+            "count": self.count,
+            "pci": [f"10de:{d}" for d in self.device_ids],
+            "model": self.model,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class InventoryProblem:
+    """A finding about the signals themselves: `conflict` or `partial-vgpu`."""
+
+    kind: Literal["conflict", "partial-vgpu"]
+    message: str
+
+
+@dataclass(frozen=True)
 class Inventory:
     cards: tuple[GpuCard, ...]
     source: InventorySource
     count_known: bool = True
     problem: str | None = None
+    evidence: tuple[Evidence, ...] = ()
+    problems: tuple[InventoryProblem, ...] = field(default=())
 
     @property
     def count(self) -> int:
         return len(self.cards)
+
+    def describe_source(self) -> str:
+        return _SOURCE_TEXT[self.source]
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "source": self.source,
             "count": self.count if self.count_known else None,
             "cards": [card.to_dict() for card in self.cards],
+            "evidence": [item.to_dict() for item in self.evidence],
         }
         if self.problem:
             data["problem"] = self.problem
+        if self.problems:
+            data["problems"] = [
+                {"kind": item.kind, "message": item.message} for item in self.problems
+            ]
         return data
 
 
@@ -97,27 +207,24 @@ def encode_inventory(cards: list[GpuCard]) -> str:
     return json.dumps([card.to_dict() for card in cards], separators=(",", ":"))
 
 
-def _from_annotation(value: str) -> Inventory:
+def decode_cards(value: str) -> tuple[tuple[GpuCard, ...] | None, str | None]:
+    """A JSON card list (the hint annotation's format) -> (cards, None) or (None, problem)."""
     try:
         raw = json.loads(value)
     except json.JSONDecodeError as exc:
-        return Inventory((), "none", False, f"{INVENTORY_ANNOTATION}: not JSON ({exc.msg})")
+        return None, f"{INVENTORY_ANNOTATION}: not JSON ({exc.msg})"
     except (ValueError, RecursionError):
         # Integers beyond Python's digit limit, or nesting deeper than the recursion limit.
-        return Inventory((), "none", False, f"{INVENTORY_ANNOTATION}: not usable JSON")
+        return None, f"{INVENTORY_ANNOTATION}: not usable JSON"
     if not isinstance(raw, list):
-        return Inventory((), "none", False, f"{INVENTORY_ANNOTATION}: expected a JSON list")
+        return None, f"{INVENTORY_ANNOTATION}: expected a JSON list"
     cards = []
     for position, item in enumerate(raw):
         if not isinstance(item, dict) or not isinstance(item.get("pci"), str):
-            return Inventory(
-                (), "none", False, f"{INVENTORY_ANNOTATION}[{position}]: expected {{'pci': ...}}"
-            )
+            return None, f"{INVENTORY_ANNOTATION}[{position}]: expected {{'pci': ...}}"
         vendor, _, device = str(item["pci"]).lower().partition(":")
         if not re.fullmatch(r"[0-9a-f]{4}", vendor) or not re.fullmatch(r"[0-9a-f]{4}", device):
-            return Inventory(
-                (), "none", False, f"{INVENTORY_ANNOTATION}[{position}].pci: not VVVV:DDDD"
-            )
+            return None, f"{INVENTORY_ANNOTATION}[{position}].pci: not VVVV:DDDD"
         index = _plain_int(item.get("index"))
         cards.append(
             GpuCard(
@@ -129,51 +236,328 @@ def _from_annotation(value: str) -> Inventory:
                 bdf=item.get("bdf") if isinstance(item.get("bdf"), str) else None,
             )
         )
-    return Inventory(tuple(sorted(cards, key=lambda c: c.index)), "annotation")
+    return tuple(sorted(cards, key=lambda c: c.index)), None
 
 
-def _cards_of_model(model_name: str, count: int) -> tuple[GpuCard, ...]:
-    model = gpu_catalog().by_model(model_name)
-    if model is None:
-        return ()
-    return tuple(
-        GpuCard(i, model.pci_device_id, model=model.model, memory_mib=model.memory_mib)
-        for i in range(count)
+# --- the signals -----------------------------------------------------------------------
+
+
+def _gfd_evidence(labels: Mapping[str, str]) -> Evidence | None:
+    product = labels.get(PRODUCT_LABEL)
+    raw_count = labels.get(COUNT_LABEL)
+    if not product and raw_count is None:
+        return None
+    count = _count(raw_count or "")
+    signal = ", ".join(
+        f"{key}={labels[key]}" for key in (PRODUCT_LABEL, COUNT_LABEL) if key in labels
     )
+    model = gpu_catalog().by_product(product) if product else None
+    name = model.model if model else (product or None)
+    devices = (model.pci_device_id,) if model else ()
+    if product and "-MIG-" in product:
+        # MIG `single`: the count is of MIG devices; the cards behind them are not counted.
+        base = product.split("-MIG-", 1)[0]
+        model = gpu_catalog().by_product(base)
+        return Evidence(
+            "gfd-labels",
+            signal,
+            None,
+            (model.pci_device_id,) if model else (),
+            model.model if model else base,
+            "MIG single: nvidia.com/gpu.count counts MIG devices",
+        )
+    note = None if model or not product else "a product outside gpuop's catalogue"
+    return Evidence("gfd-labels", signal, count, devices, name, note)
+
+
+def _resource_devices(database: PciDatabase) -> dict[str, tuple[str, ...]]:
+    """Passthrough resource name -> the device ids the plugins give it (both spellings)."""
+    cached = _REVERSE.get(id(database))
+    if cached is not None and cached[0] is database:
+        return cached[1]
+    names: dict[str, list[str]] = {}
+    for device_id, name in database.devices.items():
+        for resource in {normalise_pci_name(name), normalise_pci_name_kata(name)}:
+            names.setdefault(RESOURCE_PREFIX + resource, []).append(device_id)
+    reverse = {name: tuple(sorted(ids)) for name, ids in names.items()}
+    if len(_REVERSE) > 8:
+        _REVERSE.clear()
+    _REVERSE[id(database)] = (database, reverse)
+    return reverse
+
+
+_REVERSE: dict[int, tuple[PciDatabase, dict[str, tuple[str, ...]]]] = {}
+
+
+def _per_card(
+    vgpu_type: str, device_id: str, vgpu_config: VgpuConfigFile | None, config_name: str | None
+) -> int | None:
+    """How many `vgpu_type` devices one card of `device_id` gets (None: unknown)."""
+    if vgpu_config is not None and config_name:
+        result = apply_vgpu_config(vgpu_config, config_name, [Card(0, device_id)])
+        count = result.totals.get(vgpu_type) if result.ok else None
+        if count:
+            return count
+    family = vgpu_families().for_type(vgpu_type)
+    if family is None:
+        return None
+    device = family.devices.get(device_id)
+    if device is not None and device.default_type == vgpu_type:
+        return device.default_count
+    return family.types.get(vgpu_type)
+
+
+def _advertised_evidence(
+    capacity: Mapping[str, str],
+    allocatable: Mapping[str, str],
+    database: PciDatabase,
+    labels: Mapping[str, str],
+    vgpu_config: VgpuConfigFile | None,
+    default_vgpu_config: str | None,
+) -> tuple[list[Evidence], list[InventoryProblem]]:
+    evidence: list[Evidence] = []
+    problems: list[InventoryProblem] = []
+    reverse = _resource_devices(database)
+    names = sorted(r for r in set(capacity) | set(allocatable) if r.startswith(RESOURCE_PREFIX))
+    for resource in names:
+        held = _device_count(capacity.get(resource, "")) if resource in capacity else None
+        free = _device_count(allocatable.get(resource, "")) if resource in allocatable else None
+        total = max(c for c in (held, free, 0) if c is not None)
+        if total == 0:
+            continue
+        where = "capacity" if held is not None and held == total else "allocatable"
+        signal = f"{resource}: {total} ({where})"
+        suffix = resource.removeprefix(RESOURCE_PREFIX)
+        vgpu_type = vgpu_type_of_resource(resource)
+        if vgpu_type is not None:
+            family = vgpu_families().for_type(vgpu_type)
+            if family is None:
+                evidence.append(Evidence("advertised", signal, None, (), None, "unknown vGPU type"))
+                continue
+            devices = family.device_ids
+            config_name = labels.get(VGPU_CONFIG_LABEL) or default_vgpu_config
+            per_card = (
+                _per_card(vgpu_type, devices[0], vgpu_config, config_name) if devices else None
+            )
+            if per_card is None:
+                per_card = family.types.get(vgpu_type)
+            model = family.name
+            if per_card and total % per_card == 0:
+                cards = total // per_card
+                note = f"{per_card} {vgpu_type} per card"
+                evidence.append(Evidence("advertised", signal, cards, devices, model, note))
+            else:
+                problems.append(
+                    InventoryProblem(
+                        "partial-vgpu",
+                        f"{resource}: {total} is not a whole number of {model} cards"
+                        f" ({per_card} {vgpu_type} per card)",
+                    )
+                )
+                evidence.append(
+                    Evidence("advertised", signal, None, devices, model, "not whole cards")
+                )
+            continue
+        if total > MAX_GPUS_PER_NODE:
+            continue  # a whole-card resource: more than any node holds is garbage
+        if resource == KATA_RESOURCE:
+            evidence.append(Evidence("advertised", signal, total, (), None, "Kata passthrough"))
+            continue
+        if _RAW_DEVICE_ID.match(suffix):
+            device = suffix.lower()
+            evidence.append(
+                Evidence("advertised", signal, total, (device,), _model_name(device), "raw PCI id")
+            )
+            continue
+        named = reverse.get(resource, ())
+        if named:
+            known = _model_name(named[0]) if len(named) == 1 else None
+            evidence.append(Evidence("advertised", signal, total, named, known, None))
+    return evidence, problems
+
+
+def _model_name(device_id: str) -> str | None:
+    models = gpu_catalog().by_device_id(device_id)
+    if models:
+        return models[0].model
+    families = vgpu_families().for_device(device_id)
+    return families[0].name if families else None
+
+
+def _label_evidence(labels: Mapping[str, str]) -> list[Evidence]:
+    evidence: list[Evidence] = []
+    config = labels.get(VGPU_CONFIG_LABEL)
+    family = vgpu_families().for_type(config) if config else None
+    if family is not None:
+        evidence.append(
+            Evidence(
+                "vgpu-config-label",
+                f"{VGPU_CONFIG_LABEL}={config}",
+                None,
+                family.device_ids,
+                family.name,
+                None,
+            )
+        )
+    devices = sorted(
+        {
+            match.group(1)
+            for key, value in labels.items()
+            if value == "true" and (match := _NFD_DEVICE_LABEL.match(key))
+        }
+    )
+    if devices:
+        model = _model_name(devices[0]) if len(devices) == 1 else None
+        signal = ", ".join(f"pci 10de:{d}" for d in devices)
+        evidence.append(Evidence("nfd-device-label", signal, None, tuple(devices), model))
+    return evidence
+
+
+def _cards_from(evidence: Evidence, count: int) -> tuple[GpuCard, ...]:
+    model = gpu_catalog().by_model(evidence.model) if evidence.model else None
+    device = evidence.device_ids[0] if evidence.device_ids else None
+    memory = model.memory_mib if model else None
+    return tuple(GpuCard(i, device, model=evidence.model, memory_mib=memory) for i in range(count))
+
+
+def _conflicts(counted: list[Evidence]) -> list[InventoryProblem]:
+    """Counting signals that disagree on the number or the model of the cards."""
+    problems: list[InventoryProblem] = []
+    first = counted[0]
+    for other in counted[1:]:
+        if other.count != first.count:
+            problems.append(
+                InventoryProblem(
+                    "conflict",
+                    f"{_SOURCE_TEXT[first.source]} ({first.signal}) give {first.count} GPUs,"
+                    f" but {other.signal} gives {other.count}",
+                )
+            )
+        elif (
+            first.device_ids
+            and other.device_ids
+            and not set(first.device_ids) & set(other.device_ids)
+        ):
+            problems.append(
+                InventoryProblem(
+                    "conflict",
+                    f"{_SOURCE_TEXT[first.source]} ({first.signal}) say {first.implies()},"
+                    f" but {other.signal} is {other.implies()}",
+                )
+            )
+    return problems
 
 
 def learn_inventory(
     labels: Mapping[str, str],
     annotations: Mapping[str, str],
     allocatable: Mapping[str, str],
+    *,
+    capacity: Mapping[str, str] | None = None,
+    pci_db: PciDatabase | None = None,
+    vgpu_config: VgpuConfigFile | None = None,
+    default_vgpu_config: str | None = None,
 ) -> Inventory:
-    """The node's cards from the most trusted source present."""
+    """The node's cards from every signal it carries, the most trusted first."""
+    database = pci_db or PciDatabase.builtin()
+    evidence: list[Evidence] = []
+    problems: list[InventoryProblem] = []
+    problem: str | None = None
+    hinted: tuple[GpuCard, ...] | None = None
     annotation = annotations.get(INVENTORY_ANNOTATION)
     if annotation is not None:
-        return _from_annotation(annotation)
+        hinted, problem = decode_cards(annotation)
+        if hinted is not None:
+            models = sorted({card.describe() for card in hinted})
+            evidence.append(
+                Evidence(
+                    "annotation",
+                    INVENTORY_ANNOTATION,
+                    len(hinted),
+                    tuple(sorted({c.device_id for c in hinted if c.device_id})),
+                    "/".join(models) or None,
+                )
+            )
+    gfd = _gfd_evidence(labels)
+    if gfd is not None:
+        evidence.append(gfd)
+    advertised, advertised_problems = _advertised_evidence(
+        capacity or {}, allocatable, database, labels, vgpu_config, default_vgpu_config
+    )
+    problems.extend(advertised_problems)
+    evidence.extend(_merge_advertised(advertised))
+    evidence.extend(_label_evidence(labels))
 
-    product = labels.get("nvidia.com/gpu.product")
-    count = _count(labels.get("nvidia.com/gpu.count", ""))
-    if product and count is not None:
-        model = gpu_catalog().by_product(product)
-        if model is not None:
-            return Inventory(_cards_of_model(model.model, count), "gfd-labels")
+    counted = [item for item in evidence if item.count is not None]
+    # Hints that disagree with each other; where a hint and an advertised resource
+    # disagree, the count checks on the resource already say so.
+    hints = [item for item in counted if item.source != "advertised"]
+    if hints:
+        # Counted cards make the vGPU count a plain count check (GPU204).
+        problems = [item for item in problems if item.kind != "partial-vgpu"]
+    if len(hints) > 1:
+        problems.extend(_conflicts(hints))
+    if hinted is not None:
+        return Inventory(hinted, "annotation", True, problem, tuple(evidence), tuple(problems))
+    if counted:
+        best = counted[0]
+        assert best.count is not None
+        cards = _cards_from(best, best.count)
+        if best.source == "advertised":
+            cards = _advertised_cards(advertised) or cards
+        return Inventory(cards, best.source, True, problem, tuple(evidence), tuple(problems))
+    described = next((item for item in evidence if item.device_ids or item.model), None)
+    if described is not None:
+        return Inventory(
+            _cards_from(described, 1),
+            described.source,
+            False,
+            problem,
+            tuple(evidence),
+            tuple(problems),
+        )
+    return Inventory((), "none", False, problem, tuple(evidence), tuple(problems))
 
-    for resource, quantity in allocatable.items():
-        advertised = _count(str(quantity))
-        if not resource.startswith(RESOURCE_PREFIX) or advertised is None:
-            continue
-        suffix = resource.removeprefix(RESOURCE_PREFIX)
-        for model in gpu_catalog().gpus:
-            if normalise_pci_name(model.pci_name) == suffix:
-                return Inventory(_cards_of_model(model.model, advertised), "advertised")
 
-    for key, value in labels.items():
-        match = _NFD_DEVICE_LABEL.match(key)
-        if match and value == "true":
-            device = match.group(1)
-            models = gpu_catalog().by_device_id(device)
-            card = GpuCard(0, device, model=models[0].model if models else None)
-            return Inventory((card,), "nfd-device-label", count_known=False)
+def _merge_advertised(advertised: list[Evidence]) -> list[Evidence]:
+    """Advertised signals as evidence: several resources of one node count together."""
+    counted = [item for item in advertised if item.count is not None]
+    if len(counted) <= 1:
+        return advertised
+    kinds = {item.note == "Kata passthrough" for item in counted}
+    models = {item.device_ids for item in counted}
+    if len(models) == 1 and len(kinds) == 1:
+        # The same cards advertised twice (a passthrough name and a vGPU type left over):
+        # each is evidence of its own, and a count mismatch between them is a conflict.
+        return advertised
+    total = sum(item.count or 0 for item in counted)
+    signal = ", ".join(item.signal for item in counted)
+    devices = tuple(sorted({d for item in counted for d in item.device_ids}))
+    merged = Evidence("advertised", signal, total, devices, None, "several GPU models")
+    return [merged, *(item for item in advertised if item.count is None)]
 
-    return Inventory((), "none", count_known=False)
+
+def _advertised_cards(advertised: list[Evidence]) -> tuple[GpuCard, ...]:
+    """One card per advertised device, per model, when several models are advertised."""
+    counted = [item for item in advertised if item.count is not None]
+    if len({item.device_ids for item in counted}) <= 1:
+        return ()
+    cards: list[GpuCard] = []
+    for item in counted:
+        for card in _cards_from(item, item.count or 0):
+            cards.append(GpuCard(len(cards), card.device_id, model=card.model))
+    return tuple(cards)
+
+
+__all__ = [
+    "INVENTORY_ANNOTATION",
+    "MAX_GPUS_PER_NODE",
+    "Evidence",
+    "GpuCard",
+    "Inventory",
+    "InventoryProblem",
+    "InventorySource",
+    "decode_cards",
+    "encode_inventory",
+    "learn_inventory",
+]

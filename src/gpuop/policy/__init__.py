@@ -8,6 +8,7 @@ raw spec, so the upstream nil-defaults live in exactly one place.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -226,12 +227,19 @@ def parse_cluster_policy(obj: Any, source: str = "ClusterPolicy") -> ResolvedPol
 
 
 @cache
-def default_policy_object() -> dict[str, Any]:
-    """The ClusterPolicy a plain install creates (the Helm chart's values), as an object."""
+def _default_policy_document() -> dict[str, Any]:
     text = resources.files("gpuop.catalog").joinpath("clusterpolicy.yaml").read_text("utf-8")
     loaded = yaml.safe_load(text)
     assert isinstance(loaded, dict)
     return loaded
+
+
+def default_policy_object() -> dict[str, Any]:
+    """The ClusterPolicy a plain install creates (the Helm chart's values), as a new object.
+
+    A copy each time: callers edit it (tests, the lab's policy variants).
+    """
+    return copy.deepcopy(_default_policy_document())
 
 
 def default_policy() -> ResolvedPolicy:

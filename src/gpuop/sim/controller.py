@@ -2,8 +2,11 @@
 
 It watches simulated Nodes and the operand pods on them (informers, relisting after
 expired watches), and whenever they change, computes each node's simulated state with
-`gpuop.sim.effects` and patches only what differs: node labels and annotations, and the
-extended resources in the node's status (as a device plugin's registration would). The
+`gpuop.sim.effects` and patches only what differs: the node labels GPU feature discovery and
+the vGPU device manager write, and the extended resources in the node's status (as a
+device plugin's registration would). The machines' cards come from the hardware ConfigMap
+(`gpuop.sim.registry`); the host side (which driver owns the cards, which vGPU devices
+exist) is the simulator's own memory, so the Nodes carry nothing a real node would not. The
 container toolkit's effect is real: the nvidia runtime is registered in that node's
 containerd configuration under `<hosts-dir>/<node>/`, with the same writer
 `gpuop toolkit configure-runtime` uses. The operator cannot tell these nodes apart from
@@ -25,9 +28,11 @@ from gpuop.kube import API_ERRORS, async_client, describe_api_error, ops
 from gpuop.kube.informer import Informer
 from gpuop.kube.running import run_controller, supervise
 from gpuop.naming import PciDatabase
+from gpuop.planner.inventory import GpuCard
 from gpuop.sim.effects import NodeChanges, OperandPod, node_changes
-from gpuop.sim.hardware import SIM_LABEL
+from gpuop.sim.hardware import HARDWARE_CONFIGMAP, SIM_LABEL
 from gpuop.sim.hostroot import configure_host_runtime
+from gpuop.sim.registry import parse_hardware
 from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, default_vgpu_config, parse_vgpu_config
 
 log = logging.getLogger("gpuop.sim")
@@ -104,6 +109,8 @@ class SimState:
         self.passes = 0
         self.pods_by_node: dict[str, dict[str, OperandPod]] = {}
         self.pod_nodes: dict[str, str] = {}
+        self.hardware: dict[str, tuple[GpuCard, ...]] = {}
+        self.host: dict[str, dict[str, str]] = {}
 
     def watch(self, client: Any) -> list[Informer[Any]]:
         self.nodes = Informer(
@@ -187,14 +194,17 @@ async def _apply(
 ) -> None:
     async with semaphore:
         result = None
-        if changes.labels or changes.annotations:
-            result = await ops.patch_node_metadata(
-                state.client, name, changes.labels or None, changes.annotations or None
-            )
+        if changes.labels:
+            result = await ops.patch_node_metadata(state.client, name, changes.labels, None)
         if changes.resources:
             result = await ops.patch_node_resources(state.client, name, changes.resources) or result
         if result is not None:
             state.overlay[name] = _slim_node(result)
+
+
+async def _refresh_hardware(state: SimState) -> None:
+    data = await ops.configmap_data(state.client, HARDWARE_CONFIGMAP, state.config.namespace)
+    state.hardware = parse_hardware(data)
 
 
 async def sim_loop(state: SimState) -> None:
@@ -216,13 +226,29 @@ async def sim_loop(state: SimState) -> None:
                     state.everything_dirty = True
             names = state.take_dirty()
             work = []
+            hardware_read = False
+            host_changed = False
             for name in sorted(state.node_names() if names is None else names):
                 node = state.node(name)
                 if node is None:
+                    state.host.pop(name, None)
                     continue
+                if name not in state.hardware and not hardware_read:
+                    await _refresh_hardware(state)
+                    hardware_read = True
+                host = state.host.get(name, {})
                 changes = node_changes(
-                    node, state.pods_on(name), state.vgpu_config, state.config.pci_db
+                    node,
+                    state.hardware.get(name, ()),
+                    host,
+                    state.pods_on(name),
+                    state.vgpu_config,
+                    state.config.pci_db,
                 )
+                if changes.host != host:
+                    state.host[name] = changes.host
+                    state.dirty.add(name)
+                    host_changed = True
                 wants_runtime = bool(changes.configure_runtime)
                 if state.runtime_configured.get(name) != wants_runtime:
                     configure_host_runtime(state.config.hosts_dir / name, wants_runtime)
@@ -231,6 +257,8 @@ async def sim_loop(state: SimState) -> None:
                     work.append(_apply(state, name, changes, semaphore))
             if work:
                 await asyncio.gather(*work)
+            if host_changed:
+                state.trigger.set()
             state.passes += 1
         except API_ERRORS as exc:
             log.warning("simulator pass failed: %s", describe_api_error(exc))

@@ -22,7 +22,7 @@ from gpuop.naming import (
     vgpu_resource,
 )
 from gpuop.planner import NFD_GPU_LABELS, VGPU_CONFIG_STATE_LABEL, WORKLOAD_LABEL
-from gpuop.planner.inventory import learn_inventory
+from gpuop.planner.inventory import GpuCard
 from gpuop.sim.hardware import SimError
 
 
@@ -125,10 +125,14 @@ def node_workload(node: Mapping[str, Any]) -> str:
 def drift_patch(
     kind: str,
     node: Mapping[str, Any],
+    cards: tuple[GpuCard, ...],
     pci_db: PciDatabase | None = None,
     rng: random.Random | None = None,
 ) -> DriftPatch:
-    """The patch that puts `node` into drift `kind`; `SimError` when it does not apply."""
+    """The patch that puts `node` (with the machine's `cards`) into drift `kind`.
+
+    `SimError` when it does not apply.
+    """
     if kind not in DRIFT_KINDS:
         raise SimError(f"unknown drift kind {kind!r}; known: {', '.join(DRIFT_KINDS)}")
     rng = rng or random.Random(0)
@@ -139,9 +143,7 @@ def drift_patch(
     allocatable = {
         str(k): str(v) for k, v in ((node.get("status") or {}).get("allocatable") or {}).items()
     }
-    inventory = learn_inventory(labels, meta.get("annotations") or {}, {})
-    cards = inventory.cards
-    if not cards:
+    if not cards or cards[0].device_id is None:
         raise SimError(f"node {name} has no simulated GPUs")
     workload = node_workload(node)
     spec = DRIFT_KINDS[kind]

@@ -1,8 +1,10 @@
 """What the node-side software would have done, given which operand pods are Ready.
 
-Pure: a simulated Node and the operand pods on it in, the node's simulated state out
-(GPU resources in status, GPU feature discovery labels, vGPU config state, and `gpuop.io/sim.*`
-annotations showing the host side: which driver owns the cards, which vGPU devices exist).
+Pure: a simulated Node, its machine's cards, the host's state and the operand pods on it
+in; the node's simulated state out: GPU resources in status, GPU feature discovery labels
+and the vGPU config state on the Node (what real node-side software writes there), and the
+host side kept by the simulator itself (which driver owns the cards, which vGPU devices
+exist), never written on the Node.
 An operand takes effect when its pod is Ready and the operands it waits for (per the operand
 table) have taken effect, if they run there. Names and counts come from the planner's
 naming and vGPU modules, never from a second copy of the rules.
@@ -25,14 +27,15 @@ from gpuop.naming import (
     vgpu_resource,
 )
 from gpuop.planner import VGPU_CONFIG_LABEL, VGPU_CONFIG_STATE_LABEL
-from gpuop.planner.inventory import GpuCard, learn_inventory
+from gpuop.planner.inventory import GpuCard
 from gpuop.vgpu import DEFAULT_CONFIG_NAME, Card, VgpuConfigFile, apply_vgpu_config
 
-DRIVER_ANNOTATION = "gpuop.io/sim.gpu-driver"
-VGPU_HOST_ANNOTATION = "gpuop.io/sim.vgpu-host-driver"
-VGPU_DEVICES_ANNOTATION = "gpuop.io/sim.vgpu-devices"
-VGPU_APPLYING_ANNOTATION = "gpuop.io/sim.vgpu-applying"
-TOOLKIT_ANNOTATION = "gpuop.io/sim.container-runtime"
+# Keys of the host state the simulator keeps per node.
+DRIVER_ANNOTATION = "gpu-driver"
+VGPU_HOST_ANNOTATION = "vgpu-host-driver"
+VGPU_DEVICES_ANNOTATION = "vgpu-devices"
+VGPU_APPLYING_ANNOTATION = "vgpu-applying"
+TOOLKIT_ANNOTATION = "container-runtime"
 DRIVER_VERSION = "595.91.07"
 CUDA_VERSION = "13.2"
 KATA_RESOURCE = "nvidia.com/pgpu"
@@ -77,12 +80,14 @@ class NodeChanges:
     """Patches to bring a node to its simulated state; empty when it is there."""
 
     labels: dict[str, str | None] = field(default_factory=dict)
-    annotations: dict[str, str | None] = field(default_factory=dict)
     resources: dict[str, str | None] = field(default_factory=dict)
+    # The host state after the change (the simulator's own record, not a patch).
+    host: dict[str, str] = field(default_factory=dict)
     configure_runtime: bool | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.labels or self.annotations or self.resources)
+        """Whether the Node needs a write (host state changes are the simulator's own)."""
+        return bool(self.labels or self.resources)
 
 
 def effective_operands(pods: Mapping[str, OperandPod]) -> set[str]:
@@ -135,6 +140,8 @@ def _gfd_labels(cards: tuple[GpuCard, ...]) -> dict[str, str]:
 
 def node_changes(
     node: Mapping[str, Any],
+    cards: tuple[GpuCard, ...],
+    host: Mapping[str, str],
     pods: Mapping[str, OperandPod],
     vgpu_config: VgpuConfigFile,
     pci_db: PciDatabase,
@@ -142,11 +149,11 @@ def node_changes(
     """The patches that make `node` show what its Ready operands would have done."""
     meta = node.get("metadata") or {}
     labels: dict[str, str] = dict(meta.get("labels") or {})
-    annotations: dict[str, str] = dict(meta.get("annotations") or {})
+    annotations: Mapping[str, str] = host
     allocatable: dict[str, str] = {
         str(k): str(v) for k, v in ((node.get("status") or {}).get("allocatable") or {}).items()
     }
-    cards = learn_inventory(labels, annotations, {}).cards
+    cards = tuple(card for card in cards if card.device_id is not None)
     effective = effective_operands(pods)
 
     want_labels: dict[str, str] = {}
@@ -191,7 +198,7 @@ def node_changes(
             result = apply_vgpu_config(
                 vgpu_config,
                 wanted_name,
-                [Card(c.index, c.device_id, c.vendor_id, None, c.model) for c in cards],
+                [Card(c.index, c.device_id or "", c.vendor_id, None, c.model) for c in cards],
             )
             want_annotations[VGPU_APPLYING_ANNOTATION] = wanted_name
             want_labels[VGPU_CONFIG_STATE_LABEL] = result.state if state else "pending"
@@ -208,7 +215,7 @@ def node_changes(
     if "sandbox-device-plugin" in effective:
         if want_annotations.get(DRIVER_ANNOTATION) == "vfio-pci":
             for card in cards:
-                name = passthrough_resource(card.device_id, pci_db).resource
+                name = passthrough_resource(card.device_id or "", pci_db).resource
                 want_resources[name] = str(int(want_resources.get(name, "0")) + 1)
         for vgpu_type, count in vgpu_totals.items():
             want_resources[vgpu_resource(mdev_type_name(vgpu_type))] = str(count)
@@ -222,9 +229,9 @@ def node_changes(
     for key in (*GFD_LABEL_KEYS, VGPU_CONFIG_STATE_LABEL):
         if labels.get(key) != want_labels.get(key):
             changes.labels[key] = want_labels.get(key)
-    for key in SIM_ANNOTATIONS:
-        if annotations.get(key) != want_annotations.get(key):
-            changes.annotations[key] = want_annotations.get(key)
+    changes.host = {
+        key: want_annotations[key] for key in SIM_ANNOTATIONS if key in want_annotations
+    }
     for key in set(allocatable) | set(want_resources):
         if not is_gpu_resource(key):
             continue

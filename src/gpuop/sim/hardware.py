@@ -1,10 +1,15 @@
 """Simulated GPU hardware: kwok Nodes that look like freshly discovered GPU servers.
 
-A simulated node carries what node feature discovery would put on a real one (the PCI
-vendor label for NVIDIA, IOMMU and SR-IOV hints, OS release), the `gpuop.io/gpu-inventory`
-annotation hardware discovery writes (PCI ids, bus addresses, memory per card), realistic
-CPU/memory capacity, and kwok's markers so the kwok controller keeps it Ready. It starts
-without any `nvidia.com/*` resource: those appear only when the simulated operands run.
+A simulated node carries what NVIDIA's default node feature discovery configuration
+writes on a real one (PCI labels by vendor only: `pci-10de.present` and the SR-IOV hint,
+never the device id; IOMMU; OS release and kernel), realistic CPU/memory capacity, and
+kwok's markers so the kwok controller keeps it Ready. It starts without any `nvidia.com/*`
+resource: those appear only when the simulated operands run.
+
+The cards themselves (PCI ids, bus addresses, memory) are the machine's, not the Node's:
+they live in the simulator's hardware ConfigMap (`gpuop-sim-hardware`, one key per node),
+which only the simulator reads, the way node-side software reads the PCI bus. Nothing on
+the Node says what the cards are beyond what real discovery would write.
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuop.catalog import gpu_catalog
-from gpuop.planner.inventory import INVENTORY_ANNOTATION, GpuCard, encode_inventory
+from gpuop.planner.inventory import GpuCard, encode_inventory
 
 SIM_LABEL = "gpuop.io/simulated"
+HARDWARE_CONFIGMAP = "gpuop-sim-hardware"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 _DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -73,12 +79,16 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
         "type": "kwok",
         SIM_LABEL: "true",
         "feature.node.kubernetes.io/pci-10de.present": "true",
-        "feature.node.kubernetes.io/pci-0302_10de.present": "true",
+        "feature.node.kubernetes.io/pci-10de.sriov.capable": "true",
         "feature.node.kubernetes.io/iommu-enabled": "true",
-        "feature.node.kubernetes.io/pci-0302_10de.sriov.capable": "true",
         "feature.node.kubernetes.io/system-os_release.ID": "ubuntu",
         "feature.node.kubernetes.io/system-os_release.VERSION_ID": "24.04",
+        "feature.node.kubernetes.io/system-os_release.VERSION_ID.major": "24",
+        "feature.node.kubernetes.io/system-os_release.VERSION_ID.minor": "04",
         "feature.node.kubernetes.io/kernel-version.full": "6.8.0-51-generic",
+        "feature.node.kubernetes.io/kernel-version.major": "6",
+        "feature.node.kubernetes.io/kernel-version.minor": "8",
+        "feature.node.kubernetes.io/kernel-version.revision": "0",
         **spec.labels,
     }
     resources = {
@@ -93,10 +103,7 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
         "metadata": {
             "name": spec.name,
             "labels": labels,
-            "annotations": {
-                KWOK_ANNOTATION: "fake",
-                INVENTORY_ANNOTATION: encode_inventory(cards_for(spec)),
-            },
+            "annotations": {KWOK_ANNOTATION: "fake"},
         },
         "spec": {},
         "status": {
@@ -116,6 +123,13 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
             },
         },
     }
+
+
+def hardware_entries(specs: list[NodeSpec]) -> dict[str, str]:
+    """The hardware ConfigMap's data for these nodes: node name -> JSON card list."""
+    for spec in specs:
+        validate_spec(spec)
+    return {spec.name: encode_inventory(cards_for(spec)) for spec in specs}
 
 
 def parse_cluster_spec(obj: Any) -> list[NodeSpec]:

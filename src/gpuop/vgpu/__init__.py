@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gpuop.catalog import GpuModel, gpu_catalog
+from gpuop.catalog import GpuModel, gpu_catalog, vgpu_families
 from gpuop.naming import mdev_type_name, vgpu_resource
 
 DEFAULT_CONFIG_NAME = "default"
@@ -132,6 +132,28 @@ class Card:
         matches = gpu_catalog().by_device_id(self.device_id)
         return matches[0] if matches else None
 
+    def vgpu_types(self) -> tuple[str, dict[str, int]] | None:
+        """(the board's name, vGPU type -> instances per GPU) or None when nothing is known.
+
+        Types come from NVIDIA's default vGPU config (by PCI device id) and, for catalogued
+        models, the A- and B-series types that config leaves out.
+        """
+        model = self.catalog_model()
+        families = vgpu_families().for_device(self.device_id)
+        wanted = (self.model or (model.model if model else "")).lower()
+        family = next((f for f in families if f.name.lower() == wanted), None)
+        if family is None and families:
+            family = families[0]
+        types: dict[str, int] = {}
+        if model is not None:
+            types.update({name: spec.max_per_gpu for name, spec in model.vgpu_types.items()})
+        if family is not None:
+            types.update(family.types)
+        if not types:
+            return None
+        label = model.model if model else family.name if family else f"10de:{self.device_id}"
+        return label, types
+
 
 @dataclass(frozen=True)
 class CardResult:
@@ -181,20 +203,21 @@ def _entry_matches(entry: VgpuConfigEntry, card: Card, position: int) -> bool:
 
 
 def _card_problem(card: Card, devices: dict[str, int]) -> str | None:
-    model = card.catalog_model()
+    known = card.vgpu_types()
     for name, count in devices.items():
-        if model is None:
+        if known is None:
             return (
                 f"GPU {card.index} (10de:{card.device_id}): no vGPU types are known for this"
                 f" card, so {name} cannot be checked"
             )
-        spec = model.vgpu_types.get(name)
-        if spec is None:
-            return f"vGPU type {name} is not supported on GPU {card.index} ({model.model})"
-        if count > spec.max_per_gpu:
+        board, types = known
+        maximum = types.get(name)
+        if maximum is None:
+            return f"vGPU type {name} is not supported on GPU {card.index} ({board})"
+        if count > maximum:
             return (
                 f"failed to create {count} {name} vGPU devices on GPU {card.index}:"
-                f" {model.model} supports at most {spec.max_per_gpu}"
+                f" {board} supports at most {maximum}"
             )
     if len(devices) > 1:
         return (
@@ -229,10 +252,9 @@ def apply_vgpu_config(
                 errors.append(problem)
                 break
             desired, chosen = dict(entry.vgpu_devices), number
-        model = card.catalog_model()
-        results.append(
-            CardResult(card.index, model.model if model else card.model, desired or {}, chosen)
-        )
+        board_types = card.vgpu_types()
+        board = board_types[0] if board_types else card.model
+        results.append(CardResult(card.index, board, desired or {}, chosen))
         for name, count in (desired or {}).items():
             totals[name] = totals.get(name, 0) + count
     return VgpuApplyResult(config_name, tuple(results), tuple(errors), totals)
@@ -240,11 +262,12 @@ def apply_vgpu_config(
 
 @cache
 def default_vgpu_config() -> VgpuConfigFile:
-    """gpuop's own default config: `default` (half-memory types) plus one config per type.
+    """The GPU Operator's default vGPU config, rebuilt from gpuop's vGPU type families.
 
-    For every catalogued card, `default` gives the card's default type at its maximum, and
-    each type `X` is also a config named `X` with `devices: all` at the type's maximum, so
-    labelling a node `nvidia.com/vgpu.config=A10-4Q` works as with the upstream config.
+    `default` gives each PCI device its default type at its maximum (the first
+    family wins where two share a device id, as A2 and A16 do), and each type `X` is also a
+    config named `X` with `devices: all` at the type's maximum, so labelling a node
+    `nvidia.com/vgpu.config=A10-4Q` works as with the upstream config.
     """
     return parse_vgpu_config(default_vgpu_config_object())
 
@@ -252,20 +275,19 @@ def default_vgpu_config() -> VgpuConfigFile:
 def default_vgpu_config_object() -> dict[str, Any]:
     configs: dict[str, list[dict[str, Any]]] = {DEFAULT_CONFIG_NAME: []}
     seen_filters: set[str] = set()
-    for gpu in gpu_catalog().gpus:
-        device_filter = f"0x{gpu.pci_device_id.upper()}10DE"
-        default_spec = gpu.vgpu_types[gpu.default_vgpu_type]
-        if device_filter not in seen_filters:
+    for family in vgpu_families().families.values():
+        for device_id, device in family.devices.items():
+            device_filter = f"0x{device_id.upper()}10DE"
+            if device_filter in seen_filters:
+                continue
             seen_filters.add(device_filter)
             configs[DEFAULT_CONFIG_NAME].append(
                 {
                     "device-filter": device_filter,
                     "devices": "all",
-                    "vgpu-devices": {gpu.default_vgpu_type: default_spec.max_per_gpu},
+                    "vgpu-devices": {device.default_type: device.default_count},
                 }
             )
-        for name, spec in gpu.vgpu_types.items():
-            configs.setdefault(name, []).append(
-                {"devices": "all", "vgpu-devices": {name: spec.max_per_gpu}}
-            )
+        for name, maximum in family.types.items():
+            configs.setdefault(name, []).append({"devices": "all", "vgpu-devices": {name: maximum}})
     return {"version": "v1", "vgpu-configs": configs}

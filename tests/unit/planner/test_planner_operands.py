@@ -265,7 +265,10 @@ def test_implausible_gpu_counts_are_ignored(count: str) -> None:
     result = plan(
         default_policy(), gpu_node(labels, gpus=None, allocatable={"nvidia.com/GA102GL_A10": count})
     )
-    assert result.inventory.source == "none"
+    # The product still names the model; no count is taken from the garbage.
+    assert not result.inventory.count_known
+    assert [card.model for card in result.inventory.cards] == ["A10"]
+    assert "nvidia.com/gpu" not in result.advertises
 
 
 def test_annotation_cards_keep_their_indices_and_ignore_booleans() -> None:

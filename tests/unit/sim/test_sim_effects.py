@@ -7,23 +7,33 @@ from typing import Any
 from gpuop.naming import PciDatabase
 from gpuop.sim.drift import DRIFT_KINDS, applicable_kinds, drift_patch
 from gpuop.sim.effects import OperandPod, node_changes
-from gpuop.sim.hardware import NodeSpec, node_manifest
+from gpuop.sim.hardware import NodeSpec, cards_for, node_manifest
 from gpuop.vgpu import default_vgpu_config
+
+HOSTS: dict[str, dict[str, str]] = {}
+
+
+def _cards(node: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(cards_for(NodeSpec(node["metadata"]["name"], "A10", 2)))
 
 
 def _apply(node: dict[str, Any], pods: dict[str, OperandPod], rounds: int = 4) -> dict[str, Any]:
+    name = node["metadata"]["name"]
     for _ in range(rounds):
-        changes = node_changes(node, pods, default_vgpu_config(), PciDatabase.builtin())
+        changes = node_changes(
+            node,
+            _cards(node),
+            HOSTS.get(name, {}),
+            pods,
+            default_vgpu_config(),
+            PciDatabase.builtin(),
+        )
+        HOSTS[name] = changes.host
         for key, value in changes.labels.items():
             if value is None:
                 node["metadata"]["labels"].pop(key, None)
             else:
                 node["metadata"]["labels"][key] = value
-        for key, value in changes.annotations.items():
-            if value is None:
-                node["metadata"]["annotations"].pop(key, None)
-            else:
-                node["metadata"]["annotations"][key] = value
         for key, value in changes.resources.items():
             if value is None:
                 node["status"]["allocatable"].pop(key, None)
@@ -38,6 +48,20 @@ def _pods(*names: str, ready: bool = True) -> dict[str, OperandPod]:
 
 def _gpu(node: dict[str, Any]) -> dict[str, str]:
     return {k: v for k, v in node["status"]["allocatable"].items() if k.startswith("nvidia.com/")}
+
+
+def setup_function() -> None:
+    HOSTS.clear()
+
+
+def test_the_node_carries_no_host_state() -> None:
+    node = node_manifest(NodeSpec("n", "A10", 2))
+    pods = _pods(
+        "vgpu-manager", "vgpu-device-manager", "sandbox-validator", "sandbox-device-plugin"
+    )
+    _apply(node, pods)
+    assert not any(key.startswith("gpuop.io/") for key in node["metadata"]["annotations"])
+    assert HOSTS["n"]["gpu-driver"] == "nvidia-vgpu"
 
 
 def test_container_node_advertises_gpus_once_the_chain_is_ready() -> None:
@@ -111,7 +135,7 @@ def test_every_drift_kind_applies_to_a_node_of_its_mode() -> None:
     covered = set()
     for node in (vgpu, passthrough, container):
         for kind in applicable_kinds(node):
-            patch = drift_patch(kind, node)
+            patch = drift_patch(kind, node, _cards(node))
             assert patch.labels or patch.resources
             covered.add(kind)
     assert covered == set(DRIFT_KINDS)

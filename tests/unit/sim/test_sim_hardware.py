@@ -7,20 +7,36 @@ import json
 import pytest
 
 from gpuop.planner import plan
-from gpuop.planner.inventory import INVENTORY_ANNOTATION
 from gpuop.policy import default_policy
-from gpuop.sim.hardware import NodeSpec, SimError, node_manifest, parse_cluster_spec
+from gpuop.sim.hardware import (
+    NodeSpec,
+    SimError,
+    hardware_entries,
+    node_manifest,
+    parse_cluster_spec,
+)
+from gpuop.sim.registry import parse_hardware
 
 
 def test_node_manifest_looks_like_a_discovered_gpu_server() -> None:
     node = node_manifest(NodeSpec("gpu-a", "A10", 2))
     labels = node["metadata"]["labels"]
+    # NVIDIA's default NFD configuration labels PCI devices by vendor only.
     assert labels["feature.node.kubernetes.io/pci-10de.present"] == "true"
-    cards = json.loads(node["metadata"]["annotations"][INVENTORY_ANNOTATION])
-    assert [c["pci"] for c in cards] == ["10de:2236", "10de:2236"]
+    assert not [k for k in labels if "10de_" in k or "_10de" in k]
+    assert not any(k.startswith("gpuop.io/") for k in node["metadata"]["annotations"])
     assert not any(k.startswith("nvidia.com/") for k in node["status"]["allocatable"])
     node_plan = plan(default_policy(), node)
-    assert node_plan.gpu_node and node_plan.advertises == {"nvidia.com/gpu": 2}
+    # Before GPU feature discovery runs nothing says how many cards there are.
+    assert node_plan.gpu_node and node_plan.inventory.source == "none"
+
+
+def test_the_cards_are_in_the_hardware_record() -> None:
+    entries = hardware_entries([NodeSpec("gpu-a", "A10", 2), NodeSpec("gpu-b", "L4", 1)])
+    machines = parse_hardware(entries)
+    assert [card.pci for card in machines["gpu-a"]] == ["10de:2236", "10de:2236"]
+    assert [card.model for card in machines["gpu-b"]] == ["L4"]
+    assert json.loads(entries["gpu-b"])[0]["bdf"] == "0000:17:00.0"
 
 
 @pytest.mark.parametrize(
