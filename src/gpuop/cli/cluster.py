@@ -21,8 +21,11 @@ from gpuop.controlplane import (
     ClusterInfo,
     ControlPlaneError,
     LocalCluster,
+    ProcessUsage,
     ensure_binaries,
+    local_clusters,
 )
+from gpuop.controlplane.paths import state_root
 
 
 @contextlib.contextmanager
@@ -73,7 +76,7 @@ def cluster() -> None:
       gpuop cluster up                     start (or report) the cluster 'gpuop'
       eval "$(gpuop cluster kubeconfig --export)"
       kubectl get nodes
-      gpuop cluster status                 what runs, on which URL
+      gpuop cluster status                 every local cluster: processes, ports, memory
       gpuop cluster down                   stop everything, keep the logs
     """
 
@@ -156,18 +159,42 @@ def down(name: str) -> None:
 
 
 @cluster.command()
-@name_option
+@click.argument("name_argument", metavar="[NAME]", required=False)
+@click.option(
+    "--name",
+    "-n",
+    default=None,
+    metavar="NAME",
+    help="Which local cluster (same as the NAME argument). Default: list every one.",
+)
 @output_option("text", "json")
-def status(name: str, output: str) -> None:
-    """Show whether each component of a local cluster runs, and the API URL.
+def status(name_argument: str | None, name: str | None, output: str) -> None:
+    """Show the local clusters: their processes (pid, alive), ports and memory.
 
+    Without a NAME, every local cluster under the state directory is listed, with the
+    pid, liveness, loopback ports and resident memory (RSS) of each of its processes
+    (the control plane, and the lab's operator and simulator when they run); exit
+    status 0. With a NAME, one cluster: whether each component runs, and the API URL.
     A component is 'running', 'stopped', or has a stale pid file: 'stale' (its process
     is gone) or 'foreign' (the pid now belongs to another program). 'gpuop cluster down'
     cleans stale pid files up. Exit status: 0 when every component runs, 1 otherwise.
+
+    \b
+    Examples:
+      gpuop cluster status                 every local cluster
+      gpuop cluster status gpuop           one cluster
+      gpuop cluster status -o json
     """
-    local = _cluster(name)
+    if name_argument and name and name_argument != name:
+        raise UserError(f"two cluster names given: {name_argument!r} and --name {name!r}")
+    chosen = name_argument or name
+    if chosen is None:
+        _status_all(output)
+        return
+    local = _cluster(chosen)
     with _user_errors():
         result = local.status()
+        overview = local.overview(_lab_processes(local))
     if output == "json":
         emit_data(result.to_dict(), "json")
     else:
@@ -177,17 +204,87 @@ def status(name: str, output: str) -> None:
             click.echo(f"  API:        {result.api_url}")
         if result.kubeconfig:
             click.echo(f"  kubeconfig: {result.kubeconfig}")
+        usage = {p.name: p for p in overview.processes}
         for comp in result.components:
             pid = f"pid {comp.pid}" if comp.pid is not None and comp.state == "running" else ""
-            line = f"  {comp.name:<24} {comp.state:<8} {pid}".rstrip()
-            click.echo(line)
+            line = f"  {comp.name:<24} {comp.state:<8} {pid:<10} {_usage(usage[comp.name])}"
+            click.echo(line.rstrip())
             if comp.detail:
                 click.echo(f"      {comp.detail}")
+        for process in overview.processes[len(result.components) :]:
+            if process.alive:
+                line = f"  {process.name:<24} {'running':<8} {'pid ' + str(process.pid):<10}"
+                click.echo(f"{line} {_usage(process)}".rstrip())
         if any(c.state in ("stale", "foreign") for c in result.components):
-            click.echo(f"  clean up with: gpuop cluster down --name {name}")
+            click.echo(f"  clean up with: gpuop cluster down --name {chosen}")
     if result.state != "running":
         # click swallows its own Exit in non-standalone mode, which `gpuop` uses.
         sys.exit(1)
+
+
+def _lab_processes(local: LocalCluster) -> dict[str, int]:
+    from gpuop.lab.runner import recorded_processes
+
+    return recorded_processes(local.dir)
+
+
+def _mib(size: int | None) -> str:
+    return f"{size / 2**20:.1f} MiB" if size is not None else "-"
+
+
+def _usage(process: ProcessUsage) -> str:
+    if not process.alive:
+        return ""
+    ports = ",".join(str(port) for port in process.ports) or "-"
+    return f"ports {ports:<12} rss {_mib(process.rss_bytes)}"
+
+
+def _status_all(output: str) -> None:
+    root = state_root()
+    with _user_errors():
+        overviews = [c.overview(_lab_processes(c)) for c in local_clusters(root)]
+    if output == "json":
+        emit_data(
+            {
+                "state_dir": str(root / "clusters"),
+                "clusters": [o.to_dict() for o in overviews],
+                "processes_alive": sum(len(o.alive) for o in overviews),
+                "rss_bytes": sum(o.rss_bytes for o in overviews),
+            },
+            "json",
+        )
+        return
+    if not overviews:
+        click.echo(f"no local clusters in {root / 'clusters'}")
+        return
+    for overview in overviews:
+        ready = " (API ready)" if overview.api_ready else ""
+        api = f", API {overview.api_url}" if overview.api_url else ""
+        alive = overview.alive
+        summary = f"{len(alive)} processes, {_mib(overview.rss_bytes)}" if alive else "nothing runs"
+        click.echo(f"cluster '{overview.name}': {overview.state}{ready}{api}; {summary}")
+        shown = [p for p in overview.processes if p.alive or p.detail]
+        if shown:
+            click.echo(f"  {'process':<24} {'pid':>8}  {'alive':<5}  {'ports':<13} {'rss':>10}")
+        for process in shown:
+            pid = str(process.pid) if process.pid is not None else "-"
+            ports = ",".join(str(port) for port in process.ports) or "-"
+            line = (
+                f"  {process.name:<24} {pid:>8}  {'yes' if process.alive else 'no':<5}  "
+                f"{ports:<13} {_mib(process.rss_bytes):>10}"
+            )
+            click.echo(line.rstrip())
+            if process.detail:
+                click.echo(f"      {process.detail}")
+        if any(p.detail.startswith("stale pid file") for p in overview.processes):
+            click.echo(f"  clean up with: gpuop cluster down --name {overview.name}")
+    running = [o for o in overviews if o.alive]
+    total = sum(len(o.alive) for o in overviews)
+    click.echo(
+        f"{len(overviews)} local cluster{'s' if len(overviews) != 1 else ''} in "
+        f"{root / 'clusters'}: {len(running)} with processes running, {total} processes, "
+        f"{_mib(sum(o.rss_bytes for o in overviews))}"
+    )
 
 
 @cluster.command()

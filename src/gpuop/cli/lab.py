@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +14,24 @@ import click
 from gpuop.cli.common import UserError
 
 
+@contextlib.contextmanager
+def _user_errors() -> Iterator[None]:
+    from gpuop.controlplane import ControlPlaneError
+    from gpuop.lab.stack import StackError
+
+    try:
+        yield
+    except (ControlPlaneError, StackError) as exc:
+        raise UserError(str(exc)) from exc
+
+
 def _context(seed: int | None, name: str) -> Any:
     from gpuop.controlplane.paths import cluster_dir
-    from gpuop.lab.runner import LabContext
+    from gpuop.lab.runner import LabContext, lab_work_dir
 
     chosen = seed if seed is not None else random.SystemRandom().randrange(1, 1_000_000)
-    work_dir = cluster_dir(name) / "lab"
+    with _user_errors():
+        work_dir = lab_work_dir(cluster_dir(name))
     work_dir.mkdir(parents=True, exist_ok=True)
     return LabContext(
         cluster_name=name, work_dir=work_dir, say=lambda line: click.echo(line), seed=chosen
@@ -53,12 +67,15 @@ def lab(
       8 report: lab-report/lab-report.{json,md,html}
 
     The first run builds the control plane from source (long, once); later runs reuse it.
-    With --keep, explore afterwards with the printed KUBECONFIG and stop with `gpuop lab down`.
+    A lab that passes stops everything it started, the control plane included; a cluster
+    that was already running before it is left running. With --keep, explore afterwards
+    with the printed KUBECONFIG and stop with `gpuop lab down`. A lab that fails leaves
+    everything up for inspection.
     """
     if ctx.invoked_subcommand is not None:
         return
     from gpuop.lab.report import write_reports
-    from gpuop.lab.runner import STEP_TITLES, STEPS, LabFailure, stop_background
+    from gpuop.lab.runner import STEP_TITLES, STEPS, LabFailure, finish, teardown_for
 
     context = _context(seed, cluster_name)
     report: dict[str, Any] = {"seed": context.seed, "steps": {}, "timings": {}}
@@ -72,6 +89,7 @@ def lab(
             report["timings"][str(number)] = round(time.monotonic() - step_started, 2)
             if number == 1:
                 report["kubernetes"] = report["steps"]["1"].get("kubernetes")
+                report["cluster"] = report["steps"]["1"].get("cluster")
     except LabFailure as exc:
         failure = exc
         report["failure"] = str(exc)
@@ -86,24 +104,19 @@ def lab(
     paths = write_reports(report, Path(report_dir))
     for kind, path in paths.items():
         click.echo(f"  {kind:<8} {path}")
-    kubeconfig = context.kubeconfig
+    teardown = teardown_for(
+        passed=failure is None, keep=keep, started_cluster=context.started_cluster
+    )
     if failure is not None:
         click.secho(f"\nlab failed: {failure}", fg="red", err=True)
-        click.echo(
-            f"the cluster is left up for inspection: export KUBECONFIG={kubeconfig}", err=True
-        )
-        click.echo(f"operator and simulator logs: {context.work_dir / 'logs'}", err=True)
+        for line in finish(context, teardown):
+            click.echo(line, err=True)
         raise SystemExit(1)
     click.secho(f"\nlab passed in {report['duration_seconds']}s", fg="green")
-    if keep:
-        if not context.processes:
-            from gpuop.lab.runner import _start_background
-
-            _start_background(context)
-        click.echo(f"cluster left running: export KUBECONFIG={kubeconfig}")
-        click.echo("stop everything with: gpuop lab down")
-    else:
-        stop_background(context)
+    with _user_errors():
+        lines = finish(context, teardown)
+    for line in lines:
+        click.echo(line)
 
 
 @lab.command("step")
@@ -132,6 +145,8 @@ def down(cluster_name: str) -> None:
     from gpuop.controlplane import LocalCluster as Cluster
     from gpuop.lab.runner import stop_background
 
-    stop_background(_context(0, cluster_name))
-    Cluster(cluster_name).down()
-    click.echo("lab stopped")
+    context = _context(0, cluster_name)
+    with _user_errors():
+        stop_background(context)
+        Cluster(cluster_name).down()
+    click.echo(f"lab stopped: the operator, the simulator and cluster '{cluster_name}'")

@@ -112,6 +112,41 @@ class ClusterStatus:
 
 
 @dataclass(frozen=True)
+class ProcessUsage:
+    """One process of a cluster: is it alive, which loopback ports it owns, its memory."""
+
+    name: str
+    pid: int | None
+    alive: bool
+    ports: list[int]
+    rss_bytes: int | None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ClusterOverview:
+    """What ``gpuop cluster status`` lists for one cluster."""
+
+    name: str
+    state_dir: str
+    state: Literal["running", "stopped", "partial"]
+    api_url: str | None
+    api_ready: bool
+    processes: list[ProcessUsage]
+
+    @property
+    def alive(self) -> list[ProcessUsage]:
+        return [p for p in self.processes if p.alive]
+
+    @property
+    def rss_bytes(self) -> int:
+        return sum(p.rss_bytes or 0 for p in self.alive)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "rss_bytes": self.rss_bytes}
+
+
+@dataclass(frozen=True)
 class ClusterInfo:
     """What ``up`` reports and ``cluster.json`` holds."""
 
@@ -747,6 +782,53 @@ class LocalCluster:
             tmp.replace(self.info_path)
             return new_pid
 
+    def overview(self, extra_processes: dict[str, int] | None = None) -> ClusterOverview:
+        """Every process of the cluster with its pid, liveness, ports and resident memory.
+
+        ``extra_processes`` (name -> pid) are processes started for this cluster by someone
+        else (the lab's operator and simulator); one counts as alive only while that pid runs
+        a program with the cluster's state directory on its command line.
+        """
+        status = self.status()
+        info = self.info()
+        ports = info.ports if info is not None else {}
+        processes = []
+        for component in status.components:
+            alive = component.state == "running" and component.pid is not None
+            own = [ports[component.name]] if component.name in ports else []
+            if component.name == ETCD and "etcd-peer" in ports:
+                own.append(ports["etcd-peer"])
+            processes.append(
+                ProcessUsage(
+                    name=component.name,
+                    pid=component.pid,
+                    alive=alive,
+                    ports=own if alive else [],
+                    rss_bytes=procs.rss_bytes(component.pid) if alive and component.pid else None,
+                    detail=component.detail,
+                )
+            )
+        for name, pid in (extra_processes or {}).items():
+            argv = procs.cmdline(pid) or []
+            alive = procs.is_alive(pid) and any(self.marker in arg for arg in argv)
+            processes.append(
+                ProcessUsage(
+                    name=name,
+                    pid=pid,
+                    alive=alive,
+                    ports=[],
+                    rss_bytes=procs.rss_bytes(pid) if alive else None,
+                )
+            )
+        return ClusterOverview(
+            name=self.name,
+            state_dir=str(self.dir),
+            state=status.state,
+            api_url=status.api_url,
+            api_ready=status.api_ready,
+            processes=processes,
+        )
+
     def component_rss(self) -> dict[str, int]:
         """Resident memory in bytes of each running component."""
         result: dict[str, int] = {}
@@ -756,6 +838,28 @@ class LocalCluster:
                 if rss is not None:
                     result[component.name] = rss
         return result
+
+
+def local_clusters(state_root_dir: Path | None = None) -> list[LocalCluster]:
+    """Every local cluster under the state root: those with a state directory, and those
+    whose processes still run after their directory was removed."""
+    root = (state_root_dir or state_root()).expanduser().resolve()
+    clusters_dir = root / "clusters"
+    names: set[str] = set()
+    if clusters_dir.is_dir():
+        for entry in clusters_dir.iterdir():
+            with contextlib.suppress(ControlPlaneError):
+                if entry.is_dir():
+                    names.add(validate_cluster_name(entry.name))
+    prefix = f"{clusters_dir}/"
+    for pid in procs.find_processes(COMPONENT_NAMES, prefix):
+        for arg in (procs.cmdline(pid) or [])[1:]:
+            _, found, rest = arg.partition(prefix)
+            name = rest.split("/", 1)[0]
+            if found and name:
+                with contextlib.suppress(ControlPlaneError):
+                    names.add(validate_cluster_name(name))
+    return [LocalCluster(name, state_root_dir=root) for name in sorted(names)]
 
 
 def _http_ok(url: str) -> bool:

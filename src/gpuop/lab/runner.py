@@ -15,12 +15,14 @@ Steps (each can run alone with `gpuop lab step N` on a cluster left up by `--kee
 8. the report: JSON, Markdown and a self-contained HTML page.
 
 A step that fails stops the lab with what was expected and what was seen, and leaves the
-cluster up for inspection.
+cluster up for inspection. A lab that passes stops what it started (:func:`teardown_for`):
+the operator, the simulator and, unless it was running before the lab, the control plane.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import random
 import time
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuop.controlplane import COMPONENT_NAMES, DEFAULT_CLUSTER_NAME
 from gpuop.controlplane import LocalCluster as Cluster
 from gpuop.kube import ApiError, ClusterPolicy, PatchType, ops, sync_client
 from gpuop.kubevirt.launcher import render_launcher_pod
@@ -86,9 +89,18 @@ class LabContext:
     kubeconfig: str = ""
     report: dict[str, Any] = field(default_factory=dict)
     processes: dict[str, stack.Process] = field(default_factory=dict)
+    # Whether this run started the control plane (it was not running, or only partly), and
+    # whether an earlier run's operator and simulator were running when this one began.
+    started_cluster: bool = False
+    found_background: bool = False
 
     def client(self) -> Any:
         return sync_client(self.kubeconfig)
+
+
+def lab_work_dir(cluster_state_dir: Path) -> Path:
+    """Where the lab keeps its kubeconfigs, logs and process records for one cluster."""
+    return cluster_state_dir / "lab"
 
 
 def _gpu_allocatable(node: dict[str, Any]) -> dict[str, int]:
@@ -123,7 +135,30 @@ def wait_for(
 
 
 def _process_state_file(ctx: LabContext) -> Path:
-    return ctx.work_dir / "lab-processes.json"
+    return _state_file(ctx.work_dir)
+
+
+def _state_file(work_dir: Path) -> Path:
+    return work_dir / "lab-processes.json"
+
+
+def _recorded(work_dir: Path) -> dict[str, int]:
+    try:
+        data = json.loads(_state_file(work_dir).read_text())
+        return {str(name): int(entry["pid"]) for name, entry in data.items()}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def recorded_processes(cluster_state_dir: Path) -> dict[str, int]:
+    """The operator and simulator pids a lab run recorded for a cluster (alive or not)."""
+    return _recorded(lab_work_dir(cluster_state_dir))
+
+
+def _background_running(ctx: LabContext) -> bool:
+    from gpuop.controlplane import procs
+
+    return any(procs.is_alive(pid) for pid in _recorded(ctx.work_dir).values())
 
 
 def _save_processes(ctx: LabContext) -> None:
@@ -159,25 +194,105 @@ def _start_background(ctx: LabContext) -> None:
     _save_processes(ctx)
 
 
-def ensure_cluster(ctx: LabContext) -> None:
+def ensure_cluster(ctx: LabContext) -> dict[str, Any]:
+    """Start the control plane unless it runs; remember whether this run started it."""
     cluster = Cluster(ctx.cluster_name)
     if cluster.status().state != "running":
         ctx.say(
             "starting the local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)"
         )
-    cluster.up(progress=lambda line: ctx.say(f"  {line}"))
+    info = cluster.up(progress=lambda line: ctx.say(f"  {line}"))
+    if info.already_running:
+        ctx.say(f"cluster '{ctx.cluster_name}' was already running: using it, and leaving it so")
+    else:
+        ctx.started_cluster = True
     ctx.kubeconfig = str(cluster.kubeconfig_path)
     ctx.work_dir.mkdir(parents=True, exist_ok=True)
+    return {
+        "name": ctx.cluster_name,
+        "state_dir": info.state_dir,
+        "started_by_lab": ctx.started_cluster,
+        "ports": info.ports,
+        "pids": info.pids,
+    }
+
+
+class Teardown(enum.Enum):
+    """What a lab run leaves behind when it ends."""
+
+    KEEP = "keep"  # --keep: cluster, operator and simulator stay up
+    INSPECT = "inspect"  # failed: everything stays as it is, for inspection
+    STOP_ALL = "stop-all"  # passed, and this run started the cluster: stop all of it
+    LEAVE_AS_FOUND = "leave-as-found"  # passed on a cluster that ran before: leave it so
+
+
+def teardown_for(*, passed: bool, keep: bool, started_cluster: bool) -> Teardown:
+    if not passed:
+        return Teardown.INSPECT
+    if keep:
+        return Teardown.KEEP
+    return Teardown.STOP_ALL if started_cluster else Teardown.LEAVE_AS_FOUND
+
+
+def _stop_hint(ctx: LabContext) -> str:
+    named = (
+        "" if ctx.cluster_name == DEFAULT_CLUSTER_NAME else f" --cluster-name {ctx.cluster_name}"
+    )
+    return f"gpuop lab down{named}"
+
+
+def finish(ctx: LabContext, teardown: Teardown) -> list[str]:
+    """Leave behind what ``teardown`` says; return the lines that tell the user what runs."""
+    name = ctx.cluster_name
+    if teardown is Teardown.INSPECT:
+        if not ctx.kubeconfig:
+            return [
+                f"cluster '{name}' did not start; stop whatever is left with: {_stop_hint(ctx)}"
+            ]
+        return [
+            f"the cluster is left up for inspection: export KUBECONFIG={ctx.kubeconfig}",
+            f"operator and simulator logs: {ctx.work_dir / 'logs'}",
+            f"stop everything with: {_stop_hint(ctx)}",
+        ]
+    if teardown is Teardown.KEEP:
+        if not ctx.processes:
+            _start_background(ctx)
+        return [
+            f"cluster left running: export KUBECONFIG={ctx.kubeconfig}",
+            f"stop everything with: {_stop_hint(ctx)}",
+        ]
+    if teardown is Teardown.LEAVE_AS_FOUND:
+        stop_background(ctx)
+        with_background = ""
+        if ctx.found_background:
+            _start_background(ctx)
+            with_background = " with its operator and simulator"
+        return [
+            f"cluster '{name}' was already running before the lab, so it is left running"
+            f"{with_background}: export KUBECONFIG={ctx.kubeconfig}",
+            f"stop it with: {_stop_hint(ctx)}",
+        ]
+    started = time.monotonic()
+    stop_background(ctx)
+    notes = Cluster(name).down()
+    seconds = time.monotonic() - started
+    return [
+        *notes,
+        f"stopped everything the lab started in {seconds:.1f}s: the operator, the simulator and "
+        f"cluster '{name}' ({', '.join(COMPONENT_NAMES)}); --keep leaves them running",
+    ]
 
 
 # -- steps --------------------------------------------------------------------------------
 
 
 def step1(ctx: LabContext) -> dict[str, Any]:
-    ensure_cluster(ctx)
+    cluster = ensure_cluster(ctx)
     ctx.say("installing the ClusterPolicy CRD, the operator namespace and its RBAC")
     stack.install_crd(ctx.kubeconfig)
     stack.install_operator_access(ctx.kubeconfig, ctx.work_dir)
+    if not ctx.processes:
+        ctx.found_background = ctx.found_background or _background_running(ctx)
     stop_background(ctx)
     _start_background(ctx)
     ctx.say(
@@ -188,7 +303,7 @@ def step1(ctx: LabContext) -> dict[str, Any]:
     from gpuop.controlplane.access import server_version
 
     version = server_version(Path(ctx.kubeconfig)).get("gitVersion", "?")
-    return {"kubernetes": version, "kubeconfig": ctx.kubeconfig}
+    return {"kubernetes": version, "kubeconfig": ctx.kubeconfig, "cluster": cluster}
 
 
 def _ensure_running(ctx: LabContext) -> None:
