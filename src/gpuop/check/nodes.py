@@ -170,10 +170,13 @@ def _check_gpu_node(
     name = info.name
     labels = info.view.labels
     pci_notice = False
+    in_progress = _check_states(ctx, info, plan)
     for notice in plan.notices:
         if notice.code in _CONTEXT_NOTICES:
             continue
         code = _NOTICE_RULES.get(notice.code, "GPU100")
+        if code == "GPU107" and in_progress:
+            continue  # devices are being created: a partial count is expected meanwhile
         if code == "GPU101" and notice.severity == "info":
             continue  # `container` on a container node: ignored, and harmless
         if code == "GPU209":
@@ -188,7 +191,6 @@ def _check_gpu_node(
             severity=(notice.severity if code == "GPU100" else None),
         )
 
-    in_progress = _check_states(ctx, info, plan)
     _check_labels(ctx, info, plan, policy)
     mismatch = _check_resources(ctx, info, plan, policy, explained=in_progress)
     if pci_notice and not mismatch:
@@ -455,6 +457,11 @@ def _check_resources(
         reported = True
 
     missing: list[str] = []
+    # Names the node should advertise whose count cannot be known: missing only when the
+    # node advertises none of them.
+    uncounted = [r for r in plan.expected_names if r not in expected]
+    if uncounted and not any(positive.get(r, 0) for r in plan.expected_names):
+        missing.extend(uncounted)
     for resource, planned in sorted(expected.items()):
         count = positive.get(resource, 0)
         kind = kind_of(resource)
@@ -503,15 +510,28 @@ def _check_resources(
                 " driver or not bound to vfio-pci",
             )
 
+    # A passthrough name that no device has in gpuop's pci.ids: the plugin's differs.
+    if not plan.expected_names and own in ("passthrough", "kata") and mine and not explained:
+        reported = True
+        ctx.add(
+            "GPU209",
+            "Node",
+            name,
+            f"advertises {_shown(mine)}, a name no NVIDIA device has in gpuop's pci.ids,"
+            " so the cards behind it are unknown",
+            "the plugin's pci.ids differs from gpuop's: pass it with --pci-ids, and permit"
+            " and request the name the node really advertises",
+        )
     # Resources of the node's own kind under other names than planned.
     # (Not on container nodes: nvidia.com/gpu.shared and mig-* are sharing forms.)
-    if expected and own != "container":
-        odd = {r: n for r, n in mine.items() if r not in expected}
-        odd.update(unknown)
+    if plan.expected_names and own != "container":
+        expected_names = set(plan.expected_names)
+        odd = {r: n for r, n in mine.items() if r not in expected_names}
+        odd.update({r: n for r, n in unknown.items() if r not in expected_names})
         if odd and not explained:
             reported = True
             if own == "vgpu":
-                configured = ", ".join(sorted(expected))
+                configured = ", ".join(sorted(expected_names))
                 source = plan.vgpu.config_name if plan.vgpu else "the policy default"
                 ctx.add(
                     "GPU203",
@@ -522,7 +542,7 @@ def _check_resources(
                     " that the vgpu-device-manager runs there",
                 )
             else:
-                wanted = ", ".join(sorted(expected))
+                wanted = ", ".join(sorted(expected_names))
                 ctx.add(
                     "GPU209",
                     "Node",
@@ -548,12 +568,17 @@ def _check_resources(
             "Node",
             name,
             f"workload config {describe_workload(plan)} should advertise"
-            f" {_shown({r: expected[r] for r in missing})}, but the node advertises"
+            f" {_shown_expected(expected, missing)}, but the node advertises"
             f" {_shown(positive) if positive else 'no GPU resource'}{extra}",
             f"check the {daemonset} pod on {name} and its validator init containers"
             " (include pods in the input to have them checked)",
         )
     return reported
+
+
+def _shown_expected(expected: Mapping[str, int], names: list[str]) -> str:
+    """`nvidia.com/gpu: 2`, or the bare name where the count cannot be known."""
+    return ", ".join(f"{r}: {expected[r]}" if r in expected else r for r in sorted(names))
 
 
 def _vgpu_per_card(plan: NodePlan, resource: str) -> str:

@@ -199,7 +199,7 @@ _RULES: tuple[Rule, ...] = (
     Rule(
         "GPU107",
         "PartialVgpuCards",
-        "warning",
+        "error",
         "The node advertises vGPU devices that do not fill whole cards",
         "A vGPU resource's count is not a multiple of what one card gets under the node's"
         " vGPU config (two A10s give `nvidia.com/NVIDIA_A10-12Q: 4`; 3 is half a card short).",

@@ -166,6 +166,9 @@ class NodePlan:
     vgpu: VgpuPlan | None
     inventory: Inventory
     notices: tuple[Notice, ...] = field(default=())
+    # Every name an operand here advertises, counted in `advertises` or not (when the
+    # node's card count is unknown, the names are still known).
+    expected_names: tuple[str, ...] = field(default=())
 
     def running_operands(self) -> tuple[OperandPlacement, ...]:
         return tuple(op for op in self.operands if op.runs)
@@ -184,6 +187,7 @@ class NodePlan:
             "vgpu": self.vgpu.to_dict() if self.vgpu else None,
             "inventory": self.inventory.to_dict(),
             "notices": [notice.to_dict() for notice in self.notices],
+            "expected_names": list(self.expected_names),
         }
 
 
@@ -617,6 +621,7 @@ def plan(
         vgpu_plan,
         inventory,
         tuple(notices),
+        tuple(sorted(expected)),
     )
 
 

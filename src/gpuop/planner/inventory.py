@@ -39,6 +39,7 @@ from gpuop.catalog import gpu_catalog, vgpu_families
 from gpuop.naming import (
     RESOURCE_PREFIX,
     PciDatabase,
+    classify_resource,
     normalise_pci_name,
     normalise_pci_name_kata,
     vgpu_type_of_resource,
@@ -323,12 +324,19 @@ def _advertised_evidence(
         held = _device_count(capacity.get(resource, "")) if resource in capacity else None
         free = _device_count(allocatable.get(resource, "")) if resource in allocatable else None
         total = max(c for c in (held, free, 0) if c is not None)
-        if total == 0:
-            continue
         where = "capacity" if held is not None and held == total else "allocatable"
         signal = f"{resource}: {total} ({where})"
         suffix = resource.removeprefix(RESOURCE_PREFIX)
         vgpu_type = vgpu_type_of_resource(resource)
+        if total == 0:
+            # Registered with no device: the name still says which cards the plugin serves.
+            named = reverse.get(resource, ())
+            family = vgpu_families().for_type(vgpu_type) if vgpu_type else None
+            devices = family.device_ids if family else named
+            if devices:
+                model = family.name if family else _model_name(devices[0])
+                evidence.append(Evidence("advertised", signal, None, devices, model, "no device"))
+            continue
         if vgpu_type is not None:
             family = vgpu_families().for_type(vgpu_type)
             if family is None:
@@ -373,6 +381,9 @@ def _advertised_evidence(
         if named:
             known = _model_name(named[0]) if len(named) == 1 else None
             evidence.append(Evidence("advertised", signal, total, named, known, None))
+        elif classify_resource(resource) == "passthrough":
+            note = f"a name no device has in pci.ids {database.version or ''}".rstrip()
+            evidence.append(Evidence("advertised", signal, total, (), None, note))
     return evidence, problems
 
 

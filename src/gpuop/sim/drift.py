@@ -88,7 +88,9 @@ DRIFT_KINDS: dict[str, DriftKind] = {
             "too-many-devices",
             ("vm-passthrough",),
             "the node advertises more passthrough devices than it has GPUs: HDA or NVSwitch"
-            " functions counted as GPUs, or a stale registration",
+            " functions counted as GPUs, or a stale registration (only a hardware"
+            " description, the optional gpuop.io/gpu-inventory hint, reveals it: nothing"
+            " else on a real node counts its cards)",
         ),
     )
 }

@@ -1,8 +1,11 @@
 """Build the `gpuop check` corpus: realistic cluster dumps made from `plan()` output.
 
-Healthy nodes are what the operator and the device plugins would leave: NFD labels, the
-inventory annotation the simulator writes, the deploy labels of the plan, GPU feature
-discovery labels where GFD runs, and allocatable exactly as the plan advertises. Drifted
+Healthy nodes are what the operator and the device plugins would leave: NFD labels as
+NVIDIA's default NFD configuration writes them (by vendor only), the deploy labels of the
+plan, GPU feature discovery labels where GFD runs, and capacity and allocatable exactly as
+the plan advertises. The cards are known while the dump is made (an inventory hint the
+planner reads) and the hint is removed from the result, so the checker sees each node as
+a real cluster presents it. Drifted
 dumps take the three-node lab (three 2× A10 nodes, one per workload config) and change one
 node the way `gpuop sim drift NODE KIND` does.
 
@@ -145,9 +148,9 @@ def node_object(
         cards = cards_of(model, count)
         device = cards[0].device_id
         labels["feature.node.kubernetes.io/pci-10de.present"] = "true"
-        labels["feature.node.kubernetes.io/pci-0302_10de.present"] = "true"
-        labels[f"feature.node.kubernetes.io/pci-0302_10de_{device}.present"] = "true"
+        labels["feature.node.kubernetes.io/pci-10de.sriov.capable"] = "true"
         labels["feature.node.kubernetes.io/iommu-enabled"] = "true"
+        assert device
         annotations[INVENTORY_ANNOTATION] = encode_inventory(cards)
     else:
         labels["node-role.kubernetes.io/control-plane"] = ""
@@ -235,6 +238,7 @@ def node_object(
             )
         ],
     }
+    annotations.pop(INVENTORY_ANNOTATION, None)
     return obj, node_plan
 
 
@@ -543,6 +547,9 @@ def drift(cluster: Cluster, node: str, kind: str) -> None:
             if key.startswith("feature.node.kubernetes.io/pci-"):
                 del labels[key]
     elif kind == "too-many-devices":
+        # Nothing a real node carries counts its cards apart from what the plugin
+        # advertises: only a hardware description (the optional hint) reveals this drift.
+        obj["metadata"]["annotations"][INVENTORY_ANNOTATION] = encode_inventory(cards_of("A10", 2))
         _set(obj, "nvidia.com/GA102GL_A10", "4")
     else:
         raise ValueError(kind)
@@ -551,7 +558,8 @@ def drift(cluster: Cluster, node: str, kind: str) -> None:
 DRIFTS = {
     # kind: (node, expected (code, subject) pairs)
     "stale-resource": ("lab-2", {("GPU202", "Node/lab-2")}),
-    "wrong-vgpu-count": ("lab-3", {("GPU204", "Node/lab-3")}),
+    # 3 A10-12Q devices are one and a half cards: not whole cards (with a hint: GPU204).
+    "wrong-vgpu-count": ("lab-3", {("GPU107", "Node/lab-3")}),
     "wrong-vgpu-type": (
         "lab-3",
         {("GPU203", "Node/lab-3"), ("GPU501", "KubeVirt/kubevirt/kubevirt")},

@@ -194,3 +194,21 @@ def test_a_node_with_no_signal_at_all_is_only_unknown() -> None:
     bare = node("n", {WORKLOAD: "vm-passthrough", **PASSTHROUGH}, {})
     result = report(bare)
     assert "GPU104" in {f.code for f in result.findings}
+
+
+def test_a_plugin_that_registered_no_device_is_missing_its_devices() -> None:
+    drifted = passthrough_node("p", {"nvidia.com/GA102GL_A10": "0"})
+    result = report(drifted)
+    assert "GPU207" in codes(result, "p")
+    (finding,) = [f for f in result.findings if f.code == "GPU207"]
+    assert "nvidia.com/GA102GL_A10" in finding.message
+
+
+def test_a_sandbox_node_advertising_nothing_of_its_kind_is_found() -> None:
+    drifted = vgpu_node("v", "A10-12Q", {"nvidia.com/NVIDIA_A10-12Q": "0"})
+    assert "GPU207" in codes(report(drifted), "v")
+
+
+def test_a_passthrough_name_no_device_has_is_found() -> None:
+    drifted = passthrough_node("p", {"nvidia.com/GA102GL_A10_24GB": "2"})
+    assert codes(report(drifted), "p") == {"GPU209"}

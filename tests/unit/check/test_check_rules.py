@@ -54,8 +54,20 @@ def test_mig_resources_are_not_counted_as_whole_gpus() -> None:
 
 
 def test_fewer_passthrough_devices_than_cards() -> None:
+    # The plugin registered two devices (capacity) but one is unhealthy (allocatable).
+    policy, node = _lab_node("pt-1", "vm-passthrough")
+    node["status"]["allocatable"]["nvidia.com/GA102GL_A10"] = "1"
+    assert _codes([policy, node]) == {("GPU206", "Node/pt-1")}
+
+
+def test_fewer_passthrough_devices_than_the_hint_says() -> None:
     policy, node = _lab_node("pt-1", "vm-passthrough")
     _set(node, "nvidia.com/GA102GL_A10", "1")
+    # Nothing else on a real node counts the cards: one healthy device is all it shows.
+    assert _codes([policy, node]) == set()
+    node["metadata"]["annotations"]["gpuop.io/gpu-inventory"] = json.dumps(
+        [{"pci": "10de:2236"}, {"pci": "10de:2236"}]
+    )
     assert _codes([policy, node]) == {("GPU206", "Node/pt-1")}
 
 
