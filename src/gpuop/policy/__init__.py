@@ -17,7 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from gpuop.catalog import Operand, SandboxMode, WorkloadConfig, operand_table
-from gpuop.policy.models import ClusterPolicy, ComponentSpec
+from gpuop.policy.models import ClusterPolicy, ComponentSpec, MigManagerSpec
 
 DEFAULT_RUNTIME_CLASS = "nvidia"
 DEFAULT_VGPU_CONFIG = "default"
@@ -162,6 +162,19 @@ class ResolvedPolicy:
         return f"{defaults.repository}/{defaults.image}:{version_default}"
 
 
+def _mig_default_config(mig_manager: MigManagerSpec | None) -> str:
+    """`migManager.config.default` as the API server stores it.
+
+    The CRD defaults `config.default` to `all-disabled` only inside a `config` object, so
+    no `config` means no default (and no `nvidia.com/mig.config` label), and `default: ""`
+    is how users opt out of the MIG default.
+    """
+    if mig_manager is None or mig_manager.config is None:
+        return ""
+    default = mig_manager.config.default
+    return DEFAULT_MIG_CONFIG if default is None else default
+
+
 def _resolve(policy: ClusterPolicy) -> ResolvedPolicy:
     spec = policy.spec
     sandbox = spec.sandboxWorkloads
@@ -193,11 +206,7 @@ def _resolve(policy: ClusterPolicy) -> ResolvedPolicy:
         cdi_enabled=cdi_enabled,
         nri_plugin_enabled=nri,
         mig_strategy=(spec.mig.strategy if spec.mig and spec.mig.strategy else "single"),
-        mig_manager_default_config=(
-            mig_manager.config.default
-            if mig_manager and mig_manager.config and mig_manager.config.default
-            else DEFAULT_MIG_CONFIG
-        ),
+        mig_manager_default_config=_mig_default_config(mig_manager),
         vgpu_default_config=(
             vgpu_dm.config.default
             if vgpu_dm and vgpu_dm.config and vgpu_dm.config.default
