@@ -25,6 +25,7 @@ from gpuop.check.workloads import pod_requests
 from gpuop.manifests.fields import text
 from gpuop.naming import classify_resource, resource_name_problem
 from gpuop.planner import (
+    GPU_PRESENT_LABEL,
     MIG_CONFIG_LABEL,
     VGPU_CONFIG_STATE_LABEL,
     WORKLOAD_LABEL,
@@ -133,17 +134,32 @@ def _check_names(ctx: CheckContext, info: NodeInfo) -> None:
             )
 
 
-def _check_non_gpu(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
+def _gpu_evidence(ctx: CheckContext, info: NodeInfo) -> list[str]:
+    """What shows a node without an NFD GPU label to have GPUs all the same."""
+    evidence = []
     positive = info.positive()
     if positive:
+        evidence.append(f"advertises {_shown(positive)}")
+    if info.view.labels.get(GPU_PRESENT_LABEL) == "true":
+        evidence.append(f"carries {GPU_PRESENT_LABEL}=true")
+    plugins = {plugin_daemonset(kind) for kind in PLUGIN_KINDS}
+    pods = sorted(pod.name for pod in operand_pods_on(ctx, info.name) if pod.daemonset in plugins)
+    if pods:
+        evidence.append(f"runs device plugin pod {', '.join(pods[:3])}")
+    return evidence
+
+
+def _check_non_gpu(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
+    if info.positive():
         ctx.add(
             "GPU401",
             "Node",
             info.name,
-            f"advertises {_shown(positive)} but no NFD label marks it as a GPU node",
+            f"{'; '.join(_gpu_evidence(ctx, info))}, so it has GPUs, but no NFD label marks it"
+            " as a GPU node: NVIDIA's operator deploys no operands there",
             f"check that NFD runs on {info.name} and labels its NVIDIA PCI devices"
-            " (feature.node.kubernetes.io/pci-10de.present=true); if the node has no GPU,"
-            " restart its kubelet so the stale resource goes",
+            " (feature.node.kubernetes.io/pci-10de.present=true); nothing to do if its GPUs"
+            " are managed without the operator",
         )
     if plan.label_changes:
         present = sorted(

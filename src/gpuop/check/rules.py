@@ -400,16 +400,18 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "GPU401",
-        "NonGpuNodeAdvertises",
-        "error",
-        "A node without GPUs advertises GPU resources",
-        "No NFD label marks the node as having an NVIDIA GPU, yet it advertises a GPU"
-        " resource above zero.",
-        "NFD is not running or lost its labels, or a plugin runs where it should not; the"
-        " operator removes the node's deploy labels and the operands leave, while the"
-        " scheduler still places GPU workloads there.",
-        "Check that NFD runs on the node and labels its PCI devices; restart the kubelet if"
-        " the resource is stale.",
+        "GpuNodeWithoutNfdLabel",
+        "info",
+        "A node advertises GPU resources but has no NFD GPU label",
+        "No NFD label marks the node as having an NVIDIA GPU, yet it is a GPU node by other"
+        " evidence: it advertises a GPU resource above zero (a device plugin found GPUs"
+        " there), and may carry `nvidia.com/gpu.present=true` or run a device plugin pod.",
+        "NFD does not run there, lost its labels or is configured without the NVIDIA PCI"
+        " classes; NVIDIA's operator then treats the node as GPU-less (it deploys no"
+        " operands and removes its deploy labels), which is fine only when the GPUs are"
+        " managed without the operator.",
+        "Check that NFD runs on the node and labels its NVIDIA PCI devices"
+        " (`feature.node.kubernetes.io/pci-10de.present=true`).",
     ),
     Rule(
         "GPU402",

@@ -113,6 +113,42 @@ def test_non_gpu_node_with_a_deploy_label_only() -> None:
     assert _codes([policy, node]) == {("GPU402", "Node/cpu-1")}
 
 
+def _device_plugin_pod(node: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "nvidia-device-plugin-daemonset-x1",
+            "namespace": "gpu-operator",
+            "ownerReferences": [{"kind": "DaemonSet", "name": "nvidia-device-plugin-daemonset"}],
+        },
+        "spec": {"nodeName": node},
+        "status": {"phase": "Running"},
+    }
+
+
+@pytest.mark.parametrize("evidence", ["advertised", "gpu-present", "plugin-pod"])
+def test_gpu_node_without_nfd_label_is_not_an_error(evidence: str) -> None:
+    """Advertised GPUs (with gpu.present or a device plugin pod, or alone) make a GPU node."""
+    policy = corpus_gen.lab_policy()
+    node, _ = corpus_gen.node_object("gpu-1", corpus_gen.resolved(policy), model=None)
+    _set(node, "nvidia.com/gpu", "2")
+    objects = [policy, node]
+    if evidence == "gpu-present":
+        node["metadata"]["labels"]["nvidia.com/gpu.present"] = "true"
+    if evidence == "plugin-pod":
+        objects.append(_device_plugin_pod("gpu-1"))
+    report = run_checks(objects)
+    assert report.exit_code == 0
+    (finding,) = [f for f in report.findings if f.code == "GPU401"]
+    assert finding.severity == "info"
+    assert "advertises nvidia.com/gpu: 2" in finding.message
+    if evidence == "gpu-present":
+        assert "nvidia.com/gpu.present=true" in finding.message
+    if evidence == "plugin-pod":
+        assert "nvidia-device-plugin-daemonset-x1" in finding.message
+
+
 # --- labels and states -------------------------------------------------------------------
 
 
