@@ -19,6 +19,7 @@ from typing import Any
 from gpuop.check.context import CheckContext, kind_of
 from gpuop.check.workloads import normalised, vmi_devices
 from gpuop.manifests.fields import get, mapping, sequence, text
+from gpuop.naming import RESOURCE_PREFIX as NVIDIA_RESOURCE_PREFIX
 from gpuop.naming import NamingError, parse_pci_id, passthrough_resource, vgpu_resource
 
 _VERSION = re.compile(r"^v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,6}))?")
@@ -180,11 +181,9 @@ def _check_permitted(
         )
     for entry in config.permitted:
         where = f"permittedHostDevices.{entry.section}[{entry.index}] ({entry.resource})"
-        if (
-            entry.section != "usb"
-            and entry.resource.startswith("nvidia.com/")
-            and entry.external is not True
-        ):
+        if not _nvidia_entry(entry):
+            continue  # another provider's device (KubeVirt's own plugin, Intel, ...)
+        if entry.external is not True:
             shown = "absent" if entry.external is None else repr(entry.external)
             _add(
                 ctx,
@@ -204,6 +203,11 @@ def _check_permitted(
                 f" {expected}, not {entry.resource}",
                 f"set resourceName to {expected}",
             )
+
+
+def _nvidia_entry(entry: Permitted) -> bool:
+    """Whether an entry is for a resource NVIDIA's sandbox device plugin advertises."""
+    return entry.section != "usb" and entry.resource.startswith(NVIDIA_RESOURCE_PREFIX)
 
 
 def _selector_resource(ctx: CheckContext, entry: Permitted) -> str | None:

@@ -455,8 +455,9 @@ _RULES: tuple[Rule, ...] = (
         "error",
         "A permitted NVIDIA resource is not marked as externally provided",
         "A `permittedHostDevices` entry for a resource NVIDIA's device plugin advertises"
-        " lacks `externalResourceProvider: true`, so KubeVirt starts its own device plugin"
-        " for it.",
+        " (`nvidia.com/...`) lacks `externalResourceProvider: true`, so KubeVirt starts its"
+        " own device plugin for it. Other providers' entries (`devices.kubevirt.io/...`,"
+        " `intel.com/...`) are not checked.",
         "Two device plugins register the same resource name with the kubelet and replace"
         " each other; which devices a VM gets depends on which registered last.",
         "Set `externalResourceProvider: true` on the entry.",
@@ -511,8 +512,9 @@ _RULES: tuple[Rule, ...] = (
         "SelectorNameMismatch",
         "warning",
         "A permitted entry's selector and name disagree",
-        "A `pciVendorSelector` or `mdevNameSelector` names a device whose resource, as the"
-        " NVIDIA plugin names it, differs from the entry's `resourceName`.",
+        "The `pciVendorSelector` or `mdevNameSelector` of an `nvidia.com/` entry names a"
+        " device whose resource, as the NVIDIA plugin names it, differs from the entry's"
+        " `resourceName`.",
         "Hand-written names are often wrong (`TU104GL_T4` for `TU104GL_TESLA_T4`,"
         " cozystack#2768); the entry permits a name no node advertises.",
         "Set `resourceName` to the name the plugin advertises for the selected device.",

@@ -269,6 +269,29 @@ def test_kubevirt_modern_mdev_setting_and_unknown_version() -> None:
     assert any(skip.check == "kubevirt-gpu-gate" for skip in report.skipped)
 
 
+def test_other_providers_permitted_devices_are_not_blamed_on_nvidia() -> None:
+    """GPU503/GPU508 are about NVIDIA's plugin; KubeVirt's or Intel's entries are not."""
+    cluster = corpus_gen.lab()
+    assert cluster.kubevirt is not None
+    permitted = cluster.kubevirt["spec"]["configuration"]["permittedHostDevices"]
+    permitted["pciHostDevices"] += [
+        {"pciVendorSelector": "8086:4940", "resourceName": "intel.com/qat"},
+        # An NVIDIA card served by KubeVirt's own device plugin under its own name.
+        {"pciVendorSelector": "10DE:1EB8", "resourceName": "devices.kubevirt.io/t4"},
+    ]
+    permitted["mediatedDevices"] += [
+        {"mdevNameSelector": "i915-GVTg_V5_4", "resourceName": "intel.com/U630"},
+        {
+            "mdevNameSelector": "i915-GVTg_V5_8",
+            "resourceName": "intel.com/U630-8",
+            "externalResourceProvider": False,
+        },
+    ]
+    assert _codes(cluster.objects()) == set()
+    permitted["mediatedDevices"][0].pop("externalResourceProvider")
+    assert _codes(cluster.objects()) == {("GPU503", "KubeVirt/kubevirt/kubevirt")}
+
+
 def test_kubevirt_versions() -> None:
     assert parse_version("v1.4.0") == (1, 4, 0)
     assert parse_version("1.8") == (1, 8, 0)
