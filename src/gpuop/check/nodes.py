@@ -405,17 +405,30 @@ def _stray_operand_pods(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> li
     )
 
 
+def gfd_replicas(labels: Mapping[str, str]) -> int | None:
+    """GPU feature discovery's `nvidia.com/gpu.replicas`: replicas per GPU, None if unset.
+
+    GFD writes the configured time-slicing or MPS replicas, 1 when the GPUs are not shared,
+    and 0 for the whole-GPU labels of MIG-enabled GPUs (and an invalid MIG `single`
+    layout): such GPUs are not advertised as whole GPUs.
+    """
+    raw = labels.get(REPLICAS_LABEL, "")
+    if raw.isascii() and raw.isdigit() and 0 < len(raw) < 4:
+        return int(raw)
+    return None
+
+
 def _container_sharing(info: NodeInfo) -> tuple[int, bool]:
     """(replicas per GPU, MIG in use) from GPU feature discovery labels and resources."""
     labels = info.view.labels
-    raw = labels.get(REPLICAS_LABEL, "")
-    replicas = int(raw) if raw.isascii() and raw.isdigit() and 0 < len(raw) < 4 else 1
+    replicas = gfd_replicas(labels)
     mig = (
-        "-MIG-" in labels.get(PRODUCT_LABEL, "")
+        replicas == 0
+        or "-MIG-" in labels.get(PRODUCT_LABEL, "")
         or any(name.startswith("nvidia.com/mig-") for name in info.positive())
         or labels.get(MIG_CONFIG_LABEL, "all-disabled") not in ("all-disabled", "")
     )
-    return max(replicas, 1), mig
+    return (1 if replicas is None else max(replicas, 1)), mig
 
 
 def _check_resources(
@@ -473,7 +486,9 @@ def _check_resources(
         count = positive.get(resource, 0)
         kind = kind_of(resource)
         if count == 0:
-            if planned > 0:
+            # GFD's replicas 0: the GPUs are in MIG mode, none is advertised whole.
+            mig_mode = kind == "container" and gfd_replicas(info.view.labels) == 0
+            if planned > 0 and not mig_mode:
                 missing.append(resource)
             continue
         if kind == "vgpu":

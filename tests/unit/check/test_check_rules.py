@@ -46,6 +46,24 @@ def test_time_slicing_replicas_multiply_the_container_count() -> None:
     assert _codes([policy, node]) == {("GPU205", "Node/ts-1")}
 
 
+@pytest.mark.parametrize("advertised", ["0", "2"])
+def test_zero_replicas_means_no_whole_gpus_not_one(advertised: str) -> None:
+    """GFD writes gpu.replicas=0 for MIG-enabled GPUs: no whole GPU is expected."""
+    policy, node = _lab_node("mig-0", "container")
+    node["metadata"]["labels"]["nvidia.com/gpu.replicas"] = "0"
+    _set(node, "nvidia.com/gpu", advertised)
+    assert _codes([policy, node]) == set()
+
+
+def test_replicas_label_parse() -> None:
+    from gpuop.check.nodes import gfd_replicas
+
+    assert gfd_replicas({"nvidia.com/gpu.replicas": "0"}) == 0
+    assert gfd_replicas({"nvidia.com/gpu.replicas": "4"}) == 4
+    assert gfd_replicas({"nvidia.com/gpu.replicas": "x"}) is None
+    assert gfd_replicas({}) is None
+
+
 def test_mig_resources_are_not_counted_as_whole_gpus() -> None:
     policy, node = _lab_node("mig-1", "container")
     _set(node, "nvidia.com/gpu", "0")
