@@ -7,6 +7,7 @@ it must not. These rules only compare and explain.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -101,14 +102,30 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             continue
         before = len(ctx.findings)
         _check_names(ctx, info)
-        if info.plan is None or ctx.policy is None:
+        policy = info.policy or ctx.policy
+        if info.plan is None or policy is None:
             continue
         if not info.plan.gpu_node:
             _check_non_gpu(ctx, info, info.plan)
         else:
-            _check_gpu_node(ctx, info, info.plan, ctx.policy)
+            _check_gpu_node(ctx, info, info.plan, policy)
+        if info.policy is not None:
+            _at_most_warnings(ctx, before)
         if len(ctx.findings) == before:
             healthy.add(key)
+
+
+def _at_most_warnings(ctx: CheckContext, since: int) -> None:
+    """Findings planned under an assumed policy: what the node should run is not known."""
+    for position in range(since, len(ctx.findings)):
+        finding = ctx.findings[position]
+        if finding.severity == "error":
+            ctx.findings[position] = dataclasses.replace(
+                finding,
+                severity="warning",
+                message=f"{finding.message} (assuming sandbox workloads are on: no ClusterPolicy"
+                " in the input)",
+            )
 
 
 def _check_names(ctx: CheckContext, info: NodeInfo) -> None:

@@ -54,9 +54,11 @@ _RULES: tuple[Rule, ...] = (
         "info",
         "No ClusterPolicy in the input: the default policy is used",
         "Nodes are compared with what the default ClusterPolicy (the Helm chart's values,"
-        " sandbox workloads off) would make them run and advertise.",
-        "A dump taken without `clusterpolicies` makes every vm-passthrough or vm-vgpu node"
-        " look misconfigured, because the default policy ignores their workload label.",
+        " sandbox workloads off) would make them run and advertise; nodes labelled"
+        " vm-passthrough or vm-vgpu are checked as if sandbox workloads were on (kata mode"
+        " where the node shows the Kata plugin), and their findings are at most warnings.",
+        "Whether sandbox workloads are on, and which vGPU config and operands the policy"
+        " sets, is not known: checks on vm-* nodes rest on an assumption.",
         "Add the ClusterPolicy to the input (`kubectl get clusterpolicies -o json`), or pass"
         " one with `--policy FILE`.",
     ),

@@ -310,6 +310,42 @@ def test_other_providers_permitted_devices_are_not_blamed_on_nvidia() -> None:
     assert _codes(cluster.objects()) == {("GPU503", "KubeVirt/kubevirt/kubevirt")}
 
 
+def _without_policy(cluster: Any) -> list[Obj]:
+    return [obj for obj in cluster.objects() if obj.get("kind") != "ClusterPolicy"]
+
+
+def test_missing_policy_checks_vm_nodes_as_sandbox_nodes() -> None:
+    """No ClusterPolicy: vm-* nodes are not container nodes by assumption (no errors)."""
+    report = run_checks(_without_policy(corpus_gen.lab()))
+    assert report.codes() == {("GPU001", "ClusterPolicy/(default)")}
+    (finding,) = report.findings
+    assert finding.severity == "info"
+    assert (
+        "lab-2, lab-3" in finding.message and "as if sandbox workloads were on" in finding.message
+    )
+
+
+def test_missing_policy_drift_on_a_vm_node_is_at_most_a_warning() -> None:
+    cluster = corpus_gen.lab()
+    _set(cluster.nodes["lab-3"], "nvidia.com/NVIDIA_A10-12Q", "3")
+    report = run_checks(_without_policy(cluster))
+    assert ("GPU204", "Node/lab-3") in report.codes()
+    assert report.exit_code == 0
+    (finding,) = [f for f in report.findings if f.code == "GPU204"]
+    assert finding.severity == "warning"
+    assert "no ClusterPolicy" in finding.message
+    # With the policy in the input the same drift is an error.
+    assert run_checks(cluster.objects()).exit_code == 1
+
+
+def test_missing_policy_container_nodes_keep_their_severities() -> None:
+    cluster = corpus_gen.lab()
+    _set(cluster.nodes["lab-1"], "nvidia.com/gpu", "9")
+    report = run_checks(_without_policy(cluster))
+    (finding,) = [f for f in report.findings if f.code == "GPU205"]
+    assert finding.severity == "error"
+
+
 def test_kubevirt_versions() -> None:
     assert parse_version("v1.4.0") == (1, 4, 0)
     assert parse_version("1.8") == (1, 8, 0)
