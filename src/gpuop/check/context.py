@@ -113,7 +113,8 @@ class NodeInfo:
             return None
         config = self.plan.workload.config
         if config == "vm-passthrough" and policy.sandbox_mode == "kata":
-            return "kata"
+            # With `P_GPU_ALIAS=""` the Kata plugin names GPUs by model, as passthrough.
+            return "kata" if policy.kata_gpu_alias else "passthrough"
         return CONFIG_KIND.get(config or "")
 
 

@@ -32,8 +32,10 @@ from gpuop.catalog import (
 )
 from gpuop.naming import (
     CONTAINER_RESOURCE,
+    RESOURCE_PREFIX,
     PciDatabase,
     mdev_type_name,
+    normalise_pci_name_kata,
     passthrough_resource,
     vgpu_resource,
 )
@@ -421,6 +423,22 @@ def _passthrough_resources(
     return counts, notices
 
 
+def _kata_resources(cards: tuple[GpuCard, ...], pci_db: PciDatabase, alias: str) -> dict[str, int]:
+    """The Kata sandbox plugin's names: `nvidia.com/<alias>`, or by model when it is empty.
+
+    With `P_GPU_ALIAS=""` each device id registers under its pci.ids name, normalised as
+    the kubevirt plugin does but keeping `-`; an unknown id is `UNKNOWN_DEVICE`.
+    """
+    if alias:
+        return {RESOURCE_PREFIX + alias: len(cards)}
+    counts: dict[str, int] = {}
+    for card in cards:
+        pci_name = pci_db.name_of(card.device_id)
+        suffix = normalise_pci_name_kata(pci_name) if pci_name else "UNKNOWN_DEVICE"
+        counts[RESOURCE_PREFIX + suffix] = counts.get(RESOURCE_PREFIX + suffix, 0) + 1
+    return counts
+
+
 def _other_kind_resources(
     cards: tuple[GpuCard, ...], pci_db: PciDatabase, keep: set[str]
 ) -> tuple[str, ...]:
@@ -543,9 +561,10 @@ def plan(
                     )
                 )
         elif "kata-sandbox-device-plugin" in running:
-            expected.add(KATA_RESOURCE)
+            counts = _kata_resources(cards, database, policy.kata_gpu_alias)
+            expected.update(counts)
             if inventory.count_known:
-                advertises[KATA_RESOURCE] = len(cards)
+                advertises.update(counts)
     elif config == "vm-vgpu":
         label_config = final_labels.get(VGPU_CONFIG_LABEL)
         config_name = label_config or policy.vgpu_default_config

@@ -22,6 +22,8 @@ from gpuop.policy.models import ClusterPolicy, ComponentSpec, MigManagerSpec
 DEFAULT_RUNTIME_CLASS = "nvidia"
 DEFAULT_VGPU_CONFIG = "default"
 DEFAULT_MIG_CONFIG = "all-disabled"
+# The Kata sandbox device plugin's resource name for every GPU unless `P_GPU_ALIAS` is set.
+DEFAULT_KATA_GPU_ALIAS = "pgpu"
 
 
 class PolicyError(ValueError):
@@ -78,6 +80,8 @@ class ResolvedPolicy:
     vgpu_default_config: str
     vgpu_config_map: str | None
     warnings: tuple[str, ...]
+    # `P_GPU_ALIAS` of the Kata sandbox device plugin; "" means GPUs are named by model.
+    kata_gpu_alias: str = DEFAULT_KATA_GPU_ALIAS
 
     @property
     def name(self) -> str:
@@ -175,6 +179,15 @@ def _mig_default_config(mig_manager: MigManagerSpec | None) -> str:
     return DEFAULT_MIG_CONFIG if default is None else default
 
 
+def _kata_gpu_alias(plugin: ComponentSpec | None) -> str:
+    """The Kata plugin's `P_GPU_ALIAS`: unset gives `pgpu`, `""` model-specific names."""
+    alias = DEFAULT_KATA_GPU_ALIAS
+    for variable in plugin.env if plugin and plugin.env else []:
+        if variable.name == "P_GPU_ALIAS":
+            alias = variable.value or ""  # the last of duplicate names wins, as in a pod
+    return alias
+
+
 def _resolve(policy: ClusterPolicy) -> ResolvedPolicy:
     spec = policy.spec
     sandbox = spec.sandboxWorkloads
@@ -214,6 +227,7 @@ def _resolve(policy: ClusterPolicy) -> ResolvedPolicy:
         ),
         vgpu_config_map=(vgpu_dm.config.name if vgpu_dm and vgpu_dm.config else None),
         warnings=tuple(warnings),
+        kata_gpu_alias=_kata_gpu_alias(spec.kataSandboxDevicePlugin),
     )
 
 

@@ -167,6 +167,32 @@ def test_gpu_node_without_nfd_label_is_not_an_error(evidence: str) -> None:
         assert "nvidia-device-plugin-daemonset-x1" in finding.message
 
 
+@pytest.mark.parametrize("alias", [None, ""])
+def test_kata_node_names_follow_the_gpu_alias(alias: str | None) -> None:
+    """The Kata plugin advertises nvidia.com/pgpu, or model names with P_GPU_ALIAS=""."""
+    policy = corpus_gen.policy_object(sandbox=True)
+    policy["spec"]["sandboxWorkloads"]["mode"] = "kata"
+    if alias is not None:
+        policy["spec"]["kataSandboxDevicePlugin"] = {
+            "enabled": True,
+            "env": [{"name": "P_GPU_ALIAS", "value": alias}],
+        }
+    node, _ = corpus_gen.node_object(
+        "kata-1", corpus_gen.resolved(policy), workload="vm-passthrough"
+    )
+    for resource in list(node["status"]["allocatable"]):
+        if resource.startswith("nvidia.com/"):
+            _set(node, resource, None)
+    model_name, other = "nvidia.com/GA102GL_A10", "nvidia.com/pgpu"
+    if alias is None:
+        model_name, other = other, model_name
+    _set(node, model_name, "2")
+    assert _codes([policy, node]) == set()
+    _set(node, model_name, None)
+    _set(node, other, "2")
+    assert ("GPU201", "Node/kata-1") in _codes([policy, node])
+
+
 # --- labels and states -------------------------------------------------------------------
 
 

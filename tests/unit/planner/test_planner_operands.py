@@ -159,6 +159,40 @@ def test_two_a10s_kata_passthrough() -> None:
     assert result.advertises == {"nvidia.com/pgpu": 2}
 
 
+def _kata_alias(value: str | None) -> dict[str, object]:
+    env = [] if value is None else [{"name": "P_GPU_ALIAS", "value": value}]
+    return {"env": env}
+
+
+def test_kata_with_an_empty_alias_names_gpus_by_model() -> None:
+    """`P_GPU_ALIAS=""`: the Kata plugin names each device id by model, keeping `-`."""
+    policy = sandbox_policy(mode="kata", kataSandboxDevicePlugin=_kata_alias(""))
+    assert policy.kata_gpu_alias == ""
+    result = plan(policy, gpu_node({WORKLOAD: "vm-passthrough"}))
+    assert result.advertises == {"nvidia.com/GA102GL_A10": 2}
+    assert "nvidia.com/pgpu" in result.must_not_advertise
+    database = PciDatabase.parse("10de  NVIDIA Corporation\n\t20b3  GA100 [A100-SXM-64GB]\n")
+    cards = [GpuCard(0, "20b3"), GpuCard(1, "20b3"), GpuCard(2, "abcd")]
+    facts = NodeFacts(
+        "n",
+        {NFD: "true", WORKLOAD: "vm-passthrough"},
+        {INVENTORY_ANNOTATION: encode_inventory(cards)},
+    )
+    assert plan(policy, facts, pci_db=database).advertises == {
+        "nvidia.com/GA100_A100-SXM-64GB": 2,
+        "nvidia.com/UNKNOWN_DEVICE": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "resource"), [(None, "pgpu"), ("pgpu", "pgpu"), ("gpu-x", "gpu-x")]
+)
+def test_kata_alias_names_every_gpu(value: str | None, resource: str) -> None:
+    policy = sandbox_policy(mode="kata", kataSandboxDevicePlugin=_kata_alias(value))
+    result = plan(policy, gpu_node({WORKLOAD: "vm-passthrough"}))
+    assert result.advertises == {f"nvidia.com/{resource}": 2}
+
+
 def test_policy_default_vgpu_config() -> None:
     policy = sandbox_policy(vgpuDeviceManager={"config": {"default": "A10-4Q"}})
     result = plan(policy, gpu_node({WORKLOAD: "vm-vgpu"}))
