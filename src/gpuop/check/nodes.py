@@ -49,7 +49,9 @@ _NOTICE_RULES = {
     "InvalidResourceName": "GPU208",
     "UnknownPciDevice": "GPU209",
 }
-_CONTEXT_NOTICES = frozenset({"VfioManagerNotRunning", "VgpuManagerNotRunning", "OperandHeld"})
+_CONTEXT_NOTICES = frozenset(
+    {"VfioManagerNotRunning", "VgpuManagerNotRunning", "OperandHeld", "VgpuCardsUntouched"}
+)
 
 
 def _shown(resources: Mapping[str, int]) -> str:
@@ -468,6 +470,8 @@ def _check_resources(
         r: n for r, n in positive.items() if kind_of(r) not in PLUGIN_KINDS and r not in expected
     }
     reported = False
+    # Cards the vGPU config does not list keep whatever vGPU devices they had.
+    untouched = bool(plan.vgpu and plan.vgpu.result.untouched)
 
     if foreign:
         kinds = sorted({kind_of(r) for r in foreign})
@@ -509,7 +513,7 @@ def _check_resources(
                 missing.append(resource)
             continue
         if kind == "vgpu":
-            if count != planned and not explained:
+            if count != planned and not explained and not (untouched and count > planned):
                 per_card = _vgpu_per_card(plan, resource)
                 ctx.add(
                     "GPU204",
@@ -554,6 +558,8 @@ def _check_resources(
     if expected and own != "container":
         odd = {r: n for r, n in mine.items() if r not in expected}
         odd.update(unknown)
+        if untouched and own == "vgpu":
+            odd = {r: n for r, n in odd.items() if kind_of(r) != "vgpu"}
         if odd and not explained:
             reported = True
             if own == "vgpu":

@@ -143,6 +143,8 @@ class VgpuPlan:
                 {"index": card.index, "model": card.model, "devices": card.devices}
                 for card in self.result.cards
             ],
+            # Only when some card is listed by no entry (its devices are left as they are).
+            **({"untouched_cards": list(self.result.untouched)} if self.result.untouched else {}),
             "totals": self.result.totals,
         }
 
@@ -577,10 +579,26 @@ def plan(
         vgpu_plan = VgpuPlan(config_name, source, result)
         for error in result.errors:
             notices.append(Notice("VgpuConfigInfeasible", "error", f"{config_name}: {error}"))
+        if result.untouched:
+            shown = ", ".join(str(index) for index in result.untouched)
+            notices.append(
+                Notice(
+                    "VgpuCardsUntouched",
+                    "info",
+                    f"no entry of vGPU config {config_name} lists GPU {shown}: the vGPU device"
+                    " manager leaves its vGPU devices as they are, so they are not predicted",
+                )
+            )
         if "sandbox-device-plugin" in running:
             expected.update(result.resources())
             if inventory.count_known:
                 advertises.update(result.resources())
+            for card in cards:
+                if card.index in result.untouched:
+                    # Whatever type it already holds may stay: never "must not advertise".
+                    model = Card(card.index, card.device_id, model=card.model).catalog_model()
+                    for vgpu_type in model.vgpu_types if model else ():
+                        expected.add(vgpu_resource(mdev_type_name(vgpu_type)))
         if "vgpu-manager" not in running and "vgpu-device-manager" in running:
             notices.append(
                 Notice(

@@ -193,6 +193,46 @@ def test_kata_node_names_follow_the_gpu_alias(alias: str | None) -> None:
     assert ("GPU201", "Node/kata-1") in _codes([policy, node])
 
 
+def _custom_vgpu_cluster(advertised: dict[str, str]) -> list[Obj]:
+    """A vm-vgpu node whose custom vGPU config lists only GPU 0 of its two A10s."""
+    policy, node = _lab_node("vg-1", "vm-vgpu")
+    policy["spec"]["vgpuDeviceManager"] = {"enabled": True, "config": {"name": "custom-vgpu"}}
+    node["metadata"]["labels"]["nvidia.com/vgpu.config"] = "only-first"
+    for resource in list(node["status"]["allocatable"]):
+        if resource.startswith("nvidia.com/"):
+            _set(node, resource, None)
+    for resource, value in advertised.items():
+        _set(node, resource, value)
+    document = {
+        "version": "v1",
+        "vgpu-configs": {"only-first": [{"devices": [0], "vgpu-devices": {"A10-24Q": 1}}]},
+    }
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "custom-vgpu", "namespace": "gpu-operator"},
+        "data": {"config.yaml": json.dumps(document)},
+    }
+    return [policy, node, configmap]
+
+
+@pytest.mark.parametrize(
+    "advertised",
+    [
+        {"nvidia.com/NVIDIA_A10-24Q": "1"},  # GPU 1 holds nothing
+        {"nvidia.com/NVIDIA_A10-24Q": "2"},  # GPU 1 kept an A10-24Q from before
+        {"nvidia.com/NVIDIA_A10-24Q": "1", "nvidia.com/NVIDIA_A10-12Q": "2"},  # or two 12Q
+    ],
+)
+def test_unlisted_gpus_keep_their_vgpu_devices(advertised: dict[str, str]) -> None:
+    assert _codes(_custom_vgpu_cluster(advertised)) == set()
+
+
+def test_listed_gpus_are_still_checked() -> None:
+    codes = _codes(_custom_vgpu_cluster({"nvidia.com/NVIDIA_A10-12Q": "2"}))
+    assert ("GPU207", "Node/vg-1") in codes or ("GPU203", "Node/vg-1") in codes
+
+
 # --- labels and states -------------------------------------------------------------------
 
 

@@ -213,6 +213,24 @@ def test_custom_vgpu_config_file() -> None:
     assert result.advertises == {"nvidia.com/NVIDIA_A10-24Q": 1}
 
 
+def test_cards_a_vgpu_config_does_not_list_are_left_untouched() -> None:
+    """Upstream's device manager leaves GPUs no entry reaches as they are; not emptied."""
+    config = parse_vgpu_config(
+        {
+            "version": "v1",
+            "vgpu-configs": {"custom": [{"devices": [0], "vgpu-devices": {"A10-24Q": 1}}]},
+        }
+    )
+    node_obj = gpu_node({WORKLOAD: "vm-vgpu", VGPU_CONFIG: "custom"})
+    result = plan(sandbox_policy(), node_obj, vgpu_config=config)
+    assert result.vgpu is not None
+    assert result.vgpu.result.untouched == (1,)
+    assert result.vgpu.result.ok
+    assert result.to_dict()["vgpu"]["untouched_cards"] == [1]
+    assert "nvidia.com/NVIDIA_A10-12Q" not in result.must_not_advertise
+    assert any(n.code == "VgpuCardsUntouched" for n in result.notices)
+
+
 # --- must not advertise -----------------------------------------------------------------
 
 
