@@ -8,7 +8,7 @@ hundreds group rules by what they look at:
 * ``GPU2xx`` the extended resources a node advertises, against `gpuop.planner.plan`;
 * ``GPU3xx`` deploy labels, configuration states and operand pods;
 * ``GPU4xx`` nodes without GPUs;
-* ``GPU5xx`` the KubeVirt CR and VirtualMachineInstances;
+* ``GPU5xx`` the KubeVirt (or HyperConverged) CR and VirtualMachineInstances;
 * ``GPU6xx`` workloads that wait for a GPU resource;
 * ``GPU7xx`` drift between nodes (driver versions, upgrades).
 
@@ -432,7 +432,8 @@ _RULES: tuple[Rule, ...] = (
         "error",
         "An advertised sandbox resource is not in permittedHostDevices",
         "Nodes advertise a passthrough or vGPU resource that the KubeVirt CR does not list"
-        " under `permittedHostDevices`.",
+        " under `permittedHostDevices` (on OpenShift: the HyperConverged CR, whose"
+        " `spec.permittedHostDevices` overwrites the KubeVirt CR's).",
         "Every VM asking for it fails: `GPU nvidia.com/X is not permitted in"
         " permittedHostDevices configuration` (kubevirt#4950, HCO#1227, cozystack#2765).",
         "Add the resource to `spec.configuration.permittedHostDevices` with"

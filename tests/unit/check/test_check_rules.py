@@ -412,6 +412,38 @@ def test_missing_policy_container_nodes_keep_their_severities() -> None:
     assert finding.severity == "error"
 
 
+def _hyperconverged(permitted: Obj) -> Obj:
+    return {
+        "apiVersion": "hco.kubevirt.io/v1beta1",
+        "kind": "HyperConverged",
+        "metadata": {"name": "kubevirt-hyperconverged", "namespace": "openshift-cnv"},
+        "spec": {"permittedHostDevices": permitted},
+    }
+
+
+def test_hyperconverged_permitted_devices_are_the_source_of_truth() -> None:
+    cluster = corpus_gen.lab()
+    assert cluster.kubevirt is not None
+    permitted = copy.deepcopy(cluster.kubevirt["spec"]["configuration"]["permittedHostDevices"])
+    # HCO owns the KubeVirt CR: with HCO's list complete, KubeVirt's own copy does not count.
+    del cluster.kubevirt["spec"]["configuration"]["permittedHostDevices"]
+    objects = cluster.objects()
+    assert ("GPU507", "KubeVirt/kubevirt/kubevirt") in _codes(objects)
+    assert _codes([*objects, _hyperconverged(permitted)]) == set()
+    # HCO's list is read even without a KubeVirt CR in the input.
+    without_kubevirt = [o for o in objects if o.get("kind") != "KubeVirt"]
+    report = run_checks([*without_kubevirt, _hyperconverged(permitted)])
+    assert report.codes() == set()
+    assert any(skip.check == "kubevirt-gates" for skip in report.skipped)
+    # Findings about HCO's list name the HyperConverged CR and its field.
+    permitted.pop("mediatedDevices")
+    report = run_checks([*objects, _hyperconverged(permitted)])
+    subject = "HyperConverged/openshift-cnv/kubevirt-hyperconverged"
+    assert ("GPU501", subject) in report.codes()
+    (finding,) = [f for f in report.findings if f.code == "GPU501"]
+    assert "spec.permittedHostDevices.mediatedDevices of the HyperConverged CR" in finding.hint
+
+
 def test_kubevirt_versions() -> None:
     assert parse_version("v1.4.0") == (1, 4, 0)
     assert parse_version("1.8") == (1, 8, 0)
