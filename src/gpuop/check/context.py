@@ -39,6 +39,7 @@ KIND_CONFIG: Mapping[str, str] = {
     "kata": "vm-passthrough",
 }
 PLUGIN_KINDS: frozenset[str] = frozenset(KIND_CONFIG)
+SANDBOX_CONFIGS = ("vm-passthrough", "vm-vgpu")
 _ADVERTISES_BY_KIND = {
     "container": "gpu",
     "passthrough": "sandbox",
@@ -96,6 +97,9 @@ class NodeInfo:
     plan: NodePlan | None
     counts: dict[str, int]
     bad_quantities: list[tuple[str, str]]
+    # The policy the node was planned with when it is not the context's: with no
+    # ClusterPolicy in the input, a vm-* node is planned with sandbox workloads assumed on.
+    policy: ResolvedPolicy | None = None
 
     @property
     def name(self) -> str:
@@ -109,7 +113,8 @@ class NodeInfo:
             return None
         config = self.plan.workload.config
         if config == "vm-passthrough" and policy.sandbox_mode == "kata":
-            return "kata"
+            # With `P_GPU_ALIAS=""` the Kata plugin names GPUs by model, as passthrough.
+            return "kata" if policy.kata_gpu_alias else "passthrough"
         return CONFIG_KIND.get(config or "")
 
 
@@ -119,6 +124,8 @@ class CheckContext:
     policy: ResolvedPolicy | None
     pci_db: PciDatabase
     vgpu_config: VgpuConfigFile | None = None
+    # True when no ClusterPolicy is in the input and the default one stands in for it.
+    policy_assumed: bool = False
     findings: list[Finding] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
     nodes: list[NodeInfo] = field(default_factory=list)
@@ -177,6 +184,26 @@ class CheckContext:
         result = plan(chosen, facts, pci_db=self.pci_db, vgpu_config=self.vgpu_config)
         self._plans[key] = result
         return result
+
+    def assumed_sandbox_policy(self, view: NodeView) -> ResolvedPolicy | None:
+        """With no ClusterPolicy in the input, the policy a vm-* labelled node implies.
+
+        A node labelled vm-passthrough or vm-vgpu was set up for sandbox workloads, so it is
+        planned as if they were on (in kata mode when it carries the Kata plugin's deploy
+        label or advertises Kata's resources), not as the container node the default
+        policy would make it. None when the node is planned with the context's policy.
+        """
+        if not self.policy_assumed or self.policy is None:
+            return None
+        if view.labels.get(WORKLOAD_LABEL) not in SANDBOX_CONFIGS:
+            return None
+        sandbox = self.sandbox_policy()
+        assert sandbox is not None
+        kata_label = operand_table().deploy_labels.prefix + "kata-sandbox-device-plugin"
+        kata = kata_label in view.labels or any(kind_of(name) == "kata" for name in view.resources)
+        if kata and sandbox.sandbox_mode != "kata":
+            return dataclasses.replace(sandbox, sandbox_mode="kata")
+        return sandbox
 
     def sandbox_policy(self) -> ResolvedPolicy | None:
         """The policy with sandbox workloads on (for "what would this node advertise as a VM node")."""

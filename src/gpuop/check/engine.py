@@ -6,6 +6,7 @@ GPU000 finding on the object being checked, and the other checks still run.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -78,6 +79,21 @@ def _vgpu_config(ctx: CheckContext, explicit: VgpuConfigFile | None) -> VgpuConf
     return None
 
 
+def _say_sandbox_assumed(ctx: CheckContext) -> None:
+    """GPU001 names the vm-* nodes checked as if sandbox workloads were on."""
+    assumed = sorted(info.name for info in ctx.nodes if info.policy is not None)
+    if not assumed:
+        return
+    shown = ", ".join(assumed[:3]) + (f" and {len(assumed) - 3} more" if len(assumed) > 3 else "")
+    for position, finding in enumerate(ctx.findings):
+        if finding.code == "GPU001":
+            ctx.findings[position] = dataclasses.replace(
+                finding,
+                message=f"{finding.message}; nodes labelled vm-passthrough or vm-vgpu ({shown})"
+                " are checked as if sandbox workloads were on, their findings at most warnings",
+            )
+
+
 def check_state(
     state: ClusterState,
     *,
@@ -89,6 +105,7 @@ def check_state(
     """Every check over a `ClusterState`; `policy` overrides the input's ClusterPolicy."""
     choice = choose_policy(state.cluster_policies, policy, policy_source)
     ctx = CheckContext(state, choice.policy, pci_db or PciDatabase.builtin())
+    ctx.policy_assumed = choice.assumed
     ctx.findings.extend(choice.findings)
     ctx.skips.extend(choice.skips)
     for item in state.ignored:
@@ -104,12 +121,14 @@ def check_state(
         ctx.skip("nodes", "no Nodes in the input")
     for view in state.nodes:
         counts, bad = node_counts(view)
+        node_policy = ctx.assumed_sandbox_policy(view)
         try:
-            node_plan = ctx.plan_for(view)
+            node_plan = ctx.plan_for(view, policy=node_policy)
         except Exception as exc:  # the planner promises not to raise; say so if it does
             _internal(ctx, "Node", view.name, "planning the node", exc)
             node_plan = None
-        ctx.nodes.append(NodeInfo(view, node_plan, counts, bad))
+        ctx.nodes.append(NodeInfo(view, node_plan, counts, bad, node_policy))
+    _say_sandbox_assumed(ctx)
     index_operand_pods(ctx)
     _guard(ctx, "node", check_nodes)
     _guard(ctx, "operand", check_operands)

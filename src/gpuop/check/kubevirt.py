@@ -7,6 +7,10 @@ and what VMIs ask for (`spec.domain.devices.{gpus,hostDevices}[].deviceName`). K
 checks a VMI's names when it renders the launcher pod, and only when
 `permittedHostDevices` is set; its refusal reads
 `GPU nvidia.com/X is not permitted in permittedHostDevices configuration`.
+
+On OpenShift the HyperConverged CR (`hco.kubevirt.io`, `spec.permittedHostDevices`) owns
+the KubeVirt CR's settings and overwrites them, so when it is in the input its
+permittedHostDevices are the ones checked, and findings about them name it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 from gpuop.check.context import CheckContext, kind_of
 from gpuop.check.workloads import normalised, vmi_devices
 from gpuop.manifests.fields import get, mapping, sequence, text
+from gpuop.naming import RESOURCE_PREFIX as NVIDIA_RESOURCE_PREFIX
 from gpuop.naming import NamingError, parse_pci_id, passthrough_resource, vgpu_resource
 
 _VERSION = re.compile(r"^v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,6}))?")
@@ -45,6 +50,9 @@ class KubeVirtConfig:
     gates: frozenset[str]
     permitted: tuple[Permitted, ...] | None
     mdev_configuration_enabled: Any
+    kind: str = "KubeVirt"
+    # Where permittedHostDevices lives in this CR, for hints.
+    permitted_path: str = "spec.configuration.permittedHostDevices"
 
     @property
     def subject(self) -> str:
@@ -58,17 +66,8 @@ def parse_version(value: str) -> tuple[int, int, int] | None:
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
-def read_kubevirt(obj: Mapping[str, Any]) -> KubeVirtConfig:
-    configuration = mapping(obj, "spec", "configuration")
-    version_text = text(obj, "status", "observedKubeVirtVersion") or text(
-        obj, "status", "targetKubeVirtVersion"
-    )
-    gates = frozenset(
-        gate
-        for gate in sequence(configuration, "developerConfiguration", "featureGates")
-        if isinstance(gate, str)
-    )
-    raw = configuration.get("permittedHostDevices")
+def read_permitted(raw: Any) -> tuple[Permitted, ...] | None:
+    """The entries of a `permittedHostDevices` block; None when there is none."""
     permitted: tuple[Permitted, ...] | None = None
     if isinstance(raw, Mapping):
         entries = []
@@ -83,6 +82,20 @@ def read_kubevirt(obj: Mapping[str, Any]) -> KubeVirtConfig:
                 )
                 entries.append(Permitted(section, index, resource, selector, external))
         permitted = tuple(entries)
+    return permitted
+
+
+def read_kubevirt(obj: Mapping[str, Any]) -> KubeVirtConfig:
+    configuration = mapping(obj, "spec", "configuration")
+    version_text = text(obj, "status", "observedKubeVirtVersion") or text(
+        obj, "status", "targetKubeVirtVersion"
+    )
+    gates = frozenset(
+        gate
+        for gate in sequence(configuration, "developerConfiguration", "featureGates")
+        if isinstance(gate, str)
+    )
+    permitted = read_permitted(configuration.get("permittedHostDevices"))
     return KubeVirtConfig(
         namespace=text(obj, "metadata", "namespace"),
         name=text(obj, "metadata", "name"),
@@ -91,6 +104,28 @@ def read_kubevirt(obj: Mapping[str, Any]) -> KubeVirtConfig:
         gates=gates,
         permitted=permitted,
         mdev_configuration_enabled=get(configuration, "mediatedDevicesConfiguration", "enabled"),
+    )
+
+
+def read_hyperconverged(obj: Mapping[str, Any]) -> KubeVirtConfig:
+    """OpenShift's HyperConverged CR: `spec.permittedHostDevices`, same shape as KubeVirt's.
+
+    Its feature gates are HCO's own (a map of booleans), not KubeVirt's: only
+    `disableMDevConfiguration` is carried over; the other gate checks read the KubeVirt CR
+    that HCO writes.
+    """
+    spec = mapping(obj, "spec")
+    disable_mdev = get(spec, "featureGates", "disableMDevConfiguration") is True
+    return KubeVirtConfig(
+        namespace=text(obj, "metadata", "namespace"),
+        name=text(obj, "metadata", "name"),
+        version=None,
+        version_text="",
+        gates=frozenset({"DisableMDEVConfiguration"} if disable_mdev else ()),
+        permitted=read_permitted(spec.get("permittedHostDevices")),
+        mdev_configuration_enabled=get(spec, "mediatedDevicesConfiguration", "enabled"),
+        kind="HyperConverged",
+        permitted_path="spec.permittedHostDevices",
     )
 
 
@@ -104,31 +139,45 @@ def check_kubevirt(ctx: CheckContext) -> None:
     advertised = ctx.advertised()
     sandbox = {r: nodes for r, nodes in advertised.items() if kind_of(r) in ("passthrough", "vgpu")}
     vmis = [vmi for vmi in ctx.state.vmis if text(vmi, "status", "phase") not in _FINAL_PHASES]
-    if not ctx.state.kubevirts:
+    hyperconverged = (
+        read_hyperconverged(ctx.state.hyperconvergeds[0]) if ctx.state.hyperconvergeds else None
+    )
+    if not ctx.state.kubevirts and hyperconverged is None:
         if sandbox or vmis:
             ctx.skip(
                 "kubevirt",
                 "no KubeVirt CR in the input: permittedHostDevices and feature gates not checked",
             )
         return
-    first, *others = ctx.state.kubevirts
-    config = read_kubevirt(first)
-    for other in others:
-        ctx.add(
-            "GPU509",
-            "KubeVirt",
-            text(other, "metadata", "name"),
-            f"another KubeVirt CR ({config.subject}) is the one in use; this one is ignored",
-            "keep one KubeVirt CR",
-            namespace=text(other, "metadata", "namespace"),
+    config: KubeVirtConfig | None = None
+    if ctx.state.kubevirts:
+        first, *others = ctx.state.kubevirts
+        config = read_kubevirt(first)
+        for other in others:
+            ctx.add(
+                "GPU509",
+                "KubeVirt",
+                text(other, "metadata", "name"),
+                f"another KubeVirt CR ({config.subject}) is the one in use; this one is ignored",
+                "keep one KubeVirt CR",
+                namespace=text(other, "metadata", "namespace"),
+            )
+    # HCO overwrites the KubeVirt CR's permittedHostDevices with its own.
+    permitting = hyperconverged or config
+    assert permitting is not None
+    _check_permitted(ctx, permitting, sandbox)
+    if config is not None:
+        _check_gates(ctx, config, vmis, advertised)
+    else:
+        ctx.skip(
+            "kubevirt-gates",
+            "no KubeVirt CR in the input (only the HyperConverged CR): feature gates not checked",
         )
-    _check_permitted(ctx, config, sandbox)
-    _check_gates(ctx, config, vmis, advertised)
-    _check_vmis(ctx, config, vmis)
+    _check_vmis(ctx, permitting, vmis)
 
 
 def _add(ctx: CheckContext, config: KubeVirtConfig, code: str, message: str, hint: str) -> None:
-    ctx.add(code, "KubeVirt", config.name, message, hint, namespace=config.namespace)
+    ctx.add(code, config.kind, config.name, message, hint, namespace=config.namespace)
 
 
 def _check_permitted(
@@ -143,8 +192,8 @@ def _check_permitted(
                 "no permittedHostDevices, while nodes advertise "
                 + ", ".join(sorted(sandbox))
                 + ": KubeVirt makes no check",
-                "list each of them under spec.configuration.permittedHostDevices with"
-                " externalResourceProvider: true",
+                f"list each of them under {config.permitted_path} of the {config.kind} CR"
+                " with externalResourceProvider: true",
             )
         return
     names = {entry.resource for entry in config.permitted}
@@ -163,8 +212,8 @@ def _check_permitted(
                     "GPU502",
                     f"permits {permitted}, but nodes advertise {resource}"
                     f" ({_nodes_text(nodes)}): KubeVirt compares names exactly",
-                    f"change resourceName {permitted} to {resource} in permittedHostDevices,"
-                    " and request that name in the VMs",
+                    f"change resourceName {permitted} to {resource} in {config.permitted_path}"
+                    f" of the {config.kind} CR, and request that name in the VMs",
                 )
             continue
         section = "mediatedDevices" if kind_of(resource) == "vgpu" else "pciHostDevices"
@@ -176,15 +225,13 @@ def _check_permitted(
             f" does not list: a VM asking for it fails with `GPU {resource} is not permitted in"
             " permittedHostDevices configuration`",
             f"add {{resourceName: {resource}, externalResourceProvider: true}} to"
-            f" spec.configuration.permittedHostDevices.{section}",
+            f" {config.permitted_path}.{section} of the {config.kind} CR",
         )
     for entry in config.permitted:
         where = f"permittedHostDevices.{entry.section}[{entry.index}] ({entry.resource})"
-        if (
-            entry.section != "usb"
-            and entry.resource.startswith("nvidia.com/")
-            and entry.external is not True
-        ):
+        if not _nvidia_entry(entry):
+            continue  # another provider's device (KubeVirt's own plugin, Intel, ...)
+        if entry.external is not True:
             shown = "absent" if entry.external is None else repr(entry.external)
             _add(
                 ctx,
@@ -204,6 +251,11 @@ def _check_permitted(
                 f" {expected}, not {entry.resource}",
                 f"set resourceName to {expected}",
             )
+
+
+def _nvidia_entry(entry: Permitted) -> bool:
+    """Whether an entry is for a resource NVIDIA's sandbox device plugin advertises."""
+    return entry.section != "usb" and entry.resource.startswith(NVIDIA_RESOURCE_PREFIX)
 
 
 def _selector_resource(ctx: CheckContext, entry: Permitted) -> str | None:
@@ -331,11 +383,19 @@ def _check_vmis(
             "VirtualMachineInstance",
             text(vmi, "metadata", "name"),
             "failed to render launch manifest: " + " ".join(refused) + f" ({state})",
-            f"permit the device in KubeVirt {config.subject} (permittedHostDevices), or change"
-            " the VMI's deviceName to a permitted one",
+            f"permit the device in {config.kind} {config.subject} (permittedHostDevices), or"
+            " change the VMI's deviceName to a permitted one",
             namespace=text(vmi, "metadata", "namespace"),
             node=text(vmi, "status", "nodeName") or None,
         )
 
 
-__all__ = ["KubeVirtConfig", "Permitted", "check_kubevirt", "parse_version", "read_kubevirt"]
+__all__ = [
+    "KubeVirtConfig",
+    "Permitted",
+    "check_kubevirt",
+    "parse_version",
+    "read_hyperconverged",
+    "read_kubevirt",
+    "read_permitted",
+]

@@ -7,6 +7,7 @@ it must not. These rules only compare and explain.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +26,7 @@ from gpuop.check.workloads import pod_requests
 from gpuop.manifests.fields import text
 from gpuop.naming import classify_resource, resource_name_problem
 from gpuop.planner import (
+    GPU_PRESENT_LABEL,
     MIG_CONFIG_LABEL,
     VGPU_CONFIG_STATE_LABEL,
     WORKLOAD_LABEL,
@@ -49,7 +51,9 @@ _NOTICE_RULES = {
     "InvalidResourceName": "GPU208",
     "UnknownPciDevice": "GPU209",
 }
-_CONTEXT_NOTICES = frozenset({"VfioManagerNotRunning", "VgpuManagerNotRunning", "OperandHeld"})
+_CONTEXT_NOTICES = frozenset(
+    {"VfioManagerNotRunning", "VgpuManagerNotRunning", "OperandHeld", "VgpuCardsUntouched"}
+)
 
 
 def _shown(resources: Mapping[str, int]) -> str:
@@ -102,14 +106,30 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             continue
         before = len(ctx.findings)
         _check_names(ctx, info)
-        if info.plan is None or ctx.policy is None:
+        policy = info.policy or ctx.policy
+        if info.plan is None or policy is None:
             continue
         if not info.plan.gpu_node:
             _check_non_gpu(ctx, info, info.plan)
         else:
-            _check_gpu_node(ctx, info, info.plan, ctx.policy)
+            _check_gpu_node(ctx, info, info.plan, policy)
+        if info.policy is not None:
+            _at_most_warnings(ctx, before)
         if len(ctx.findings) == before:
             healthy.add(key)
+
+
+def _at_most_warnings(ctx: CheckContext, since: int) -> None:
+    """Findings planned under an assumed policy: what the node should run is not known."""
+    for position in range(since, len(ctx.findings)):
+        finding = ctx.findings[position]
+        if finding.severity == "error":
+            ctx.findings[position] = dataclasses.replace(
+                finding,
+                severity="warning",
+                message=f"{finding.message} (assuming sandbox workloads are on: no ClusterPolicy"
+                " in the input)",
+            )
 
 
 def _check_names(ctx: CheckContext, info: NodeInfo) -> None:
@@ -135,17 +155,32 @@ def _check_names(ctx: CheckContext, info: NodeInfo) -> None:
             )
 
 
-def _check_non_gpu(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
+def _gpu_evidence(ctx: CheckContext, info: NodeInfo) -> list[str]:
+    """What shows a node without an NFD GPU label to have GPUs all the same."""
+    evidence = []
     positive = info.positive()
     if positive:
+        evidence.append(f"advertises {_shown(positive)}")
+    if info.view.labels.get(GPU_PRESENT_LABEL) == "true":
+        evidence.append(f"carries {GPU_PRESENT_LABEL}=true")
+    plugins = {plugin_daemonset(kind) for kind in PLUGIN_KINDS}
+    pods = sorted(pod.name for pod in operand_pods_on(ctx, info.name) if pod.daemonset in plugins)
+    if pods:
+        evidence.append(f"runs device plugin pod {', '.join(pods[:3])}")
+    return evidence
+
+
+def _check_non_gpu(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
+    if info.positive():
         ctx.add(
             "GPU401",
             "Node",
             info.name,
-            f"advertises {_shown(positive)} but no NFD label marks it as a GPU node",
+            f"{'; '.join(_gpu_evidence(ctx, info))}, so it has GPUs, but no NFD label marks it"
+            " as a GPU node: NVIDIA's operator deploys no operands there",
             f"check that NFD runs on {info.name} and labels its NVIDIA PCI devices"
-            " (feature.node.kubernetes.io/pci-10de.present=true); if the node has no GPU,"
-            " restart its kubelet so the stale resource goes",
+            " (feature.node.kubernetes.io/pci-10de.present=true); nothing to do if its GPUs"
+            " are managed without the operator",
         )
     if plan.label_changes:
         present = sorted(
@@ -393,17 +428,30 @@ def _stray_operand_pods(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> li
     )
 
 
+def gfd_replicas(labels: Mapping[str, str]) -> int | None:
+    """GPU feature discovery's `nvidia.com/gpu.replicas`: replicas per GPU, None if unset.
+
+    GFD writes the configured time-slicing or MPS replicas, 1 when the GPUs are not shared,
+    and 0 for the whole-GPU labels of MIG-enabled GPUs (and an invalid MIG `single`
+    layout): such GPUs are not advertised as whole GPUs.
+    """
+    raw = labels.get(REPLICAS_LABEL, "")
+    if raw.isascii() and raw.isdigit() and 0 < len(raw) < 4:
+        return int(raw)
+    return None
+
+
 def _container_sharing(info: NodeInfo) -> tuple[int, bool]:
     """(replicas per GPU, MIG in use) from GPU feature discovery labels and resources."""
     labels = info.view.labels
-    raw = labels.get(REPLICAS_LABEL, "")
-    replicas = int(raw) if raw.isascii() and raw.isdigit() and 0 < len(raw) < 4 else 1
+    replicas = gfd_replicas(labels)
     mig = (
-        "-MIG-" in labels.get(PRODUCT_LABEL, "")
+        replicas == 0
+        or "-MIG-" in labels.get(PRODUCT_LABEL, "")
         or any(name.startswith("nvidia.com/mig-") for name in info.positive())
         or labels.get(MIG_CONFIG_LABEL, "all-disabled") not in ("all-disabled", "")
     )
-    return max(replicas, 1), mig
+    return (1 if replicas is None else max(replicas, 1)), mig
 
 
 def _check_resources(
@@ -426,6 +474,8 @@ def _check_resources(
         r: n for r, n in positive.items() if kind_of(r) not in PLUGIN_KINDS and r not in expected
     }
     reported = False
+    # Cards the vGPU config does not list keep whatever vGPU devices they had.
+    untouched = bool(plan.vgpu and plan.vgpu.result.untouched)
 
     if foreign:
         kinds = sorted({kind_of(r) for r in foreign})
@@ -466,11 +516,13 @@ def _check_resources(
         count = positive.get(resource, 0)
         kind = kind_of(resource)
         if count == 0:
-            if planned > 0:
+            # GFD's replicas 0: the GPUs are in MIG mode, none is advertised whole.
+            mig_mode = kind == "container" and gfd_replicas(info.view.labels) == 0
+            if planned > 0 and not mig_mode:
                 missing.append(resource)
             continue
         if kind == "vgpu":
-            if count != planned and not explained:
+            if count != planned and not explained and not (untouched and count > planned):
                 per_card = _vgpu_per_card(plan, resource)
                 ctx.add(
                     "GPU204",
@@ -528,6 +580,8 @@ def _check_resources(
         expected_names = set(plan.expected_names)
         odd = {r: n for r, n in mine.items() if r not in expected_names}
         odd.update({r: n for r, n in unknown.items() if r not in expected_names})
+        if untouched and own == "vgpu":
+            odd = {r: n for r, n in odd.items() if kind_of(r) != "vgpu"}
         if odd and not explained:
             reported = True
             if own == "vgpu":

@@ -27,6 +27,8 @@ class PolicyChoice:
     info: PolicyInfo | None
     findings: tuple[Finding, ...]
     skips: tuple[Skip, ...]
+    # No ClusterPolicy in the input: `policy` is the default one, assumed, not known.
+    assumed: bool = False
 
 
 def _name_of(obj: Mapping[str, Any]) -> str:
@@ -112,7 +114,7 @@ def choose_policy(
                 " pass one with --policy FILE",
             )
         )
-        return PolicyChoice(default, _info("default", default), tuple(findings), ())
+        return PolicyChoice(default, _info("default", default), tuple(findings), (), assumed=True)
     ordered = sorted(cluster_policies, key=lambda obj: (_created(obj), _name_of(obj)))
     chosen = ordered[0]
     name = _name_of(chosen)

@@ -8,7 +8,7 @@ hundreds group rules by what they look at:
 * ``GPU2xx`` the extended resources a node advertises, against `gpuop.planner.plan`;
 * ``GPU3xx`` deploy labels, configuration states and operand pods;
 * ``GPU4xx`` nodes without GPUs;
-* ``GPU5xx`` the KubeVirt CR and VirtualMachineInstances;
+* ``GPU5xx`` the KubeVirt (or HyperConverged) CR and VirtualMachineInstances;
 * ``GPU6xx`` workloads that wait for a GPU resource;
 * ``GPU7xx`` drift between nodes (driver versions, upgrades).
 
@@ -54,9 +54,11 @@ _RULES: tuple[Rule, ...] = (
         "info",
         "No ClusterPolicy in the input: the default policy is used",
         "Nodes are compared with what the default ClusterPolicy (the Helm chart's values,"
-        " sandbox workloads off) would make them run and advertise.",
-        "A dump taken without `clusterpolicies` makes every vm-passthrough or vm-vgpu node"
-        " look misconfigured, because the default policy ignores their workload label.",
+        " sandbox workloads off) would make them run and advertise; nodes labelled"
+        " vm-passthrough or vm-vgpu are checked as if sandbox workloads were on (kata mode"
+        " where the node shows the Kata plugin), and their findings are at most warnings.",
+        "Whether sandbox workloads are on, and which vGPU config and operands the policy"
+        " sets, is not known: checks on vm-* nodes rest on an assumption.",
         "Add the ClusterPolicy to the input (`kubectl get clusterpolicies -o json`), or pass"
         " one with `--policy FILE`.",
     ),
@@ -428,16 +430,18 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "GPU401",
-        "NonGpuNodeAdvertises",
-        "error",
-        "A node without GPUs advertises GPU resources",
-        "No NFD label marks the node as having an NVIDIA GPU, yet it advertises a GPU"
-        " resource above zero.",
-        "NFD is not running or lost its labels, or a plugin runs where it should not; the"
-        " operator removes the node's deploy labels and the operands leave, while the"
-        " scheduler still places GPU workloads there.",
-        "Check that NFD runs on the node and labels its PCI devices; restart the kubelet if"
-        " the resource is stale.",
+        "GpuNodeWithoutNfdLabel",
+        "info",
+        "A node advertises GPU resources but has no NFD GPU label",
+        "No NFD label marks the node as having an NVIDIA GPU, yet it is a GPU node by other"
+        " evidence: it advertises a GPU resource above zero (a device plugin found GPUs"
+        " there), and may carry `nvidia.com/gpu.present=true` or run a device plugin pod.",
+        "NFD does not run there, lost its labels or is configured without the NVIDIA PCI"
+        " classes; NVIDIA's operator then treats the node as GPU-less (it deploys no"
+        " operands and removes its deploy labels), which is fine only when the GPUs are"
+        " managed without the operator.",
+        "Check that NFD runs on the node and labels its NVIDIA PCI devices"
+        " (`feature.node.kubernetes.io/pci-10de.present=true`).",
     ),
     Rule(
         "GPU402",
@@ -456,7 +460,8 @@ _RULES: tuple[Rule, ...] = (
         "error",
         "An advertised sandbox resource is not in permittedHostDevices",
         "Nodes advertise a passthrough or vGPU resource that the KubeVirt CR does not list"
-        " under `permittedHostDevices`.",
+        " under `permittedHostDevices` (on OpenShift: the HyperConverged CR, whose"
+        " `spec.permittedHostDevices` overwrites the KubeVirt CR's).",
         "Every VM asking for it fails: `GPU nvidia.com/X is not permitted in"
         " permittedHostDevices configuration` (kubevirt#4950, HCO#1227, cozystack#2765).",
         "Add the resource to `spec.configuration.permittedHostDevices` with"
@@ -481,8 +486,9 @@ _RULES: tuple[Rule, ...] = (
         "error",
         "A permitted NVIDIA resource is not marked as externally provided",
         "A `permittedHostDevices` entry for a resource NVIDIA's device plugin advertises"
-        " lacks `externalResourceProvider: true`, so KubeVirt starts its own device plugin"
-        " for it.",
+        " (`nvidia.com/...`) lacks `externalResourceProvider: true`, so KubeVirt starts its"
+        " own device plugin for it. Other providers' entries (`devices.kubevirt.io/...`,"
+        " `intel.com/...`) are not checked.",
         "Two device plugins register the same resource name with the kubelet and replace"
         " each other; which devices a VM gets depends on which registered last.",
         "Set `externalResourceProvider: true` on the entry.",
@@ -537,8 +543,9 @@ _RULES: tuple[Rule, ...] = (
         "SelectorNameMismatch",
         "warning",
         "A permitted entry's selector and name disagree",
-        "A `pciVendorSelector` or `mdevNameSelector` names a device whose resource, as the"
-        " NVIDIA plugin names it, differs from the entry's `resourceName`.",
+        "The `pciVendorSelector` or `mdevNameSelector` of an `nvidia.com/` entry names a"
+        " device whose resource, as the NVIDIA plugin names it, differs from the entry's"
+        " `resourceName`.",
         "Hand-written names are often wrong (`TU104GL_T4` for `TU104GL_TESLA_T4`,"
         " cozystack#2768); the entry permits a name no node advertises.",
         "Set `resourceName` to the name the plugin advertises for the selected device.",

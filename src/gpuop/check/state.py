@@ -23,6 +23,7 @@ KNOWN_KINDS = (
     "Node",
     "ClusterPolicy",
     "KubeVirt",
+    "HyperConverged",
     "Pod",
     "VirtualMachineInstance",
     "DaemonSet",
@@ -136,6 +137,8 @@ class ClusterState:
     nodes: tuple[NodeView, ...] = ()
     cluster_policies: tuple[Mapping[str, Any], ...] = ()
     kubevirts: tuple[Mapping[str, Any], ...] = ()
+    # OpenShift Virtualization's HyperConverged CR, which owns the KubeVirt CR's settings.
+    hyperconvergeds: tuple[Mapping[str, Any], ...] = ()
     pods: tuple[Mapping[str, Any], ...] = ()
     vmis: tuple[Mapping[str, Any], ...] = ()
     daemonsets: tuple[Mapping[str, Any], ...] = ()
@@ -191,6 +194,7 @@ class ClusterState:
             nodes=tuple(nodes),
             cluster_policies=tuple(buckets["ClusterPolicy"]),
             kubevirts=tuple(buckets["KubeVirt"]),
+            hyperconvergeds=tuple(buckets["HyperConverged"]),
             pods=tuple(buckets["Pod"]),
             vmis=tuple(buckets["VirtualMachineInstance"]),
             daemonsets=tuple(buckets["DaemonSet"]),

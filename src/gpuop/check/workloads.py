@@ -246,7 +246,11 @@ def _report_unadvertised(
     else:
         hints.append(f"{resource} is advertised by {config} nodes")
         if ctx.policy is not None and config != "container" and not ctx.policy.sandbox_enabled:
-            hints.append("sandbox workloads are off: set spec.sandboxWorkloads.enabled: true first")
+            hints.append(
+                "no ClusterPolicy in the input: sandbox workloads must be on"
+                if ctx.policy_assumed
+                else "sandbox workloads are off: set spec.sandboxWorkloads.enabled: true first"
+            )
         if nodes:
             shown = ", ".join(
                 f"{info.name} ({info.plan.workload.config})" if info.plan else info.name

@@ -5,6 +5,9 @@
   gates) or as the YAML block to paste;
 * `check`: an existing KubeVirt CR and its VMIs against the nodes, with `gpuop check`'s
   own KubeVirt rules (GPU5xx) and finding codes;
+* on OpenShift, the HyperConverged CR's `spec.permittedHostDevices` is the one that counts
+  (HCO overwrites the KubeVirt CR's): both commands read it, and `permitted-devices`
+  patches it instead when it is in the input;
 * `vmi-example`: a VirtualMachineInstance asking for a node's sandbox resource, with a
   values file as the one place that names the resource (`--values`, `--key`,
   `--resource-from-values`).
@@ -27,7 +30,7 @@ import click
 import yaml
 
 from gpuop.check import Report, render_text, run_checks
-from gpuop.check.kubevirt import parse_version, read_kubevirt
+from gpuop.check.kubevirt import parse_version, read_hyperconverged, read_kubevirt
 from gpuop.check.workloads import normalised
 from gpuop.cli.check import InputError, read_objects
 from gpuop.cli.common import UserError
@@ -189,8 +192,15 @@ def build_permitted(
     return PermittedPlan(permitted, gates, problems, notes)
 
 
-def permitted_patch(permitted: Mapping[str, Any], gates: Sequence[str]) -> dict[str, Any]:
-    """A JSON merge patch for the KubeVirt CR (lists are replaced whole, so they are complete)."""
+def permitted_patch(
+    permitted: Mapping[str, Any], gates: Sequence[str], kind: str = "KubeVirt"
+) -> dict[str, Any]:
+    """A JSON merge patch for the KubeVirt CR (lists are replaced whole, so they are complete).
+
+    For a HyperConverged CR: its `spec.permittedHostDevices` (HCO sets KubeVirt's gates).
+    """
+    if kind == "HyperConverged":
+        return {"spec": {"permittedHostDevices": dict(permitted)}}
     return {
         "spec": {
             "configuration": {
@@ -201,12 +211,17 @@ def permitted_patch(permitted: Mapping[str, Any], gates: Sequence[str]) -> dict[
     }
 
 
-def permitted_snippet(permitted: Mapping[str, Any]) -> str:
+def permitted_snippet(permitted: Mapping[str, Any], kind: str = "KubeVirt") -> str:
     """The YAML block to paste under the KubeVirt CR's `spec.configuration`."""
     body = yaml.safe_dump(
         {"permittedHostDevices": dict(permitted)}, sort_keys=False, default_flow_style=False
     )
-    return "# under spec.configuration of the KubeVirt CR\n" + body
+    where = (
+        "spec of the HyperConverged CR"
+        if kind == "HyperConverged"
+        else ("spec.configuration of the KubeVirt CR")
+    )
+    return f"# under {where}\n" + body
 
 
 def _kubevirt_cr(objects: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -214,6 +229,19 @@ def _kubevirt_cr(objects: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | No
         if obj.get("kind") == "KubeVirt":
             return obj
     return None
+
+
+def _hyperconverged_cr(objects: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    for obj in objects:
+        if obj.get("kind") == "HyperConverged":
+            return obj
+    return None
+
+
+def _as_kubevirt_shape(hco: Mapping[str, Any]) -> dict[str, Any]:
+    """A HyperConverged CR's permittedHostDevices where `build_permitted` reads them."""
+    permitted = mapping(hco, "spec", "permittedHostDevices")
+    return {"spec": {"configuration": {"permittedHostDevices": dict(permitted)}}}
 
 
 @click.group("kubevirt")
@@ -274,17 +302,26 @@ def permitted_devices(
 
     def body() -> int:
         database = _load_pci_ids(pci_ids, files)
-        objects = _input_objects(files, live, kubeconfig, context_name, ("Node", "KubeVirt"))
+        objects = _input_objects(
+            files, live, kubeconfig, context_name, ("Node", "KubeVirt", "HyperConverged")
+        )
         nodes = [obj for obj in objects if obj.get("kind") == "Node"]
         if not nodes:
             raise InputError("no Nodes in the input")
         cr = _kubevirt_cr(objects)
-        built = build_permitted(nodes, cr, database)
+        hco = _hyperconverged_cr(objects)
+        kind = "KubeVirt" if hco is None else "HyperConverged"
+        built = build_permitted(nodes, cr if hco is None else _as_kubevirt_shape(hco), database)
         if fmt == "patch":
-            patch = permitted_patch(built.permitted, built.gates)
+            patch = permitted_patch(built.permitted, built.gates, kind)
             sys.stdout.write(json.dumps(patch, indent=2) + "\n")
         else:
-            sys.stdout.write(permitted_snippet(built.permitted))
+            sys.stdout.write(permitted_snippet(built.permitted, kind))
+        if hco is not None:
+            _say(
+                f"HyperConverged {text(hco, 'metadata', 'name')} owns KubeVirt's settings:"
+                " patch it (kubectl patch hyperconverged ... --type merge), not the KubeVirt CR"
+            )
         for note in built.notes:
             _say(note)
         if not _advertised_sandbox(nodes):
@@ -332,6 +369,9 @@ def _check_header(objects: Sequence[Mapping[str, Any]]) -> str:
         which = f"KubeVirt {config.subject}" + (
             f" ({config.version_text})" if config.version_text else ""
         )
+    hco = _hyperconverged_cr(objects)
+    if hco is not None:
+        which += f", HyperConverged {read_hyperconverged(hco).subject} (its permittedHostDevices)"
     return f"gpuop kubevirt check: {which}, {nodes} node(s), {vmis} VMI(s)\n"
 
 
@@ -371,7 +411,11 @@ def check(
     def body() -> int:
         database = _load_pci_ids(pci_ids, files)
         objects = _input_objects(
-            files, live, kubeconfig, context_name, ("Node", "KubeVirt", "VirtualMachineInstance")
+            files,
+            live,
+            kubeconfig,
+            context_name,
+            ("Node", "KubeVirt", "HyperConverged", "VirtualMachineInstance"),
         )
         report = kubevirt_report(run_checks(objects, pci_db=database))
         if output == "json":

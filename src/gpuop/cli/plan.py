@@ -215,6 +215,8 @@ def render_text(result: NodePlan, policy: ResolvedPolicy, source: str, pci: PciS
         )
         for card in vgpu.result.cards:
             devices = ", ".join(f"{count} x {kind}" for kind, count in card.devices.items())
+            if card.index in vgpu.result.untouched:
+                devices = "untouched (no entry lists it)"
             out.append(f"  GPU {card.index} ({card.model or 'unknown'}): {devices or 'no vGPUs'}")
         for error in vgpu.result.errors:
             out.append(f"  error: {error}")

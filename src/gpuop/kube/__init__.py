@@ -29,6 +29,9 @@ ClusterPolicy = create_global_resource(
 KubeVirt = create_namespaced_resource(
     group="kubevirt.io", version="v1", kind="KubeVirt", plural="kubevirts"
 )
+HyperConverged = create_namespaced_resource(
+    group="hco.kubevirt.io", version="v1beta1", kind="HyperConverged", plural="hyperconvergeds"
+)
 VirtualMachineInstance = create_namespaced_resource(
     group="kubevirt.io",
     version="v1",
@@ -46,6 +49,7 @@ __all__ = [
     "ApiError",
     "ClusterPolicy",
     "ConnectionSettings",
+    "HyperConverged",
     "KubeError",
     "KubeVirt",
     "PatchType",

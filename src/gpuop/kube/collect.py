@@ -1,8 +1,9 @@
 """Read what `gpuop check` needs from a live cluster, as plain dicts.
 
-`collect(client)` lists Nodes, ClusterPolicies, KubeVirt CRs (when the CRD exists), the
-pods and VMIs that ask for NVIDIA resources, the operand DaemonSets and their pods, the
-vGPU config ConfigMap the ClusterPolicy names, and recent Events about those objects.
+`collect(client)` lists Nodes, ClusterPolicies, KubeVirt and OpenShift's HyperConverged CRs
+(when their CRDs exist), the pods and VMIs that ask for NVIDIA resources, the operand
+DaemonSets and their pods, the vGPU config ConfigMap the ClusterPolicy names, and recent
+Events about those objects.
 Kinds whose CRD is not installed, or that the account may not list, are reported as
 skipped instead of failing the whole collection. `gpuop collect` writes the result as a
 bundle directory (one JSON file per kind, see `BUNDLE_FILES`) that `gpuop check DIR` reads.
@@ -21,7 +22,7 @@ from lightkube.resources.apps_v1 import DaemonSet
 from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
 
 from gpuop.catalog import operand_table
-from gpuop.kube import ClusterPolicy, KubeVirt, VirtualMachineInstance
+from gpuop.kube import ClusterPolicy, HyperConverged, KubeVirt, VirtualMachineInstance
 
 ALL_NAMESPACES = "*"
 RESOURCE_PREFIX = "nvidia.com/"
@@ -31,6 +32,7 @@ BUNDLE_FILES: Mapping[str, tuple[str, str]] = {
     "Node": ("nodes.json", "v1"),
     "ClusterPolicy": ("clusterpolicies.json", "nvidia.com/v1"),
     "KubeVirt": ("kubevirts.json", "kubevirt.io/v1"),
+    "HyperConverged": ("hyperconvergeds.json", "hco.kubevirt.io/v1beta1"),
     "VirtualMachineInstance": ("virtualmachineinstances.json", "kubevirt.io/v1"),
     "Pod": ("pods.json", "v1"),
     "DaemonSet": ("daemonsets.json", "apps/v1"),
@@ -167,6 +169,7 @@ def collect(
     result.objects["ClusterPolicy"] = policies
     kubevirts = listed("KubeVirt", KubeVirt, True)
     result.objects["KubeVirt"] = kubevirts or []
+    result.objects["HyperConverged"] = listed("HyperConverged", HyperConverged, True) or []
     vmis = listed("VirtualMachineInstance", VirtualMachineInstance, True) or []
     result.objects["VirtualMachineInstance"] = [vmi for vmi in vmis if _uses_devices(vmi)]
     pods = listed("Pod", Pod, True) or []
@@ -182,7 +185,7 @@ def collect(
     events = listed("Event", Event, True) or []
     wanted = {
         (obj.get("kind"), _get(obj, "metadata", "namespace") or "", _get(obj, "metadata", "name"))
-        for kind in ("Pod", "VirtualMachineInstance", "DaemonSet", "KubeVirt")
+        for kind in ("Pod", "VirtualMachineInstance", "DaemonSet", "KubeVirt", "HyperConverged")
         for obj in result.objects.get(kind, [])
     }
     node_names = {_get(node, "metadata", "name") for node in nodes}

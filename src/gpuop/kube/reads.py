@@ -2,7 +2,7 @@
 
 `read_cluster(client)` lists every Node and every Pod (all namespaces: the scheduler counts
 all of them), the KubeVirt CRs, the VirtualMachineInstances and, when asked, the
-VirtualMachines. Kinds whose CRD is not installed, or that the account may not list, are
+VirtualMachines and OpenShift's HyperConverged CRs. Kinds whose CRD is not installed, or that the account may not list, are
 reported as skipped; Nodes and Pods are required, so failing to list them is a `ReadError`.
 Every object gets its `kind` (list responses omit it).
 """
@@ -18,7 +18,7 @@ from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import create_namespaced_resource
 from lightkube.resources.core_v1 import Node, Pod
 
-from gpuop.kube import KubeVirt, VirtualMachineInstance
+from gpuop.kube import HyperConverged, KubeVirt, VirtualMachineInstance
 
 __all__ = [
     "REQUIRED_KINDS",
@@ -43,6 +43,7 @@ _RESOURCES: Mapping[str, tuple[Any, bool]] = {
     "Node": (Node, False),
     "Pod": (Pod, True),
     "KubeVirt": (KubeVirt, True),
+    "HyperConverged": (HyperConverged, True),
     "VirtualMachineInstance": (VirtualMachineInstance, True),
     "VirtualMachine": (VirtualMachine, True),
 }

@@ -34,6 +34,7 @@ from gpuop.naming import (
     RESOURCE_PREFIX,
     PciDatabase,
     mdev_type_name,
+    normalise_pci_name_kata,
     passthrough_resource,
     vgpu_resource,
 )
@@ -146,6 +147,8 @@ class VgpuPlan:
                 {"index": card.index, "model": card.model, "devices": card.devices}
                 for card in self.result.cards
             ],
+            # Only when some card is listed by no entry (its devices are left as they are).
+            **({"untouched_cards": list(self.result.untouched)} if self.result.untouched else {}),
             "totals": self.result.totals,
         }
 
@@ -439,6 +442,22 @@ def _passthrough_resources(
     return counts, notices
 
 
+def _kata_resources(cards: tuple[GpuCard, ...], pci_db: PciDatabase, alias: str) -> dict[str, int]:
+    """The Kata sandbox plugin's names: `nvidia.com/<alias>`, or by model when it is empty.
+
+    With `P_GPU_ALIAS=""` each device id registers under its pci.ids name, normalised as
+    the kubevirt plugin does but keeping `-`; an unknown id is `UNKNOWN_DEVICE`.
+    """
+    if alias:
+        return {RESOURCE_PREFIX + alias: len(cards)}
+    counts: dict[str, int] = {}
+    for card in cards:
+        pci_name = pci_db.name_of(card.device_id) if card.device_id else None
+        suffix = normalise_pci_name_kata(pci_name) if pci_name else "UNKNOWN_DEVICE"
+        counts[RESOURCE_PREFIX + suffix] = counts.get(RESOURCE_PREFIX + suffix, 0) + 1
+    return counts
+
+
 def _other_kind_resources(
     cards: tuple[GpuCard, ...], pci_db: PciDatabase, keep: set[str]
 ) -> tuple[str, ...]:
@@ -550,6 +569,8 @@ def plan(
     advertises = {}
     # Names an operand here advertises, counted or not: never in must-not-advertise.
     expected: set[str] = set()
+    # Names that may be advertised without being expected (cards a vGPU config leaves alone).
+    allowed: set[str] = set()
     vgpu_plan = None
     config = workload.config
     if config == "container":
@@ -574,9 +595,10 @@ def plan(
                     )
                 )
         elif "kata-sandbox-device-plugin" in running:
-            expected.add(KATA_RESOURCE)
+            counts = _kata_resources(cards, database, policy.kata_gpu_alias)
+            expected.update(counts)
             if inventory.count_known:
-                advertises[KATA_RESOURCE] = len(cards)
+                advertises.update(counts)
     elif config == "vm-vgpu":
         label_config = final_labels.get(VGPU_CONFIG_LABEL)
         config_name = label_config or policy.vgpu_default_config
@@ -589,10 +611,26 @@ def plan(
         vgpu_plan = VgpuPlan(config_name, source, result)
         for error in result.errors:
             notices.append(Notice("VgpuConfigInfeasible", "error", f"{config_name}: {error}"))
+        if result.untouched:
+            shown = ", ".join(str(index) for index in result.untouched)
+            notices.append(
+                Notice(
+                    "VgpuCardsUntouched",
+                    "info",
+                    f"no entry of vGPU config {config_name} lists GPU {shown}: the vGPU device"
+                    " manager leaves its vGPU devices as they are, so they are not predicted",
+                )
+            )
         if "sandbox-device-plugin" in running:
             expected.update(result.resources())
             if inventory.count_known:
                 advertises.update(result.resources())
+            for card in cards:
+                if card.index in result.untouched:
+                    # Whatever type it already holds may stay: never "must not advertise".
+                    known = Card(card.index, card.device_id or "", model=card.model).vgpu_types()
+                    for vgpu_type in known[1] if known else ():
+                        allowed.add(vgpu_resource(mdev_type_name(vgpu_type)))
         if "vgpu-manager" not in running and "vgpu-device-manager" in running:
             notices.append(
                 Notice(
@@ -605,7 +643,7 @@ def plan(
     held = [op for op in operands if op.status == "held"]
     for op in held:
         notices.append(Notice("OperandHeld", "info", f"{op.name} does not run: {op.detail}"))
-    must_not = _other_kind_resources(cards, database, set(advertises) | expected)
+    must_not = _other_kind_resources(cards, database, set(advertises) | expected | allowed)
     if config != "container":
         must_not = tuple(sorted(set(must_not) | {CONTAINER_RESOURCE}))
     return NodePlan(

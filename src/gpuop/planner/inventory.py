@@ -29,6 +29,7 @@ what the checker's count rules report (GPU205, GPU206).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -145,6 +146,10 @@ class Evidence:
     device_ids: tuple[str, ...] = ()
     model: str | None = None
     note: str | None = None
+    # For advertised resources: which plugin's kind (vgpu, passthrough, kata), and the
+    # resources counted together in this one (several vGPU types or GPU models).
+    plugin: str | None = None
+    parts: tuple[Evidence, ...] = ()
 
     def implies(self) -> str:
         what = self.model or "/".join(f"10de:{d}" for d in self.device_ids) or "GPUs"
@@ -353,7 +358,7 @@ def _advertised_evidence(
             if per_card and total % per_card == 0:
                 cards = total // per_card
                 note = f"{per_card} {vgpu_type} per card"
-                evidence.append(Evidence("advertised", signal, cards, devices, model, note))
+                evidence.append(Evidence("advertised", signal, cards, devices, model, note, "vgpu"))
             else:
                 problems.append(
                     InventoryProblem(
@@ -369,21 +374,33 @@ def _advertised_evidence(
         if total > MAX_GPUS_PER_NODE:
             continue  # a whole-card resource: more than any node holds is garbage
         if resource == KATA_RESOURCE:
-            evidence.append(Evidence("advertised", signal, total, (), None, "Kata passthrough"))
+            evidence.append(
+                Evidence("advertised", signal, total, (), None, "Kata passthrough", "kata")
+            )
             continue
         if _RAW_DEVICE_ID.match(suffix):
             device = suffix.lower()
             evidence.append(
-                Evidence("advertised", signal, total, (device,), _model_name(device), "raw PCI id")
+                Evidence(
+                    "advertised",
+                    signal,
+                    total,
+                    (device,),
+                    _model_name(device),
+                    "raw PCI id",
+                    "passthrough",
+                )
             )
             continue
         named = reverse.get(resource, ())
         if named:
             known = _model_name(named[0]) if len(named) == 1 else None
-            evidence.append(Evidence("advertised", signal, total, named, known, None))
+            evidence.append(
+                Evidence("advertised", signal, total, named, known, None, "passthrough")
+            )
         elif classify_resource(resource) == "passthrough":
             note = f"a name no device has in pci.ids {database.version or ''}".rstrip()
-            evidence.append(Evidence("advertised", signal, total, (), None, note))
+            evidence.append(Evidence("advertised", signal, total, (), None, note, "passthrough"))
     return evidence, problems
 
 
@@ -496,7 +513,8 @@ def learn_inventory(
         capacity or {}, allocatable, database, labels, vgpu_config, default_vgpu_config
     )
     problems.extend(advertised_problems)
-    evidence.extend(_merge_advertised(advertised))
+    configured = _types_on_every_card(labels, vgpu_config, default_vgpu_config)
+    evidence.extend(_merge_advertised(advertised, configured))
     evidence.extend(_label_evidence(labels))
 
     counted = [item for item in evidence if item.count is not None]
@@ -512,10 +530,7 @@ def learn_inventory(
         return Inventory(hinted, "annotation", True, problem, tuple(evidence), tuple(problems))
     if counted:
         best = counted[0]
-        assert best.count is not None
-        cards = _cards_from(best, best.count)
-        if best.source == "advertised":
-            cards = _advertised_cards(advertised) or cards
+        cards = _cards_of_evidence(best)
         return Inventory(cards, best.source, True, problem, tuple(evidence), tuple(problems))
     described = next((item for item in evidence if item.device_ids or item.model), None)
     if described is not None:
@@ -530,33 +545,74 @@ def learn_inventory(
     return Inventory((), "none", False, problem, tuple(evidence), tuple(problems))
 
 
-def _merge_advertised(advertised: list[Evidence]) -> list[Evidence]:
-    """Advertised signals as evidence: several resources of one node count together."""
-    counted = [item for item in advertised if item.count is not None]
-    if len(counted) <= 1:
-        return advertised
-    kinds = {item.note == "Kata passthrough" for item in counted}
-    models = {item.device_ids for item in counted}
-    if len(models) == 1 and len(kinds) == 1:
-        # The same cards advertised twice (a passthrough name and a vGPU type left over):
-        # each is evidence of its own, and a count mismatch between them is a conflict.
-        return advertised
-    total = sum(item.count or 0 for item in counted)
-    signal = ", ".join(item.signal for item in counted)
-    devices = tuple(sorted({d for item in counted for d in item.device_ids}))
-    merged = Evidence("advertised", signal, total, devices, None, "several GPU models")
-    return [merged, *(item for item in advertised if item.count is None)]
+def _types_on_every_card(
+    labels: Mapping[str, str], vgpu_config: VgpuConfigFile | None, default_config: str | None
+) -> frozenset[str]:
+    """The vGPU types the node's config gives, when it reaches every card (`devices: all`)."""
+    name = labels.get(VGPU_CONFIG_LABEL) or default_config
+    entries = vgpu_config.vgpu_configs.get(name or "") if vgpu_config is not None else None
+    if not entries or any(entry.devices != "all" for entry in entries):
+        return frozenset()
+    return frozenset(t for entry in entries for t in entry.vgpu_devices)
 
 
-def _advertised_cards(advertised: list[Evidence]) -> tuple[GpuCard, ...]:
-    """One card per advertised device, per model, when several models are advertised."""
-    counted = [item for item in advertised if item.count is not None]
-    if len({item.device_ids for item in counted}) <= 1:
-        return ()
+def _merge_advertised(
+    advertised: list[Evidence], configured: frozenset[str] = frozenset()
+) -> list[Evidence]:
+    """Advertised signals as evidence; the resources of one plugin count together.
+
+    Each card holds one vGPU type (equal-size mode) and each passthrough name is one model,
+    so several resources of one plugin are different cards and their counts add up. One
+    plugin's resources against another's (a passthrough name beside a vGPU type left over)
+    stay apart: each is evidence of its own.
+    """
+    groups: dict[str, list[Evidence]] = {}
+    for item in advertised:
+        if item.count is not None:
+            groups.setdefault(item.plugin or "", []).append(item)
+    leftovers: list[Evidence] = []
+    vgpu = groups.get("vgpu", [])
+    current = [item for item in vgpu if _vgpu_type_of(item) in configured]
+    if current and len(vgpu) > len(current):
+        # The config gives every card its types: other types are left over, not more cards.
+        groups["vgpu"] = current
+        leftovers = [
+            dataclasses.replace(item, count=None, note="not what the config gives")
+            for item in vgpu
+            if item not in current
+        ]
+    merged: list[Evidence] = []
+    for plugin, items in groups.items():
+        if len(items) == 1:
+            merged.append(items[0])
+            continue
+        total = sum(item.count or 0 for item in items)
+        signal = ", ".join(item.signal for item in items)
+        devices = tuple(sorted({d for item in items for d in item.device_ids}))
+        models = {item.model for item in items}
+        model = models.pop() if len(models) == 1 else None
+        note = "several vGPU types" if plugin == "vgpu" else "several GPU models"
+        merged.append(
+            Evidence("advertised", signal, total, devices, model, note, plugin, tuple(items))
+        )
+    return merged + leftovers + [item for item in advertised if item.count is None]
+
+
+def _vgpu_type_of(item: Evidence) -> str | None:
+    resource = item.signal.split(":", 1)[0]
+    return vgpu_type_of_resource(resource)
+
+
+def _cards_of_evidence(evidence: Evidence) -> tuple[GpuCard, ...]:
+    """The cards a counted signal stands for (one run of cards per part when merged)."""
+    if not evidence.parts:
+        return _cards_from(evidence, evidence.count or 0)
     cards: list[GpuCard] = []
-    for item in counted:
-        for card in _cards_from(item, item.count or 0):
-            cards.append(GpuCard(len(cards), card.device_id, model=card.model))
+    for part in evidence.parts:
+        for card in _cards_from(part, part.count or 0):
+            cards.append(
+                GpuCard(len(cards), card.device_id, model=card.model, memory_mib=card.memory_mib)
+            )
     return tuple(cards)
 
 

@@ -18,11 +18,13 @@ import yaml
 from pydantic import ValidationError
 
 from gpuop.catalog import Operand, SandboxMode, WorkloadConfig, operand_table
-from gpuop.policy.models import ClusterPolicy, ComponentSpec
+from gpuop.policy.models import ClusterPolicy, ComponentSpec, MigManagerSpec
 
 DEFAULT_RUNTIME_CLASS = "nvidia"
 DEFAULT_VGPU_CONFIG = "default"
 DEFAULT_MIG_CONFIG = "all-disabled"
+# The Kata sandbox device plugin's resource name for every GPU unless `P_GPU_ALIAS` is set.
+DEFAULT_KATA_GPU_ALIAS = "pgpu"
 
 
 class PolicyError(ValueError):
@@ -79,6 +81,8 @@ class ResolvedPolicy:
     vgpu_default_config: str
     vgpu_config_map: str | None
     warnings: tuple[str, ...]
+    # `P_GPU_ALIAS` of the Kata sandbox device plugin; "" means GPUs are named by model.
+    kata_gpu_alias: str = DEFAULT_KATA_GPU_ALIAS
 
     @property
     def name(self) -> str:
@@ -163,6 +167,28 @@ class ResolvedPolicy:
         return f"{defaults.repository}/{defaults.image}:{version_default}"
 
 
+def _mig_default_config(mig_manager: MigManagerSpec | None) -> str:
+    """`migManager.config.default` as the API server stores it.
+
+    The CRD defaults `config.default` to `all-disabled` only inside a `config` object, so
+    no `config` means no default (and no `nvidia.com/mig.config` label), and `default: ""`
+    is how users opt out of the MIG default.
+    """
+    if mig_manager is None or mig_manager.config is None:
+        return ""
+    default = mig_manager.config.default
+    return DEFAULT_MIG_CONFIG if default is None else default
+
+
+def _kata_gpu_alias(plugin: ComponentSpec | None) -> str:
+    """The Kata plugin's `P_GPU_ALIAS`: unset gives `pgpu`, `""` model-specific names."""
+    alias = DEFAULT_KATA_GPU_ALIAS
+    for variable in plugin.env if plugin and plugin.env else []:
+        if variable.name == "P_GPU_ALIAS":
+            alias = variable.value or ""  # the last of duplicate names wins, as in a pod
+    return alias
+
+
 def _resolve(policy: ClusterPolicy) -> ResolvedPolicy:
     spec = policy.spec
     sandbox = spec.sandboxWorkloads
@@ -194,11 +220,7 @@ def _resolve(policy: ClusterPolicy) -> ResolvedPolicy:
         cdi_enabled=cdi_enabled,
         nri_plugin_enabled=nri,
         mig_strategy=(spec.mig.strategy if spec.mig and spec.mig.strategy else "single"),
-        mig_manager_default_config=(
-            mig_manager.config.default
-            if mig_manager and mig_manager.config and mig_manager.config.default
-            else DEFAULT_MIG_CONFIG
-        ),
+        mig_manager_default_config=_mig_default_config(mig_manager),
         vgpu_default_config=(
             vgpu_dm.config.default
             if vgpu_dm and vgpu_dm.config and vgpu_dm.config.default
@@ -206,6 +228,7 @@ def _resolve(policy: ClusterPolicy) -> ResolvedPolicy:
         ),
         vgpu_config_map=(vgpu_dm.config.name if vgpu_dm and vgpu_dm.config else None),
         warnings=tuple(warnings),
+        kata_gpu_alias=_kata_gpu_alias(spec.kataSandboxDevicePlugin),
     )
 
 

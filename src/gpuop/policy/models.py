@@ -222,8 +222,18 @@ class MigSpec(Spec):
     strategy: Literal["none", "single", "mixed"] | None = None
 
 
+class MigConfigRef(Spec):
+    """Custom mig-parted configuration for the MIG manager."""
+
+    name: Name | None = None
+    # Upstream's CRD default, applied by the API server once `config` is set. Its enum
+    # (`all-disabled` or `""`) is not enforced: another value writes no mig.config label,
+    # as upstream's operator compares with `all-disabled`.
+    default: Name | None = Field(default=None, json_schema_extra={"default": "all-disabled"})
+
+
 class MigManagerSpec(ComponentSpec):
-    config: ConfigRef | None = None
+    config: MigConfigRef | None = None
     gpuClientsConfig: NamedConfig | None = None
 
 

@@ -171,6 +171,9 @@ class VgpuApplyResult:
     cards: tuple[CardResult, ...]
     errors: tuple[str, ...]
     totals: dict[str, int] = field(default_factory=dict)
+    # Cards no entry of the config reaches: the device manager leaves their vGPU devices
+    # as they are, so what they hold is not known from the config (`totals` omits them).
+    untouched: tuple[int, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -241,23 +244,28 @@ def apply_vgpu_config(
     results: list[CardResult] = []
     errors: list[str] = []
     totals: dict[str, int] = {}
+    untouched: list[int] = []
     for position, card in enumerate(ordered):
         desired: dict[str, int] | None = None
         chosen: int | None = None
+        matched = False
         for number, entry in enumerate(entries):
             if not _entry_matches(entry, card, position):
                 continue
+            matched = True
             problem = _card_problem(card, entry.vgpu_devices)
             if problem is not None:
                 errors.append(problem)
                 break
             desired, chosen = dict(entry.vgpu_devices), number
+        if not matched:
+            untouched.append(card.index)
         board_types = card.vgpu_types()
         board = board_types[0] if board_types else card.model
         results.append(CardResult(card.index, board, desired or {}, chosen))
         for name, count in (desired or {}).items():
             totals[name] = totals.get(name, 0) + count
-    return VgpuApplyResult(config_name, tuple(results), tuple(errors), totals)
+    return VgpuApplyResult(config_name, tuple(results), tuple(errors), totals, tuple(untouched))
 
 
 @cache

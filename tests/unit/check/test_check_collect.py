@@ -13,7 +13,7 @@ from lightkube.resources.apps_v1 import DaemonSet
 from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
 
 from gpuop.check import run_checks
-from gpuop.kube import ClusterPolicy, KubeVirt, VirtualMachineInstance
+from gpuop.kube import ClusterPolicy, HyperConverged, KubeVirt, VirtualMachineInstance
 from gpuop.kube.collect import CollectError, collect
 
 NOW = datetime(2026, 8, 1, 10, 30, tzinfo=UTC)
@@ -42,6 +42,7 @@ class FakeClient:
             ConfigMap: "ConfigMap",
             ClusterPolicy: "ClusterPolicy",
             KubeVirt: "KubeVirt",
+            HyperConverged: "HyperConverged",
             VirtualMachineInstance: "VirtualMachineInstance",
         }[res]
 
@@ -121,6 +122,21 @@ def test_missing_crds_are_skipped_not_fatal() -> None:
     collected = collect(client, now=NOW)
     assert ("KubeVirt", "the CRD is not installed") in collected.skipped
     assert collected.objects["KubeVirt"] == []
+
+
+def test_hyperconverged_is_collected_and_skipped_when_not_served() -> None:
+    hco = {
+        "apiVersion": "hco.kubevirt.io/v1beta1",
+        "kind": "HyperConverged",
+        "metadata": {"name": "kubevirt-hyperconverged", "namespace": "openshift-cnv"},
+        "spec": {"permittedHostDevices": {"pciHostDevices": []}},
+    }
+    collected = collect(FakeClient([*_cluster_objects(), hco]), now=NOW)
+    assert collected.objects["HyperConverged"] == [hco]
+    assert hco in collected.all_objects()
+    missing = collect(FakeClient(_cluster_objects(), missing=(HyperConverged,)), now=NOW)
+    assert ("HyperConverged", "the CRD is not installed") in missing.skipped
+    assert missing.objects["HyperConverged"] == []
 
 
 def test_unreachable_cluster_raises_collect_error() -> None:

@@ -60,7 +60,8 @@ def test_every_drift_is_found_on_the_drifted_node_only(kind: str) -> None:
     report = _report(f"drift-{kind}")
     on_nodes = {f.node for f in report.findings if f.node}
     assert on_nodes == {node}, [f.subject for f in report.findings]
-    assert report.exit_code == 1
+    # A node that lost its NFD labels still has GPUs: a warning and a note, not an error.
+    assert report.exit_code == (0 if kind == "non-gpu-advertising" else 1)
 
 
 def test_the_nine_simulator_drift_kinds_are_covered() -> None:

@@ -46,6 +46,24 @@ def test_time_slicing_replicas_multiply_the_container_count() -> None:
     assert _codes([policy, node]) == {("GPU205", "Node/ts-1")}
 
 
+@pytest.mark.parametrize("advertised", ["0", "2"])
+def test_zero_replicas_means_no_whole_gpus_not_one(advertised: str) -> None:
+    """GFD writes gpu.replicas=0 for MIG-enabled GPUs: no whole GPU is expected."""
+    policy, node = _lab_node("mig-0", "container")
+    node["metadata"]["labels"]["nvidia.com/gpu.replicas"] = "0"
+    _set(node, "nvidia.com/gpu", advertised)
+    assert _codes([policy, node]) == set()
+
+
+def test_replicas_label_parse() -> None:
+    from gpuop.check.nodes import gfd_replicas
+
+    assert gfd_replicas({"nvidia.com/gpu.replicas": "0"}) == 0
+    assert gfd_replicas({"nvidia.com/gpu.replicas": "4"}) == 4
+    assert gfd_replicas({"nvidia.com/gpu.replicas": "x"}) is None
+    assert gfd_replicas({}) is None
+
+
 def test_mig_resources_are_not_counted_as_whole_gpus() -> None:
     policy, node = _lab_node("mig-1", "container")
     _set(node, "nvidia.com/gpu", "0")
@@ -123,6 +141,108 @@ def test_non_gpu_node_with_a_deploy_label_only() -> None:
     node, _ = corpus_gen.node_object("cpu-1", corpus_gen.resolved(policy), model=None)
     node["metadata"]["labels"]["nvidia.com/gpu.deploy.driver"] = "true"
     assert _codes([policy, node]) == {("GPU402", "Node/cpu-1")}
+
+
+def _device_plugin_pod(node: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "nvidia-device-plugin-daemonset-x1",
+            "namespace": "gpu-operator",
+            "ownerReferences": [{"kind": "DaemonSet", "name": "nvidia-device-plugin-daemonset"}],
+        },
+        "spec": {"nodeName": node},
+        "status": {"phase": "Running"},
+    }
+
+
+@pytest.mark.parametrize("evidence", ["advertised", "gpu-present", "plugin-pod"])
+def test_gpu_node_without_nfd_label_is_not_an_error(evidence: str) -> None:
+    """Advertised GPUs (with gpu.present or a device plugin pod, or alone) make a GPU node."""
+    policy = corpus_gen.lab_policy()
+    node, _ = corpus_gen.node_object("gpu-1", corpus_gen.resolved(policy), model=None)
+    _set(node, "nvidia.com/gpu", "2")
+    objects = [policy, node]
+    if evidence == "gpu-present":
+        node["metadata"]["labels"]["nvidia.com/gpu.present"] = "true"
+    if evidence == "plugin-pod":
+        objects.append(_device_plugin_pod("gpu-1"))
+    report = run_checks(objects)
+    assert report.exit_code == 0
+    (finding,) = [f for f in report.findings if f.code == "GPU401"]
+    assert finding.severity == "info"
+    assert "advertises nvidia.com/gpu: 2" in finding.message
+    if evidence == "gpu-present":
+        assert "nvidia.com/gpu.present=true" in finding.message
+    if evidence == "plugin-pod":
+        assert "nvidia-device-plugin-daemonset-x1" in finding.message
+
+
+@pytest.mark.parametrize("alias", [None, ""])
+def test_kata_node_names_follow_the_gpu_alias(alias: str | None) -> None:
+    """The Kata plugin advertises nvidia.com/pgpu, or model names with P_GPU_ALIAS=""."""
+    policy = corpus_gen.policy_object(sandbox=True)
+    policy["spec"]["sandboxWorkloads"]["mode"] = "kata"
+    if alias is not None:
+        policy["spec"]["kataSandboxDevicePlugin"] = {
+            "enabled": True,
+            "env": [{"name": "P_GPU_ALIAS", "value": alias}],
+        }
+    node, _ = corpus_gen.node_object(
+        "kata-1", corpus_gen.resolved(policy), workload="vm-passthrough"
+    )
+    for resource in list(node["status"]["allocatable"]):
+        if resource.startswith("nvidia.com/"):
+            _set(node, resource, None)
+    model_name, other = "nvidia.com/GA102GL_A10", "nvidia.com/pgpu"
+    if alias is None:
+        model_name, other = other, model_name
+    _set(node, model_name, "2")
+    assert _codes([policy, node]) == set()
+    _set(node, model_name, None)
+    _set(node, other, "2")
+    assert ("GPU201", "Node/kata-1") in _codes([policy, node])
+
+
+def _custom_vgpu_cluster(advertised: dict[str, str]) -> list[Obj]:
+    """A vm-vgpu node whose custom vGPU config lists only GPU 0 of its two A10s."""
+    policy, node = _lab_node("vg-1", "vm-vgpu")
+    policy["spec"]["vgpuDeviceManager"] = {"enabled": True, "config": {"name": "custom-vgpu"}}
+    node["metadata"]["labels"]["nvidia.com/vgpu.config"] = "only-first"
+    for resource in list(node["status"]["allocatable"]):
+        if resource.startswith("nvidia.com/"):
+            _set(node, resource, None)
+    for resource, value in advertised.items():
+        _set(node, resource, value)
+    document = {
+        "version": "v1",
+        "vgpu-configs": {"only-first": [{"devices": [0], "vgpu-devices": {"A10-24Q": 1}}]},
+    }
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "custom-vgpu", "namespace": "gpu-operator"},
+        "data": {"config.yaml": json.dumps(document)},
+    }
+    return [policy, node, configmap]
+
+
+@pytest.mark.parametrize(
+    "advertised",
+    [
+        {"nvidia.com/NVIDIA_A10-24Q": "1"},  # GPU 1 holds nothing
+        {"nvidia.com/NVIDIA_A10-24Q": "2"},  # GPU 1 kept an A10-24Q from before
+        {"nvidia.com/NVIDIA_A10-24Q": "1", "nvidia.com/NVIDIA_A10-12Q": "2"},  # or two 12Q
+    ],
+)
+def test_unlisted_gpus_keep_their_vgpu_devices(advertised: dict[str, str]) -> None:
+    assert _codes(_custom_vgpu_cluster(advertised)) == set()
+
+
+def test_listed_gpus_are_still_checked() -> None:
+    codes = _codes(_custom_vgpu_cluster({"nvidia.com/NVIDIA_A10-12Q": "2"}))
+    assert ("GPU207", "Node/vg-1") in codes or ("GPU203", "Node/vg-1") in codes
 
 
 # --- labels and states -------------------------------------------------------------------
@@ -243,6 +363,97 @@ def test_kubevirt_modern_mdev_setting_and_unknown_version() -> None:
     report = run_checks(cluster.objects())
     assert report.codes() == set()
     assert any(skip.check == "kubevirt-gpu-gate" for skip in report.skipped)
+
+
+def test_other_providers_permitted_devices_are_not_blamed_on_nvidia() -> None:
+    """GPU503/GPU508 are about NVIDIA's plugin; KubeVirt's or Intel's entries are not."""
+    cluster = corpus_gen.lab()
+    assert cluster.kubevirt is not None
+    permitted = cluster.kubevirt["spec"]["configuration"]["permittedHostDevices"]
+    permitted["pciHostDevices"] += [
+        {"pciVendorSelector": "8086:4940", "resourceName": "intel.com/qat"},
+        # An NVIDIA card served by KubeVirt's own device plugin under its own name.
+        {"pciVendorSelector": "10DE:1EB8", "resourceName": "devices.kubevirt.io/t4"},
+    ]
+    permitted["mediatedDevices"] += [
+        {"mdevNameSelector": "i915-GVTg_V5_4", "resourceName": "intel.com/U630"},
+        {
+            "mdevNameSelector": "i915-GVTg_V5_8",
+            "resourceName": "intel.com/U630-8",
+            "externalResourceProvider": False,
+        },
+    ]
+    assert _codes(cluster.objects()) == set()
+    permitted["mediatedDevices"][0].pop("externalResourceProvider")
+    assert _codes(cluster.objects()) == {("GPU503", "KubeVirt/kubevirt/kubevirt")}
+
+
+def _without_policy(cluster: Any) -> list[Obj]:
+    return [obj for obj in cluster.objects() if obj.get("kind") != "ClusterPolicy"]
+
+
+def test_missing_policy_checks_vm_nodes_as_sandbox_nodes() -> None:
+    """No ClusterPolicy: vm-* nodes are not container nodes by assumption (no errors)."""
+    report = run_checks(_without_policy(corpus_gen.lab()))
+    assert report.codes() == {("GPU001", "ClusterPolicy/(default)")}
+    (finding,) = report.findings
+    assert finding.severity == "info"
+    assert (
+        "lab-2, lab-3" in finding.message and "as if sandbox workloads were on" in finding.message
+    )
+
+
+def test_missing_policy_drift_on_a_vm_node_is_at_most_a_warning() -> None:
+    cluster = corpus_gen.lab()
+    _set(cluster.nodes["lab-3"], "nvidia.com/NVIDIA_A10-12Q", "3")
+    report = run_checks(_without_policy(cluster))
+    assert ("GPU107", "Node/lab-3") in report.codes()
+    assert report.exit_code == 0
+    (finding,) = [f for f in report.findings if f.code == "GPU107"]
+    assert finding.severity == "warning"
+    assert "no ClusterPolicy" in finding.message
+    # With the policy in the input the same drift is an error.
+    assert run_checks(cluster.objects()).exit_code == 1
+
+
+def test_missing_policy_container_nodes_keep_their_severities() -> None:
+    cluster = corpus_gen.lab()
+    _set(cluster.nodes["lab-1"], "nvidia.com/gpu", "9")
+    report = run_checks(_without_policy(cluster))
+    (finding,) = [f for f in report.findings if f.code == "GPU205"]
+    assert finding.severity == "error"
+
+
+def _hyperconverged(permitted: Obj) -> Obj:
+    return {
+        "apiVersion": "hco.kubevirt.io/v1beta1",
+        "kind": "HyperConverged",
+        "metadata": {"name": "kubevirt-hyperconverged", "namespace": "openshift-cnv"},
+        "spec": {"permittedHostDevices": permitted},
+    }
+
+
+def test_hyperconverged_permitted_devices_are_the_source_of_truth() -> None:
+    cluster = corpus_gen.lab()
+    assert cluster.kubevirt is not None
+    permitted = copy.deepcopy(cluster.kubevirt["spec"]["configuration"]["permittedHostDevices"])
+    # HCO owns the KubeVirt CR: with HCO's list complete, KubeVirt's own copy does not count.
+    del cluster.kubevirt["spec"]["configuration"]["permittedHostDevices"]
+    objects = cluster.objects()
+    assert ("GPU507", "KubeVirt/kubevirt/kubevirt") in _codes(objects)
+    assert _codes([*objects, _hyperconverged(permitted)]) == set()
+    # HCO's list is read even without a KubeVirt CR in the input.
+    without_kubevirt = [o for o in objects if o.get("kind") != "KubeVirt"]
+    report = run_checks([*without_kubevirt, _hyperconverged(permitted)])
+    assert report.codes() == set()
+    assert any(skip.check == "kubevirt-gates" for skip in report.skipped)
+    # Findings about HCO's list name the HyperConverged CR and its field.
+    permitted.pop("mediatedDevices")
+    report = run_checks([*objects, _hyperconverged(permitted)])
+    subject = "HyperConverged/openshift-cnv/kubevirt-hyperconverged"
+    assert ("GPU501", subject) in report.codes()
+    (finding,) = [f for f in report.findings if f.code == "GPU501"]
+    assert "spec.permittedHostDevices.mediatedDevices of the HyperConverged CR" in finding.hint
 
 
 def test_kubevirt_versions() -> None:

@@ -187,6 +187,49 @@ def test_permitted_devices_errors(run: RunCli, args: tuple[str, ...], message: s
     assert message in error_line(run("kubevirt", "permitted-devices", *args))
 
 
+def hyperconverged_cr(permitted: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "hco.kubevirt.io/v1beta1",
+        "kind": "HyperConverged",
+        "metadata": {"name": "kubevirt-hyperconverged", "namespace": "openshift-cnv"},
+        "spec": {"permittedHostDevices": permitted},
+    }
+
+
+def test_patch_targets_the_hyperconverged_cr_and_keeps_its_entries(
+    run: RunCli, tmp_path: Path
+) -> None:
+    """On OpenShift HCO owns permittedHostDevices: the patch is for it, with its entries."""
+    other_pci = {"pciVendorSelector": "8086:1234", "resourceName": "intel.com/qat"}
+    path = tmp_path / "hco.json"
+    path.write_text(json.dumps(hyperconverged_cr({"pciHostDevices": [other_pci]})))
+    kubevirt_path = tmp_path / "kubevirt.json"
+    kubevirt_path.write_text(json.dumps(kubevirt_cr({"permittedHostDevices": {}})))
+    result = run("kubevirt", "permitted-devices", NODES, str(kubevirt_path), str(path))
+    assert result.code == 0
+    assert json.loads(result.stdout) == {
+        "spec": {
+            "permittedHostDevices": {
+                "pciHostDevices": [other_pci, PCI_ENTRY],
+                "mediatedDevices": [MDEV_ENTRY],
+            }
+        }
+    }
+    assert "HyperConverged kubevirt-hyperconverged owns KubeVirt's settings" in result.stderr
+    snippet = run("kubevirt", "permitted-devices", NODES, str(path), "--format", "snippet")
+    assert snippet.stdout.startswith("# under spec of the HyperConverged CR\n")
+
+
+def test_check_reads_the_hyperconverged_permitted_devices(run: RunCli, tmp_path: Path) -> None:
+    path = tmp_path / "hco.json"
+    path.write_text(json.dumps(hyperconverged_cr({"pciHostDevices": [PCI_ENTRY]})))
+    result = run("kubevirt", "check", NODES, str(path), "-o", "json")
+    codes = {(f["code"], f["kind"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("GPU501", "HyperConverged") in codes  # the vGPU resource is not in HCO's list
+    text_result = run("kubevirt", "check", NODES, str(path))
+    assert "HyperConverged openshift-cnv/kubevirt-hyperconverged" in text_result.stdout
+
+
 # --------------------------------------------------------------------------- check
 
 

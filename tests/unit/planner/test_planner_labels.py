@@ -29,7 +29,7 @@ from planner_builders import (
 )
 
 from gpuop.planner import decide_workload, gpu_detection, mig_capable, plan
-from gpuop.policy import default_policy
+from gpuop.policy import default_policy, parse_cluster_policy
 
 CONTAINER_KEYS = {
     "driver", "container-toolkit", "operator-validator", "device-plugin",
@@ -337,6 +337,18 @@ def test_mig_capable(labels: dict[str, str], capable: bool) -> None:
         ({MIG_CAPABLE: "true", **OPERANDS_OFF}, {}, "all-disabled"),  # opt-out does not stop it
         ({MIG_CAPABLE: "true", WORKLOAD: "vm-passthrough"}, {}, "all-disabled"),
         ({MIG_CAPABLE: "true", WORKLOAD: "vm-vgpu"}, {}, "all-disabled"),
+        (
+            {MIG_CAPABLE: "true"},
+            {"migManager": {"config": {"default": "all-disabled"}}},
+            "all-disabled",
+        ),
+        ({MIG_CAPABLE: "true"}, {"migManager": {"config": {"default": ""}}}, None),  # opted out
+        ({MIG_CAPABLE: "true"}, {"migManager": {"config": {"default": "other"}}}, None),
+        ({MIG_CAPABLE: "true"}, {"migManager": {"config": None}}, None),  # no config: no default
+        ({MIG_CAPABLE: "true"}, {"migManager": {"config": {}}}, "all-disabled"),  # CRD default
+        ({MIG_CAPABLE: "true"}, {"migManager": {"config": {"name": "custom"}}}, "all-disabled"),
+        ({MIG_CAPABLE: "true", MIG_CONFIG: ""}, {"migManager": {"config": {"default": ""}}}, ""),
+        ({MIG_CAPABLE: "true", **OPERANDS_OFF}, {"migManager": {"config": {"default": ""}}}, None),
     ],
 )
 def test_mig_config_default(
@@ -345,6 +357,19 @@ def test_mig_config_default(
     policy = sandbox_policy(**policy_blocks)  # type: ignore[arg-type]
     _, after = plan_labels(policy, {NFD: "true", **labels})
     assert after.get(MIG_CONFIG) == expected
+
+
+def test_no_mig_manager_block_writes_no_mig_config() -> None:
+    """Upstream compares `migManager.config.default` with `all-disabled`; nil is `""`."""
+    for spec in ({}, {"migManager": {}}, {"migManager": {"enabled": True}}):
+        policy = parse_cluster_policy({"spec": {"sandboxWorkloads": {"enabled": True}, **spec}})
+        _, after = plan_labels(policy, {NFD: "true", MIG_CAPABLE: "true"})
+        assert MIG_CONFIG not in after, spec
+
+
+def test_mig_config_default_needs_a_gpu_node() -> None:
+    _, after = plan_labels(make_policy(), {MIG_CAPABLE: "true"})
+    assert MIG_CONFIG not in after
 
 
 # --- the operand opt-out -----------------------------------------------------------------

@@ -159,6 +159,40 @@ def test_two_a10s_kata_passthrough() -> None:
     assert result.advertises == {"nvidia.com/pgpu": 2}
 
 
+def _kata_alias(value: str | None) -> dict[str, object]:
+    env = [] if value is None else [{"name": "P_GPU_ALIAS", "value": value}]
+    return {"env": env}
+
+
+def test_kata_with_an_empty_alias_names_gpus_by_model() -> None:
+    """`P_GPU_ALIAS=""`: the Kata plugin names each device id by model, keeping `-`."""
+    policy = sandbox_policy(mode="kata", kataSandboxDevicePlugin=_kata_alias(""))
+    assert policy.kata_gpu_alias == ""
+    result = plan(policy, gpu_node({WORKLOAD: "vm-passthrough"}))
+    assert result.advertises == {"nvidia.com/GA102GL_A10": 2}
+    assert "nvidia.com/pgpu" in result.must_not_advertise
+    database = PciDatabase.parse("10de  NVIDIA Corporation\n\t20b3  GA100 [A100-SXM-64GB]\n")
+    cards = [GpuCard(0, "20b3"), GpuCard(1, "20b3"), GpuCard(2, "abcd")]
+    facts = NodeFacts(
+        "n",
+        {NFD: "true", WORKLOAD: "vm-passthrough"},
+        {INVENTORY_ANNOTATION: encode_inventory(cards)},
+    )
+    assert plan(policy, facts, pci_db=database).advertises == {
+        "nvidia.com/GA100_A100-SXM-64GB": 2,
+        "nvidia.com/UNKNOWN_DEVICE": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "resource"), [(None, "pgpu"), ("pgpu", "pgpu"), ("gpu-x", "gpu-x")]
+)
+def test_kata_alias_names_every_gpu(value: str | None, resource: str) -> None:
+    policy = sandbox_policy(mode="kata", kataSandboxDevicePlugin=_kata_alias(value))
+    result = plan(policy, gpu_node({WORKLOAD: "vm-passthrough"}))
+    assert result.advertises == {f"nvidia.com/{resource}": 2}
+
+
 def test_policy_default_vgpu_config() -> None:
     policy = sandbox_policy(vgpuDeviceManager={"config": {"default": "A10-4Q"}})
     result = plan(policy, gpu_node({WORKLOAD: "vm-vgpu"}))
@@ -177,6 +211,24 @@ def test_custom_vgpu_config_file() -> None:
     )
     result = plan(sandbox_policy(), gpu_node({WORKLOAD: "vm-vgpu"}), vgpu_config=config)
     assert result.advertises == {"nvidia.com/NVIDIA_A10-24Q": 1}
+
+
+def test_cards_a_vgpu_config_does_not_list_are_left_untouched() -> None:
+    """Upstream's device manager leaves GPUs no entry reaches as they are; not emptied."""
+    config = parse_vgpu_config(
+        {
+            "version": "v1",
+            "vgpu-configs": {"custom": [{"devices": [0], "vgpu-devices": {"A10-24Q": 1}}]},
+        }
+    )
+    node_obj = gpu_node({WORKLOAD: "vm-vgpu", VGPU_CONFIG: "custom"})
+    result = plan(sandbox_policy(), node_obj, vgpu_config=config)
+    assert result.vgpu is not None
+    assert result.vgpu.result.untouched == (1,)
+    assert result.vgpu.result.ok
+    assert result.to_dict()["vgpu"]["untouched_cards"] == [1]
+    assert "nvidia.com/NVIDIA_A10-12Q" not in result.must_not_advertise
+    assert any(n.code == "VgpuCardsUntouched" for n in result.notices)
 
 
 # --- must not advertise -----------------------------------------------------------------

@@ -130,3 +130,12 @@ def test_bounds_and_special_types() -> None:
 def test_status_has_the_state_enum() -> None:
     status = schema()["properties"]["status"]
     assert status["properties"]["state"]["enum"] == ["ignored", "ready", "notReady"]
+
+
+def test_mig_manager_config_default_is_upstreams() -> None:
+    """As upstream's CRD: `config.default` defaults to `all-disabled`, `config` itself not."""
+    mig_manager = spec_schema()["properties"]["migManager"]
+    config = mig_manager["properties"]["config"]
+    assert "default" not in config
+    assert config["properties"]["default"]["default"] == "all-disabled"
+    assert "default" not in config["properties"]["name"]

@@ -255,7 +255,7 @@ def test_empty_spec_resolves_to_the_go_nil_defaults() -> None:
     assert resolved.runtime_class == "nvidia"
     assert resolved.cdi_enabled and not resolved.nri_plugin_enabled
     assert resolved.mig_strategy == "single"
-    assert resolved.mig_manager_default_config == "all-disabled"
+    assert resolved.mig_manager_default_config == ""  # no migManager.config: no MIG default
     assert resolved.vgpu_default_config == "default"
     assert resolved.vgpu_config_map is None
     assert enabled_names(resolved) == {

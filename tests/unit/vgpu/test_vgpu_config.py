@@ -169,6 +169,14 @@ def test_filter_selects_cards_by_pci_id() -> None:
     ]
     assert result.totals == {"A10-12Q": 2, "A40-24Q": 2}
     assert result.resources() == {"nvidia.com/NVIDIA_A10-12Q": 2, "nvidia.com/NVIDIA_A40-24Q": 2}
+    assert result.untouched == (2,)
+
+
+def test_cards_reached_by_an_entry_are_not_untouched() -> None:
+    parsed = parse_vgpu_config(config(entry([1], A10_12Q=2), entry([0], A10_99Q=1)))
+    result = apply_vgpu_config(parsed, "test", a10s(3))
+    assert not result.ok  # card 0's entry fails: it is reached, not untouched
+    assert result.untouched == (2,)
 
 
 def test_filter_with_subsystem_must_match_it() -> None:
