@@ -88,6 +88,8 @@ def _pod_entry(body: dict[str, Any]) -> tuple[str, OperandPod] | None:
         for item in container.get("env") or []:
             if isinstance(item.get("value"), str):
                 env[str(item["name"])] = item["value"]
+            elif "valueFrom" not in item and item.get("name"):
+                env[str(item["name"])] = ""  # the API leaves out an empty value
     return node, OperandPod(str(operand), ready, env)
 
 

@@ -20,9 +20,11 @@ from typing import Any
 from gpuop.catalog import gpu_catalog, operand_table
 from gpuop.naming import (
     CONTAINER_RESOURCE,
+    RESOURCE_PREFIX,
     PciDatabase,
     is_gpu_resource,
     mdev_type_name,
+    normalise_pci_name_kata,
     passthrough_resource,
     vgpu_resource,
 )
@@ -223,7 +225,18 @@ def node_changes(
         "kata-sandbox-device-plugin" in effective
         and want_annotations.get(DRIVER_ANNOTATION) == "vfio-pci"
     ):
-        want_resources[KATA_RESOURCE] = str(len(cards))
+        kata = pods["kata-sandbox-device-plugin"]
+        alias = kata.env.get("P_GPU_ALIAS", KATA_RESOURCE.removeprefix(RESOURCE_PREFIX))
+        if alias:
+            want_resources[RESOURCE_PREFIX + alias] = str(len(cards))
+        else:
+            # P_GPU_ALIAS="": each model registers under its pci.ids name (kept `-`).
+            for card in cards:
+                pci_name = pci_db.name_of(card.device_id or "")
+                name = RESOURCE_PREFIX + (
+                    normalise_pci_name_kata(pci_name) if pci_name else "UNKNOWN_DEVICE"
+                )
+                want_resources[name] = str(int(want_resources.get(name, "0")) + 1)
 
     changes = NodeChanges()
     for key in (*GFD_LABEL_KEYS, VGPU_CONFIG_STATE_LABEL):

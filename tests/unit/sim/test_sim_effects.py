@@ -148,3 +148,17 @@ def test_drift_docs_are_in_sync() -> None:
 
     doc = (Path(__file__).resolve().parents[3] / "docs" / "sim.md").read_text()
     assert render_drift_docs() in doc
+
+
+def test_kata_plugin_names_gpus_by_model_with_an_empty_alias() -> None:
+    node = node_manifest(NodeSpec("k", "A10", 2))
+    pods = _pods("vfio-manager", "sandbox-validator")
+    assert _gpu(_apply(node, {**pods, **_pods("kata-sandbox-device-plugin")})) == {
+        "nvidia.com/pgpu": "2"
+    }
+    kata = {
+        "kata-sandbox-device-plugin": OperandPod(
+            "kata-sandbox-device-plugin", True, {"P_GPU_ALIAS": ""}
+        )
+    }
+    assert _gpu(_apply(node, {**pods, **kata})) == {"nvidia.com/GA102GL_A10": "2"}

@@ -128,7 +128,14 @@ def test_configure_then_revert_is_the_identity(text: str, options: RuntimeOption
         if not editable(text, root, options):
             return
         before = contents(root)
-        configure_runtime(str(root), options)
+        try:
+            configure_runtime(str(root), options)
+        except ConfigShapeError as exc:
+            # tomlkit cannot always re-read its own output for out-of-order tables; the
+            # edit is then refused whole, and nothing may have changed.
+            assert "could not be edited again" in str(exc)
+            assert contents(root) == before
+            return
         revert_runtime(str(root), options)
         assert contents(root) == before
 
