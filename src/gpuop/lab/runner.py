@@ -40,8 +40,8 @@ from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
 from gpuop.planner import VGPU_CONFIG_LABEL, WORKLOAD_LABEL, plan
 from gpuop.policy import parse_cluster_policy
-from gpuop.sim.hardware import NodeSpec
-from gpuop.sim.registry import add_nodes, hardware_of
+from gpuop.sim.hardware import NodeSpec, node_manifest
+from gpuop.sim.registry import add_nodes, hardware_of, register_hardware
 
 LAB_NAMESPACE = "lab"
 LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.7.0"
@@ -330,11 +330,18 @@ def step2(ctx: LabContext) -> dict[str, Any]:
     _ensure_running(ctx)
     client = ctx.client()
     for name, workload in NODES.items():
+        # KubeVirt's virt-handler marks the nodes it runs on; VM launcher pods select on it.
+        labels = {WORKLOAD_LABEL: workload, "kubevirt.io/schedulable": "true"}
         if ops.get_node(client, name) is None:
-            # KubeVirt's virt-handler marks the nodes it runs on; VM launcher pods select on it.
-            labels = {WORKLOAD_LABEL: workload, "kubevirt.io/schedulable": "true"}
             add_nodes(client, [NodeSpec(name, "A10", 2, labels)], stack.NAMESPACE)
             ctx.say(f"node {name}: 2x A10, {WORKLOAD_LABEL}={workload}")
+        else:
+            # A cluster kept from an earlier run: back to the labels the lab starts from.
+            spec = NodeSpec(name, "A10", 2, labels)
+            register_hardware(client, [spec], stack.NAMESPACE)
+            fresh = node_manifest(spec)["metadata"]["labels"]
+            ops.patch_node_sync(client, name, labels={**fresh, VGPU_CONFIG_LABEL: None})
+            ctx.say(f"node {name}: kept from an earlier run, {WORKLOAD_LABEL}={workload}")
     started = time.monotonic()
     seen = wait_for(
         ctx,
