@@ -17,6 +17,7 @@ from typing import Any
 
 from gpuop.catalog import operand_table
 from gpuop.check.model import Finding, Skip
+from gpuop.check.release import OperatorRelease
 from gpuop.check.rules import Severity, rule
 from gpuop.check.state import ClusterState, NodeView
 from gpuop.manifests import QuantityError, parse_quantity
@@ -119,6 +120,8 @@ class CheckContext:
     policy: ResolvedPolicy | None
     pci_db: PciDatabase
     vgpu_config: VgpuConfigFile | None = None
+    # The release that labelled the nodes (or the plausible ones); None: the newest.
+    release: OperatorRelease | None = None
     findings: list[Finding] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
     nodes: list[NodeInfo] = field(default_factory=list)
