@@ -17,6 +17,7 @@ from typing import Any
 
 from gpuop.catalog import operand_table
 from gpuop.check.model import Finding, Skip
+from gpuop.check.release import OperatorRelease
 from gpuop.check.rules import Severity, rule
 from gpuop.check.state import ClusterState, NodeView
 from gpuop.manifests import QuantityError, parse_quantity
@@ -126,6 +127,8 @@ class CheckContext:
     vgpu_config: VgpuConfigFile | None = None
     # True when no ClusterPolicy is in the input and the default one stands in for it.
     policy_assumed: bool = False
+    # The release that labelled the nodes (or the plausible ones); None: the newest.
+    release: OperatorRelease | None = None
     findings: list[Finding] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
     nodes: list[NodeInfo] = field(default_factory=list)

@@ -33,7 +33,7 @@ REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "gpuop check report",
     "type": "object",
-    "required": ["schema_version", "tool", "policy", "summary", "findings"],
+    "required": ["schema_version", "tool", "policy", "operator_release", "summary", "findings"],
     "additionalProperties": False,
     "properties": {
         "schema_version": {"const": SCHEMA_VERSION},
@@ -52,6 +52,18 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "sandbox_enabled": {"type": ["boolean", "null"]},
                 "default_workload": {"type": ["string", "null"]},
                 "sandbox_mode": {"type": ["string", "null"]},
+            },
+        },
+        "operator_release": {
+            "type": "object",
+            "required": ["version", "line", "source", "known", "candidates"],
+            "additionalProperties": False,
+            "properties": {
+                "version": {"type": ["string", "null"]},
+                "line": {"type": ["string", "null"]},
+                "source": {"type": "string"},
+                "known": {"type": "boolean"},
+                "candidates": {"type": "array", "items": {"type": "string"}},
             },
         },
         "summary": {
@@ -109,8 +121,19 @@ gpuop check dump.json -o json|sarif       # machine-readable output
 ```
 
 Inputs: Nodes, ClusterPolicies, KubeVirt CRs, Pods, VirtualMachineInstances, DaemonSets,
-Events and the vGPU config ConfigMap. Each kind is optional; the report lists the checks
-that could not run and why. Without a ClusterPolicy the default one is used (GPU001).
+Deployments, Events and the vGPU config ConfigMap. Each kind is optional; the report lists
+the checks that could not run and why. Without a ClusterPolicy the default one is used
+(GPU001).
+
+Operator releases label nodes differently (v26.7.0 added `nvidia.com/gpu.deploy.client`,
+v23.6.0 `kata-manager` and `cc-manager`; before v26.7.0 an empty deploy label stays empty),
+so the deploy-label rules (GPU301, GPU302) follow the release that labelled the nodes:
+`--operator-version`, else the tag of the operator image (`nvcr.io/nvidia/gpu-operator:v25.10.0`)
+or its Helm labels, else the validator image, else the ClusterPolicy's
+`spec.validator.version`. When none is in the input, a label is required only when every
+plausible release sets it (those whose CRD has the ClusterPolicy's fields), and the report
+says so (`operator_release.known: false`, and the first line of the text output). The
+facts per release are in `catalog/release_labels.yaml`.
 
 Exit status: 0 without error-level findings, 1 with at least one, 2 when the input cannot
 be read or the command line is wrong.

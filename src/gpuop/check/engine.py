@@ -19,6 +19,7 @@ from gpuop.check.model import Finding, NodeSummary, Report
 from gpuop.check.nodes import check_nodes
 from gpuop.check.operands import check_operands, index_operand_pods
 from gpuop.check.policy import choose_policy
+from gpuop.check.release import OperatorRelease, detect_release
 from gpuop.check.state import ClusterState
 from gpuop.check.workloads import check_workloads
 from gpuop.manifests.fields import mapping, text
@@ -101,11 +102,16 @@ def check_state(
     policy_source: str = "--policy",
     pci_db: PciDatabase | None = None,
     vgpu_config: VgpuConfigFile | None = None,
+    operator_release: OperatorRelease | None = None,
 ) -> Report:
-    """Every check over a `ClusterState`; `policy` overrides the input's ClusterPolicy."""
+    """Every check over a `ClusterState`; `policy` overrides the input's ClusterPolicy.
+
+    `operator_release` (`--operator-version`) overrides the release read from the input.
+    """
     choice = choose_policy(state.cluster_policies, policy, policy_source)
     ctx = CheckContext(state, choice.policy, pci_db or PciDatabase.builtin())
     ctx.policy_assumed = choice.assumed
+    ctx.release = detect_release(state, operator_release)
     ctx.findings.extend(choice.findings)
     ctx.skips.extend(choice.skips)
     for item in state.ignored:
@@ -145,6 +151,7 @@ def run_checks(
     policy_source: str = "--policy",
     pci_db: PciDatabase | None = None,
     vgpu_config: VgpuConfigFile | None = None,
+    operator_release: OperatorRelease | None = None,
 ) -> Report:
     """Check a list of Kubernetes objects (as from `gpuop.manifests.load_objects`)."""
     return check_state(
@@ -153,6 +160,7 @@ def run_checks(
         policy_source=policy_source,
         pci_db=pci_db,
         vgpu_config=vgpu_config,
+        operator_release=operator_release,
     )
 
 
@@ -182,7 +190,9 @@ def _report(ctx: CheckContext, info: Any) -> Report:
             )
             described[id(plan)] = facts
         nodes.append(NodeSummary(node.name, *facts))
-    return Report(findings, tuple(ctx.skips), info, dict(ctx.state.counts), tuple(nodes))
+    return Report(
+        findings, tuple(ctx.skips), info, dict(ctx.state.counts), tuple(nodes), ctx.release
+    )
 
 
 __all__ = ["check_state", "run_checks"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from gpuop import __version__
+from gpuop.check.release import OperatorRelease
 from gpuop.check.rules import SEVERITIES, Severity, rule
 
 SCHEMA_VERSION = 1
@@ -117,6 +118,8 @@ class Report:
     policy: PolicyInfo | None
     objects: Mapping[str, int]
     nodes: tuple[NodeSummary, ...] = field(default=())
+    # The operator release the nodes were checked against (None: not determined).
+    release: OperatorRelease | None = None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -156,6 +159,11 @@ class Report:
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "gpuop check", "version": __version__},
             "policy": self.policy.to_dict() if self.policy else None,
+            "operator_release": (
+                self.release.to_dict()
+                if self.release
+                else {"version": None, "line": None, "source": "", "known": False, "candidates": []}
+            ),
             "summary": self.summary(),
             "findings": [finding.to_dict() for finding in self.findings],
         }

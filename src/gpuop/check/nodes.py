@@ -21,6 +21,7 @@ from gpuop.check.context import (
     plugin_daemonset,
 )
 from gpuop.check.operands import operand_pods_on
+from gpuop.check.release import detect_release
 from gpuop.check.rules import rule
 from gpuop.check.workloads import pod_requests
 from gpuop.manifests.fields import text
@@ -100,6 +101,8 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
     evidence to a GPU301 finding, which a healthy shape does not have.)
     """
     healthy: set[Any] = set()
+    if ctx.release is None:
+        ctx.release = detect_release(ctx.state)
     for info in ctx.nodes:
         key = (info.view.plan_key, frozenset(info.counts.items()), tuple(info.bad_quantities))
         if memo and key in healthy:
@@ -319,10 +322,19 @@ def _check_labels(
     labels = info.view.labels
     prefix = operand_table().deploy_labels.prefix
     config: WorkloadConfig = plan.workload.config or "container"
+    # The plan labels as the newest release does; keep what the dump's release does too.
+    release = ctx.release or detect_release(ctx.state)
+    expected = release.expectation(config, policy.sandbox_mode)
     removals = sorted(
-        key for key, value in plan.label_changes.items() if value is None and key in labels
+        key
+        for key, value in plan.label_changes.items()
+        if value is None and key in labels and expected.removes(key)
     )
-    additions = sorted(key for key, value in plan.label_changes.items() if value is not None)
+    additions = sorted(
+        key
+        for key, value in plan.label_changes.items()
+        if value is not None and expected.requires(key, labels)
+    )
     if removals:
         groups: dict[str, list[str]] = {}
         others: set[str] = set()

@@ -92,6 +92,8 @@ def render_text(report: Report, *, color: bool = False, width: int = 110) -> str
             "bold",
         )
     )
+    if report.release is not None:
+        out.extend(_wrap(f"operator release {report.release.describe()}", width, ""))
     groups: dict[tuple[int, str, str, str], list[Finding]] = {}
     for finding in report.findings:
         groups.setdefault(_group_key(finding), []).append(finding)

@@ -352,7 +352,8 @@ _RULES: tuple[Rule, ...] = (
         "warning",
         "Deploy labels of the workload config are missing",
         "The node lacks deploy labels (or `nvidia.com/gpu.present`) that the operator sets"
-        " for its workload config.",
+        " for its workload config: the labels of the release that labelled the nodes, or"
+        " when the input does not show it, those every plausible release sets.",
         "The operator has not labelled the node: it is not running, or it cannot patch"
         " nodes; the operands it should run never start.",
         "Check the operator's logs and RBAC; `gpuop plan` shows the labels it would set.",

@@ -29,6 +29,7 @@ KNOWN_KINDS = (
     "DaemonSet",
     "Event",
     "ConfigMap",
+    "Deployment",
 )
 # Labels that differ on every node and that the planner never reads; left out of the
 # planning key so that nodes of one shape share a plan.
@@ -144,6 +145,8 @@ class ClusterState:
     daemonsets: tuple[Mapping[str, Any], ...] = ()
     events: tuple[Mapping[str, Any], ...] = ()
     configmaps: tuple[Mapping[str, Any], ...] = ()
+    # The operator's Deployment carries its release in the image tag.
+    deployments: tuple[Mapping[str, Any], ...] = ()
     ignored: tuple[Ignored, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
 
@@ -200,6 +203,7 @@ class ClusterState:
             daemonsets=tuple(buckets["DaemonSet"]),
             events=tuple(buckets["Event"]),
             configmaps=tuple(buckets["ConfigMap"]),
+            deployments=tuple(buckets["Deployment"]),
             ignored=tuple(ignored),
             counts=counts,
         )

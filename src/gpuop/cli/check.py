@@ -23,6 +23,7 @@ import click
 import yaml
 
 from gpuop.check import Report, render_text, run_checks, to_sarif
+from gpuop.check.release import ReleaseError, parse_operator_version
 from gpuop.cli.common import UserError, output_option
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.manifests import ManifestError, load_objects
@@ -210,6 +211,13 @@ def _guarded(body: Callable[[], int]) -> int:
     metavar="FILE",
     help="The vGPU device config (file or ConfigMap) the cluster uses.",
 )
+@click.option(
+    "--operator-version",
+    "operator_version",
+    metavar="VERSION",
+    help="The GPU Operator release that labels the nodes (v25.10.0, or a line: 25.10);"
+    " default: read from the input.",
+)
 @output_option("text", "json", "sarif")
 @click.option(
     "--color/--no-color", default=None, help="Colour the text output (default: on a terminal)."
@@ -222,6 +230,7 @@ def check(
     policy_file: str | None,
     pci_ids: str | None,
     vgpu_config_file: str | None,
+    operator_version: str | None,
     output: str,
     color: bool | None,
 ) -> None:
@@ -250,6 +259,10 @@ def check(
         policy = _load_policy(policy_file) if policy_file else None
         database = load_pci_database(pci_ids).database
         vgpu = _load_vgpu_config(vgpu_config_file) if vgpu_config_file else None
+        try:
+            release = parse_operator_version(operator_version) if operator_version else None
+        except ReleaseError as exc:
+            raise InputError(str(exc)) from None
         if live:
             quiet = output != "text"
             collected = _collect_live(kubeconfig, context_name, None if quiet else _progress)
@@ -262,6 +275,7 @@ def check(
             policy_source=f"--policy {policy_file}",
             pci_db=database,
             vgpu_config=vgpu,
+            operator_release=release,
         )
         _emit(report, output, color)
         return report.exit_code

@@ -78,7 +78,14 @@ def test_bad_option_value_is_a_usage_error() -> None:
 def test_json_output_fields() -> None:
     result = run(DRIFTED, "-o", "json")
     data = json.loads(result.stdout)
-    assert set(data) == {"schema_version", "tool", "policy", "summary", "findings"}
+    assert set(data) == {
+        "schema_version",
+        "tool",
+        "policy",
+        "operator_release",
+        "summary",
+        "findings",
+    }
     assert data["schema_version"] == 1
     assert data["policy"]["sandbox_enabled"] is True
     finding = data["findings"][0]

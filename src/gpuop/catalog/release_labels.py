@@ -1,0 +1,113 @@
+"""How each GPU Operator release labels nodes (`release_labels.yaml`), typed and loaded once.
+
+The YAML beside this module holds the facts, read from each release's upstream code: the
+deploy-label keys per workload config, the rules for their values, the chart defaults
+that matter to node labels and the ClusterPolicy fields each release's CRD introduced.
+This module only types them and answers lookups by release line; which releases a dump
+may come from is the checker's business.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from gpuop.catalog import SandboxMode, WorkloadConfig
+
+LineName = Annotated[str, StringConstraints(pattern=r"^[0-9]{2}\.[0-9]{1,2}$")]
+Removal = Literal["other-configs", "all-known"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PassthroughSets(_Frozen):
+    kubevirt: tuple[str, ...]
+    # None: the release has no sandboxWorkloads.mode; every passthrough node gets kubevirt's.
+    kata: tuple[str, ...] | None
+
+
+class LabelDefaults(_Frozen):
+    mig_manager_config_default: str | None
+    sandbox_mode: SandboxMode | None
+    node_status_exporter_enabled: bool
+
+
+class LabelEra(_Frozen):
+    """The label behaviour of one or more release lines."""
+
+    lines: tuple[LineName, ...] = Field(min_length=1)
+    source: str
+    container: tuple[str, ...]
+    vm_passthrough: PassthroughSets = Field(alias="vm-passthrough")
+    vm_vgpu: tuple[str, ...] = Field(alias="vm-vgpu")
+    other_keys: tuple[str, ...]
+    fills_empty: bool
+    removes: Removal
+    default_mig_config: bool
+    defaults: LabelDefaults
+    operands: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """`22.9`, `23.6-25.10`: the lines it covers."""
+        return self.lines[0] if len(self.lines) == 1 else f"{self.lines[0]}-{self.lines[-1]}"
+
+    @property
+    def has_modes(self) -> bool:
+        return self.vm_passthrough.kata is not None
+
+    def keys_for(self, workload: WorkloadConfig, mode: SandboxMode) -> frozenset[str]:
+        """The keys (without prefix) the release adds on a node of this config and mode."""
+        if workload == "container":
+            return frozenset(self.container)
+        if workload == "vm-vgpu":
+            return frozenset(self.vm_vgpu)
+        if mode == "kata" and self.vm_passthrough.kata is not None:
+            return frozenset(self.vm_passthrough.kata)
+        return frozenset(self.vm_passthrough.kubevirt)
+
+    def known_keys(self, mig_manager_key: str) -> frozenset[str]:
+        """Every deploy key the release manages (and so may remove)."""
+        keys = set(self.container) | set(self.vm_vgpu) | set(self.vm_passthrough.kubevirt)
+        keys |= set(self.vm_passthrough.kata or ())
+        keys |= {*self.other_keys, mig_manager_key}
+        return frozenset(keys)
+
+
+class ReleaseLabels(_Frozen):
+    schema_version: int
+    prefix: str
+    mig_manager_key: str
+    eras: tuple[LabelEra, ...] = Field(min_length=1)
+    policy_fields: dict[str, LineName]
+
+    def era(self, line: str) -> LabelEra | None:
+        """The label behaviour of a release line (`25.10`), None for a line not listed."""
+        return next((era for era in self.eras if line in era.lines), None)
+
+    @property
+    def newest(self) -> LabelEra:
+        return self.eras[-1]
+
+
+@cache
+def release_labels() -> ReleaseLabels:
+    """The table from `release_labels.yaml` (validated; raises on a malformed file)."""
+    text = resources.files("gpuop.catalog").joinpath("release_labels.yaml").read_text("utf-8")
+    return ReleaseLabels.model_validate(yaml.safe_load(text))
+
+
+__all__ = [
+    "LabelDefaults",
+    "LabelEra",
+    "PassthroughSets",
+    "ReleaseLabels",
+    "Removal",
+    "release_labels",
+]

@@ -1,0 +1,315 @@
+"""Which GPU Operator release labelled the nodes, and what that release requires of them.
+
+Releases label nodes differently (`catalog/release_labels.yaml`): v26.7.0 added
+`gpu.deploy.client` to every set, v23.6.0 `kata-manager` and `cc-manager`, v26.3.0 the
+Kata device plugin key; before v26.7.0 an empty value was left alone. A healthy node of
+one release would be wrong for another, so the deploy-label rules compare against the
+release the dump shows: `--operator-version`, else the operator's image or Helm labels,
+else the validator image (it carries the operator's version), else the ClusterPolicy's
+`spec.validator.version`. With none of them every plausible release counts (those whose
+CRD admits the ClusterPolicy's fields): a key is required only when all of them set it,
+and a key only some of them set is allowed but not required.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from gpuop.catalog import SandboxMode, WorkloadConfig
+from gpuop.catalog.release_labels import LabelEra, release_labels
+from gpuop.catalog.versions import version_matrix
+from gpuop.check.state import ClusterState
+from gpuop.manifests.fields import get, mapping, sequence, text
+
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+_VERSION = re.compile(r"^v?(?P<line>[0-9]{2}\.[0-9]{1,2})\.(?P<patch>[0-9]+)(?:[-+].*)?$")
+_LINE = re.compile(r"^v?(?P<line>[0-9]{2}\.[0-9]{1,2})$")
+# Image names (last path part) that carry the operator's version in their tag.
+_OPERATOR_IMAGES = frozenset({"gpu-operator"})
+_VALIDATOR_IMAGES = frozenset({"gpu-operator-validator"})
+# gpuop's own operator labels nodes as the newest release does.
+_GPUOP_IMAGES = frozenset({"gpuop"})
+
+
+class ReleaseError(ValueError):
+    """An `--operator-version` gpuop cannot use."""
+
+
+def _line_key(line: str) -> tuple[int, int]:
+    major, minor = line.split(".")
+    return int(major), int(minor)
+
+
+@dataclass(frozen=True)
+class OperatorRelease:
+    """The release (or the plausible releases) the nodes were labelled by."""
+
+    version: str | None  # "25.10.0"; None when unknown or only the line is known
+    line: str | None  # "25.10" when known
+    source: str  # where it was read, or why it is unknown
+    candidates: tuple[str, ...]  # release lines that may have labelled the nodes
+
+    @property
+    def known(self) -> bool:
+        return self.line is not None
+
+    @property
+    def eras(self) -> tuple[LabelEra, ...]:
+        table = release_labels()
+        found: list[LabelEra] = []
+        for line in self.candidates:
+            era = table.era(line)
+            if era is not None and era not in found:
+                found.append(era)
+        return tuple(found) or (table.newest,)
+
+    def describe(self) -> str:
+        if self.known:
+            shown = f"v{self.version}" if self.version else f"{self.line}.x"
+            return f"{shown} (from {self.source})"
+        if len(self.candidates) == 1:
+            span = self.candidates[0]
+        else:
+            span = f"{self.candidates[0]} to {self.candidates[-1]}"
+        return (
+            f"unknown ({self.source}): deploy labels are checked against what every release"
+            f" from {span} sets"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "line": self.line,
+            "source": self.source,
+            "known": self.known,
+            "candidates": list(self.candidates),
+        }
+
+    def expectation(self, workload: WorkloadConfig, mode: SandboxMode) -> LabelExpectation:
+        return label_expectation(self.eras, workload, mode)
+
+
+@dataclass(frozen=True)
+class LabelExpectation:
+    """What the plausible releases do to a node of one workload config.
+
+    Keys are without the deploy prefix. `required`: every release sets them; `allowed`:
+    some do; `removed`: every release deletes them when present.
+    """
+
+    required: frozenset[str]
+    allowed: frozenset[str]
+    removed: frozenset[str]
+    fills_empty: bool
+    default_mig_config: bool
+
+    def requires(self, key: str, labels: Mapping[str, str]) -> bool:
+        """Whether a label the newest release would add must be there (GPU302)."""
+        prefix = release_labels().prefix
+        if key == MIG_CONFIG_LABEL:
+            return self.default_mig_config
+        if not key.startswith(prefix):
+            return True
+        short = key.removeprefix(prefix)
+        if short == release_labels().mig_manager_key:
+            return True  # every release sets it on MIG-capable container nodes
+        if short not in self.required:
+            return False
+        return self.fills_empty or key not in labels
+
+    def removes(self, key: str) -> bool:
+        """Whether a label the newest release would delete is deleted by every release (GPU301)."""
+        prefix = release_labels().prefix
+        if not key.startswith(prefix):
+            return True
+        return key.removeprefix(prefix) in self.removed
+
+
+def label_expectation(
+    eras: Sequence[LabelEra], workload: WorkloadConfig, mode: SandboxMode
+) -> LabelExpectation:
+    """The keys a node of `workload` must, may and must not carry under any of `eras`."""
+    table = release_labels()
+    sets = [era.keys_for(workload, mode) for era in eras]
+    removed_sets = []
+    for era, own in zip(eras, sets, strict=True):
+        removed = set(era.known_keys(table.mig_manager_key)) - own
+        if workload == "container":
+            removed.discard(table.mig_manager_key)
+        removed_sets.append(removed)
+    required = frozenset.intersection(*sets)
+    return LabelExpectation(
+        required=required,
+        allowed=frozenset.union(*sets) - required,
+        removed=frozenset(set.intersection(*removed_sets)),
+        fills_empty=all(era.fills_empty for era in eras),
+        default_mig_config=all(era.default_mig_config for era in eras),
+    )
+
+
+@cache
+def _lines() -> tuple[str, ...]:
+    """The release lines of versions.yaml, oldest first."""
+    return tuple(line.line for line in version_matrix().lines)
+
+
+def _release_of(version: str, source: str) -> OperatorRelease | None:
+    """A release from a version string; None when it is no version of a known line."""
+    match = _VERSION.match(version.strip())
+    if match is None:
+        return None
+    line = match.group("line")
+    if line not in _lines():
+        return None
+    name = f"{line}.{match.group('patch')}"
+    return OperatorRelease(name, line, source, (line,))
+
+
+def parse_operator_version(value: str) -> OperatorRelease:
+    """`--operator-version`: `v25.10.0`, `25.10.0` or a line, `25.10`; ReleaseError otherwise."""
+    raw = value.strip()
+    line_match = _LINE.match(raw)
+    if line_match is not None and line_match.group("line") in _lines():
+        line = line_match.group("line")
+        return OperatorRelease(None, line, "--operator-version", (line,))
+    found = _release_of(raw, "--operator-version")
+    if found is not None:
+        return found
+    lines = _lines()
+    raise ReleaseError(
+        f"--operator-version {value!r}: not a GPU Operator release gpuop knows"
+        f" (releases of the lines {lines[0]} to {lines[-1]}, e.g. v{version_matrix().newest.version})"
+    )
+
+
+def _image_parts(image: str) -> tuple[str, str | None]:
+    """(last path part of the repository, tag or None) of an image reference."""
+    reference = image.split("@", 1)[0]
+    name, _, tag = reference.rpartition(":")
+    if not name or "/" in tag:
+        name, tag = reference, ""
+    return name.rsplit("/", 1)[-1], tag or None
+
+
+def _containers(obj: Mapping[str, Any], *path: str) -> Iterable[tuple[str, str]]:
+    """(container name, image) of a pod spec at `path`, init containers included."""
+    spec = mapping(obj, *path)
+    for field in ("containers", "initContainers"):
+        for container in sequence(spec, field):
+            image = text(container, "image")
+            if image:
+                yield text(container, "name"), image
+
+
+def _described(obj: Mapping[str, Any]) -> str:
+    namespace = text(obj, "metadata", "namespace")
+    name = text(obj, "metadata", "name")
+    return f"{obj.get('kind')} {namespace + '/' if namespace else ''}{name}"
+
+
+def _from_images(
+    objects: Iterable[Mapping[str, Any]], wanted: frozenset[str], *path: str
+) -> OperatorRelease | None:
+    for obj in objects:
+        for _, image in _containers(obj, *path):
+            name, tag = _image_parts(image)
+            if name in _GPUOP_IMAGES and wanted is _OPERATOR_IMAGES:
+                newest = version_matrix().newest
+                source = (
+                    f"{_described(obj)} image {image}: gpuop's operator labels as v{newest.version}"
+                )
+                return OperatorRelease(newest.version, newest.line, source, (newest.line,))
+            if name in wanted and tag:
+                found = _release_of(tag, f"{_described(obj)} image {image}")
+                if found is not None:
+                    return found
+    return None
+
+
+def _from_helm_labels(objects: Iterable[Mapping[str, Any]]) -> OperatorRelease | None:
+    for obj in objects:
+        labels = mapping(obj, "metadata", "labels")
+        version = labels.get("app.kubernetes.io/version")
+        chart = labels.get("helm.sh/chart")
+        if isinstance(chart, str) and chart.startswith("gpu-operator-"):
+            found = _release_of(
+                chart.removeprefix("gpu-operator-"),
+                f"{_described(obj)} label helm.sh/chart={chart}",
+            )
+            if found is not None:
+                return found
+        if isinstance(version, str) and labels.get("app.kubernetes.io/component") == "gpu-operator":
+            shown = f"{_described(obj)} label app.kubernetes.io/version={version}"
+            found = _release_of(version, shown)
+            if found is not None:
+                return found
+    return None
+
+
+def _lower_bound(policies: Iterable[Mapping[str, Any]]) -> tuple[str | None, str | None]:
+    """(the newest line a field of a stored policy needs, that field)."""
+    best: tuple[str | None, str | None] = (None, None)
+    for policy in policies:
+        for path, line in release_labels().policy_fields.items():
+            if get(policy, *path.split(".")) is None:
+                continue
+            if best[0] is None or _line_key(line) > _line_key(best[0]):
+                best = (line, path)
+    return best
+
+
+def detect_release(state: ClusterState, override: OperatorRelease | None = None) -> OperatorRelease:
+    """The release the dump shows, in order of trust; all plausible releases when none."""
+    if override is not None:
+        return override
+    policies = state.cluster_policies
+    operator_deployments = [
+        obj
+        for obj in state.deployments
+        if any(
+            _image_parts(image)[0] in _OPERATOR_IMAGES | _GPUOP_IMAGES
+            for _, image in _containers(obj, "spec", "template", "spec")
+        )
+    ]
+    found = (
+        _from_images(operator_deployments, _OPERATOR_IMAGES, "spec", "template", "spec")
+        or _from_helm_labels(operator_deployments)
+        or _from_images(state.pods, _OPERATOR_IMAGES, "spec")
+        or _from_helm_labels(policies)
+        or _from_images(state.daemonsets, _VALIDATOR_IMAGES, "spec", "template", "spec")
+        or _from_images(state.pods, _VALIDATOR_IMAGES, "spec")
+    )
+    if found is not None:
+        return found
+    for policy in policies:
+        version = get(policy, "spec", "validator", "version")
+        if isinstance(version, str):
+            found = _release_of(version, f"ClusterPolicy spec.validator.version={version}")
+            if found is not None:
+                return found
+    lines = _lines()
+    bound, field = _lower_bound(policies)
+    if bound is None:
+        reason = "no operator Deployment, validator image or version in the input"
+        return OperatorRelease(None, None, reason, lines)
+    candidates = tuple(line for line in lines if _line_key(line) >= _line_key(bound))
+    reason = (
+        f"no operator image or version in the input; the ClusterPolicy's {field}"
+        f" needs {bound} or later"
+    )
+    return OperatorRelease(None, None, reason, candidates)
+
+
+__all__ = [
+    "LabelExpectation",
+    "OperatorRelease",
+    "ReleaseError",
+    "detect_release",
+    "label_expectation",
+    "parse_operator_version",
+]
