@@ -29,6 +29,40 @@ _FINDING_SCHEMA: dict[str, Any] = {
     },
 }
 
+_NODE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["name", "gpu_node", "workload", "gpus", "model", "inventory"],
+    "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string"},
+        "gpu_node": {"type": "boolean"},
+        "workload": {"type": ["string", "null"]},
+        "gpus": {"type": ["integer", "null"]},
+        "model": {"type": ["string", "null"]},
+        "inventory": {
+            "type": "object",
+            "required": ["source", "evidence"],
+            "additionalProperties": False,
+            "properties": {
+                "source": {"type": ["string", "null"]},
+                "evidence": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["source", "signal", "implies"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "source": {"type": "string"},
+                            "signal": {"type": "string"},
+                            "implies": {"type": "string"},
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "gpuop check report",
@@ -99,6 +133,7 @@ REPORT_SCHEMA: dict[str, Any] = {
             },
         },
         "findings": {"type": "array", "items": _FINDING_SCHEMA},
+        "nodes": {"type": "array", "items": _NODE_SCHEMA},
     },
 }
 

@@ -15,7 +15,7 @@ import yaml
 from gpuop.check.context import CheckContext, NodeInfo, node_counts
 from gpuop.check.drift import check_driver_drift
 from gpuop.check.kubevirt import check_kubevirt
-from gpuop.check.model import Finding, NodeSummary, Report
+from gpuop.check.model import Finding, InventoryEvidence, NodeSummary, Report
 from gpuop.check.nodes import check_nodes
 from gpuop.check.operands import check_operands, index_operand_pods
 from gpuop.check.policy import choose_policy
@@ -172,7 +172,7 @@ def _report(ctx: CheckContext, info: Any) -> Report:
     findings = tuple(sorted(unique.values(), key=Finding.sort_key))
     nodes = []
     # Plans are shared by nodes of one shape: describe each plan once.
-    described: dict[int, tuple[bool, str | None, int | None, str | None]] = {}
+    described: dict[int, tuple[Any, ...]] = {}
     for node in ctx.nodes:
         plan = node.plan
         if plan is None:
@@ -181,12 +181,17 @@ def _report(ctx: CheckContext, info: Any) -> Report:
         facts = described.get(id(plan))
         if facts is None:
             inventory = plan.inventory
-            models = sorted({card.model or f"10de:{card.device_id}" for card in inventory.cards})
+            models = sorted({card.describe() for card in inventory.cards})
             facts = (
                 plan.gpu_node,
                 plan.workload.config,
                 inventory.count if inventory.count_known else None,
                 "/".join(models) or None,
+                inventory.source if plan.gpu_node else None,
+                tuple(
+                    InventoryEvidence(item.source, item.signal, item.implies())
+                    for item in inventory.evidence
+                ),
             )
             described[id(plan)] = facts
         nodes.append(NodeSummary(node.name, *facts))

@@ -99,14 +99,37 @@ class PolicyInfo:
         }
 
 
+class InventoryEvidence(NamedTuple):
+    """One signal the node's GPUs were learnt from, and what it implies."""
+
+    source: str
+    signal: str
+    implies: str
+
+
 class NodeSummary(NamedTuple):
-    """What the checker decided about one node (for grouping the text output)."""
+    """What the checker decided about one node, and what its GPUs were learnt from."""
 
     name: str
     gpu_node: bool
     workload: str | None
     gpus: int | None
     model: str | None
+    inventory_source: str | None = None
+    evidence: tuple[InventoryEvidence, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "gpu_node": self.gpu_node,
+            "workload": self.workload,
+            "gpus": self.gpus,
+            "model": self.model,
+            "inventory": {
+                "source": self.inventory_source,
+                "evidence": [item._asdict() for item in self.evidence],
+            },
+        }
 
 
 @dataclass(frozen=True)
@@ -166,10 +189,19 @@ class Report:
             ),
             "summary": self.summary(),
             "findings": [finding.to_dict() for finding in self.findings],
+            "nodes": [node.to_dict() for node in sorted(self.nodes, key=lambda n: n.name)],
         }
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
 
-__all__ = ["SCHEMA_VERSION", "Finding", "NodeSummary", "PolicyInfo", "Report", "Skip"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Finding",
+    "InventoryEvidence",
+    "NodeSummary",
+    "PolicyInfo",
+    "Report",
+    "Skip",
+]

@@ -33,8 +33,18 @@ def _node_title(name: str, summary: NodeSummary | None) -> str:
     parts = [summary.workload or "?"]
     if summary.model:
         count = "?" if summary.gpus is None else str(summary.gpus)
-        parts.append(f"{count}× {summary.model}")
+        parts.append(f"{count}× {summary.model}{_SOURCES.get(summary.inventory_source or '', '')}")
     return f"Node {name} ({', '.join(parts)})"
+
+
+# Where the GPUs in a node's title were learnt from.
+_SOURCES = {
+    "annotation": " per gpuop.io/gpu-inventory",
+    "gfd-labels": " per GFD",
+    "advertised": " per its resources",
+    "vgpu-config-label": " per nvidia.com/vgpu.config",
+    "nfd-device-label": " per NFD",
+}
 
 
 class _Painter:

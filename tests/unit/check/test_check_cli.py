@@ -85,6 +85,7 @@ def test_json_output_fields() -> None:
         "operator_release",
         "summary",
         "findings",
+        "nodes",
     }
     assert data["schema_version"] == 1
     assert data["policy"]["sandbox_enabled"] is True

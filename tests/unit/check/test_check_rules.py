@@ -548,7 +548,7 @@ def test_sarif_has_one_rule_per_code_and_valid_results() -> None:
 def test_text_groups_findings_by_node_and_colours_on_request() -> None:
     report: Report = run_checks(corpus_gen.operand_not_ready())
     plain = render_text(report, color=False)
-    assert "Node lab-1 (container, 2× A10)" in plain
+    assert "Node lab-1 (container, 2× A10 per GFD)" in plain
     assert "Pod gpu-operator/nvidia-driver-daemonset-" in plain
     assert "\x1b[" not in plain
     assert "\x1b[" in render_text(report, color=True)
