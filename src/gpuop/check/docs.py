@@ -67,7 +67,7 @@ REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "gpuop check report",
     "type": "object",
-    "required": ["schema_version", "tool", "policy", "operator_release", "summary", "findings"],
+    "required": ["schema_version", "tool", "policy", "summary", "findings"],
     "additionalProperties": False,
     "properties": {
         "schema_version": {"const": SCHEMA_VERSION},

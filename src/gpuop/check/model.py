@@ -182,11 +182,7 @@ class Report:
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "gpuop check", "version": __version__},
             "policy": self.policy.to_dict() if self.policy else None,
-            "operator_release": (
-                self.release.to_dict()
-                if self.release
-                else {"version": None, "line": None, "source": "", "known": False, "candidates": []}
-            ),
+            **({"operator_release": self.release.to_dict()} if self.release else {}),
             "summary": self.summary(),
             "findings": [finding.to_dict() for finding in self.findings],
             "nodes": [node.to_dict() for node in sorted(self.nodes, key=lambda n: n.name)],

@@ -1,0 +1,225 @@
+"""Release-aware deploy-label rules: which release labelled the nodes, and what it requires."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+import release_corpus_gen as gen
+from click.testing import CliRunner
+
+from gpuop.catalog.release_labels import release_labels
+from gpuop.check import render_text, run_checks
+from gpuop.check.release import (
+    ReleaseError,
+    detect_release,
+    label_expectation,
+    parse_operator_version,
+)
+from gpuop.check.state import ClusterState
+from gpuop.cli import cli
+
+Obj = dict[str, Any]
+RELEASES = {release.version: release for release in gen.RELEASES}
+CLIENT = "nvidia.com/gpu.deploy.client"
+
+
+def _container_dump(version: str) -> list[Obj]:
+    document = gen.container(RELEASES[version])
+    return copy.deepcopy(document["items"])
+
+
+def _without_release(objects: list[Obj]) -> list[Obj]:
+    """Nodes and a ClusterPolicy, no image or version anywhere."""
+    kept = [obj for obj in objects if obj["kind"] in ("Node", "ClusterPolicy")]
+    for obj in kept:
+        if obj["kind"] == "ClusterPolicy":
+            obj["metadata"].pop("labels", None)
+            obj["spec"]["validator"] = {}
+    return kept
+
+
+def _nodes(objects: list[Obj]) -> list[Obj]:
+    return [obj for obj in objects if obj["kind"] == "Node"]
+
+
+def _warnings(objects: list[Obj], **kwargs: Any) -> set[tuple[str, str]]:
+    report = run_checks(objects, **kwargs)
+    return {(f.code, f.subject) for f in report.findings if f.severity != "info"}
+
+
+def test_a_v25_10_container_node_without_the_client_label_is_clean() -> None:
+    objects = _container_dump("25.10.1")
+    assert not any(CLIENT in node["metadata"]["labels"] for node in _nodes(objects))
+    assert _warnings(objects) == set()
+
+
+def test_a_v26_7_container_node_without_the_client_label_is_a_warning() -> None:
+    objects = _container_dump("26.7.0")
+    del _nodes(objects)[0]["metadata"]["labels"][CLIENT]
+    report = run_checks(objects)
+    (finding,) = [f for f in report.findings if f.severity != "info"]
+    assert (finding.code, finding.subject) == ("GPU302", "Node/gpu-a10-0")
+    assert CLIENT in finding.message
+
+
+def test_operator_version_overrides_the_input() -> None:
+    objects = _container_dump("25.10.1")
+    override = parse_operator_version("v26.7.0")
+    assert {code for code, _ in _warnings(objects, operator_release=override)} == {"GPU302"}
+    assert _warnings(objects, operator_release=parse_operator_version("25.10")) == set()
+
+
+def test_unknown_release_requires_only_what_every_plausible_release_sets() -> None:
+    objects = _without_release(_container_dump("26.7.0"))
+    for node in _nodes(objects):
+        del node["metadata"]["labels"][CLIENT]
+    report = run_checks(objects)
+    assert report.release is not None and not report.release.known
+    # The policy has sandboxWorkloads.mode: 26.3 or later.
+    assert report.release.candidates == ("26.3", "26.7")
+    assert [f for f in report.findings if f.severity != "info"] == []
+    # A key every plausible release sets is still required.
+    del _nodes(objects)[0]["metadata"]["labels"]["nvidia.com/gpu.deploy.dcgm-exporter"]
+    assert _warnings(objects) == {("GPU302", "Node/gpu-a10-0")}
+
+
+def test_unknown_release_is_said_in_text_and_json() -> None:
+    objects = _without_release(_container_dump("26.7.0"))
+    report = run_checks(objects)
+    data = json.loads(report.to_json())
+    assert data["operator_release"]["known"] is False
+    assert data["operator_release"]["candidates"] == ["26.3", "26.7"]
+    text = render_text(report, width=100)
+    assert text.splitlines()[1].startswith("operator release unknown")
+    assert "every release from 26.3 to 26.7 sets" in " ".join(text.split())
+
+
+def test_without_any_hint_every_release_is_plausible() -> None:
+    release = detect_release(ClusterState.from_objects([]))
+    assert not release.known
+    assert release.candidates[0] == "22.9" and release.candidates[-1] == "26.7"
+    container = release.expectation("container", "kubevirt")
+    assert "client" in container.allowed and "client" not in container.required
+    passthrough = release.expectation("vm-passthrough", "kubevirt")
+    assert passthrough.required == {"sandbox-device-plugin", "sandbox-validator", "vfio-manager"}
+    assert {"kata-manager", "cc-manager", "client"} <= passthrough.allowed
+    assert not container.fills_empty and not container.default_mig_config
+
+
+def test_older_releases_honour_an_empty_deploy_label() -> None:
+    objects = _container_dump("25.10.1")
+    _nodes(objects)[0]["metadata"]["labels"]["nvidia.com/gpu.deploy.dcgm-exporter"] = ""
+    assert "GPU302" not in {code for code, _ in _warnings(objects)}
+    objects = _container_dump("26.7.0")
+    _nodes(objects)[0]["metadata"]["labels"]["nvidia.com/gpu.deploy.dcgm-exporter"] = ""
+    assert ("GPU302", "Node/gpu-a10-0") in _warnings(objects)
+
+
+def test_v22_9_writes_no_mig_config_default() -> None:
+    objects = _container_dump("24.9.2")
+    h100 = _nodes(objects)[1]
+    del h100["metadata"]["labels"]["nvidia.com/mig.config"]
+    del h100["metadata"]["labels"]["nvidia.com/mig.config.state"]
+    assert ("GPU302", "Node/gpu-h100-0") in _warnings(objects)
+    assert _warnings(objects, operator_release=parse_operator_version("22.9.2")) == set()
+
+
+def test_keys_a_release_does_not_know_are_not_its_to_remove() -> None:
+    objects = _container_dump("25.10.1")
+    # v26.x removes the DRA keys; v25.10 does not know them and leaves them alone.
+    _nodes(objects)[0]["metadata"]["labels"]["nvidia.com/gpu.deploy.dra-driver"] = "true"
+    assert _warnings(objects) == set()
+    objects = _container_dump("26.7.0")
+    _nodes(objects)[0]["metadata"]["labels"]["nvidia.com/gpu.deploy.dra-driver"] = "true"
+    assert _warnings(objects) == {("GPU301", "Node/gpu-a10-0")}
+
+
+@pytest.mark.parametrize(
+    ("edit", "version", "source"),
+    [
+        ("deployment", "25.3.4", "Deployment gpu-operator/gpu-operator image"),
+        ("helm-label", "25.3.4", "label helm.sh/chart=gpu-operator-v25.3.4"),
+        ("validator", "25.3.4", "DaemonSet gpu-operator/nvidia-operator-validator image"),
+        ("policy-version", "25.3.4", "ClusterPolicy spec.validator.version=v25.3.4"),
+        ("gpuop", "26.7.0", "gpuop's operator labels as v26.7.0"),
+    ],
+)
+def test_release_sources(edit: str, version: str, source: str) -> None:
+    objects = copy.deepcopy(gen.container(RELEASES["25.3.4"])["items"])
+    deployment = next(obj for obj in objects if obj["kind"] == "Deployment")
+    policy = next(obj for obj in objects if obj["kind"] == "ClusterPolicy")
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    if edit != "deployment":
+        container["image"] = "nvcr.io/nvidia/gpu-operator@sha256:" + "0" * 64
+    if edit not in ("deployment", "helm-label"):
+        deployment["metadata"]["labels"] = {}
+    if edit in ("policy-version", "gpuop"):
+        objects = [obj for obj in objects if obj["kind"] != "DaemonSet"]
+    if edit in ("validator", "policy-version", "gpuop"):
+        policy["metadata"]["labels"] = {}
+    if edit == "gpuop":
+        container["image"] = "gpuop:0.1.0"
+    release = detect_release(ClusterState.from_objects(objects))
+    assert release.version == version
+    assert source in release.source
+
+
+def test_image_tags_of_unknown_lines_are_not_releases() -> None:
+    objects = copy.deepcopy(gen.container(RELEASES["26.7.0"])["items"])
+    for obj in objects:
+        if obj["kind"] == "Deployment":
+            obj["spec"]["template"]["spec"]["containers"][0]["image"] = "x/gpu-operator:v27.1.0"
+            obj["metadata"]["labels"] = {}
+        if obj["kind"] == "DaemonSet":
+            obj["spec"]["template"]["spec"]["containers"][0]["image"] = (
+                "x/gpu-operator-validator:main"
+            )
+        if obj["kind"] == "ClusterPolicy":
+            obj["metadata"]["labels"] = {}
+            obj["spec"]["validator"] = {}
+    release = detect_release(ClusterState.from_objects(objects))
+    assert not release.known
+
+
+@pytest.mark.parametrize("value", ["27.1.0", "v26", "latest", "25.11.0", ""])
+def test_bad_operator_versions(value: str) -> None:
+    with pytest.raises(ReleaseError, match="not a GPU Operator release"):
+        parse_operator_version(value)
+
+
+def test_a_patch_gpuop_does_not_list_uses_its_line() -> None:
+    release = parse_operator_version("v25.10.7")
+    assert (release.version, release.line) == ("25.10.7", "25.10")
+
+
+def test_intersection_of_eras() -> None:
+    eras = release_labels().eras
+    expectation = label_expectation(eras, "vm-vgpu", "kubevirt")
+    assert expectation.required == {
+        "sandbox-device-plugin",
+        "vgpu-manager",
+        "vgpu-device-manager",
+        "sandbox-validator",
+    }
+    assert expectation.allowed == {"cc-manager", "client"}
+    # Only keys every era deletes count as removed: DRA keys are v26.7's alone.
+    assert "dra-driver" not in expectation.removed
+    assert "device-plugin" in expectation.removed
+
+
+def test_cli_operator_version(tmp_path: Any) -> None:
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"kind": "List", "items": _container_dump("25.10.1")}))
+    runner = CliRunner()
+    clean = runner.invoke(cli, ["check", str(path), "-o", "json"])
+    assert clean.exit_code == 0, clean.output
+    assert json.loads(clean.stdout)["operator_release"]["version"] == "25.10.1"
+    newest = runner.invoke(cli, ["check", str(path), "--operator-version", "v26.7.0", "-o", "json"])
+    codes = {f["code"] for f in json.loads(newest.stdout)["findings"]}
+    assert "GPU302" in codes
+    bad = runner.invoke(cli, ["check", str(path), "--operator-version", "27.1"])
+    assert bad.exit_code == 2
+    assert "not a GPU Operator release" in bad.output
