@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import httpx2
 from lightkube.core.exceptions import ApiError
-from lightkube.resources.apps_v1 import DaemonSet
+from lightkube.resources.apps_v1 import DaemonSet, Deployment
 from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
 
 from gpuop.catalog import operand_table
@@ -36,6 +36,7 @@ BUNDLE_FILES: Mapping[str, tuple[str, str]] = {
     "VirtualMachineInstance": ("virtualmachineinstances.json", "kubevirt.io/v1"),
     "Pod": ("pods.json", "v1"),
     "DaemonSet": ("daemonsets.json", "apps/v1"),
+    "Deployment": ("deployments.json", "apps/v1"),
     "ConfigMap": ("configmaps.json", "v1"),
     "Event": ("events.json", "v1"),
 }
@@ -102,6 +103,14 @@ def _operand_daemonset(pod: Mapping[str, Any], names: frozenset[str]) -> bool:
         ):
             return True
     return False
+
+
+def _is_gpu_operator(deployment: Mapping[str, Any]) -> bool:
+    labels = _get(deployment, "metadata", "labels") or {}
+    if "gpu-operator" in (labels.get("app.kubernetes.io/name"), labels.get("app")):
+        return True
+    containers = _get(deployment, "spec", "template", "spec", "containers") or []
+    return any("/gpu-operator:" in str(c.get("image") or "") for c in containers)
 
 
 def _uses_devices(vmi: Mapping[str, Any]) -> bool:
@@ -180,6 +189,9 @@ def collect(
     result.objects["DaemonSet"] = [
         ds for ds in sets if _get(ds, "metadata", "name") in daemonset_names
     ]
+    # The operator's own Deployment: its image tag names the release that labels the nodes.
+    deployments = listed("Deployment", Deployment, True) or []
+    result.objects["Deployment"] = [d for d in deployments if _is_gpu_operator(d)]
     result.objects["ConfigMap"] = _vgpu_config_maps(client, policies, result, say)
 
     events = listed("Event", Event, True) or []

@@ -9,7 +9,7 @@ import corpus_gen
 import httpx2
 import pytest
 from lightkube.core.exceptions import ApiError
-from lightkube.resources.apps_v1 import DaemonSet
+from lightkube.resources.apps_v1 import DaemonSet, Deployment
 from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
 
 from gpuop.check import run_checks
@@ -38,6 +38,7 @@ class FakeClient:
             Node: "Node",
             Pod: "Pod",
             DaemonSet: "DaemonSet",
+            Deployment: "Deployment",
             Event: "Event",
             ConfigMap: "ConfigMap",
             ClusterPolicy: "ClusterPolicy",
@@ -162,3 +163,24 @@ def test_vgpu_config_map_is_read_from_the_operator_namespace() -> None:
     assert [c["metadata"]["name"] for c in collected.objects["ConfigMap"]] == [
         "default-vgpu-devices-config"
     ]
+
+
+def _deployment(name: str, image: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "gpu-operator"},
+        "spec": {"template": {"spec": {"containers": [{"name": name, "image": image}]}}},
+    }
+
+
+def test_the_operator_deployment_is_kept_and_names_the_release() -> None:
+    objects = [
+        *_cluster_objects(),
+        _deployment("gpu-operator", "nvcr.io/nvidia/gpu-operator:v25.10.1"),
+        _deployment("web", "nginx:1.27"),
+    ]
+    collected = collect(FakeClient(objects), now=NOW)
+    assert [d["metadata"]["name"] for d in collected.objects["Deployment"]] == ["gpu-operator"]
+    report = run_checks(collected.all_objects())
+    assert report.release is not None and report.release.version == "25.10.1"
