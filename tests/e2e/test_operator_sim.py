@@ -141,7 +141,11 @@ def test_three_nodes_get_their_operand_sets_and_resources(gpuop_stack: dict[str,
     for name in NODES:
         node = ops.get_node(client, name) or {}
         labels = node["metadata"]["labels"]
+        # Nodes look as real ones do: nothing gpuop-only on them for the planner to read.
+        annotations = node["metadata"].get("annotations") or {}
+        assert not [key for key in annotations if key.startswith("gpuop.io/")], annotations
         node_plan = plan(policy, node)
+        assert node_plan.inventory.source in ("gfd-labels", "advertised"), name
         assert node_plan.label_changes == {}, f"{name} labels differ from the plan"
         deploy = {
             k for k, v in labels.items() if k.startswith("nvidia.com/gpu.deploy.") and v == "true"
