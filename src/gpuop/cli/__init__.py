@@ -1,34 +1,156 @@
 """The `gpuop` command line.
 
-Each command group lives in its own module; this one only assembles them and turns
-expected failures into one clear line and a non-zero exit code instead of a traceback.
+Each command group lives in its own module, imported only when that command runs: `gpuop
+--help`, `--version` and one command's run stay quick because the checker, the ClusterPolicy
+models and the Kubernetes client are not loaded for a command that does not use them. This
+module lists the commands with their one-line summaries and turns expected failures into one
+clear line and a non-zero exit code instead of a traceback.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import NamedTuple
 
 import click
 
 from gpuop import __version__
-from gpuop.cli.audit import audit
-from gpuop.cli.check import check, collect
-from gpuop.cli.cluster import cluster
-from gpuop.cli.common import UserError
-from gpuop.cli.explain import explain
-from gpuop.cli.kubevirt import kubevirt
-from gpuop.cli.lab import lab
-from gpuop.cli.names import names
-from gpuop.cli.operands import operands
-from gpuop.cli.operator import operator
-from gpuop.cli.plan import plan
-from gpuop.cli.policy import policy
-from gpuop.cli.sim import sim
-from gpuop.cli.toolkit import toolkit
-from gpuop.cli.versions import upgrade, versions
+
+
+class LazyCommand(NamedTuple):
+    """Where a command is defined, and its summary for `gpuop --help`."""
+
+    module: str
+    attribute: str
+    summary: str
+
+
+# The summaries are the first sentence of each command's docstring; a unit test keeps them equal.
+COMMANDS: dict[str, LazyCommand] = {
+    "audit": LazyCommand(
+        "gpuop.cli.audit",
+        "audit",
+        "What each operand may do on a host: privileges, host paths, writes, reboots.",
+    ),
+    "check": LazyCommand(
+        "gpuop.cli.check",
+        "check",
+        "Find GPU nodes whose labels, operands and advertised resources disagree.",
+    ),
+    "cluster": LazyCommand(
+        "gpuop.cli.cluster",
+        "cluster",
+        "Run a real Kubernetes control plane on this machine, on 127.0.0.1 only.",
+    ),
+    "collect": LazyCommand(
+        "gpuop.cli.check",
+        "collect",
+        "Save what `gpuop check` reads from a live cluster into a bundle directory.",
+    ),
+    "explain": LazyCommand(
+        "gpuop.cli.explain",
+        "explain",
+        "Why is it Pending? Replay kube-scheduler's filters for a Pod, VMI or VM.",
+    ),
+    "kubevirt": LazyCommand(
+        "gpuop.cli.kubevirt",
+        "kubevirt",
+        "Wire KubeVirt to the GPU resources the nodes advertise.",
+    ),
+    "lab": LazyCommand(
+        "gpuop.cli.lab",
+        "lab",
+        "Run the three-node lab on a local cluster and write a report.",
+    ),
+    "names": LazyCommand(
+        "gpuop.cli.names",
+        "names",
+        "Extended-resource names, exactly as the device plugins make them.",
+    ),
+    "operands": LazyCommand(
+        "gpuop.cli.operands",
+        "operands",
+        "Show every operand gpuop deploys: its DaemonSet, what switches it on, and where it runs.",
+    ),
+    "operator": LazyCommand(
+        "gpuop.cli.operator",
+        "operator",
+        "Run the operator (in a cluster, or from here with a kubeconfig).",
+    ),
+    "plan": LazyCommand(
+        "gpuop.cli.plan",
+        "plan",
+        "What a node would run and advertise under a ClusterPolicy, and why.",
+    ),
+    "policy": LazyCommand(
+        "gpuop.cli.policy",
+        "policy",
+        "The ClusterPolicy (nvidia.com/v1): its CRD, checking one, and the defaults.",
+    ),
+    "sim": LazyCommand(
+        "gpuop.cli.sim",
+        "sim",
+        "Simulated GPU servers: kwok nodes that behave like GPU nodes under the operator.",
+    ),
+    "toolkit": LazyCommand(
+        "gpuop.cli.toolkit",
+        "toolkit",
+        "What the NVIDIA container toolkit changes on a GPU node, done reviewably.",
+    ),
+    "upgrade": LazyCommand(
+        "gpuop.cli.versions",
+        "upgrade",
+        "What an operator or ClusterPolicy change will move, before it happens.",
+    ),
+    "versions": LazyCommand(
+        "gpuop.cli.versions",
+        "versions",
+        "The cluster against the GPU Operator version matrix.",
+    ),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported from `COMMANDS` the first time they are asked for.
+
+    Commands added with `add_command` (or put in `commands`) take precedence, so a test can
+    still swap one in.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        command = getattr(importlib.import_module(entry.module), entry.attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{entry.module}.{entry.attribute} is not a click command")
+        self.commands[cmd_name] = command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list as click writes it, from the table for commands not yet loaded."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows: list[tuple[str, str]] = []
+        for name in names:
+            # A stand-in carrying the summary shortens it exactly as the real command would.
+            command = self.commands.get(name) or click.Command(name, help=COMMANDS[name].summary)
+            if not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 @click.group(
+    cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(__version__, prog_name="gpuop")
@@ -45,25 +167,9 @@ def cli() -> None:
     """
 
 
-cli.add_command(cluster)
-cli.add_command(plan)
-cli.add_command(names)
-cli.add_command(operands)
-cli.add_command(policy)
-cli.add_command(operator)
-cli.add_command(sim)
-cli.add_command(lab)
-cli.add_command(check)
-cli.add_command(collect)
-cli.add_command(audit)
-cli.add_command(versions)
-cli.add_command(upgrade)
-cli.add_command(explain)
-cli.add_command(kubevirt)
-cli.add_command(toolkit)
-
-
 def main() -> None:
+    from gpuop.cli.common import UserError
+
     try:
         result = cli(standalone_mode=False)
         if isinstance(result, int) and result:

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-import yaml
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,6 +37,8 @@ def emit_data(data: Any, fmt: str) -> None:
     if fmt == "json":
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
     elif fmt == "yaml":
+        import yaml
+
         sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
     else:
         raise ValueError(f"unknown data format {fmt}")

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import copy
+import json
+import sys
 from collections import Counter
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -13,6 +17,7 @@ from gpuop.cli.common import UserError, emit_data, output_option
 from gpuop.cli.support import (
     PciSource,
     heading,
+    load_documents,
     load_pci_database,
     load_yaml_document,
     pci_ids_option,
@@ -24,7 +29,9 @@ from gpuop.planner import (
     NFD_GPU_LABELS,
     VGPU_CONFIG_LABEL,
     WORKLOAD_LABEL,
+    NodeFacts,
     NodePlan,
+    planning_key,
 )
 from gpuop.planner import (
     plan as plan_node,
@@ -84,17 +91,56 @@ def node_from_flags(name: str, model_name: str, count: int) -> dict[str, Any]:
 
 def node_from_file(path: str) -> dict[str, Any]:
     node = load_yaml_document(path, "Node")
-    shown = "stdin" if path == "-" else path
-    if not isinstance(node, dict) or node.get("kind") != "Node":
-        kind = node.get("kind") if isinstance(node, dict) else type(node).__name__
-        raise UserError(f"{shown}: expected a Node manifest (kind: Node), got {kind!r}")
+    return _checked_node(node, "stdin" if path == "-" else path)
+
+
+def _checked_node(node: Any, where: str, kind_implied: bool = False) -> dict[str, Any]:
+    """`node` if it is a Node whose metadata and labels are mappings; else a clear error."""
+    kind = node.get("kind", "Node" if kind_implied else None) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or kind != "Node":
+        got = kind if isinstance(node, dict) else type(node).__name__
+        raise UserError(f"{where}: expected a Node manifest (kind: Node), got {got!r}")
     metadata = node.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
-        raise UserError(f"{shown}: metadata is not a mapping")
+        raise UserError(f"{where}: metadata is not a mapping")
     labels = (metadata or {}).get("labels")
     if labels is not None and not isinstance(labels, dict):
-        raise UserError(f"{shown}: metadata.labels is not a mapping")
+        raise UserError(f"{where}: metadata.labels is not a mapping")
     return node
+
+
+def _overlay_labels(node: dict[str, Any], extra: dict[str, str]) -> None:
+    """Set the labels the flags give on a node (a `metadata: null` node gets a metadata)."""
+    if extra:
+        metadata = node.get("metadata") or {}
+        node["metadata"] = {**metadata, "labels": {**(metadata.get("labels") or {}), **extra}}
+
+
+NODE_LIST_KINDS = ("List", "NodeList")
+
+
+def nodes_from_file(path: str) -> list[dict[str, Any]]:
+    """The nodes in a Node, a List of Nodes (`kubectl get nodes -o json`) or multi-doc YAML."""
+    shown = "stdin" if path == "-" else path
+    documents = load_documents(path, "a Node or a List of Nodes")
+    nodes: list[dict[str, Any]] = []
+    for number, document in enumerate(documents, start=1):
+        where = f"{shown}: document {number}" if len(documents) > 1 else shown
+        if isinstance(document, dict) and document.get("kind") in NODE_LIST_KINDS:
+            items = document.get("items")
+            if items is None:
+                items = []
+            if not isinstance(items, list):
+                raise UserError(f"{where}: items is not a list")
+            # The API server leaves `kind` out of a NodeList's items; kubectl's List keeps it.
+            implied = document["kind"] == "NodeList"
+            for index, item in enumerate(items):
+                nodes.append(_checked_node(item, f"{where}: items[{index}]", implied))
+        else:
+            nodes.append(_checked_node(document, where))
+    if not nodes:
+        raise UserError(f"{shown}: no nodes in it (an empty List)")
+    return nodes
 
 
 def load_policy(path: str | None, sandbox: bool) -> tuple[ResolvedPolicy, str]:
@@ -231,8 +277,58 @@ def render_text(result: NodePlan, policy: ResolvedPolicy, source: str, pci: PciS
     return "\n".join(out)
 
 
+def plan_nodes(
+    policy: ResolvedPolicy, nodes: list[dict[str, Any]], pci: PciSource
+) -> Iterator[tuple[NodePlan, tuple[Any, ...]]]:
+    """Each node's plan, with its planning key: nodes that read alike are planned once."""
+    planned: dict[tuple[Any, ...], NodePlan] = {}
+    for node in nodes:
+        facts = NodeFacts.from_object(node)
+        key = planning_key(facts)
+        shared = planned.get(key)
+        if shared is None:
+            shared = planned[key] = plan_node(policy, facts, pci_db=pci.database)
+            yield shared, key
+        else:
+            yield replace(shared, node=facts.name), key
+
+
+def _emit_batch(
+    nodes: list[dict[str, Any]], policy: ResolvedPolicy, source: str, pci: PciSource, output: str
+) -> None:
+    inputs = _inputs(policy, source, pci)
+    documents: dict[tuple[Any, ...], dict[str, Any]] = {}
+    if output == "yaml":
+        import yaml
+
+        data = [
+            {**result.to_dict(), "inputs": inputs} for result, _ in plan_nodes(policy, nodes, pci)
+        ]
+        sys.stdout.write(yaml.safe_dump_all(data, sort_keys=False, explicit_start=True))
+        return
+    for number, (result, key) in enumerate(plan_nodes(policy, nodes, pci)):
+        if output == "json":
+            document = documents.get(key)
+            if document is None:
+                document = documents[key] = {**result.to_dict(), "inputs": inputs}
+            # JSON Lines: one plan a line; only the node's name differs between equal keys.
+            sys.stdout.write(json.dumps({**document, "node": result.node}) + "\n")
+        else:
+            if number:
+                click.echo("")
+            click.echo(render_text(result, policy, source, pci))
+
+
 @click.command()
 @click.option("--node", "node_file", metavar="FILE|-", help="A Node manifest (YAML or JSON).")
+@click.option(
+    "-f",
+    "--nodes",
+    "nodes_file",
+    metavar="FILE|-",
+    help="Many nodes: a Node, a List of Nodes (as `kubectl get nodes -o json` prints) or"
+    " multi-document YAML; one plan per node (-o json: one JSON document a line).",
+)
 @click.option(
     "--gpu",
     "gpu_model",
@@ -267,6 +363,7 @@ def render_text(result: NodePlan, policy: ResolvedPolicy, source: str, pci: PciS
 @output_option("text", "json", "yaml")
 def plan(
     node_file: str | None,
+    nodes_file: str | None,
     gpu_model: str | None,
     count: int,
     name: str,
@@ -286,6 +383,10 @@ def plan(
     gpuop.io/gpu-inventory annotation describing its cards. --workload, --vgpu-config
     and --label set labels on either.
 
+    Plan a whole cluster with -f/--nodes (`kubectl get nodes -o json | gpuop plan -f -`):
+    one plan per node, in input order; with -o json one JSON document a line (JSON Lines),
+    with -o yaml one YAML document per node. The overlay flags apply to every node.
+
     The plan: the workload config and why, the label changes the operator makes, the
     operands that run (in bring-up stages), the resources the node should advertise
     and those it must not, the vGPU config result, and notices.
@@ -297,26 +398,39 @@ def plan(
       gpuop plan --gpu A10 --count 2 --workload vm-vgpu --vgpu-config A10-4Q --sandbox
       gpuop plan --gpu A100 --label nvidia.com/mig.capable=true
       kubectl get node gpu-1 -o yaml | gpuop plan --node - --policy cp.yaml -o json
+      kubectl get nodes -o json | gpuop plan -f - -o json
     """
+    if nodes_file is not None and (node_file is not None or gpu_model is not None):
+        raise UserError("give -f/--nodes FILE alone, not with --node or --gpu")
     if node_file is not None and gpu_model is not None:
         raise UserError("give either --node FILE or --gpu MODEL, not both")
     if node_file == "-" and policy_file == "-":
         raise UserError("--node and --policy cannot both read stdin")
-    if node_file is None and gpu_model is None:
-        raise UserError("give --node FILE (a Node manifest) or --gpu MODEL (e.g. --gpu A10)")
+    if nodes_file == "-" and policy_file == "-":
+        raise UserError("--nodes and --policy cannot both read stdin")
+    if node_file is None and gpu_model is None and nodes_file is None:
+        raise UserError(
+            "give --node FILE (a Node manifest) or --gpu MODEL (e.g. --gpu A10),"
+            " or -f FILE for many nodes"
+        )
     extra = _parse_labels(labels)
     if workload is not None:
         extra[WORKLOAD_LABEL] = workload
     if vgpu_config is not None:
         extra[VGPU_CONFIG_LABEL] = vgpu_config
+    if nodes_file is not None:
+        nodes = nodes_from_file(nodes_file)
+        for node in nodes:
+            _overlay_labels(node, extra)
+        resolved, source = load_policy(policy_file, sandbox)
+        _emit_batch(nodes, resolved, source, load_pci_database(pci_ids), output)
+        return
     if node_file is not None:
         node = node_from_file(node_file)
     else:
         assert gpu_model is not None
         node = node_from_flags(name, gpu_model, count)
-    if extra:
-        metadata = node.setdefault("metadata", {})
-        metadata["labels"] = {**(metadata.get("labels") or {}), **extra}
+    _overlay_labels(node, extra)
     resolved, source = load_policy(policy_file, sandbox)
     pci = load_pci_database(pci_ids)
     result = plan_node(resolved, node, pci_db=pci.database)

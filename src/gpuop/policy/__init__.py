@@ -14,10 +14,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
-from gpuop.catalog import Operand, SandboxMode, WorkloadConfig, operand_table
+from gpuop.catalog import Operand, SandboxMode, WorkloadConfig, load_data_yaml, operand_table
 from gpuop.policy.models import ClusterPolicy, ComponentSpec, MigManagerSpec
 
 DEFAULT_RUNTIME_CLASS = "nvidia"
@@ -252,7 +251,7 @@ def parse_cluster_policy(obj: Any, source: str = "ClusterPolicy") -> ResolvedPol
 @cache
 def _default_policy_document() -> dict[str, Any]:
     text = resources.files("gpuop.catalog").joinpath("clusterpolicy.yaml").read_text("utf-8")
-    loaded = yaml.safe_load(text)
+    loaded = load_data_yaml(text)
     assert isinstance(loaded, dict)
     return loaded
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+from importlib import resources
 
-from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog, operand_table
+import pytest
+import yaml
+
+from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog, load_data_yaml, operand_table
 from gpuop.vgpu import vgpu_type_kind
 
 # gpu-operator-behaviour.md §1: states in order (the DRA and metrics states have no DaemonSet).
@@ -187,3 +190,13 @@ def test_lookups() -> None:
     model = catalog.model_for_vgpu_type("T4-8Q")
     assert model is not None and model.vgpu_name_prefix == "GRID"
     assert catalog.model_for_vgpu_type("A10-99Q") is None
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(p.name for p in resources.files("gpuop.catalog").iterdir() if p.name.endswith(".yaml")),
+)
+def test_data_files_read_alike_with_libyaml_and_pure_python(name: str) -> None:
+    """The catalog reads its files with libyaml's loader for speed; it must not change them."""
+    text = resources.files("gpuop.catalog").joinpath(name).read_text(encoding="utf-8")
+    assert load_data_yaml(text) == yaml.safe_load(text)
