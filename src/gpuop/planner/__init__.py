@@ -473,6 +473,7 @@ def _other_kind_resources(
 
 
 PLANNED_LABEL_PREFIXES = ("nvidia.com/", "feature.node.kubernetes.io/")
+GFD_TIMESTAMP_LABEL = "nvidia.com/gfd.timestamp"
 
 
 def planning_key(facts: NodeFacts) -> tuple[Any, ...]:
@@ -480,11 +481,16 @@ def planning_key(facts: NodeFacts) -> tuple[Any, ...]:
 
     Nodes with equal keys get equal plans but for the node's name, so a controller can plan
     a fleet of identical servers once. Labels outside `nvidia.com/` and NFD's
-    `feature.node.kubernetes.io/` (hostnames, zones, roles) never change a plan.
+    `feature.node.kubernetes.io/` (hostnames, zones, roles) never change a plan, and nor
+    does GPU feature discovery's per-node `nvidia.com/gfd.timestamp`.
     """
     return (
         tuple(
-            sorted(kv for kv in facts.labels.items() if kv[0].startswith(PLANNED_LABEL_PREFIXES))
+            sorted(
+                kv
+                for kv in facts.labels.items()
+                if kv[0].startswith(PLANNED_LABEL_PREFIXES) and kv[0] != GFD_TIMESTAMP_LABEL
+            )
         ),
         tuple(sorted(facts.annotations.items())),
         tuple(sorted(facts.allocatable.items())),
