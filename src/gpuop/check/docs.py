@@ -30,6 +30,7 @@ _FINDING_SCHEMA: dict[str, Any] = {
 }
 
 _NODE_SCHEMA: dict[str, Any] = {
+    "description": "A node some finding is about, and what its GPUs were learnt from.",
     "type": "object",
     "required": ["name", "gpu_node", "workload", "gpus", "model", "inventory"],
     "additionalProperties": False,

@@ -185,8 +185,18 @@ class Report:
             **({"operator_release": self.release.to_dict()} if self.release else {}),
             "summary": self.summary(),
             "findings": [finding.to_dict() for finding in self.findings],
-            "nodes": [node.to_dict() for node in sorted(self.nodes, key=lambda n: n.name)],
+            # The nodes findings are about, with what their GPUs were learnt from (all nodes
+            # would make a 10,000-node report mostly inventory).
+            "nodes": [
+                node.to_dict()
+                for node in sorted(self.nodes, key=lambda n: n.name)
+                if node.name in self._nodes_with_findings
+            ],
         }
+
+    @property
+    def _nodes_with_findings(self) -> frozenset[str]:
+        return frozenset(finding.node for finding in self.findings if finding.node)
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)

@@ -212,3 +212,21 @@ def test_a_sandbox_node_advertising_nothing_of_its_kind_is_found() -> None:
 def test_a_passthrough_name_no_device_has_is_found() -> None:
     drifted = passthrough_node("p", {"nvidia.com/GA102GL_A10_24GB": "2"})
     assert codes(report(drifted), "p") == {"GPU209"}
+
+
+def test_the_report_says_what_a_node_with_findings_was_learnt_from() -> None:
+    drifted = vgpu_node("v", "A10-12Q", {"nvidia.com/NVIDIA_A10-4Q": "12"})
+    healthy = vgpu_node("w", None, {"nvidia.com/NVIDIA_A10-12Q": "4"})
+    result = report(drifted, healthy)
+    (node,) = result.to_dict()["nodes"]
+    assert node["name"] == "v" and node["gpus"] == 2
+    assert node["inventory"]["source"] == "advertised"
+    signals = [item["signal"] for item in node["inventory"]["evidence"]]
+    assert "nvidia.com/NVIDIA_A10-4Q: 12 (capacity)" in signals
+    assert "2× A10 per its resources" in render_text_of(result)
+
+
+def render_text_of(result: Report) -> str:
+    from gpuop.check import render_text
+
+    return render_text(result, color=False)
