@@ -13,6 +13,7 @@ from typing import Any
 from lightkube import AsyncClient, Client, operators
 from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
+from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.apps_v1 import DaemonSet
 from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, Pod
 from lightkube.resources.node_v1 import RuntimeClass
@@ -303,3 +304,12 @@ def merge_configmap_data_sync(
             if again.status.code != CONFLICT:
                 raise
             merge_configmap_data_sync(client, name, namespace, data)
+
+
+def ensure_namespace_sync(client: Client, name: str) -> None:
+    """Create the namespace unless it exists."""
+    try:
+        client.create(Namespace(metadata=ObjectMeta(name=name)))
+    except ApiError as exc:
+        if exc.status.code != CONFLICT:
+            raise

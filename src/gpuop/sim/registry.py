@@ -32,6 +32,7 @@ def parse_hardware(data: Mapping[str, str] | None) -> dict[str, tuple[GpuCard, .
 def register_hardware(client: Any, specs: Sequence[NodeSpec], namespace: str) -> None:
     """Record the cards of these machines (one write for all of them)."""
     if specs:
+        ops.ensure_namespace_sync(client, namespace)
         ops.merge_configmap_data_sync(
             client, HARDWARE_CONFIGMAP, namespace, hardware_entries(list(specs))
         )
