@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Derive `src/gpuop/catalog/vgpu-boards.yaml` from NVIDIA's default vGPU devices config.
 
-    scripts/derive-vgpu-boards.py CONFIGMAP.yaml PCI.IDS > src/gpuop/catalog/vgpu-boards.yaml
+    .venv/bin/python scripts/derive-vgpu-boards.py CONFIGMAP.yaml PCI.IDS \
+        > src/gpuop/catalog/vgpu-boards.yaml
 
 CONFIGMAP.yaml is the GPU Operator's `default-vgpu-devices-config` ConfigMap (gpu-operator
 `assets/state-vgpu-device-manager/0500_configmap.yaml`, Apache-2.0). Its named single-type
@@ -20,28 +21,12 @@ from typing import Any
 
 import yaml
 
+from gpuop.naming import PciDatabase
+
 TYPE = re.compile(
     r"^(?P<family>.+?)-(?:(?P<slices>[1-9][0-9]*)-)?(?P<gb>0|[1-9][0-9]*)(?P<series>[ABCQ])(?P<suffix>ME|NOME|MEALL|GFX)?$"
 )
 GRID_CHIPS = ("GM", "GP", "GV", "TU")
-
-
-def pci_names(text: str) -> dict[str, str]:
-    names: dict[str, str] = {}
-    inside = False
-    for line in text.splitlines():
-        if not inside:
-            inside = line.startswith("10de")
-            continue
-        if line.startswith("#"):
-            continue
-        if not line.startswith("\t"):
-            break
-        if line.startswith("\t\t"):
-            continue
-        device, _, name = line[1:].partition(" ")
-        names.setdefault(device.lower(), name.strip())
-    return names
 
 
 def main(configmap_path: str, pci_path: str) -> int:
@@ -49,13 +34,9 @@ def main(configmap_path: str, pci_path: str) -> int:
         configmap = yaml.safe_load(handle)
     config = yaml.safe_load(configmap["data"]["config.yaml"])
     with open(pci_path, encoding="utf-8", errors="replace") as handle:
-        names = pci_names(handle.read())
-    version = "unknown"
-    with open(pci_path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if "Version:" in line:
-                version = line.split("Version:", 1)[1].strip()
-                break
+        database = PciDatabase.parse(handle.read())
+    names = database.devices
+    version = database.version or "unknown"
 
     families: dict[str, dict[str, Any]] = {}
     for name, entries in config["vgpu-configs"].items():
