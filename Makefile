@@ -1,6 +1,6 @@
 # Developer and CI entry points.
 #
-#   make setup   Debian packages, .venv with gpuop[dev], control-plane binaries (cached;
+#   make setup   Debian packages, .venv with gpuop[dev], control-plane binaries and helm (cached;
 #                the first build takes ~20 min on 2 cores)
 #   make test    ruff check, ruff format --check, mypy, lint-imports, pytest (unit + e2e)
 #
@@ -28,7 +28,7 @@ venv:
 	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -e '.[dev]'
 
-# Reuses ~/.cache/gpuop/bin (or $$GPUOP_CACHE_DIR) when it is there.
+# The control plane and helm; reuses ~/.cache/gpuop/bin (or $$GPUOP_CACHE_DIR) when it is there.
 binaries:
 	$(BIN)/python -m gpuop cluster build
 

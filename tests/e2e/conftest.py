@@ -12,7 +12,8 @@ Use::
     def test_something(kube_client, namespace):   # lightkube Client, a fresh namespace
         ...
 
-Fixtures: ``client_for`` (session; ``client_for(kubeconfig)`` gives a Client acting as
+Fixtures: ``helm`` (session; ``helm(*args)`` runs the cached helm against the session cluster),
+``kubectl`` (session; the same for kubectl), ``client_for`` (session; ``client_for(kubeconfig)`` gives a Client acting as
 that kubeconfig's user, e.g. a ServiceAccount's), ``e2e_cluster`` (session; kubeconfig, audit log, the LocalCluster or None),
 ``kubeconfig_path`` and ``audit_log_path`` (session, ``Path``), ``kube_client`` (session,
 ``lightkube.Client`` acting as admin), ``namespace`` (per test: created, its ``default``
@@ -30,7 +31,8 @@ Environment:
 * ``GPUOP_TEST_KEEP_CLUSTER=1``: leave the session cluster running at the end (to poke at
   it with kubectl; the next session stops it).
 
-The e2e tests never skip for missing binaries: they are built (``go build``) when absent.
+The e2e tests never skip for missing binaries: they are built (``go build``) when absent, helm
+too when a test uses it; a build that fails fails the run.
 """
 
 from __future__ import annotations
@@ -40,11 +42,13 @@ import fcntl
 import os
 import re
 import shutil
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
 from lightkube import Client
@@ -53,7 +57,7 @@ from lightkube.core.exceptions import ApiError
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace, ServiceAccount
 
-from gpuop.controlplane import ControlPlaneError, LocalCluster, ensure_binaries
+from gpuop.controlplane import COMPONENTS, HELM, ControlPlaneError, LocalCluster, ensure_binaries
 
 SESSION_CLUSTER = "pytest"
 E2E_LABEL = "gpuop.test/e2e"
@@ -92,8 +96,10 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     if session.config.option.collectonly or not _wants_e2e(session):
         return
     say = _live_printer(session.config)
+    wants_helm = any("helm" in getattr(item, "fixturenames", ()) for item in session.items)
+    components = (*COMPONENTS, HELM) if wants_helm else COMPONENTS
     try:
-        ensure_binaries(progress=say)
+        ensure_binaries(progress=say, components=components)
     except ControlPlaneError as exc:
         raise pytest.UsageError(f"cannot prepare the control-plane binaries: {exc}") from exc
 
@@ -200,6 +206,56 @@ def client_for() -> Callable[..., Client]:
 def kube_client(kubeconfig_path: Path) -> Client:
     """A lightkube sync Client acting as the cluster admin."""
     return make_client(kubeconfig_path)
+
+
+CommandRunner = Callable[..., CompletedProcess[str]]
+
+
+def _runner(binary: Path, kubeconfig: Path, env: dict[str, str]) -> CommandRunner:
+    def run(*args: str, input: str | None = None, check: bool = True) -> CompletedProcess[str]:
+        cmd = [str(binary), "--kubeconfig", str(kubeconfig), *args]
+        result = subprocess.run(
+            cmd, input=input, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+        if check and result.returncode != 0:
+            pytest.fail(
+                f"{' '.join(cmd)} exited with {result.returncode}:\n{result.stderr}{result.stdout}",
+                pytrace=False,
+            )
+        return result
+
+    return run
+
+
+def _tool_env(home: Path) -> dict[str, str]:
+    """The environment helm and kubectl run with: their state under ``home``, no proxies."""
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(
+        {
+            "HOME": str(home),
+            "HELM_CACHE_HOME": str(home / "helm-cache"),
+            "HELM_CONFIG_HOME": str(home / "helm-config"),
+            "HELM_DATA_HOME": str(home / "helm-data"),
+        }
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def helm(kubeconfig_path: Path, tmp_path_factory: pytest.TempPathFactory) -> CommandRunner:
+    """``helm(*args)``: the cached helm (built if absent) against the session cluster."""
+    try:
+        binary = ensure_binaries(components=[HELM])["helm"]
+    except ControlPlaneError as exc:
+        pytest.fail(f"helm is needed and could not be built: {exc}", pytrace=False)
+    return _runner(binary, kubeconfig_path, _tool_env(tmp_path_factory.mktemp("helm-home")))
+
+
+@pytest.fixture(scope="session")
+def kubectl(kubeconfig_path: Path, tmp_path_factory: pytest.TempPathFactory) -> CommandRunner:
+    """``kubectl(*args)``: the control plane's kubectl against the session cluster."""
+    binary = ensure_binaries(components=COMPONENTS)["kubectl"]
+    return _runner(binary, kubeconfig_path, _tool_env(tmp_path_factory.mktemp("kubectl-home")))
 
 
 def _namespace_name(test_name: str) -> str:

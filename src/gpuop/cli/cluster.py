@@ -18,6 +18,7 @@ from gpuop.cli.common import UserError, emit_data, output_option
 from gpuop.controlplane import (
     COMPONENTS,
     DEFAULT_CLUSTER_NAME,
+    TOOLS,
     ClusterInfo,
     ControlPlaneError,
     LocalCluster,
@@ -321,7 +322,7 @@ def kubeconfig(name: str, export: bool) -> None:
     "(same as GPUOP_NO_DOWNLOAD=1).",
 )
 def build(no_download: bool) -> None:
-    """Make sure the control-plane binaries are in the cache; start nothing.
+    """Make sure the control-plane binaries and helm are in the cache; start nothing.
 
     Reuses the cache, else downloads the official releases (used only when their
     published sha256 matches), else builds them with `go build` from the wrapper modules
@@ -338,10 +339,13 @@ def build(no_download: bool) -> None:
       GOPROXY                    the Go module proxy go build fetches from
     """
     names = ", ".join(comp.label for comp in COMPONENTS)
-    _progress(f"control-plane binaries: {names}")
+    tools = ", ".join(comp.label for comp in TOOLS)
+    _progress(f"control-plane binaries: {names}; tools: {tools}")
     with _user_errors():
         binaries = ensure_binaries(
-            progress=_progress, allow_download=False if no_download else None
+            progress=_progress,
+            components=(*COMPONENTS, *TOOLS),
+            allow_download=False if no_download else None,
         )
     for binary, path in binaries.paths.items():
         click.echo(f"{binary:<24} {path}")

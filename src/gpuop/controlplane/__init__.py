@@ -48,8 +48,11 @@ from gpuop.controlplane.errors import (
 from gpuop.controlplane.versions import (
     COMPONENTS,
     ETCD_VERSION,
+    HELM,
+    HELM_VERSION,
     KUBERNETES_VERSION,
     KWOK_VERSION,
+    TOOLS,
 )
 
 __all__ = [
@@ -57,8 +60,11 @@ __all__ = [
     "COMPONENT_NAMES",
     "DEFAULT_CLUSTER_NAME",
     "ETCD_VERSION",
+    "HELM",
+    "HELM_VERSION",
     "KUBERNETES_VERSION",
     "KWOK_VERSION",
+    "TOOLS",
     "Binaries",
     "BuildError",
     "ClusterInfo",

@@ -13,7 +13,8 @@ Sources (``<arch>`` is ``amd64`` or ``arm64``):
 * etcd: ``https://github.com/etcd-io/etcd/releases/download/<v>/etcd-<v>-linux-<arch>.tar.gz``
   and ``SHA256SUMS`` in the same release;
 * kwok: ``https://github.com/kubernetes-sigs/kwok/releases/download/<v>/kwok-linux-<arch>`` and
-  ``checksums.txt`` in the same release (without it the download is refused).
+  ``checksums.txt`` in the same release (without it the download is refused);
+* helm: ``https://get.helm.sh/helm-<v>-linux-<arch>.tar.gz`` and ``<that>.sha256sum``.
 
 ``GPUOP_DOWNLOAD_BASE_URL`` points all of them at a mirror that keeps the upstream host and
 path under its root, i.e. ``<base>/dl.k8s.io/release/...`` and
@@ -37,7 +38,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from gpuop.controlplane.errors import DownloadError
-from gpuop.controlplane.versions import ETCD, KUBERNETES, KWOK, Component
+from gpuop.controlplane.versions import ETCD, HELM, KUBERNETES, KWOK, Component
 
 Progress = Callable[[str], None]
 
@@ -49,6 +50,7 @@ FIRST_CONTACT_DEADLINE_S = 10.0
 KUBERNETES_RELEASE_URL = "https://dl.k8s.io/release"
 ETCD_RELEASE_URL = "https://github.com/etcd-io/etcd/releases/download"
 KWOK_RELEASE_URL = "https://github.com/kubernetes-sigs/kwok/releases/download"
+HELM_RELEASE_URL = "https://get.helm.sh"
 KWOK_CHECKSUMS_FILE = "checksums.txt"
 
 
@@ -117,6 +119,17 @@ def artifacts(comp: Component, arch: str, base: str | None = None) -> list[Artif
                 checksum_url=mirror(f"{root}/{KWOK_CHECKSUMS_FILE}", base),
                 checksum_entry=asset,
                 install_as="kwok",
+            )
+        ]
+    if comp.name == HELM.name:
+        tarball = f"helm-{comp.version}-linux-{arch}.tar.gz"
+        return [
+            Artifact(
+                url=mirror(f"{HELM_RELEASE_URL}/{tarball}", base),
+                checksum_url=mirror(f"{HELM_RELEASE_URL}/{tarball}.sha256sum", base),
+                checksum_entry=tarball,
+                install_as="helm",
+                archive_member=f"linux-{arch}/helm",
             )
         ]
     raise DownloadError(f"no release download is known for {comp.label}")

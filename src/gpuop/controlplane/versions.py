@@ -14,6 +14,7 @@ from dataclasses import dataclass
 KUBERNETES_VERSION = "v1.37.2"
 ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
+HELM_VERSION = "v3.22.0"
 
 # Upstream's release date of KUBERNETES_VERSION, stamped into the binaries like
 # hack/lib/version.sh does, so a rebuild is byte-for-byte reproducible.
@@ -83,13 +84,38 @@ KUBERNETES = Component(
     ldflags=_kubernetes_ldflags(KUBERNETES_VERSION, KUBERNETES_BUILD_DATE),
 )
 
+# Helm's version stamps, as helm's Makefile sets them; the Kubernetes version it assumes for
+# `helm template` and `helm lint` (without a cluster) is the control plane's.
+_KUBE_MAJOR, _KUBE_MINOR = KUBERNETES_VERSION.lstrip("v").split(".")[:2]
+HELM = Component(
+    name="helm",
+    version=HELM_VERSION,
+    binaries=("helm",),
+    packages=("helm.sh/helm/v3/cmd/helm",),
+    ldflags=(
+        "-s",
+        "-w",
+        f"-X helm.sh/helm/v3/internal/version.version={HELM_VERSION}",
+        "-X helm.sh/helm/v3/internal/version.gitTreeState=clean",
+        *(
+            f"-X helm.sh/helm/v3/pkg/{pkg}.k8sVersion{part}={value}"
+            for pkg in ("lint/rules", "chartutil")
+            for part, value in (("Major", _KUBE_MAJOR), ("Minor", _KUBE_MINOR))
+        ),
+    ),
+)
+
 # Build order: the small ones first, so a broken toolchain shows up in a minute, not in 30.
 COMPONENTS: tuple[Component, ...] = (ETCD, KWOK, KUBERNETES)
+
+# Built and cached like the control plane, but no cluster needs them to start: helm installs the
+# chart in deploy/helm/gpuop (the e2e tests and `gpuop cluster build` make it).
+TOOLS: tuple[Component, ...] = (HELM,)
 
 
 def component(name: str) -> Component:
     """The component called ``name``; raises KeyError for an unknown one."""
-    for comp in COMPONENTS:
+    for comp in (*COMPONENTS, *TOOLS):
         if comp.name == name:
             return comp
     raise KeyError(name)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from gpuop.controlplane import ComponentStartError, LocalCluster
-from gpuop.controlplane.versions import COMPONENTS
+from gpuop.controlplane.versions import COMPONENTS, HELM, TOOLS
 
 
 @pytest.fixture
@@ -83,6 +83,21 @@ def test_missing_go_explains_how_to_get_it(env: dict[str, str]) -> None:
     assert "the Go toolchain ('go') is not on PATH" in last
     assert "GPUOP_NO_DOWNLOAD" in last
     assert "https://go.dev/dl/" in last
+
+
+def test_build_reports_every_cached_binary_and_helm(env: dict[str, str]) -> None:
+    cache = Path(env["GPUOP_CACHE_DIR"])
+    for comp in (*COMPONENTS, *TOOLS):
+        folder = cache / "bin" / comp.dir_name
+        folder.mkdir(parents=True)
+        for name in comp.binaries:
+            (folder / name).write_text("#!/bin/sh\n")
+            (folder / name).chmod(0o755)
+    result = gpuop(env, "cluster", "build")
+    assert result.returncode == 0, result
+    listed = dict(line.split() for line in result.stdout.splitlines())
+    assert listed["helm"] == str(cache / "bin" / f"helm-{HELM.version}" / "helm")
+    assert listed["kube-apiserver"].startswith(str(cache / "bin"))
 
 
 def test_up_without_go_fails_before_starting_anything(env: dict[str, str]) -> None:

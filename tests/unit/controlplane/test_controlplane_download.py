@@ -22,7 +22,7 @@ from gpuop.controlplane import binaries as binaries_mod
 from gpuop.controlplane import build as build_mod
 from gpuop.controlplane import download
 from gpuop.controlplane.errors import DownloadError, ToolchainError
-from gpuop.controlplane.versions import COMPONENTS, ETCD, KUBERNETES, KWOK, Component
+from gpuop.controlplane.versions import COMPONENTS, ETCD, HELM, KUBERNETES, KWOK, TOOLS, Component
 
 ARCH = "amd64"
 
@@ -71,6 +71,23 @@ def populate_mirror(root: Path, *, corrupt: str | None = None) -> None:
     kwok_digest = _sha(b"y") if corrupt == "kwok" else _sha(kwok)
     checksums = f"{kwok_digest}  kwok-linux-{ARCH}\n{_sha(b'z')}  kwokctl-linux-{ARCH}\n"
     _put(root, f"{kwok_root}/{download.KWOK_CHECKSUMS_FILE}", checksums.encode())
+
+    helm_tar = f"helm-{HELM.version}-linux-{ARCH}.tar.gz"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for member in ("helm", "LICENSE", "README.md"):
+            data = _fake_binary(member)
+            info = tarfile.TarInfo(f"linux-{ARCH}/{member}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    helm_tarball = buffer.getvalue()
+    _put(root, f"{download.HELM_RELEASE_URL}/{helm_tar}", helm_tarball)
+    helm_digest = _sha(b"h") if corrupt == "helm" else _sha(helm_tarball)
+    _put(
+        root,
+        f"{download.HELM_RELEASE_URL}/{helm_tar}.sha256sum",
+        f"{helm_digest}  {helm_tar}\n".encode(),
+    )
 
 
 class Mirror:
@@ -156,7 +173,7 @@ def test_mirror_keeps_host_and_path() -> None:
     )
 
 
-@pytest.mark.parametrize("comp", COMPONENTS, ids=lambda c: c.name)
+@pytest.mark.parametrize("comp", (*COMPONENTS, *TOOLS), ids=lambda c: c.name)
 def test_good_checksums_are_used(comp: Component, mirror: Mirror, tmp_path: Path) -> None:
     populate_mirror(mirror.root)
     dest = tmp_path / "out"
@@ -168,10 +185,11 @@ def test_good_checksums_are_used(comp: Component, mirror: Mirror, tmp_path: Path
         assert (dest / name).stat().st_mode & 0o111
 
 
-@pytest.mark.parametrize("corrupt", ["kube-scheduler", "etcd", "kwok"])
+@pytest.mark.parametrize("corrupt", ["kube-scheduler", "etcd", "kwok", "helm"])
 def test_bad_checksum_is_rejected(corrupt: str, mirror: Mirror, tmp_path: Path) -> None:
     populate_mirror(mirror.root, corrupt=corrupt)
-    comp = KUBERNETES if corrupt.startswith("kube") else ETCD if corrupt == "etcd" else KWOK
+    by_binary = {name: comp for comp in (*COMPONENTS, *TOOLS) for name in comp.binaries}
+    comp = by_binary[corrupt]
     dest = tmp_path / "out"
     dest.mkdir()
     with pytest.raises(DownloadError, match="checksum mismatch"):
