@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 import yaml
 
-from gpuop.cli.common import UserError, emit_data, output_option, read_text_input
+from gpuop.cli.common import UserError, emit_data, output_option
+from gpuop.cli.support import load_yaml_document
 
 
 def _toolkit_changes(runtime_class: str) -> list[str]:
@@ -51,12 +52,9 @@ def audit(policy_file: str | None, sandbox: bool, namespace: str, output: str) -
     from gpuop.policy import PolicyError, default_policy_object, parse_cluster_policy
     from gpuop.render.audit import audit_operands, render_markdown, summary_counts
 
-    try:
-        raw = (
-            yaml.safe_load(read_text_input(policy_file)) if policy_file else default_policy_object()
-        )
-    except yaml.YAMLError as exc:
-        raise UserError(f"{policy_file}: not YAML ({exc})") from exc
+    raw = (
+        load_yaml_document(policy_file, "ClusterPolicy") if policy_file else default_policy_object()
+    )
     if sandbox and isinstance(raw, dict):
         raw = yaml.safe_load(yaml.safe_dump(raw))
         raw.setdefault("spec", {}).setdefault("sandboxWorkloads", {})["enabled"] = True

@@ -36,7 +36,7 @@ from gpuop.planner import (
 from gpuop.planner import (
     plan as plan_node,
 )
-from gpuop.planner.inventory import GpuCard, encode_inventory
+from gpuop.planner.inventory import MAX_GPUS_PER_NODE, GpuCard, encode_inventory
 from gpuop.policy import (
     PolicyError,
     ResolvedPolicy,
@@ -74,6 +74,10 @@ def node_from_flags(name: str, model_name: str, count: int) -> dict[str, Any]:
         raise UserError(f"unknown GPU model {model_name!r} (known: {known})")
     if count < 1:
         raise UserError(f"--count {count}: a GPU node has at least 1 GPU")
+    if count > MAX_GPUS_PER_NODE:
+        raise UserError(
+            f"--count {count}: more GPUs than a node holds (at most {MAX_GPUS_PER_NODE})"
+        )
     cards = [
         GpuCard(index, model.pci_device_id, model=model.model, memory_mib=model.memory_mib)
         for index in range(count)
@@ -337,7 +341,13 @@ def _emit_batch(
     + ", ".join(gpu.model for gpu in gpu_catalog().gpus)
     + ".",
 )
-@click.option("--count", type=int, default=1, show_default=True, help="GPUs on the built node.")
+@click.option(
+    "--count",
+    type=int,
+    default=1,
+    show_default=True,
+    help=f"GPUs on the built node (1 to {MAX_GPUS_PER_NODE}).",
+)
 @click.option("--name", default=DEFAULT_NODE_NAME, show_default=True, help="Built node's name.")
 @click.option(
     "--workload",

@@ -1,0 +1,80 @@
+"""Hostile input for every file-reading command: one clear line, the documented exit code.
+
+Each case writes the input to a file, runs the command in-process and asserts that no
+traceback reaches the output and that the exit code is the one the command documents.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_support import RunCli
+
+from gpuop.manifests import MAX_NESTING
+
+DEEP_BLOCK_YAML = "".join("  " * level + "a:\n" for level in range(2000)) + "  " * 2000 + "x\n"
+DEEP_JSON_ARRAY = "[" * 5000 + "]" * 5000
+DEEP_JSON_OBJECT = '{"a":' * 3000 + "1" + "}" * 3000
+# Deep enough to refuse, shallow enough for every parser: only the depth guard catches it.
+PARSABLE_BUT_DEEP = json.dumps(
+    {
+        "kind": "Node",
+        "metadata": {"labels": {}},
+        "x": json.loads("[" * MAX_NESTING + "]" * MAX_NESTING),
+    }
+)
+
+DEEP_INPUTS = {
+    "block-yaml": DEEP_BLOCK_YAML,
+    "json-array": DEEP_JSON_ARRAY,
+    "json-object": DEEP_JSON_OBJECT,
+    "parsable": PARSABLE_BUT_DEEP,
+}
+
+FILE_COMMANDS = {
+    "plan --node": ("plan", "--node", "{}"),
+    "plan --policy": ("plan", "--gpu", "A10", "--policy", "{}"),
+    "plan -f": ("plan", "-f", "{}"),
+    "policy validate": ("policy", "validate", "{}"),
+    "audit --policy": ("audit", "--policy", "{}"),
+    "check": ("check", "{}"),
+    "kubevirt check": ("kubevirt", "check", "{}"),
+    "versions check": ("versions", "check", "{}"),
+    "explain": ("explain", "pod/x", "--cluster", "{}"),
+}
+
+
+def _run(gpuop: RunCli, tmp_path: Path, argv: tuple[str, ...], text: str) -> tuple[int, str]:
+    path = tmp_path / "input.yaml"
+    path.write_text(text, encoding="utf-8")
+    run = gpuop(*(arg.replace("{}", str(path)) for arg in argv))
+    output = run.stdout + run.stderr
+    assert "Traceback" not in output
+    assert "RecursionError" not in output
+    return run.code, output
+
+
+@pytest.mark.parametrize("command", FILE_COMMANDS)
+@pytest.mark.parametrize("shape", DEEP_INPUTS)
+def test_deep_nesting_is_one_line_and_exit_2(
+    gpuop: RunCli, tmp_path: Path, command: str, shape: str
+) -> None:
+    code, output = _run(gpuop, tmp_path, FILE_COMMANDS[command], DEEP_INPUTS[shape])
+    assert code == 2, output
+    assert "nested too deeply" in output
+    assert len(output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("count", ["257", "1000000", "12345678901234567890"])
+def test_plan_count_is_bounded(gpuop: RunCli, count: str) -> None:
+    run = gpuop("plan", "--gpu", "A10", "--count", count)
+    assert run.code == 2
+    assert run.stderr == f"error: --count {count}: more GPUs than a node holds (at most 256)\n"
+
+
+def test_plan_count_at_the_bound_plans(gpuop: RunCli) -> None:
+    run = gpuop("plan", "--gpu", "A10", "--count", "256", "-o", "json")
+    assert run.code in (0, 1), run.stderr
+    assert json.loads(run.stdout)["advertises"]["nvidia.com/gpu"] == 256
