@@ -15,7 +15,8 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -106,6 +107,44 @@ def read_objects(paths: tuple[str, ...]) -> list[Any]:
             continue
         objects.extend(load_objects(_read_text(path), path))
     return objects
+
+
+# The kinds `gpuop check` reports on; Events and ConfigMaps only add to what these say.
+CHECK_KINDS = (
+    "Node",
+    "ClusterPolicy",
+    "KubeVirt",
+    "HyperConverged",
+    "Pod",
+    "VirtualMachineInstance",
+    "DaemonSet",
+    "Deployment",
+)
+
+
+def require_kinds(
+    objects: Sequence[Any], kinds: Sequence[str], command: str, sources: Sequence[str]
+) -> None:
+    """Refuse input that holds none of `kinds`: a failed `kubectl get` must not pass as clean.
+
+    Raises :class:`InputError` (exit status 2) naming what the input did hold.
+    """
+    held = Counter(
+        obj.get("kind") if isinstance(obj.get("kind"), str) else "object"
+        for obj in objects
+        if isinstance(obj, Mapping)
+    )
+    if any(held[kind] for kind in kinds):
+        return
+    shown = ", ".join("stdin" if source == "-" else source for source in sources)
+    if held:
+        what = ", ".join(f"{count} {kind}" for kind, count in sorted(held.items()))
+        got = f"it holds {what}"
+    else:
+        got = "it is empty"
+    raise InputError(
+        f"{shown}: no objects of the kinds {command} reads ({', '.join(kinds)}); {got}"
+    )
 
 
 def _load_policy(path: str) -> ResolvedPolicy:
@@ -269,6 +308,7 @@ def check(
             objects: list[Any] = collected.all_objects()
         else:
             objects = read_objects(files)
+            require_kinds(objects, CHECK_KINDS, "gpuop check", files)
         report = run_checks(
             objects,
             policy=policy,

@@ -28,7 +28,7 @@ import click
 
 from gpuop.check.context import KIND_CONFIG
 from gpuop.check.workloads import normalised
-from gpuop.cli.check import BUNDLE_MANIFEST, InputError, read_objects
+from gpuop.cli.check import BUNDLE_MANIFEST, InputError, read_objects, require_kinds
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
 from gpuop.kubevirt.launcher import (
@@ -718,6 +718,8 @@ def run_explain(
         cluster = read_live(kubeconfig, context, kinds)
     else:
         cluster = objects_from_files(cluster_files)
+        # Without a Node every workload is "unschedulable": say the dump is wrong instead.
+        require_kinds(cluster, ("Node",), "gpuop explain --cluster", cluster_files)
         validate_cluster(cluster)
         if any(os.path.isfile(os.path.join(f, BUNDLE_MANIFEST)) for f in cluster_files):
             click.echo(

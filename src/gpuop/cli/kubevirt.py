@@ -32,7 +32,7 @@ import yaml
 from gpuop.check import Report, render_text, run_checks
 from gpuop.check.kubevirt import parse_version, read_hyperconverged, read_kubevirt
 from gpuop.check.workloads import normalised
-from gpuop.cli.check import InputError, read_objects
+from gpuop.cli.check import InputError, read_objects, require_kinds
 from gpuop.cli.common import UserError
 from gpuop.cli.explain import (
     GreedyClusterCommand,
@@ -74,6 +74,7 @@ def _input_objects(
     kubeconfig: str | None,
     context: str | None,
     kinds: Sequence[str],
+    command: str,
 ) -> list[dict[str, Any]]:
     if live and files:
         raise InputError("give FILES or --live, not both")
@@ -85,7 +86,9 @@ def _input_objects(
         raise InputError("'-' (stdin) can be given once")
     if live:
         return [obj for obj in read_live(kubeconfig, context, kinds) if isinstance(obj, dict)]
-    return objects_from_files(files)
+    objects = objects_from_files(files)
+    require_kinds(objects, kinds, f"gpuop kubevirt {command}", files)
+    return objects
 
 
 def _count(raw: Any) -> int:
@@ -303,7 +306,12 @@ def permitted_devices(
     def body() -> int:
         database = _load_pci_ids(pci_ids, files)
         objects = _input_objects(
-            files, live, kubeconfig, context_name, ("Node", "KubeVirt", "HyperConverged")
+            files,
+            live,
+            kubeconfig,
+            context_name,
+            ("Node", "KubeVirt", "HyperConverged"),
+            "permitted-devices",
         )
         nodes = [obj for obj in objects if obj.get("kind") == "Node"]
         if not nodes:
@@ -416,6 +424,7 @@ def check(
             kubeconfig,
             context_name,
             ("Node", "KubeVirt", "HyperConverged", "VirtualMachineInstance"),
+            "check",
         )
         report = kubevirt_report(run_checks(objects, pci_db=database))
         if output == "json":

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from gpuop.catalog.versions import VersionMatrix, version_matrix
-from gpuop.cli.check import InputError, read_objects
+from gpuop.cli.check import InputError, read_objects, require_kinds
 from gpuop.cli.common import (
     UserError,
     emit_data,
@@ -216,6 +216,7 @@ def check(
                 kube_source = "API server /version"
         else:
             objects = read_objects(files)
+            require_kinds(objects, ("Node", "ClusterPolicy"), "gpuop versions check", files)
         result = check_versions(
             objects,
             today=day,

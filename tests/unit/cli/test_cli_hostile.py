@@ -78,3 +78,31 @@ def test_plan_count_at_the_bound_plans(gpuop: RunCli) -> None:
     run = gpuop("plan", "--gpu", "A10", "--count", "256", "-o", "json")
     assert run.code in (0, 1), run.stderr
     assert json.loads(run.stdout)["advertises"]["nvidia.com/gpu"] == 256
+
+
+NO_OBJECTS = {
+    "empty": "",
+    "null": "null\n",
+    "empty-list": '{"apiVersion": "v1", "kind": "List", "items": []}',
+    "configmap-only": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+}
+READERS = {
+    "check": ("check", "{}"),
+    "kubevirt check": ("kubevirt", "check", "{}"),
+    "kubevirt permitted-devices": ("kubevirt", "permitted-devices", "{}"),
+    "versions check": ("versions", "check", "{}"),
+    "explain --cluster": ("explain", "--pod", "p", "--cluster", "{}"),
+}
+
+
+@pytest.mark.parametrize("command", READERS)
+@pytest.mark.parametrize("shape", NO_OBJECTS)
+def test_input_without_the_kinds_read_is_exit_2(
+    gpuop: RunCli, tmp_path: Path, command: str, shape: str
+) -> None:
+    code, output = _run(gpuop, tmp_path, READERS[command], NO_OBJECTS[shape])
+    assert code == 2, output
+    assert "no objects of the kinds" in output
+    expected = "it holds 1 ConfigMap" if shape == "configmap-only" else "it is empty"
+    assert expected in output
+    assert len(output.strip().splitlines()) == 1
