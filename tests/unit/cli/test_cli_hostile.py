@@ -106,3 +106,36 @@ def test_input_without_the_kinds_read_is_exit_2(
     expected = "it holds 1 ConfigMap" if shape == "configmap-only" else "it is empty"
     assert expected in output
     assert len(output.strip().splitlines()) == 1
+
+
+def test_plan_with_error_notices_exits_1(gpuop: RunCli) -> None:
+    argv = ("plan", "--gpu", "T4", "--workload", "vm-vgpu", "--vgpu-config", "A10-12Q")
+    for extra in ((), ("-o", "json"), ("-o", "yaml")):
+        run = gpuop(*argv, "--sandbox", *extra)
+        assert run.code == 1, run.stderr
+        assert "VgpuConfigInfeasible" in run.stdout or "A10-12Q" in run.stdout
+
+
+def test_plan_batch_with_error_notices_exits_1(gpuop: RunCli, tmp_path: Path) -> None:
+    from gpuop.cli.plan import node_from_flags
+
+    nodes = {"apiVersion": "v1", "kind": "List", "items": [node_from_flags("n1", "T4", 1)]}
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps(nodes), encoding="utf-8")
+    argv = ("plan", "-f", str(path), "--workload", "vm-vgpu", "--vgpu-config", "A10-12Q")
+    assert gpuop(*argv, "--sandbox", "-o", "json").code == 1
+    assert gpuop(*argv, "--sandbox").code == 1
+    assert gpuop("plan", "-f", str(path)).code == 0
+
+
+def test_plan_help_documents_exit_codes(gpuop: RunCli) -> None:
+    assert (
+        "Exit status: 0 planned, 1 a plan has error-level notices" in gpuop("plan", "--help").stdout
+    )
+
+
+def test_plan_states_the_readme_notice_once(gpuop: RunCli) -> None:
+    run = gpuop("plan", "--gpu", "A10", "--count", "2", "--workload", "vm-vgpu")
+    assert run.code == 0
+    assert run.stdout.count("is ignored because sandboxWorkloads.enabled is false") == 1
+    assert "warning: nvidia.com/gpu.workload.config=vm-vgpu is ignored" in run.stdout
