@@ -139,3 +139,12 @@ def test_plan_states_the_readme_notice_once(gpuop: RunCli) -> None:
     assert run.code == 0
     assert run.stdout.count("is ignored because sandboxWorkloads.enabled is false") == 1
     assert "warning: nvidia.com/gpu.workload.config=vm-vgpu is ignored" in run.stdout
+
+
+@pytest.mark.parametrize("extra", [(), ("2236",)])
+def test_names_pci_does_not_echo_huge_input(gpuop: RunCli, extra: tuple[str, ...]) -> None:
+    huge = "x" * 100_000
+    run = gpuop("names", "pci", huge, *extra)
+    assert run.code == 2
+    assert len(run.stdout) + len(run.stderr) < 1_000
+    assert "(100000 characters)" in run.stdout + run.stderr
