@@ -148,3 +148,32 @@ def test_names_pci_does_not_echo_huge_input(gpuop: RunCli, extra: tuple[str, ...
     assert run.code == 2
     assert len(run.stdout) + len(run.stderr) < 1_000
     assert "(100000 characters)" in run.stdout + run.stderr
+
+
+def test_policy_validate_reads_a_list_item_by_item(gpuop: RunCli) -> None:
+    items = [
+        {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "a"}},
+        {"metadata": {"name": "b"}, "spec": {"driver": {"enabled": 3}}},
+        {
+            "metadata": {"name": None},
+            "spec": {"daemonsets": {"rollingUpdate": {"maxUnavailable": -1}}},
+        },
+        None,
+    ]
+    text = json.dumps({"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicyList", "items": items})
+    run = gpuop("policy", "validate", "-", input=text)
+    assert run.code == 2
+    assert run.stdout.splitlines()[:3] == [
+        "stdin items[0]: valid ClusterPolicy a",
+        "stdin items[1]: invalid ClusterPolicy b (1 problem)",
+        "  spec.driver.enabled: expected a boolean, got a number",
+    ]
+    as_json = gpuop("policy", "validate", "-", "-o", "json", input=text)
+    assert as_json.code == 2
+    results = json.loads(as_json.stdout)
+    assert [r["valid"] for r in results] == [True, False, False, False]
+    for leak in ("constrained-", "NoneType", '"name": null', "instance of"):
+        assert leak not in run.stdout + as_json.stdout
+    kubectl_list = json.dumps({"apiVersion": "v1", "kind": "List", "items": items[:1]})
+    assert gpuop("policy", "validate", "-", input=kubectl_list).code == 0
+    assert gpuop("policy", "validate", "-", input='{"kind": "List", "items": []}').code == 2

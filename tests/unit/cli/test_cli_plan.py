@@ -297,7 +297,7 @@ def test_invalid_policy_prints_every_problem(gpuop: RunCli, tmp_path: Path) -> N
     assert run.code == 2
     assert run.stderr.splitlines() == [
         f"error: {path}: not a valid ClusterPolicy",
-        "  spec.driver.enabled: Input should be a valid boolean",
+        "  spec.driver.enabled: expected a boolean, got a string",
         "  spec.sandboxWorkloads.mode: Input should be 'kubevirt' or 'kata'",
         "  spec.bogus: unknown field",
     ]
