@@ -15,11 +15,16 @@ from gpuop.cli.support import load_yaml_document
 def _toolkit_changes(runtime_class: str) -> list[str]:
     """The container toolkit's containerd change, measured on a stock host root (dry run)."""
     from gpuop.sim.hostroot import ensure_host_root
+    from gpuop.toolkit import ToolkitError
     from gpuop.toolkit.configuring import RuntimeOptions, configure_runtime
 
     with tempfile.TemporaryDirectory(prefix="gpuop-audit-") as root:
         ensure_host_root(Path(root))
-        result = configure_runtime(root, RuntimeOptions(runtime_class=runtime_class), dry_run=True)
+        options = RuntimeOptions(runtime_class=runtime_class)
+        try:
+            result = configure_runtime(root, options, dry_run=True)
+        except ToolkitError as exc:
+            raise UserError(f"the container toolkit would refuse this policy: {exc}") from None
     lines = [f"{item.action} {item.path}" for item in result.files if item.action != "unchanged"]
     lines += [f"{change.file}: {change.kind} {change.key_text}" for change in result.changes]
     lines.append("signals containerd to reload its configuration (hostPID)")

@@ -177,3 +177,21 @@ def test_policy_validate_reads_a_list_item_by_item(gpuop: RunCli) -> None:
     kubectl_list = json.dumps({"apiVersion": "v1", "kind": "List", "items": items[:1]})
     assert gpuop("policy", "validate", "-", input=kubectl_list).code == 0
     assert gpuop("policy", "validate", "-", input='{"kind": "List", "items": []}').code == 2
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (("--config", "/etc/containerd/config.tml"), "pass --create-config to create it"),
+        (("--runtime-class", "runc"), "is containerd's default runtime"),
+    ],
+)
+def test_configure_runtime_refuses_changes_containerd_would_misread(
+    gpuop: RunCli, tmp_path: Path, flags: tuple[str, ...], message: str
+) -> None:
+    (tmp_path / "etc" / "containerd").mkdir(parents=True)
+    run = gpuop("toolkit", "configure-runtime", "--root", str(tmp_path), *flags)
+    assert run.code == 2
+    assert message in run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    assert list((tmp_path / "etc" / "containerd").iterdir()) == []
