@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ from gpuop.cli.explain import (
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.kubevirt.permitted import FEATURE_GATES, permitted_host_devices, vmi_example
 from gpuop.manifests.fields import get, mapping, sequence, text
-from gpuop.naming import PciDatabase, classify_resource
+from gpuop.naming import PciDatabase, classify_resource, quoted
 
 __all__ = ["check", "kubevirt", "permitted_devices", "vmi_example_command"]
 
@@ -541,6 +542,22 @@ def _resource_warnings(
     return warnings
 
 
+_DNS_LABEL: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS_LABEL_MAX = 63
+
+
+def dns_label_problem(value: str) -> str | None:
+    """Why `value` is not an RFC 1123 label (a VMI's name becomes its guest's hostname)."""
+    if len(value) > DNS_LABEL_MAX:
+        return f"must be no more than {DNS_LABEL_MAX} characters"
+    if not _DNS_LABEL.fullmatch(value):
+        return (
+            "must consist of lower case alphanumeric characters or '-', and must start and"
+            " end with an alphanumeric character (an RFC 1123 label)"
+        )
+    return None
+
+
 @kubevirt.command("vmi-example", cls=GreedyClusterCommand)
 @click.argument("target", required=False, metavar="[NODE|RESOURCE]")
 @click.option(
@@ -630,6 +647,9 @@ def vmi_example_command(
         problem = quantity_problem(memory)
         if problem is not None:
             raise InputError(f"--memory: {problem}")
+        for option, value in (("--name", name), ("--namespace", namespace)):
+            if value is not None and (label_problem := dns_label_problem(value)) is not None:
+                raise InputError(f"{option} {quoted(value)}: {label_problem}")
         nodes: list[dict[str, Any]] | None = None
         if live or cluster_files:
             objects = (

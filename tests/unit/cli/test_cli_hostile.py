@@ -195,3 +195,28 @@ def test_configure_runtime_refuses_changes_containerd_would_misread(
     assert message in run.stderr
     assert "Traceback" not in run.stdout + run.stderr
     assert list((tmp_path / "etc" / "containerd").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--name", "My_VM"),
+        ("--name", "-vm"),
+        ("--name", "vm." * 30),
+        ("--name", ""),
+        ("--namespace", "a" * 64),
+        ("--namespace", "Team A"),
+    ],
+)
+def test_vmi_example_refuses_invalid_names(gpuop: RunCli, flag: str, value: str) -> None:
+    run = gpuop("kubevirt", "vmi-example", "nvidia.com/GA102GL_A10", flag, value)
+    assert run.code == 2
+    assert run.stdout == ""
+    assert run.stderr.startswith(f"error: {flag} ")
+    assert len(run.stderr.splitlines()) == 1
+
+
+def test_vmi_example_keeps_valid_names(gpuop: RunCli) -> None:
+    run = gpuop("kubevirt", "vmi-example", "nvidia.com/GA102GL_A10", "--name", "vdi-1", "-n", "vdi")
+    assert run.code == 0, run.stderr
+    assert "name: vdi-1\n" in run.stdout
