@@ -326,6 +326,8 @@ def preview(
         dumped_policy: ResolvedPolicy | None = None
         if live or dumps:
             objects = _live(kubeconfig, context_name).objects if live else read_objects(dumps)
+            if not live:
+                require_kinds(objects, ("Node",), "gpuop upgrade preview --dump", dumps)
             nodes = [obj for obj in objects if isinstance(obj, dict) and obj.get("kind") == "Node"]
             policies = [
                 obj

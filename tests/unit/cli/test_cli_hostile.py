@@ -92,6 +92,7 @@ READERS = {
     "kubevirt permitted-devices": ("kubevirt", "permitted-devices", "{}"),
     "versions check": ("versions", "check", "{}"),
     "explain --cluster": ("explain", "--pod", "p", "--cluster", "{}"),
+    "upgrade preview --dump": ("upgrade", "preview", "25.10.0", "26.7.0", "--dump", "{}"),
 }
 
 
