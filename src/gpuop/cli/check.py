@@ -283,7 +283,8 @@ def check(
       gpuop check ./bundle -o sarif > gpuop.sarif
       gpuop check --live --context lab
 
-    Exit status: 0 no errors, 1 errors found, 2 unreadable input or bad usage.
+    Exit status: 0 no errors, 1 errors found, 2 unreadable input, input holding none of
+    the kinds check reads (an empty dump, only ConfigMaps), or bad usage.
     """
 
     def body() -> int:

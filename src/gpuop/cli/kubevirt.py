@@ -414,7 +414,8 @@ def check(
     permittedHostDevices (GPU507), selectors naming another device (GPU508), several
     KubeVirt CRs (GPU509), and VMIs asking for resources no node advertises (GPU601).
 
-    Exit status: 0 no errors, 1 errors found, 2 unreadable input.
+    Exit status: 0 no errors, 1 errors found, 2 unreadable input or input holding no
+    Node, KubeVirt, HyperConverged or VirtualMachineInstance.
     """
 
     def body() -> int:

@@ -189,7 +189,8 @@ def check(
       gpuop versions check --live --context lab -o sarif > versions.sarif
       gpuop versions check dump.json --operator-release 25.10.1 --kubernetes-version 1.31
 
-    Exit status: 0 no errors, 1 errors found, 2 unreadable input or bad usage.
+    Exit status: 0 no errors, 1 errors found, 2 unreadable input, input holding no Node
+    or ClusterPolicy, or bad usage.
     """
 
     def body() -> int:
