@@ -27,7 +27,7 @@ from gpuop.check import Report, render_text, run_checks, to_sarif
 from gpuop.check.release import ReleaseError, parse_operator_version
 from gpuop.cli.common import UserError, output_option
 from gpuop.cli.support import load_pci_database, pci_ids_option
-from gpuop.manifests import ManifestError, load_objects
+from gpuop.manifests import NESTED_TOO_DEEPLY, ManifestError, check_nesting, load_objects
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
 from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, parse_vgpu_config
 
@@ -163,8 +163,11 @@ def _load_vgpu_config(path: str) -> VgpuConfigFile:
     text = _read_text(path)
     try:
         document = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError) as exc:
+    except RecursionError:
+        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
+    except yaml.YAMLError as exc:
         raise InputError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    check_nesting(document, path)
     if isinstance(document, dict) and document.get("kind") == "ConfigMap":
         values = [v for v in (document.get("data") or {}).values() if isinstance(v, str)]
         if not values:

@@ -45,6 +45,7 @@ from gpuop.cli.explain import (
 )
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.kubevirt.permitted import FEATURE_GATES, permitted_host_devices, vmi_example
+from gpuop.manifests import NESTED_TOO_DEEPLY, check_nesting
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import PciDatabase, classify_resource, quoted
 
@@ -461,9 +462,12 @@ def _read_values(path: str) -> Any:
         raise InputError(f"cannot read {path}: not UTF-8 text") from None
     try:
         document = yaml.safe_load(raw)
-    except (yaml.YAMLError, RecursionError) as exc:
+    except RecursionError:
+        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
+    except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "not valid YAML"
         raise InputError(f"{path}: not valid YAML ({first})") from None
+    check_nesting(document, path)
     if document is not None and not isinstance(document, Mapping):
         raise InputError(f"{path}: expected a YAML mapping of values")
     return document

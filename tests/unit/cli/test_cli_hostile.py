@@ -43,6 +43,15 @@ FILE_COMMANDS = {
     "kubevirt check": ("kubevirt", "check", "{}"),
     "versions check": ("versions", "check", "{}"),
     "explain": ("explain", "pod/x", "--cluster", "{}"),
+    "check --vgpu-config": ("check", "-", "--vgpu-config", "{}"),
+    "kubevirt vmi-example --values": (
+        "kubevirt",
+        "vmi-example",
+        "--values",
+        "{}",
+        "--resource-from-values",
+        "gpuResource",
+    ),
 }
 
 
