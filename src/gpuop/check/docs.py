@@ -172,7 +172,8 @@ says so (`operator_release.known: false`, and the first line of the text output)
 facts per release are in `catalog/release_labels.yaml`.
 
 Exit status: 0 without error-level findings, 1 with at least one, 2 when the input cannot
-be read or the command line is wrong.
+be read, holds none of the kinds the checks read (an empty dump, `null`, only ConfigMaps:
+a failed `kubectl get` must not pass), or the command line is wrong.
 
 ## JSON output (`-o json`)
 

@@ -185,6 +185,10 @@ def main() -> None:
     except UserError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
+    except RecursionError:
+        # The input readers refuse deep nesting; this is the backstop for any path they miss.
+        click.echo("error: the input is nested too deeply to read", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)

@@ -8,17 +8,23 @@ from pathlib import Path
 import click
 import yaml
 
-from gpuop.cli.common import UserError, emit_data, output_option, read_text_input
+from gpuop.cli.common import UserError, emit_data, output_option
+from gpuop.cli.support import load_yaml_document
 
 
 def _toolkit_changes(runtime_class: str) -> list[str]:
     """The container toolkit's containerd change, measured on a stock host root (dry run)."""
     from gpuop.sim.hostroot import ensure_host_root
+    from gpuop.toolkit import ToolkitError
     from gpuop.toolkit.configuring import RuntimeOptions, configure_runtime
 
     with tempfile.TemporaryDirectory(prefix="gpuop-audit-") as root:
         ensure_host_root(Path(root))
-        result = configure_runtime(root, RuntimeOptions(runtime_class=runtime_class), dry_run=True)
+        options = RuntimeOptions(runtime_class=runtime_class)
+        try:
+            result = configure_runtime(root, options, dry_run=True)
+        except ToolkitError as exc:
+            raise UserError(f"the container toolkit would refuse this policy: {exc}") from None
     lines = [f"{item.action} {item.path}" for item in result.files if item.action != "unchanged"]
     lines += [f"{change.file}: {change.kind} {change.key_text}" for change in result.changes]
     lines.append("signals containerd to reload its configuration (hostPID)")
@@ -51,12 +57,9 @@ def audit(policy_file: str | None, sandbox: bool, namespace: str, output: str) -
     from gpuop.policy import PolicyError, default_policy_object, parse_cluster_policy
     from gpuop.render.audit import audit_operands, render_markdown, summary_counts
 
-    try:
-        raw = (
-            yaml.safe_load(read_text_input(policy_file)) if policy_file else default_policy_object()
-        )
-    except yaml.YAMLError as exc:
-        raise UserError(f"{policy_file}: not YAML ({exc})") from exc
+    raw = (
+        load_yaml_document(policy_file, "ClusterPolicy") if policy_file else default_policy_object()
+    )
     if sandbox and isinstance(raw, dict):
         raw = yaml.safe_load(yaml.safe_dump(raw))
         raw.setdefault("spec", {}).setdefault("sandboxWorkloads", {})["enabled"] = True

@@ -15,7 +15,8 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -26,7 +27,7 @@ from gpuop.check import Report, render_text, run_checks, to_sarif
 from gpuop.check.release import ReleaseError, parse_operator_version
 from gpuop.cli.common import UserError, output_option
 from gpuop.cli.support import load_pci_database, pci_ids_option
-from gpuop.manifests import ManifestError, load_objects
+from gpuop.manifests import NESTED_TOO_DEEPLY, ManifestError, check_nesting, load_objects
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
 from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, parse_vgpu_config
 
@@ -108,6 +109,44 @@ def read_objects(paths: tuple[str, ...]) -> list[Any]:
     return objects
 
 
+# The kinds `gpuop check` reports on; Events and ConfigMaps only add to what these say.
+CHECK_KINDS = (
+    "Node",
+    "ClusterPolicy",
+    "KubeVirt",
+    "HyperConverged",
+    "Pod",
+    "VirtualMachineInstance",
+    "DaemonSet",
+    "Deployment",
+)
+
+
+def require_kinds(
+    objects: Sequence[Any], kinds: Sequence[str], command: str, sources: Sequence[str]
+) -> None:
+    """Refuse input that holds none of `kinds`: a failed `kubectl get` must not pass as clean.
+
+    Raises :class:`InputError` (exit status 2) naming what the input did hold.
+    """
+    held = Counter(
+        obj.get("kind") if isinstance(obj.get("kind"), str) else "object"
+        for obj in objects
+        if isinstance(obj, Mapping)
+    )
+    if any(held[kind] for kind in kinds):
+        return
+    shown = ", ".join("stdin" if source == "-" else source for source in sources)
+    if held:
+        what = ", ".join(f"{count} {kind}" for kind, count in sorted(held.items()))
+        got = f"it holds {what}"
+    else:
+        got = "it is empty"
+    raise InputError(
+        f"{shown}: no objects of the kinds {command} reads ({', '.join(kinds)}); {got}"
+    )
+
+
 def _load_policy(path: str) -> ResolvedPolicy:
     candidates = [
         obj for obj in load_objects(_read_text(path), path) if obj.get("kind") == "ClusterPolicy"
@@ -124,8 +163,11 @@ def _load_vgpu_config(path: str) -> VgpuConfigFile:
     text = _read_text(path)
     try:
         document = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError) as exc:
+    except RecursionError:
+        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
+    except yaml.YAMLError as exc:
         raise InputError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    check_nesting(document, path)
     if isinstance(document, dict) and document.get("kind") == "ConfigMap":
         values = [v for v in (document.get("data") or {}).values() if isinstance(v, str)]
         if not values:
@@ -244,7 +286,8 @@ def check(
       gpuop check ./bundle -o sarif > gpuop.sarif
       gpuop check --live --context lab
 
-    Exit status: 0 no errors, 1 errors found, 2 unreadable input or bad usage.
+    Exit status: 0 no errors, 1 errors found, 2 unreadable input, input holding none of
+    the kinds check reads (an empty dump, only ConfigMaps), or bad usage.
     """
 
     def body() -> int:
@@ -269,6 +312,7 @@ def check(
             objects: list[Any] = collected.all_objects()
         else:
             objects = read_objects(files)
+            require_kinds(objects, CHECK_KINDS, "gpuop check", files)
         report = run_checks(
             objects,
             policy=policy,

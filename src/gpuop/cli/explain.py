@@ -28,7 +28,7 @@ import click
 
 from gpuop.check.context import KIND_CONFIG
 from gpuop.check.workloads import normalised
-from gpuop.cli.check import BUNDLE_MANIFEST, InputError, read_objects
+from gpuop.cli.check import BUNDLE_MANIFEST, InputError, read_objects, require_kinds
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
 from gpuop.kubevirt.launcher import (
@@ -63,6 +63,15 @@ POD: Final = "Pod"
 VMI: Final = "VirtualMachineInstance"
 VM: Final = "VirtualMachine"
 EXPLAINABLE: Final = (POD, VMI, VM)
+# Workload controllers, read through the pod template they create pods from.
+POD_TEMPLATES: Final = {
+    "Deployment": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
 _FINAL_PHASES: Final = ("Succeeded", "Failed")
 _VMI_WAITING: Final = ("", "Pending", "Scheduling")
 #: Beyond this many nodes, the text output groups rejected nodes by reason.
@@ -239,6 +248,48 @@ def _as_scheduled_now(pod: Mapping[str, Any], notes: list[str]) -> dict[str, Any
     return result
 
 
+def pod_from_template(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    """The Pod a workload controller would create from its pod template."""
+    path = POD_TEMPLATES[kind]
+    template = get(obj, *path)
+    where = ".".join(path)
+    if not isinstance(template, Mapping):
+        raise InputError(f"{_describe(obj)}: {where} is missing")
+    spec = template.get("spec")
+    if not isinstance(spec, Mapping):
+        raise InputError(f"{_describe(obj)}: {where}.spec is missing")
+    metadata = template.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
+    pod_metadata: dict[str, Any] = {
+        "name": f"{text(obj, 'metadata', 'name') or kind.lower()}-pod",
+        "namespace": text(obj, "metadata", "namespace") or "default",
+    }
+    if isinstance(labels, Mapping):
+        pod_metadata["labels"] = copy.deepcopy(dict(labels))
+    return {
+        "apiVersion": "v1",
+        "kind": POD,
+        "metadata": pod_metadata,
+        "spec": copy.deepcopy(dict(spec)),
+    }
+
+
+def _template_subject(obj: Mapping[str, Any], kind: str) -> Subject:
+    pod = pod_from_template(obj, kind)
+    validate_quantities(pod)
+    note = f"explained through its pod template ({'.'.join(POD_TEMPLATES[kind])})"
+    notes = [note]
+    if kind == "DaemonSet":
+        notes.append("a DaemonSet runs one pod per node: each node is one of its pods' places")
+    return Subject(
+        kind,
+        text(obj, "metadata", "namespace") or "default",
+        text(obj, "metadata", "name"),
+        pod,
+        notes=tuple(notes),
+    )
+
+
 def subject_for(
     obj: Mapping[str, Any],
     cluster: Sequence[Mapping[str, Any]],
@@ -248,10 +299,12 @@ def subject_for(
 ) -> Subject:
     """The subject for one manifest; raises :class:`InputError` for anything unusable."""
     kind = text(obj, "kind")
+    if kind in POD_TEMPLATES:
+        return _template_subject(obj, kind)
     if kind not in EXPLAINABLE:
         raise InputError(
-            f"{_describe(obj)} is not a Pod, VirtualMachineInstance or VirtualMachine"
-            " (explain the pods it creates instead)"
+            f"{_describe(obj)} is not a Pod, VirtualMachineInstance, VirtualMachine or a"
+            f" workload controller ({', '.join(POD_TEMPLATES)})"
         )
     spec = obj.get("spec")
     if spec is not None and not isinstance(spec, Mapping):
@@ -718,6 +771,8 @@ def run_explain(
         cluster = read_live(kubeconfig, context, kinds)
     else:
         cluster = objects_from_files(cluster_files)
+        # Without a Node every workload is "unschedulable": say the dump is wrong instead.
+        require_kinds(cluster, ("Node",), "gpuop explain --cluster", cluster_files)
         validate_cluster(cluster)
         if any(os.path.isfile(os.path.join(f, BUNDLE_MANIFEST)) for f in cluster_files):
             click.echo(
@@ -826,7 +881,8 @@ def explain(
     Per node: fits, or the scheduler's reason (and the numbers behind it); then the
     scheduler's own FailedScheduling message. VMIs and VMs are explained through the
     virt-launcher pod KubeVirt creates for them; with a KubeVirt CR in the input, devices
-    it does not permit are reported in KubeVirt's words.
+    it does not permit are reported in KubeVirt's words. Deployments, ReplicaSets,
+    StatefulSets, DaemonSets, Jobs and CronJobs are explained through their pod template.
     \b
       gpuop explain pod.yaml --cluster nodes.json pods.json
       kubectl get nodes,pods,kubevirts -A -o json > dump.json

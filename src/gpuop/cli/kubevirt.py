@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ import yaml
 from gpuop.check import Report, render_text, run_checks
 from gpuop.check.kubevirt import parse_version, read_hyperconverged, read_kubevirt
 from gpuop.check.workloads import normalised
-from gpuop.cli.check import InputError, read_objects
+from gpuop.cli.check import InputError, read_objects, require_kinds
 from gpuop.cli.common import UserError
 from gpuop.cli.explain import (
     GreedyClusterCommand,
@@ -44,8 +45,9 @@ from gpuop.cli.explain import (
 )
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.kubevirt.permitted import FEATURE_GATES, permitted_host_devices, vmi_example
+from gpuop.manifests import NESTED_TOO_DEEPLY, check_nesting
 from gpuop.manifests.fields import get, mapping, sequence, text
-from gpuop.naming import PciDatabase, classify_resource
+from gpuop.naming import PciDatabase, classify_resource, quoted
 
 __all__ = ["check", "kubevirt", "permitted_devices", "vmi_example_command"]
 
@@ -74,6 +76,7 @@ def _input_objects(
     kubeconfig: str | None,
     context: str | None,
     kinds: Sequence[str],
+    command: str,
 ) -> list[dict[str, Any]]:
     if live and files:
         raise InputError("give FILES or --live, not both")
@@ -85,7 +88,9 @@ def _input_objects(
         raise InputError("'-' (stdin) can be given once")
     if live:
         return [obj for obj in read_live(kubeconfig, context, kinds) if isinstance(obj, dict)]
-    return objects_from_files(files)
+    objects = objects_from_files(files)
+    require_kinds(objects, kinds, f"gpuop kubevirt {command}", files)
+    return objects
 
 
 def _count(raw: Any) -> int:
@@ -303,7 +308,12 @@ def permitted_devices(
     def body() -> int:
         database = _load_pci_ids(pci_ids, files)
         objects = _input_objects(
-            files, live, kubeconfig, context_name, ("Node", "KubeVirt", "HyperConverged")
+            files,
+            live,
+            kubeconfig,
+            context_name,
+            ("Node", "KubeVirt", "HyperConverged"),
+            "permitted-devices",
         )
         nodes = [obj for obj in objects if obj.get("kind") == "Node"]
         if not nodes:
@@ -405,7 +415,8 @@ def check(
     permittedHostDevices (GPU507), selectors naming another device (GPU508), several
     KubeVirt CRs (GPU509), and VMIs asking for resources no node advertises (GPU601).
 
-    Exit status: 0 no errors, 1 errors found, 2 unreadable input.
+    Exit status: 0 no errors, 1 errors found, 2 unreadable input or input holding no
+    Node, KubeVirt, HyperConverged or VirtualMachineInstance.
     """
 
     def body() -> int:
@@ -416,6 +427,7 @@ def check(
             kubeconfig,
             context_name,
             ("Node", "KubeVirt", "HyperConverged", "VirtualMachineInstance"),
+            "check",
         )
         report = kubevirt_report(run_checks(objects, pci_db=database))
         if output == "json":
@@ -450,9 +462,12 @@ def _read_values(path: str) -> Any:
         raise InputError(f"cannot read {path}: not UTF-8 text") from None
     try:
         document = yaml.safe_load(raw)
-    except (yaml.YAMLError, RecursionError) as exc:
+    except RecursionError:
+        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
+    except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "not valid YAML"
         raise InputError(f"{path}: not valid YAML ({first})") from None
+    check_nesting(document, path)
     if document is not None and not isinstance(document, Mapping):
         raise InputError(f"{path}: expected a YAML mapping of values")
     return document
@@ -530,6 +545,22 @@ def _resource_warnings(
         elif count > most:
             warnings.append(f"asks for {count}, but no node advertises more than {most}")
     return warnings
+
+
+_DNS_LABEL: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS_LABEL_MAX = 63
+
+
+def dns_label_problem(value: str) -> str | None:
+    """Why `value` is not an RFC 1123 label (a VMI's name becomes its guest's hostname)."""
+    if len(value) > DNS_LABEL_MAX:
+        return f"must be no more than {DNS_LABEL_MAX} characters"
+    if not _DNS_LABEL.fullmatch(value):
+        return (
+            "must consist of lower case alphanumeric characters or '-', and must start and"
+            " end with an alphanumeric character (an RFC 1123 label)"
+        )
+    return None
 
 
 @kubevirt.command("vmi-example", cls=GreedyClusterCommand)
@@ -621,6 +652,9 @@ def vmi_example_command(
         problem = quantity_problem(memory)
         if problem is not None:
             raise InputError(f"--memory: {problem}")
+        for option, value in (("--name", name), ("--namespace", namespace)):
+            if value is not None and (label_problem := dns_label_problem(value)) is not None:
+                raise InputError(f"{option} {quoted(value)}: {label_problem}")
         nodes: list[dict[str, Any]] | None = None
         if live or cluster_files:
             objects = (

@@ -13,9 +13,11 @@ from gpuop.catalog import gpu_catalog
 from gpuop.cli.common import UserError, emit_data, output_option
 from gpuop.cli.support import PciSource, load_pci_database, pci_ids_option, render_table
 from gpuop.naming import (
+    ECHO_LIMIT,
     NamingError,
     mdev_type_name,
     passthrough_resource,
+    quoted,
     resource_name_problem,
     vgpu_resource,
 )
@@ -92,7 +94,7 @@ def vgpu_name(value: str) -> NameResult:
                 value,
                 None,
                 False,
-                f"{text!r} is neither an mdev type name (NVIDIA A10-12Q) nor a vGPU type (A10-12Q)",
+                f"{quoted(text)} is neither an mdev type name (NVIDIA A10-12Q) nor a vGPU type (A10-12Q)",
                 parsed=False,
             )
         mdev = mdev_type_name(text)
@@ -105,6 +107,13 @@ def vgpu_name(value: str) -> NameResult:
     if problem is None and gpu_catalog().model_for_vgpu_type(vgpu_type) is None:
         problem = f"{vgpu_type} is not a vGPU type of any GPU in gpuop's catalog"
     return NameResult(value, resource, valid, problem, mdev_type_name=mdev)
+
+
+def _cell(value: str | None) -> str:
+    """A table cell: `-` for nothing, long input cut as messages cut it."""
+    if value is None:
+        return "-"
+    return value if len(value) <= ECHO_LIMIT else quoted(value)
 
 
 def _report(results: list[NameResult], kind: str, output: str, source: PciSource | None) -> None:
@@ -122,12 +131,13 @@ def _report(results: list[NameResult], kind: str, output: str, source: PciSource
         if kind == "pci":
             headers = ["INPUT", "RESOURCE", "PCI NAME", "PROBLEM"]
             rows = [
-                [r.input, r.resource or "-", r.pci_name or "-", r.problem or ""] for r in results
+                [_cell(r.input), _cell(r.resource), r.pci_name or "-", r.problem or ""]
+                for r in results
             ]
         else:
             headers = ["INPUT", "RESOURCE", "MDEV TYPE NAME", "PROBLEM"]
             rows = [
-                [r.input, r.resource or "-", r.mdev_type_name or "-", r.problem or ""]
+                [_cell(r.input), _cell(r.resource), _cell(r.mdev_type_name), r.problem or ""]
                 for r in results
             ]
         click.echo(render_table(headers, rows))

@@ -36,7 +36,7 @@ from gpuop.planner import (
 from gpuop.planner import (
     plan as plan_node,
 )
-from gpuop.planner.inventory import GpuCard, encode_inventory
+from gpuop.planner.inventory import MAX_GPUS_PER_NODE, GpuCard, encode_inventory
 from gpuop.policy import (
     PolicyError,
     ResolvedPolicy,
@@ -45,6 +45,9 @@ from gpuop.policy import (
 )
 
 DEFAULT_NODE_NAME = "gpu-node"
+EXIT_PLAN_ERRORS = 1
+# Notices the text output already states in their own section (workload, vGPU config).
+_SAID_ABOVE = frozenset({"WorkloadLabelIgnored", "VgpuConfigInfeasible"})
 MUST_NOT_SHOWN = 6
 _INVENTORY_SOURCES = {
     "annotation": f"the {INVENTORY_ANNOTATION} annotation",
@@ -74,6 +77,10 @@ def node_from_flags(name: str, model_name: str, count: int) -> dict[str, Any]:
         raise UserError(f"unknown GPU model {model_name!r} (known: {known})")
     if count < 1:
         raise UserError(f"--count {count}: a GPU node has at least 1 GPU")
+    if count > MAX_GPUS_PER_NODE:
+        raise UserError(
+            f"--count {count}: more GPUs than a node holds (at most {MAX_GPUS_PER_NODE})"
+        )
     cards = [
         GpuCard(index, model.pci_device_id, model=model.model, memory_mib=model.memory_mib)
         for index in range(count)
@@ -209,7 +216,13 @@ def render_text(result: NodePlan, policy: ResolvedPolicy, source: str, pci: PciS
     workload = result.workload
     out.append("")
     out.append(heading(f"Workload config: {workload.config or 'none'}") + f" ({workload.reason})")
-    out.append(f"  {workload.message}")
+    ignored = [n for n in result.notices if n.code == "WorkloadLabelIgnored"]
+    # The notice repeats the workload message: said here once, with its severity.
+    out.append(
+        f"  {ignored[0].severity}: {workload.message}" if ignored else f"  {workload.message}"
+    )
+    if ignored:
+        out.append("  hint: --sandbox plans with sandboxWorkloads.enabled=true")
 
     out.append("")
     changes = result.label_changes
@@ -267,14 +280,18 @@ def render_text(result: NodePlan, policy: ResolvedPolicy, source: str, pci: PciS
         for error in vgpu.result.errors:
             out.append(f"  error: {error}")
 
-    if result.notices:
+    listed = [n for n in result.notices if n.code not in _SAID_ABOVE]
+    if listed:
         out.append("")
         out.append(heading("Notices:"))
-        rows = [[n.severity, n.code, n.message] for n in result.notices]
+        rows = [[n.severity, n.code, n.message] for n in listed]
         out.append(render_table(["SEVERITY", "CODE", "MESSAGE"], rows, 2))
-        if any(n.code == "WorkloadLabelIgnored" for n in result.notices):
-            out.append("  hint: --sandbox plans with sandboxWorkloads.enabled=true")
     return "\n".join(out)
+
+
+def has_errors(result: NodePlan) -> bool:
+    """Whether the plan holds an error-level notice (exit status 1)."""
+    return any(notice.severity == "error" for notice in result.notices)
 
 
 def plan_nodes(
@@ -295,18 +312,20 @@ def plan_nodes(
 
 def _emit_batch(
     nodes: list[dict[str, Any]], policy: ResolvedPolicy, source: str, pci: PciSource, output: str
-) -> None:
+) -> bool:
+    """Print every node's plan; whether any plan holds an error-level notice."""
     inputs = _inputs(policy, source, pci)
     documents: dict[tuple[Any, ...], dict[str, Any]] = {}
     if output == "yaml":
         import yaml
 
-        data = [
-            {**result.to_dict(), "inputs": inputs} for result, _ in plan_nodes(policy, nodes, pci)
-        ]
+        plans = [result for result, _ in plan_nodes(policy, nodes, pci)]
+        data = [{**result.to_dict(), "inputs": inputs} for result in plans]
         sys.stdout.write(yaml.safe_dump_all(data, sort_keys=False, explicit_start=True))
-        return
+        return any(has_errors(result) for result in plans)
+    errors = False
     for number, (result, key) in enumerate(plan_nodes(policy, nodes, pci)):
+        errors = errors or has_errors(result)
         if output == "json":
             document = documents.get(key)
             if document is None:
@@ -317,6 +336,7 @@ def _emit_batch(
             if number:
                 click.echo("")
             click.echo(render_text(result, policy, source, pci))
+    return errors
 
 
 @click.command()
@@ -337,7 +357,13 @@ def _emit_batch(
     + ", ".join(gpu.model for gpu in gpu_catalog().gpus)
     + ".",
 )
-@click.option("--count", type=int, default=1, show_default=True, help="GPUs on the built node.")
+@click.option(
+    "--count",
+    type=int,
+    default=1,
+    show_default=True,
+    help=f"GPUs on the built node (1 to {MAX_GPUS_PER_NODE}).",
+)
 @click.option("--name", default=DEFAULT_NODE_NAME, show_default=True, help="Built node's name.")
 @click.option(
     "--workload",
@@ -391,6 +417,9 @@ def plan(
     operands that run (in bring-up stages), the resources the node should advertise
     and those it must not, the vGPU config result, and notices.
 
+    Exit status: 0 planned, 1 a plan has error-level notices (such as a vGPU config
+    the node's cards cannot take), 2 bad input or usage.
+
     \b
     Examples:
       gpuop plan --gpu A10 --count 2
@@ -423,7 +452,8 @@ def plan(
         for node in nodes:
             _overlay_labels(node, extra)
         resolved, source = load_policy(policy_file, sandbox)
-        _emit_batch(nodes, resolved, source, load_pci_database(pci_ids), output)
+        if _emit_batch(nodes, resolved, source, load_pci_database(pci_ids), output):
+            sys.exit(EXIT_PLAN_ERRORS)
         return
     if node_file is not None:
         node = node_from_file(node_file)
@@ -438,3 +468,6 @@ def plan(
         click.echo(render_text(result, resolved, source, pci))
     else:
         emit_data({**result.to_dict(), "inputs": _inputs(resolved, source, pci)}, output)
+    if has_errors(result):
+        sys.stdout.flush()
+        sys.exit(EXIT_PLAN_ERRORS)

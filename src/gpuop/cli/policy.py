@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from gpuop.cli.common import emit_data, output_option
+from gpuop.cli.common import UserError, emit_data, output_option
 from gpuop.cli.support import load_yaml_document
 from gpuop.policy import (
     PolicyError,
@@ -59,19 +59,61 @@ def image_problems(resolved: ResolvedPolicy) -> list[str]:
     return problems
 
 
+def _raw_name(obj: Any) -> str | None:
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
 def check_policy(obj: Any, source: str) -> dict[str, Any]:
-    """{valid, name, problems, warnings} for a parsed YAML/JSON document."""
+    """{valid, name, problems, warnings} for a parsed YAML/JSON document.
+
+    `name` is there only when the policy names itself (`metadata.name`).
+    """
+    name = _raw_name(obj)
+    named: dict[str, Any] = {"name": name} if name else {}
     try:
         resolved = parse_cluster_policy(obj, source)
     except PolicyError as exc:
-        return {"valid": False, "name": None, "problems": list(exc.problems), "warnings": []}
+        return {"valid": False, **named, "problems": list(exc.problems), "warnings": []}
     problems = image_problems(resolved)
     return {
         "valid": not problems,
-        "name": resolved.name or None,
+        **named,
         "problems": problems,
         "warnings": list(resolved.warnings),
     }
+
+
+LIST_KINDS = ("List", "ClusterPolicyList")
+
+
+def _policies(document: Any, source: str) -> list[tuple[str, Any]] | None:
+    """(where, object) for each item of a List; None when the document is not a List."""
+    if not (isinstance(document, dict) and document.get("kind") in LIST_KINDS):
+        return None
+    items = document.get("items")
+    if items is None:
+        items = []
+    if not isinstance(items, list):
+        raise UserError(f"{source}: items is not a list")
+    if not items:
+        raise UserError(f"{source}: no ClusterPolicy in it (an empty List)")
+    return [(f"{source} items[{index}]", item) for index, item in enumerate(items)]
+
+
+def _print_result(result: dict[str, Any], where: str) -> None:
+    if result["valid"]:
+        name = f" ClusterPolicy {result['name']}" if result.get("name") else ""
+        click.echo(f"{where}: valid{name}")
+        for warning in result["warnings"]:
+            click.echo(f"  warning: {warning}")
+    else:
+        count = len(result["problems"])
+        name = f" {result['name']}" if result.get("name") else ""
+        click.echo(f"{where}: invalid ClusterPolicy{name} ({count} problem{'s' * (count != 1)})")
+        for problem in result["problems"]:
+            click.echo(f"  {problem}")
 
 
 @policy.command()
@@ -82,30 +124,37 @@ def validate(file: str, output: str) -> None:
 
     Checks what the API server checks with gpuop's CRD (types, enums, bounds, unknown
     fields) and what the operator needs to deploy the enabled operands (complete image
-    settings). Warnings name fields that are accepted but ignored.
+    settings). Warnings name fields that are accepted but ignored. A List (what
+    `kubectl get clusterpolicies -o yaml` prints) is checked item by item; -o json
+    then prints one result per item.
 
-    Exit status: 0 valid, 2 invalid or unreadable.
+    Exit status: 0 valid, 2 invalid or unreadable (a List: any item invalid).
 
     \b
     Examples:
       gpuop policy validate cluster-policy.yaml
+      kubectl get clusterpolicies -o yaml | gpuop policy validate -
       kubectl get clusterpolicy -o json | jq '.items[0]' | gpuop policy validate - -o json
     """
     source = "stdin" if file == "-" else file
-    result = check_policy(load_yaml_document(file, "ClusterPolicy"), source)
+    document = load_yaml_document(file, "ClusterPolicy")
+    listed = _policies(document, source)
+    if listed is None:
+        result = check_policy(document, source)
+        if output != "text":
+            emit_data(result, output)
+        else:
+            _print_result(result, source)
+        if not result["valid"]:
+            sys.exit(EXIT_INVALID)
+        return
+    results = [(where, check_policy(item, where)) for where, item in listed]
     if output != "text":
-        emit_data(result, output)
-    elif result["valid"]:
-        name = f" ClusterPolicy {result['name']}" if result["name"] else ""
-        click.echo(f"{source}: valid{name}")
-        for warning in result["warnings"]:
-            click.echo(f"  warning: {warning}")
+        emit_data([result for _, result in results], output)
     else:
-        count = len(result["problems"])
-        click.echo(f"{source}: invalid ClusterPolicy ({count} problem{'s' * (count != 1)})")
-        for problem in result["problems"]:
-            click.echo(f"  {problem}")
-    if not result["valid"]:
+        for where, result in results:
+            _print_result(result, where)
+    if not all(result["valid"] for _, result in results):
         sys.exit(EXIT_INVALID)
 
 

@@ -17,6 +17,7 @@ import yaml
 
 from gpuop.catalog.pci_ids import SHIPPED_PCI_IDS_VERSION
 from gpuop.cli.common import UserError, read_text_input
+from gpuop.manifests import NESTED_TOO_DEEPLY, ManifestError, check_nesting
 from gpuop.naming import PciDatabase
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,6 +92,9 @@ def load_yaml_document(path: str, what: str) -> Any:
         documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
     except yaml.YAMLError as exc:
         raise _yaml_error(shown, exc) from None
+    except RecursionError:
+        raise UserError(f"{shown}: {NESTED_TOO_DEEPLY}") from None
+    _check_nesting(documents, shown)
     if not documents:
         raise UserError(f"{shown}: empty; expected a {what}")
     if len(documents) > 1:
@@ -109,17 +113,34 @@ def load_documents(path: str, what: str) -> list[Any]:
     shown = "stdin" if path == STDIN else path
     if text.lstrip().startswith(("{", "[")):
         try:
-            return [json.loads(text)]
+            documents = [json.loads(text)]
         except ValueError:
             pass  # YAML in flow style, or broken: the YAML reader says where.
+        except RecursionError:
+            raise UserError(f"{shown}: {NESTED_TOO_DEEPLY}") from None
+        else:
+            _check_nesting(documents, shown)
+            return documents
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         documents = [doc for doc in yaml.load_all(text, Loader=loader) if doc is not None]
     except yaml.YAMLError as exc:
         raise _yaml_error(shown, exc) from None
+    except RecursionError:
+        raise UserError(f"{shown}: {NESTED_TOO_DEEPLY}") from None
+    _check_nesting(documents, shown)
     if not documents:
         raise UserError(f"{shown}: empty; expected {what}")
     return documents
+
+
+def _check_nesting(documents: list[Any], shown: str) -> None:
+    """The shared depth guard, as a one-line error naming the document when there are several."""
+    for number, document in enumerate(documents, start=1):
+        try:
+            check_nesting(document, shown, number if len(documents) > 1 else None)
+        except ManifestError as exc:
+            raise UserError(str(exc)) from None
 
 
 def _yaml_error(shown: str, exc: yaml.YAMLError) -> UserError:

@@ -52,6 +52,12 @@ def toolkit() -> None:
     help="containerd's main config, as a path on the host (it is looked up under --root).",
 )
 @click.option(
+    "--create-config",
+    is_flag=True,
+    help="Create --config when it does not exist. Needed only for a path other than "
+    f"{DEFAULT_CONFIG}: containerd reads no other file unless started with --config.",
+)
+@click.option(
     "--mode",
     type=click.Choice(["drop-in", "in-place"]),
     default="drop-in",
@@ -63,7 +69,8 @@ def toolkit() -> None:
     "--runtime-class",
     default="nvidia",
     show_default=True,
-    help="Name of the runtime handler (what a RuntimeClass's 'handler' refers to).",
+    help="Name of the runtime handler (what a RuntimeClass's 'handler' refers to). The name "
+    "of containerd's default runtime (runc) is refused unless --set-as-default is given.",
 )
 @click.option(
     "--with-cdi-runtimes",
@@ -122,6 +129,7 @@ def toolkit() -> None:
 def configure_runtime_command(
     root: str,
     config: str,
+    create_config: bool,
     mode: str,
     runtime_class: str,
     with_cdi_runtimes: bool,
@@ -170,6 +178,7 @@ def configure_runtime_command(
         install_dir=install_dir,
         drop_in=drop_in,
         import_style="glob" if import_style == "glob" else "file",
+        create_config=create_config,
     )
     if by_name and not revert:
         raise UserError("--by-name only applies to --revert")

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from gpuop.catalog.versions import VersionMatrix, version_matrix
-from gpuop.cli.check import InputError, read_objects
+from gpuop.cli.check import InputError, read_objects, require_kinds
 from gpuop.cli.common import (
     UserError,
     emit_data,
@@ -189,7 +189,8 @@ def check(
       gpuop versions check --live --context lab -o sarif > versions.sarif
       gpuop versions check dump.json --operator-release 25.10.1 --kubernetes-version 1.31
 
-    Exit status: 0 no errors, 1 errors found, 2 unreadable input or bad usage.
+    Exit status: 0 no errors, 1 errors found, 2 unreadable input, input holding no Node
+    or ClusterPolicy, or bad usage.
     """
 
     def body() -> int:
@@ -216,6 +217,7 @@ def check(
                 kube_source = "API server /version"
         else:
             objects = read_objects(files)
+            require_kinds(objects, ("Node", "ClusterPolicy"), "gpuop versions check", files)
         result = check_versions(
             objects,
             today=day,
@@ -325,6 +327,8 @@ def preview(
         dumped_policy: ResolvedPolicy | None = None
         if live or dumps:
             objects = _live(kubeconfig, context_name).objects if live else read_objects(dumps)
+            if not live:
+                require_kinds(objects, ("Node",), "gpuop upgrade preview --dump", dumps)
             nodes = [obj for obj in objects if isinstance(obj, dict) and obj.get("kind") == "Node"]
             policies = [
                 obj

@@ -6,13 +6,20 @@ nothing from the rest of gpuop, so every layer can use it:
 * :func:`load_objects` turns JSON or YAML text (single objects, ``List``
   kinds, multi-document streams) into a flat list of dicts, raising
   :class:`ManifestError` with the source, document and line on bad input;
+  :func:`check_nesting` bounds nesting for documents parsed elsewhere;
 * :func:`parse_quantity` reads a ``resource.Quantity`` exactly as the API
   server does, raising :class:`QuantityError` on bad input;
 * :mod:`gpuop.manifests.fields` reads fields from those dicts without
   tripping over missing or mistyped values.
 """
 
-from gpuop.manifests.loading import ManifestError, load_objects
+from gpuop.manifests.loading import (
+    MAX_NESTING,
+    NESTED_TOO_DEEPLY,
+    ManifestError,
+    check_nesting,
+    load_objects,
+)
 from gpuop.manifests.quantity import (
     MAX_QUANTITY,
     QuantityError,
@@ -23,9 +30,12 @@ from gpuop.manifests.quantity import (
 )
 
 __all__ = [
+    "MAX_NESTING",
     "MAX_QUANTITY",
+    "NESTED_TOO_DEEPLY",
     "ManifestError",
     "QuantityError",
+    "check_nesting",
     "format_quantity",
     "load_objects",
     "milli_value",

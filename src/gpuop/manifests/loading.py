@@ -14,6 +14,12 @@ It returns a flat list of plain dicts.  Anything it cannot read raises
 :class:`ManifestError`, which names the source, the document (1-based) and,
 where the parser knows it, the line and column, so a command can print one
 line instead of a traceback.
+
+Nesting is bounded: a value more than :data:`MAX_NESTING` mappings and lists
+deep is refused as "nested too deeply to read", whichever parser read it, so
+no later step (validation, copying, printing) can run out of stack on it.
+Real objects nest a few dozen levels at most.  :func:`check_nesting` is the
+guard, for commands that parse documents themselves.
 """
 
 from __future__ import annotations
@@ -24,7 +30,12 @@ from typing import Any
 
 import yaml
 
-__all__ = ["ManifestError", "load_objects"]
+__all__ = ["MAX_NESTING", "NESTED_TOO_DEEPLY", "ManifestError", "check_nesting", "load_objects"]
+
+MAX_NESTING = 100
+"""The deepest nesting of mappings and lists any command reads."""
+
+NESTED_TOO_DEEPLY = "nested too deeply to read"
 
 
 class ManifestError(ValueError):
@@ -56,6 +67,39 @@ class ManifestError(ValueError):
         if line is not None:
             where.append(f"line {line}" + (f", column {column}" if column is not None else ""))
         super().__init__(f"{': '.join(where)}: {problem}")
+
+
+def nesting_depth(value: Any, limit: int = MAX_NESTING) -> int:
+    """How deeply mappings and lists nest in ``value`` (a scalar is 0), counted up to ``limit + 1``.
+
+    Iterative, so it cannot itself run out of stack.
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest
+
+
+def check_nesting(value: Any, source: str, document: int | None = None) -> None:
+    """Raise :class:`ManifestError` when ``value`` nests deeper than :data:`MAX_NESTING`."""
+    if nesting_depth(value) > MAX_NESTING:
+        raise ManifestError(
+            source,
+            f"{NESTED_TOO_DEEPLY} (more than {MAX_NESTING} levels)",
+            document=document,
+        )
 
 
 def _kind_of(value: Any) -> str:
@@ -106,6 +150,7 @@ def _flatten(
 def _top_level(value: Any, source: str, document: int | None) -> Iterator[dict[str, Any]]:
     if value is None:
         return
+    check_nesting(value, source, document)
     if not isinstance(value, Mapping):
         raise ManifestError(
             source,
@@ -139,7 +184,7 @@ def _load_yaml(text: str, source: str) -> list[dict[str, Any]]:
     except yaml.YAMLError as exc:
         raise ManifestError(source, f"not valid YAML: {exc}", document=document + 1) from None
     except RecursionError:
-        raise ManifestError(source, "nested too deeply to read", document=document + 1) from None
+        raise ManifestError(source, NESTED_TOO_DEEPLY, document=document + 1) from None
     return objects
 
 
@@ -165,5 +210,5 @@ def load_objects(text: str, source: str = "<input>") -> list[dict[str, Any]]:
                     column=json_error.colno,
                 ) from None
         except RecursionError:
-            raise ManifestError(source, "nested too deeply to read") from None
+            raise ManifestError(source, NESTED_TOO_DEEPLY) from None
     return _load_yaml(body, source)

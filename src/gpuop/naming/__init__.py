@@ -91,6 +91,17 @@ def _shipped_database() -> PciDatabase:
     return PciDatabase.parse(shipped_pci_ids())
 
 
+ECHO_LIMIT = 64
+"""The most characters of an input a message quotes back."""
+
+
+def quoted(text: str, limit: int = ECHO_LIMIT) -> str:
+    """`text` quoted for a message, cut to `limit` characters: bad input is not echoed whole."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
 def parse_pci_id(text: str) -> tuple[str, str]:
     """`10de:2236`, `10DE:2236`, `0x2236` or `2236` -> (`10de`, `2236`)."""
     value = text.strip().lower()
@@ -101,7 +112,7 @@ def parse_pci_id(text: str) -> tuple[str, str]:
     vendor = vendor.removeprefix("0x")
     device = device.removeprefix("0x")
     if not (_DEVICE_ID.match(vendor) and _DEVICE_ID.match(device)):
-        raise NamingError(f"{text!r} is not a PCI id (expected VVVV:DDDD, e.g. 10de:2236)")
+        raise NamingError(f"{quoted(text)} is not a PCI id (expected VVVV:DDDD, e.g. 10de:2236)")
     return vendor, device
 
 
@@ -178,12 +189,12 @@ def resource_name_problem(resource: str) -> str | None:
     """Why `resource` is not a valid Kubernetes extended resource name, or None."""
     prefix, slash, name = resource.partition("/")
     if not slash:
-        return f"{resource!r} has no domain prefix"
+        return f"{quoted(resource)} has no domain prefix"
     if len(name) > 63:
-        return f"{resource!r}: the name part is longer than 63 characters"
+        return f"{quoted(resource)}: the name part is longer than 63 characters"
     if not _QUALIFIED_NAME.match(name):
         return (
-            f"{resource!r}: the name part must start and end with a letter or digit and"
+            f"{quoted(resource)}: the name part must start and end with a letter or digit and"
             " contain only letters, digits, '-', '_' and '.'"
         )
     if prefix != "nvidia.com":

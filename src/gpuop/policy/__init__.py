@@ -35,33 +35,84 @@ class PolicyError(ValueError):
         super().__init__(f"{source}: " + "; ".join(problems))
 
 
+# Location parts pydantic adds for the members of a union (`int | str`, constrained types,
+# validators): they name Python types, not fields, and are left out of the field path.
+_UNION_TAGS = frozenset({"int", "str", "bool", "float", "literal", "none", "dict", "list"})
+
+
+def _is_field(part: int | str) -> bool:
+    if isinstance(part, int):
+        return True
+    return not (part in _UNION_TAGS or part.startswith("constrained-") or "[" in part)
+
+
 def _format_location(loc: tuple[int | str, ...]) -> str:
     path = ""
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif part in ("int", "str", "bool", "literal"):
-            continue
         else:
             path += f".{part}" if path else str(part)
     return path or "(top level)"
 
 
+def _type_name(value: Any) -> str:
+    """A YAML reader's word for a value's type, not Python's (`null`, not `NoneType`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+_INPUT_SHOULD_BE = "Input should be "
+
+
+def _message(item: Any) -> str:
+    kind = item["type"]
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"expected a mapping, got {_type_name(item.get('input'))}"
+    message = str(item["msg"])
+    if kind.endswith("_type") and message.startswith(_INPUT_SHOULD_BE):
+        # "Input should be a valid integer" -> "expected an integer, got a string".
+        wanted = message.removeprefix(_INPUT_SHOULD_BE).replace("a valid ", "", 1)
+        article = "an" if wanted[:1] in "aeiou" else "a"
+        return f"expected {article} {wanted}, got {_type_name(item.get('input'))}"
+    return message
+
+
 def validation_problems(error: ValidationError) -> list[str]:
-    """One line per pydantic error: `spec.driver.enabled: Input should be a valid boolean`."""
-    problems = []
-    seen = set()
+    """One line per bad field: `spec.driver.enabled: expected a boolean, got a string`.
+
+    The errors pydantic reports for each member of a union (`int | str`) are joined
+    into one line for the field.
+    """
+    by_field: dict[str, list[str]] = {}
     for item in error.errors(include_url=False):
-        loc = tuple(p for p in item["loc"] if not (isinstance(p, str) and "[" in p))
-        where = _format_location(loc)
-        message = item["msg"]
-        if item["type"] == "extra_forbidden":
-            message = "unknown field"
-        line = f"{where}: {message}"
-        if line not in seen:
-            seen.add(line)
-            problems.append(line)
-    return problems
+        where = _format_location(tuple(p for p in item["loc"] if _is_field(p)))
+        messages = by_field.setdefault(where, [])
+        message = _message(item)
+        if message not in messages:
+            messages.append(message)
+    return [f"{where}: {_joined(messages)}" for where, messages in by_field.items()]
+
+
+def _joined(messages: list[str]) -> str:
+    """`expected an integer, got a list` + `expected a string, got a list` -> one phrase."""
+    wanted = [m.removeprefix("expected ").rpartition(", got ") for m in messages]
+    if all(m.startswith("expected ") for m in messages) and len({got for *_, got in wanted}) == 1:
+        return f"expected {' or '.join(what for what, _, _ in wanted)}, got {wanted[0][2]}"
+    return " or ".join(messages)
 
 
 @dataclass(frozen=True)
@@ -237,7 +288,7 @@ def parse_cluster_policy(obj: Any, source: str = "ClusterPolicy") -> ResolvedPol
     Raises `PolicyError` naming every bad field path; never anything else for bad input.
     """
     if not isinstance(obj, dict):
-        raise PolicyError([f"expected a mapping, got {type(obj).__name__}"], source)
+        raise PolicyError([f"expected a mapping (a ClusterPolicy), got {_type_name(obj)}"], source)
     kind = obj.get("kind")
     if kind is not None and kind != "ClusterPolicy":
         raise PolicyError([f"kind: expected ClusterPolicy, got {kind!r}"], source)

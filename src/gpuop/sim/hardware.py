@@ -132,6 +132,10 @@ def hardware_entries(specs: list[NodeSpec]) -> dict[str, str]:
     return {spec.name: encode_inventory(cards_for(spec)) for spec in specs}
 
 
+# Twenty times Kubernetes' supported 5,000 nodes: more is a typo, not a cluster to simulate.
+MAX_SIM_NODES = 100_000
+
+
 def parse_cluster_spec(obj: Any) -> list[NodeSpec]:
     """Read a simulated cluster description.
 
@@ -178,6 +182,11 @@ def parse_cluster_spec(obj: Any) -> list[NodeSpec]:
             replicas = item.get("replicas")
             if not isinstance(prefix, str) or not isinstance(replicas, int) or replicas < 1:
                 raise SimError(f"{where}: give `name`, or `namePrefix` with `replicas` >= 1")
+            if len(specs) + replicas > MAX_SIM_NODES:
+                raise SimError(
+                    f"{where}.replicas: {replicas} would make more than {MAX_SIM_NODES}"
+                    " simulated nodes"
+                )
             width = len(str(replicas))
             names = [f"{prefix}{i:0{width}d}" for i in range(replicas)]
         for name in names:

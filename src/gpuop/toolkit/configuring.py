@@ -100,6 +100,9 @@ class RuntimeOptions:
     runtime_type: str = containerd.RUNC_V2
     new_config_version: int = 2
     """The version written when the config is missing or empty (2 works on containerd 1.x and 2.x)."""
+    create_config: bool = False
+    """Create `config` when it is missing although it is not containerd's default path
+    (without this, a missing non-default config is refused as a likely typo)."""
 
     def handlers(self) -> tuple[RuntimeHandler, ...]:
         return containerd.runtime_handlers(
@@ -187,11 +190,18 @@ def configure_runtime(
         )
 
     before = paths.root.read(paths.config)
+    if before is None and options.config != DEFAULT_CONFIG and not options.create_config:
+        raise ConfigPathError(
+            f"{paths.config.host} does not exist; containerd reads {DEFAULT_CONFIG} unless"
+            " started with --config, so a new file here is likely never read (a typo?);"
+            " pass --create-config to create it; nothing was changed"
+        )
     text = _decode(before, paths.config)
     data = _parse(text, paths.config.host)
     found_version = containerd.config_version(data, paths.config.host)
     version = found_version if found_version is not None else options.new_config_version
     containerd.check_shape(data, version, paths.config.host)
+    _check_not_the_default_runtime(data, version, handlers, options, paths.config.host)
     loaded = imports.load_order(paths.root, paths.config, data)
 
     work = _Work()
@@ -723,6 +733,39 @@ def _remove_handlers(
 
 # ----------------------------------------------------------------------------------------------
 # shared helpers
+
+
+def _check_not_the_default_runtime(
+    data: Mapping[str, Any],
+    version: int,
+    handlers: Sequence[RuntimeHandler],
+    options: RuntimeOptions,
+    file: str,
+) -> None:
+    """Refuse to take over the runtime every pod without a RuntimeClass runs with.
+
+    A handler named like containerd's default runtime (`runc` unless default_runtime_name
+    says otherwise) would send every pod through the NVIDIA runtime; that is only done on
+    purpose, with set_as_default.
+    """
+    if options.set_as_default:
+        return
+    configured = lookup(data, (*containerd.plugin_path(version), "containerd"))
+    default = configured.get("default_runtime_name") if isinstance(configured, Mapping) else None
+    default_name = default if isinstance(default, str) and default else "runc"
+    binary = lookup(data, (*containerd.runtimes_path(version), default_name, "options"))
+    binary = binary.get("BinaryName") if isinstance(binary, Mapping) else None
+    if default_name.startswith("nvidia") or "nvidia-container-runtime" in str(binary or ""):
+        return  # the default already runs through the NVIDIA runtime: nothing new
+    for handler in handlers:
+        if handler.name == default_name:
+            raise ConfigPathError(
+                f"runtime class {handler.name!r} is containerd's default runtime in {file}:"
+                " every pod without a RuntimeClass would run through the NVIDIA runtime;"
+                " choose another name (the default is"
+                f" {containerd.DEFAULT_RUNTIME_CLASS!r}), or pass --set-as-default to do"
+                " that on purpose; nothing was changed"
+            )
 
 
 def _check_options(options: RuntimeOptions) -> None:

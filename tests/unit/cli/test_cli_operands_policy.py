@@ -114,9 +114,9 @@ def test_validate_invalid_lists_every_problem(gpuop: RunCli) -> None:
     run = gpuop("policy", "validate", "-", input=text)
     assert run.code == 2
     assert run.stdout.splitlines() == [
-        "stdin: invalid ClusterPolicy (3 problems)",
+        "stdin: invalid ClusterPolicy p (3 problems)",
         "  spec.daemonsets.tolerations[0].effect: Input should be 'NoSchedule', 'PreferNoSchedule' or 'NoExecute'",
-        "  spec.driver.enabled: Input should be a valid boolean",
+        "  spec.driver.enabled: expected a boolean, got a string",
         "  spec.gfd.enabeld: unknown field",
     ]
 
@@ -136,7 +136,6 @@ def test_validate_checks_image_settings(gpuop: RunCli) -> None:
     assert run.code == 2
     assert json.loads(run.stdout) == {
         "valid": False,
-        "name": None,
         "problems": [
             "spec.toolkit: version must be set with the other image fields",
             "spec.vgpuManager: no public image exists for vgpu-manager;"

@@ -519,12 +519,55 @@ def test_preemption_is_shown(run: RunCli, tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- bad input
 
 
-def test_not_a_pod_vmi_or_vm(run: RunCli) -> None:
-    line = single_error_line(run("explain", corpus("deployment.yaml"), "--cluster", NODES))
+def test_not_a_workload(run: RunCli, tmp_path: Path) -> None:
+    manifest = tmp_path / "service.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: web}\n")
+    line = single_error_line(run("explain", str(manifest), "--cluster", NODES))
     assert line == (
-        f"error: {corpus('deployment.yaml')}: Deployment 'web' is not a Pod,"
-        " VirtualMachineInstance or VirtualMachine (explain the pods it creates instead)"
+        f"error: {manifest}: Service 'web' is not a Pod, VirtualMachineInstance,"
+        " VirtualMachine or a workload controller (Deployment, ReplicaSet, StatefulSet,"
+        " DaemonSet, Job, CronJob)"
     )
+
+
+def test_deployment_is_explained_through_its_pod_template(run: RunCli) -> None:
+    result = run("explain", corpus("deployment.yaml"), "--cluster", NODES, "-o", "json")
+    assert result.code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["subject"] == {"kind": "Deployment", "name": "default/web", "launcher": None}
+    assert "explained through its pod template (spec.template)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("kind", "path"),
+    [
+        ("StatefulSet", ("spec", "template")),
+        ("DaemonSet", ("spec", "template")),
+        ("Job", ("spec", "template")),
+        ("CronJob", ("spec", "jobTemplate", "spec", "template")),
+    ],
+)
+def test_controllers_are_read_through_their_pod_template(
+    run: RunCli, tmp_path: Path, kind: str, path: tuple[str, ...]
+) -> None:
+    template: dict[str, Any] = {
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "64"}}}
+            ]
+        }
+    }
+    for key in reversed(path):
+        template = {key: template}
+    manifest = tmp_path / "workload.json"
+    manifest.write_text(json.dumps({"kind": kind, "metadata": {"name": "w"}, **template}))
+    result = run("explain", str(manifest), "--cluster", NODES)
+    assert result.code == 1, result.stderr  # 64 GPUs fit nowhere
+    assert result.stdout.startswith(f"{kind} default/w: fits none of")
+    missing = tmp_path / "no-template.json"
+    missing.write_text(json.dumps({"kind": kind, "metadata": {"name": "w"}, "spec": {}}))
+    line = single_error_line(run("explain", str(missing), "--cluster", NODES))
+    assert f"{'.'.join(path)} is missing" in line
 
 
 def test_unknown_quantity_format(run: RunCli) -> None:

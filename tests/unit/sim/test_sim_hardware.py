@@ -77,3 +77,20 @@ def test_cluster_spec_with_replicas() -> None:
 def test_bad_cluster_specs_name_the_problem(doc: object, message: str) -> None:
     with pytest.raises(SimError, match=message):
         parse_cluster_spec(doc)
+
+
+def test_a_spec_of_too_many_nodes_is_refused_before_it_is_built() -> None:
+    from gpuop.sim.hardware import MAX_SIM_NODES, SimError, parse_cluster_spec
+
+    huge = {"nodes": [{"namePrefix": "p-", "replicas": 10**12, "gpu": "A10"}]}
+    with pytest.raises(SimError, match=f"more than {MAX_SIM_NODES} simulated nodes"):
+        parse_cluster_spec(huge)
+    over = {
+        "nodes": [
+            {"namePrefix": "a-", "replicas": MAX_SIM_NODES, "gpu": "A10"},
+            {"name": "one-more", "gpu": "A10"},
+            {"namePrefix": "b-", "replicas": 1, "gpu": "A10"},
+        ]
+    }
+    with pytest.raises(SimError, match=r"nodes\[2\]\.replicas"):
+        parse_cluster_spec(over)

@@ -356,8 +356,46 @@ def test_config_path_cannot_escape_the_root(tmp_path: Path) -> None:
     (tmp_path / "outside.toml").write_text(CUSTOM)
     with pytest.raises(ConfigPathError):
         configure_runtime(str(root), RuntimeOptions(config="/"))
-    result = configure_runtime(str(root), RuntimeOptions(config="../../outside.toml"), dry_run=True)
+    escaping = RuntimeOptions(config="../../outside.toml", create_config=True)
+    result = configure_runtime(str(root), escaping, dry_run=True)
     assert result.config == "/outside.toml"  # resolved inside the root, which has no such file
+
+
+def test_a_missing_config_off_the_default_path_is_refused(tmp_path: Path) -> None:
+    root = make_root(tmp_path, CUSTOM)
+    with pytest.raises(ConfigPathError, match="likely never read"):
+        configure_runtime(str(root), RuntimeOptions(config="/etc/containerd/config.tml"))
+    assert sorted(p.name for p in (root / "etc" / "containerd").iterdir()) == ["config.toml"]
+    assert (root / CONFIG).read_text() == CUSTOM
+    typo = RuntimeOptions(config="/etc/containerd/config.tml", create_config=True)
+    assert configure_runtime(str(root), typo, dry_run=True).config == typo.config
+    (root / "etc" / "containerd" / "other.toml").write_text(CUSTOM)
+    existing = RuntimeOptions(config="/etc/containerd/other.toml")
+    assert configure_runtime(str(root), existing, dry_run=True).changes
+    # containerd's default path may be missing: containerd reads it once it exists.
+    assert configure_runtime(str(make_root(tmp_path, None, name="bare")), dry_run=True).changes
+
+
+@pytest.mark.parametrize(
+    ("config", "name"),
+    [
+        (None, "runc"),  # no config: containerd's default runtime is runc
+        (CUSTOM, "runc"),  # default_runtime_name = "runc"
+        (
+            'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n'
+            'default_runtime_name = "crun"\n',
+            "crun",
+        ),
+    ],
+)
+def test_the_default_runtime_is_not_taken_over(
+    tmp_path: Path, config: str | None, name: str
+) -> None:
+    root = make_root(tmp_path, config)
+    with pytest.raises(ConfigPathError, match="containerd's default runtime"):
+        configure_runtime(str(root), RuntimeOptions(runtime_class=name), dry_run=True)
+    on_purpose = RuntimeOptions(runtime_class=name, set_as_default=True)
+    assert configure_runtime(str(root), on_purpose, dry_run=True).changes
 
 
 def test_result_renders_as_json(tmp_path: Path) -> None:
