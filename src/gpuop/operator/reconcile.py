@@ -29,6 +29,7 @@ from gpuop.planner import NodeFacts, NodePlan, plan, planning_key
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
 from gpuop.render import (
     HASH_ANNOTATION,
+    os_tag_of,
     render_daemonset,
     render_runtime_classes,
     render_vgpu_configmap,
@@ -265,17 +266,19 @@ def _rendered_daemonsets(
     operands: tuple[Any, ...],
     snapshot: Snapshot,
     cache: PlanCache | None,
+    os_tag: str | None,
 ) -> list[dict[str, Any]]:
     key = (
         "daemonsets",
         policy_key,
         snapshot.namespace,
         tuple(sorted(snapshot.operator_env.items())),
+        os_tag,
     )
     cached = cache.get(key) if cache is not None else None
     if cached is None:
         cached = [
-            render_daemonset(policy, op, snapshot.namespace, snapshot.operator_env)
+            render_daemonset(policy, op, snapshot.namespace, snapshot.operator_env, os_tag)
             for op in operands
         ]
         if cache is not None:
@@ -370,6 +373,7 @@ def reconcile(
     vgpu_problem_nodes: list[str] = []
     by_workload: dict[str, int] = {}
     gpu_nodes = 0
+    os_tag: str | None = None
     planned_nodes: dict[str, PlannedNode] = {}
     for name, node in sorted(snapshot.nodes.items()):
         planned = _planned(policy, policy_key, name, node, plan_cache)
@@ -381,6 +385,9 @@ def reconcile(
                 actions.node_label_patches[name] = dict(node_plan.label_changes)
             continue
         gpu_nodes += 1
+        if gpu_nodes == 1:
+            # Upstream tags the driver image with the OS of the first GPU node by name.
+            os_tag = os_tag_of(facts.labels)
         config = node_plan.workload.config or "container"
         before = planned.workload_before
         busy = consumers.get(name, [])
@@ -429,7 +436,9 @@ def reconcile(
     enabled = policy.enabled_operands() if gpu_nodes else ()
     enabled_names = {op.name for op in enabled}
     try:
-        rendered = _rendered_daemonsets(policy, policy_key, tuple(enabled), snapshot, plan_cache)
+        rendered = _rendered_daemonsets(
+            policy, policy_key, tuple(enabled), snapshot, plan_cache, os_tag
+        )
     except PolicyError as exc:
         _set_status(
             actions,

@@ -14,6 +14,7 @@ import copy
 import hashlib
 import json
 import re
+from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -22,14 +23,20 @@ import yaml
 
 from gpuop.catalog import Operand, operand_table
 from gpuop.policy import ResolvedPolicy
+from gpuop.policy.models import DriverManagerSpec
 from gpuop.vgpu import default_vgpu_config_object
 
 HASH_ANNOTATION = "nvidia.com/last-applied-hash"
-PART_OF = "gpu-operator"
 MANAGED_BY = "gpuop"
 OPERAND_LABEL = "gpuop.io/operand"
 VALIDATIONS_DIR = "/run/nvidia/validations"
 DEFAULT_VGPU_CONFIGMAP = "default-vgpu-devices-config"
+GPU_PRESENT = "nvidia.com/gpu.present"
+NFD_OS_ID = "feature.node.kubernetes.io/system-os_release.ID"
+NFD_OS_VERSION_ID = "feature.node.kubernetes.io/system-os_release.VERSION_ID"
+DRIVER_MANAGER_REPOSITORY = "nvcr.io/nvidia/cloud-native"
+# `${name}` in an operand template: a value from the ClusterPolicy.
+_PLACEHOLDER = re.compile(r"\$\{([a-z_]+)\}")
 DEFAULT_TOLERATIONS = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 # Operand pods that run with the nvidia RuntimeClass upstream (`setRuntimeClassName`).
 _NVIDIA_RUNTIME_OPERANDS = {
@@ -99,39 +106,215 @@ def _wait_container(image: str, gate_file: str) -> dict[str, Any]:
     }
 
 
+def driver_os_tag(nodes: Iterable[Mapping[str, Any]]) -> str | None:
+    """The OS suffix of driver image tags, e.g. `ubuntu24.04`, as upstream derives it.
+
+    Upstream reads NFD's OS labels from the first node (by name) with `nvidia.com/gpu.present`;
+    for RHEL, Rocky and Oracle Linux only the major version counts. None when no such node
+    carries both labels.
+    """
+    gpu_nodes = [
+        n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(GPU_PRESENT)
+    ]
+    if not gpu_nodes:
+        return None
+    first = min(gpu_nodes, key=lambda n: str(n["metadata"].get("name") or ""))
+    return os_tag_of(first["metadata"]["labels"])
+
+
+def os_tag_of(labels: Mapping[str, str]) -> str | None:
+    """The OS tag of one node's NFD labels (`ubuntu24.04`, `rhel9`); None without them."""
+    os_id, version = labels.get(NFD_OS_ID), labels.get(NFD_OS_VERSION_ID)
+    if not os_id or not version:
+        return None
+    if os_id in ("ol", "rocky", "rhel"):
+        version = version.split(".")[0]
+    return f"{os_id}{version}"
+
+
+@cache
+def _operand_template(operand: str) -> dict[str, Any] | None:
+    path = resources.files("gpuop.catalog").joinpath(f"templates/operands/{operand}.yaml")
+    if not path.is_file():
+        return None
+    loaded = yaml.safe_load(path.read_text("utf-8"))
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def _substitute(value: Any, variables: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        return _PLACEHOLDER.sub(lambda m: variables[m.group(1)], value)
+    if isinstance(value, list):
+        return [_substitute(v, variables) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, variables) for k, v in value.items()}
+    return value
+
+
+def _manager_image(manager: DriverManagerSpec | None) -> tuple[str, str]:
+    """The k8s-driver-manager image and pull policy of a driver or VFIO manager block."""
+    repository = (manager.repository if manager else None) or DRIVER_MANAGER_REPOSITORY
+    image = (manager.image if manager else None) or "k8s-driver-manager"
+    version = (manager.version if manager else None) or operand_table().default_versions.get(
+        "vfio_manager"
+    )
+    pull = (manager.imagePullPolicy if manager else None) or "IfNotPresent"
+    return f"{repository}/{image}:{version}", pull
+
+
+def _template_variables(
+    policy: ResolvedPolicy,
+    operand: Operand,
+    operator_env: dict[str, str] | None,
+    os_tag: str | None,
+) -> dict[str, str]:
+    spec = policy.policy.spec
+    component = policy.component(operand.spec_block)
+    image = policy.image_for(operand, operator_env)
+    if operand.name == "driver" and os_tag and "sha256:" not in image:
+        image = f"{image}-{os_tag}"
+    validator = operand_table().operand("operator-validator")
+    manager = None
+    if operand.name == "driver" and spec.driver:
+        manager = spec.driver.manager
+    elif operand.name == "vfio-manager" and spec.vfioManager:
+        manager = spec.vfioManager.driverManager
+    manager_image, manager_pull = _manager_image(manager)
+    host_paths = spec.hostPaths
+    toolkit = spec.toolkit
+    return {
+        "image": image,
+        "pull_policy": (component.imagePullPolicy if component else None) or "IfNotPresent",
+        "validator_image": policy.image_for(validator, operator_env),
+        "validator_pull_policy": (spec.validator.imagePullPolicy if spec.validator else None)
+        or "IfNotPresent",
+        "driver_manager_image": manager_image,
+        "driver_manager_pull_policy": manager_pull,
+        "mig_strategy": policy.mig_strategy,
+        "cdi_enabled": str(policy.cdi_enabled).lower(),
+        "runtime_class": policy.runtime_class,
+        "vgpu_default_config": policy.vgpu_default_config,
+        "default_workload": policy.default_workload,
+        "toolkit_install_dir": (toolkit.installDir if toolkit else None) or "/usr/local/nvidia",
+        "kernel_module_type": (spec.driver.kernelModuleType if spec.driver else None) or "auto",
+        "root_fs": (host_paths.rootFS if host_paths else None) or "/",
+        "driver_install_dir": (host_paths.driverInstallDir if host_paths else None)
+        or "/run/nvidia/driver",
+    }
+
+
+def _set_env(container: dict[str, Any], items: Iterable[dict[str, Any]]) -> None:
+    """Set env vars as upstream's `setContainerEnv` does: replace in place, else append."""
+    env = container.setdefault("env", [])
+    for item in items:
+        for i, existing in enumerate(env):
+            if existing.get("name") == item["name"]:
+                env[i] = item
+                break
+        else:
+            env.append(item)
+
+
+def _render_from_template(
+    policy: ResolvedPolicy,
+    operand: Operand,
+    template: dict[str, Any],
+    operator_env: dict[str, str] | None,
+    os_tag: str | None,
+) -> dict[str, Any]:
+    filled = _substitute(
+        copy.deepcopy(template), _template_variables(policy, operand, operator_env, os_tag)
+    )
+    pod_spec: dict[str, Any] = filled["podSpec"]
+    component = policy.component(operand.spec_block)
+    main = pod_spec["containers"][0]
+    if component and component.env:
+        _set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
+    if component and component.args:
+        main["args"] = list(component.args)
+    if component and component.resources:
+        main["resources"] = component.resources.model_dump(exclude_none=True)
+    if component and component.imagePullSecrets:
+        pod_spec["imagePullSecrets"] = [{"name": s} for s in component.imagePullSecrets]
+    if policy.nri_plugin_enabled:
+        pod_spec.pop("runtimeClassName", None)
+    ds: dict[str, Any] = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": operand.daemonset,
+            "annotations": dict(filled.get("annotations") or {}),
+        },
+        "spec": {
+            "selector": {"matchLabels": dict(filled["selector"])},
+            "template": {"metadata": {}, "spec": pod_spec},
+            "updateStrategy": {"type": filled["updateStrategy"]},
+        },
+    }
+    if filled.get("podAnnotations"):
+        ds["spec"]["template"]["metadata"]["annotations"] = dict(filled["podAnnotations"])
+    return ds
+
+
 def render_daemonset(
     policy: ResolvedPolicy,
     operand: Operand,
     namespace: str,
     operator_env: dict[str, str] | None = None,
+    os_tag: str | None = None,
 ) -> dict[str, Any]:
-    """The DaemonSet for one enabled operand, with its hash annotation set."""
-    ds = copy.deepcopy(_template())
-    image = policy.image_for(operand, operator_env)
-    component = policy.component(operand.spec_block)
+    """The DaemonSet for one enabled operand, with its hash annotation set.
+
+    Operands with a pod template (`catalog/templates/operands/`) get upstream's pod spec;
+    `os_tag` (see `driver_os_tag`) suffixes the driver image tag.
+    """
+    template = _operand_template(operand.name)
+    if template is None:
+        return _finish(
+            policy,
+            operand,
+            namespace,
+            _render_generic(policy, operand, namespace, operator_env),
+            {},
+        )
+    ds = _render_from_template(policy, operand, template, operator_env, os_tag)
+    return _finish(
+        policy, operand, namespace, ds, template.get("labels") or {}, template.get("podLabels")
+    )
+
+
+def _finish(
+    policy: ResolvedPolicy,
+    operand: Operand,
+    namespace: str,
+    ds: dict[str, Any],
+    template_labels: Mapping[str, str],
+    template_pod_labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Labels, ownership, node placement and rollout settings every operand shares."""
     daemonsets = policy.policy.spec.daemonsets
+    user_labels = dict(daemonsets.labels or {}) if daemonsets else {}
+    user_labels.pop("app", None)
     labels = {
+        **user_labels,
+        **template_labels,
         "app": operand.daemonset,
-        "app.kubernetes.io/part-of": PART_OF,
         "app.kubernetes.io/managed-by": MANAGED_BY,
         OPERAND_LABEL: operand.name,
     }
     if operand.name == "driver":
         labels["app.kubernetes.io/component"] = "nvidia-driver"
-    user_labels = dict(daemonsets.labels or {}) if daemonsets else {}
-    user_labels.pop("app", None)
-    user_labels.pop("app.kubernetes.io/part-of", None)
     metadata = ds["metadata"]
     metadata["name"] = operand.daemonset
     metadata["namespace"] = namespace
-    metadata["labels"] = {**user_labels, **labels}
-    metadata["annotations"] = dict(daemonsets.annotations or {}) if daemonsets else {}
+    metadata["labels"] = labels
+    user_annotations = dict(daemonsets.annotations or {}) if daemonsets else {}
+    metadata["annotations"] = {**user_annotations, **(metadata.get("annotations") or {})}
     metadata["ownerReferences"] = [_owner_reference(policy)]
-
     spec = ds["spec"]
-    spec["selector"] = {"matchLabels": {"app": operand.daemonset}}
     strategy = (daemonsets.updateStrategy if daemonsets else None) or "RollingUpdate"
-    if operand.name == "driver":
+    if operand.name == "driver" or spec.get("updateStrategy", {}).get("type") == "OnDelete":
         strategy = "OnDelete"
     spec["updateStrategy"] = {"type": strategy}
     if strategy == "RollingUpdate" and daemonsets and daemonsets.rollingUpdate:
@@ -141,22 +324,46 @@ def render_daemonset(
             if isinstance(max_unavailable, str) and max_unavailable.isdigit():
                 max_unavailable = int(max_unavailable)
             spec["updateStrategy"]["rollingUpdate"] = {"maxUnavailable": max_unavailable}
-
     pod = spec["template"]
-    pod["metadata"]["labels"] = {**user_labels, **labels}
+    if template_pod_labels is None:
+        pod_labels = dict(labels)
+    else:
+        own = {"app.kubernetes.io/managed-by": MANAGED_BY, OPERAND_LABEL: operand.name}
+        pod_labels = {**user_labels, **template_pod_labels, **own}
+    pod.setdefault("metadata", {})["labels"] = pod_labels
     pod_spec = pod["spec"]
     node_selector = {f"{operand_table().deploy_labels.prefix}{operand.deploy_label}": "true"}
     node_selector.update(operand.extra_node_selector)
     pod_spec["nodeSelector"] = node_selector
-    tolerations = (
+    pod_spec["tolerations"] = (
         [t.model_dump(exclude_none=True) for t in daemonsets.tolerations]
         if daemonsets and daemonsets.tolerations
         else DEFAULT_TOLERATIONS
     )
-    pod_spec["tolerations"] = tolerations
     pod_spec["priorityClassName"] = (
         daemonsets.priorityClassName if daemonsets and daemonsets.priorityClassName else None
     ) or "system-node-critical"
+    if daemonsets and daemonsets.podSecurityContext:
+        pod_spec["securityContext"] = dict(daemonsets.podSecurityContext)
+    metadata["annotations"][HASH_ANNOTATION] = object_hash(ds)
+    return ds
+
+
+def _render_generic(
+    policy: ResolvedPolicy,
+    operand: Operand,
+    namespace: str,
+    operator_env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """An operand without an upstream pod template: the shared shape, filled from its row."""
+    ds = copy.deepcopy(_template())
+    image = policy.image_for(operand, operator_env)
+    component = policy.component(operand.spec_block)
+    ds["metadata"]["annotations"] = {}
+    spec = ds["spec"]
+    spec["selector"] = {"matchLabels": {"app": operand.daemonset}}
+    spec["template"]["metadata"] = {}
+    pod_spec = spec["template"]["spec"]
     if operand.host.host_pid:
         pod_spec["hostPID"] = True
     if operand.host.host_ipc:
@@ -205,7 +412,6 @@ def render_daemonset(
     container["env"] = [env_node, *container["env"]]
     if not pod_spec["initContainers"]:
         del pod_spec["initContainers"]
-    metadata["annotations"][HASH_ANNOTATION] = object_hash(ds)
     return ds
 
 
@@ -258,12 +464,19 @@ def render_vgpu_configmap(policy: ResolvedPolicy, namespace: str) -> dict[str, A
 
 
 def render_all(
-    policy: ResolvedPolicy, namespace: str, operator_env: dict[str, str] | None = None
+    policy: ResolvedPolicy,
+    namespace: str,
+    operator_env: dict[str, str] | None = None,
+    nodes: Iterable[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
-    """Every object the policy asks for, in apply order (for `gpuop render` and the audit)."""
+    """Every object the policy asks for, in apply order (for `gpuop render` and the audit).
+
+    `nodes` decide the driver image's OS suffix, as they do in the operator.
+    """
+    os_tag = driver_os_tag(nodes)
     objects: list[dict[str, Any]] = list(render_runtime_classes(policy))
     enabled = policy.enabled_operands()
     if any(op.name == "vgpu-device-manager" for op in enabled):
         objects.append(render_vgpu_configmap(policy, namespace))
-    objects += [render_daemonset(policy, op, namespace, operator_env) for op in enabled]
+    objects += [render_daemonset(policy, op, namespace, operator_env, os_tag) for op in enabled]
     return objects
