@@ -206,6 +206,9 @@ def _template_variables(
 
 def _set_env(container: dict[str, Any], items: Iterable[dict[str, Any]]) -> None:
     """Set env vars as upstream's `setContainerEnv` does: replace in place, else append."""
+    items = list(items)
+    if not items:
+        return
     env = container.setdefault("env", [])
     for item in items:
         for i, existing in enumerate(env):
@@ -235,8 +238,16 @@ def _render_from_template(
         main["args"] = list(component.args)
     if component and component.resources:
         main["resources"] = component.resources.model_dump(exclude_none=True)
-    if component and component.imagePullSecrets:
-        pod_spec["imagePullSecrets"] = [{"name": s} for s in component.imagePullSecrets]
+    pull_secrets = list(component.imagePullSecrets or []) if component else []
+    manager = _driver_manager(policy, operand)
+    if manager is not None:
+        _apply_driver_manager(policy, operand, pod_spec, manager, component)
+        pull_secrets += [s for s in manager.imagePullSecrets or [] if s not in pull_secrets]
+    _apply_validations(policy, operand, pod_spec)
+    if operand.name == "driver":
+        _apply_driver(policy, main)
+    if pull_secrets:
+        pod_spec["imagePullSecrets"] = [{"name": s} for s in pull_secrets]
     if policy.nri_plugin_enabled:
         pod_spec.pop("runtimeClassName", None)
     ds: dict[str, Any] = {
@@ -255,6 +266,100 @@ def _render_from_template(
     if filled.get("podAnnotations"):
         ds["spec"]["template"]["metadata"]["annotations"] = dict(filled["podAnnotations"])
     return ds
+
+
+# Validation init containers: which `validator.<block>.env` each takes.
+_VALIDATION_ENV_BLOCKS = {
+    "driver": "driver",
+    "toolkit": "toolkit",
+    "cuda": "cuda",
+    "plugin": "plugin",
+    "vfio-pci": "vfioPCI",
+    "vgpu-manager": "vgpuManager",
+    "vgpu-devices": "vgpuDevices",
+}
+_VALIDATOR_OPERANDS = ("operator-validator", "sandbox-validator")
+
+
+def _env_items(items: Iterable[Any] | None) -> list[dict[str, Any]]:
+    return [{"name": e.name, "value": e.value or ""} for e in items or []]
+
+
+def _driver_manager(policy: ResolvedPolicy, operand: Operand) -> DriverManagerSpec | None:
+    spec = policy.policy.spec
+    if operand.name == "driver":
+        return (spec.driver.manager if spec.driver else None) or DriverManagerSpec()
+    if operand.name == "vfio-manager":
+        return (spec.vfioManager.driverManager if spec.vfioManager else None) or DriverManagerSpec()
+    return None
+
+
+def _apply_driver_manager(
+    policy: ResolvedPolicy,
+    operand: Operand,
+    pod_spec: dict[str, Any],
+    manager: DriverManagerSpec,
+    component: Any,
+) -> None:
+    """Upstream's `transformDriverManagerInitContainer`: resources, RDMA flags, env."""
+    init = next(
+        (c for c in pod_spec.get("initContainers", []) if c["name"] == "k8s-driver-manager"), None
+    )
+    if init is None:
+        return
+    if component is not None and component.resources:
+        init["resources"] = component.resources.model_dump(exclude_none=True)
+    driver = policy.policy.spec.driver
+    rdma = driver.rdma if driver and operand.name == "driver" else None
+    if rdma is not None and rdma.enabled:
+        _set_env(init, [{"name": "GPU_DIRECT_RDMA_ENABLED", "value": "true"}])
+        if rdma.useHostMofed:
+            _set_env(init, [{"name": "USE_HOST_MOFED", "value": "true"}])
+    _set_env(init, _env_items(manager.env))
+
+
+def _apply_validations(policy: ResolvedPolicy, operand: Operand, pod_spec: dict[str, Any]) -> None:
+    """Upstream's validator transforms: per-validation env and resources, unused ones dropped."""
+    spec = policy.policy.spec
+    validator = spec.validator
+    kept = []
+    for init in pod_spec.get("initContainers", []):
+        name = init["name"]
+        if not name.endswith("-validation"):
+            kept.append(init)
+            continue
+        check = name.removesuffix("-validation")
+        if operand.name in _VALIDATOR_OPERANDS:
+            if check == "plugin" and not policy.block_enabled("devicePlugin", True):
+                continue
+            if check == "cc-manager" and not policy.block_enabled("ccManager", False):
+                continue
+        if validator is not None and validator.resources:
+            init["resources"] = validator.resources.model_dump(exclude_none=True)
+        block = _VALIDATION_ENV_BLOCKS.get(check)
+        if block and (operand.name in _VALIDATOR_OPERANDS or check in ("driver", "toolkit")):
+            sub = getattr(validator, block, None) if validator else None
+            if check in ("cuda", "plugin") and validator and validator.imagePullSecrets:
+                secrets = ",".join(validator.imagePullSecrets)
+                _set_env(init, [{"name": "VALIDATOR_IMAGE_PULL_SECRETS", "value": secrets}])
+            _set_env(init, _env_items(sub.env if sub else None))
+        kept.append(init)
+    if "initContainers" in pod_spec:
+        pod_spec["initContainers"] = kept
+
+
+def _apply_driver(policy: ResolvedPolicy, container: dict[str, Any]) -> None:
+    """The driver block's probes, as upstream's `setContainerProbe` sets them."""
+    driver = policy.policy.spec.driver
+    if driver is None:
+        return
+    for field in ("startupProbe", "livenessProbe", "readinessProbe"):
+        probe = getattr(driver, field)
+        if probe is None or field not in container:
+            continue
+        for key, value in probe.model_dump(exclude_none=True).items():
+            if value:
+                container[field][key] = value
 
 
 def render_daemonset(

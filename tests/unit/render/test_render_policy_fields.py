@@ -1,0 +1,105 @@
+"""ClusterPolicy fields reach the operand pods where upstream's transforms put them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuop.policy import parse_cluster_policy
+from gpuop.render import os_tag_of, render_all
+
+REFERENCE = Path(__file__).parents[2] / "data" / "upstream-v26.7.0" / "cluster-policy.yaml"
+
+
+def _render(**spec: Any) -> dict[str, dict[str, Any]]:
+    policy = yaml.safe_load(REFERENCE.read_text())
+    for key, value in spec.items():
+        block = policy["spec"].setdefault(key, {})
+        block.update(value)
+    objects = render_all(parse_cluster_policy(policy), "gpu-operator")
+    return {
+        o["metadata"]["name"]: o["spec"]["template"]["spec"]
+        for o in objects
+        if o["kind"] == "DaemonSet"
+    }
+
+
+def _container(pod: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(
+        c for c in [*pod.get("initContainers", []), *pod["containers"]] if c["name"] == name
+    )
+
+
+def _env(container: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e.get("value") for e in container.get("env", [])}
+
+
+def test_validator_env_goes_to_its_validation_container() -> None:
+    pods = _render(validator={"plugin": {"env": [{"name": "WITH_WORKLOAD", "value": "true"}]}})
+    plugin = _container(pods["nvidia-operator-validator"], "plugin-validation")
+    assert _env(plugin)["WITH_WORKLOAD"] == "true"
+    assert [e["name"] for e in plugin["env"]].count("WITH_WORKLOAD") == 1
+
+
+def test_plugin_validation_is_dropped_without_the_device_plugin() -> None:
+    pods = _render(devicePlugin={"enabled": False})
+    names = [c["name"] for c in pods["nvidia-operator-validator"]["initContainers"]]
+    assert names == ["driver-validation", "toolkit-validation", "cuda-validation"]
+
+
+def test_driver_manager_and_probe_settings() -> None:
+    pods = _render(
+        driver={
+            "manager": {"env": [{"name": "ENABLE_AUTO_DRAIN", "value": "true"}]},
+            "startupProbe": {"failureThreshold": 7},
+            "rdma": {"enabled": True},
+        }
+    )
+    driver = pods["nvidia-driver-daemonset"]
+    manager = _env(_container(driver, "k8s-driver-manager"))
+    assert manager["ENABLE_AUTO_DRAIN"] == "true"
+    assert manager["GPU_DIRECT_RDMA_ENABLED"] == "true"
+    assert _container(driver, "nvidia-driver-ctr")["startupProbe"]["failureThreshold"] == 7
+
+
+def test_component_env_replaces_a_template_variable() -> None:
+    pods = _render(devicePlugin={"env": [{"name": "DEVICE_ID_STRATEGY", "value": "index"}]})
+    env = _container(pods["nvidia-device-plugin-daemonset"], "nvidia-device-plugin")["env"]
+    assert [e for e in env if e["name"] == "DEVICE_ID_STRATEGY"] == [
+        {"name": "DEVICE_ID_STRATEGY", "value": "index"}
+    ]
+
+
+def test_host_paths_and_install_dir() -> None:
+    pods = _render(
+        hostPaths={"rootFS": "/host-root", "driverInstallDir": "/opt/nvidia"},
+        toolkit={"installDir": "/opt/toolkit"},
+    )
+    volumes = {
+        v["name"]: v["hostPath"]["path"]
+        for pod in pods.values()
+        for v in pod.get("volumes", [])
+        if "hostPath" in v
+    }
+    assert "/" not in volumes.values() and "/run/nvidia/driver" not in volumes.values()
+    assert "/host-root" in volumes.values() and "/opt/nvidia" in volumes.values()
+    toolkit = _container(pods["nvidia-container-toolkit-daemonset"], "nvidia-container-toolkit-ctr")
+    assert _env(toolkit)["ROOT"] == "/opt/toolkit"
+
+
+def test_driver_without_os_labels_and_digest_images() -> None:
+    pods = _render(driver={"version": "sha256:" + "a" * 64})
+    image = _container(pods["nvidia-driver-daemonset"], "nvidia-driver-ctr")["image"]
+    assert image == "nvcr.io/nvidia/driver@sha256:" + "a" * 64
+    assert os_tag_of({}) is None
+    assert (
+        os_tag_of(
+            {
+                "feature.node.kubernetes.io/system-os_release.ID": "rocky",
+                "feature.node.kubernetes.io/system-os_release.VERSION_ID": "9.3",
+            }
+        )
+        == "rocky9"
+    )
