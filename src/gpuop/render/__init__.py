@@ -172,15 +172,11 @@ def _template_variables(
     spec = policy.policy.spec
     component = policy.component(operand.spec_block)
     image = policy.image_for(operand, operator_env)
-    if operand.name == "driver" and os_tag and "sha256:" not in image:
+    tagged = ":" in image.rsplit("/", 1)[-1]
+    if operand.name in _OS_TAGGED_OPERANDS and os_tag and tagged and "sha256:" not in image:
         image = f"{image}-{os_tag}"
     validator = operand_table().operand("operator-validator")
-    manager = None
-    if operand.name == "driver" and spec.driver:
-        manager = spec.driver.manager
-    elif operand.name == "vfio-manager" and spec.vfioManager:
-        manager = spec.vfioManager.driverManager
-    manager_image, manager_pull = _manager_image(manager)
+    manager_image, manager_pull = _manager_image(_driver_manager(policy, operand))
     host_paths = spec.hostPaths
     toolkit = spec.toolkit
     return {
@@ -279,6 +275,8 @@ _VALIDATION_ENV_BLOCKS = {
     "vgpu-devices": "vgpuDevices",
 }
 _VALIDATOR_OPERANDS = ("operator-validator", "sandbox-validator")
+# Driver images are published per OS: their tag ends with the GPU nodes' OS.
+_OS_TAGGED_OPERANDS = ("driver", "vgpu-manager")
 
 
 def _env_items(items: Iterable[Any] | None) -> list[dict[str, Any]]:
@@ -291,6 +289,8 @@ def _driver_manager(policy: ResolvedPolicy, operand: Operand) -> DriverManagerSp
         return (spec.driver.manager if spec.driver else None) or DriverManagerSpec()
     if operand.name == "vfio-manager":
         return (spec.vfioManager.driverManager if spec.vfioManager else None) or DriverManagerSpec()
+    if operand.name == "vgpu-manager":
+        return (spec.vgpuManager.driverManager if spec.vgpuManager else None) or DriverManagerSpec()
     return None
 
 

@@ -103,3 +103,23 @@ def test_driver_without_os_labels_and_digest_images() -> None:
         )
         == "rocky9"
     )
+
+
+def test_vgpu_manager_has_the_driver_manager_and_an_os_tagged_image() -> None:
+    policy = yaml.safe_load(REFERENCE.read_text())
+    policy["spec"]["vgpuManager"].update(
+        enabled=True, repository="registry.example/nvidia", version="595.91.07"
+    )
+    nodes = yaml.safe_load((REFERENCE.parent / "nodes.yaml").read_text())["items"]
+    objects = render_all(parse_cluster_policy(policy), "gpu-operator", nodes=nodes)
+    pod = next(
+        o["spec"]["template"]["spec"]
+        for o in objects
+        if o["metadata"]["name"] == "nvidia-vgpu-manager-daemonset"
+    )
+    assert _container(pod, "nvidia-vgpu-manager-ctr")["image"] == (
+        "registry.example/nvidia/vgpu-manager:595.91.07-ubuntu24.04"
+    )
+    manager = _container(pod, "k8s-driver-manager")
+    assert manager["image"] == "nvcr.io/nvidia/cloud-native/k8s-driver-manager:v0.12.0"
+    assert pod["hostPID"] and pod["hostIPC"]
