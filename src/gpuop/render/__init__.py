@@ -228,6 +228,11 @@ def _render_from_template(
     pod_spec: dict[str, Any] = filled["podSpec"]
     component = policy.component(operand.spec_block)
     main = pod_spec["containers"][0]
+    cc_manager = policy.policy.spec.ccManager
+    if operand.name == "cc-manager" and cc_manager and cc_manager.defaultMode:
+        _set_env(main, [{"name": "DEFAULT_CC_MODE", "value": cc_manager.defaultMode}])
+    if component and component.hostNetwork:
+        pod_spec["hostNetwork"] = True
     if component and component.env:
         _set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
     if component and component.args:

@@ -123,3 +123,21 @@ def test_vgpu_manager_has_the_driver_manager_and_an_os_tagged_image() -> None:
     manager = _container(pod, "k8s-driver-manager")
     assert manager["image"] == "nvcr.io/nvidia/cloud-native/k8s-driver-manager:v0.12.0"
     assert pod["hostPID"] and pod["hostIPC"]
+
+
+def test_operands_outside_the_reference_get_upstreams_pods() -> None:
+    pods = _render(
+        sandboxWorkloads={"mode": "kata"},
+        dcgm={"enabled": True, "hostNetwork": True},
+        nodeStatusExporter={"enabled": True},
+        ccManager={"defaultMode": "devtools"},
+    )
+    dcgm = pods["nvidia-dcgm"]
+    assert dcgm["hostNetwork"] and dcgm["runtimeClassName"] == "nvidia"
+    assert _container(dcgm, "nvidia-dcgm-ctr")["ports"] == [{"name": "dcgm", "containerPort": 5555}]
+    cc = _container(pods["nvidia-cc-manager"], "nvidia-cc-manager")
+    assert _env(cc)["DEFAULT_CC_MODE"] == "devtools"
+    kata = pods["nvidia-kata-sandbox-device-plugin-daemonset"]
+    assert [c["name"] for c in kata["initContainers"]] == ["vfio-pci-validation"]
+    exporter = _container(pods["nvidia-node-status-exporter"], "nvidia-node-status-exporter")
+    assert _env(exporter)["COMPONENT"] == "metrics"
