@@ -1,11 +1,13 @@
 """Render the objects a ClusterPolicy asks for: operand DaemonSets, RuntimeClasses, ConfigMaps.
 
-Pure: a resolved policy and the operand table in, plain Kubernetes objects out. Each
-operand's DaemonSet comes from one template (`catalog/templates/daemonset.yaml`) filled
-from its row in the operand table (gate label, host paths, privileges, init containers
-that wait for the files of the operands it depends on) and from the policy (image, env,
-resources, tolerations, update strategy). The operator applies these objects; the audit
-reads them; golden files pin them.
+Pure: a resolved policy and the operand table in, plain Kubernetes objects out. The operand
+images are NVIDIA's and their pod specs are the contract they expect, so each operand's pod
+comes from a template of the pod NVIDIA's GPU Operator deploys for it
+(`catalog/templates/operands/`), filled from the ClusterPolicy as upstream's transforms
+fill theirs (images, env, validations, driver manager, probes, host paths, CDI). What every
+operand shares (labels, owner, node selector on its deploy label, tolerations, priority,
+update strategy) is added last. The operator applies these objects; `gpuop render` prints
+them; the audit reads them; a differential test holds them to upstream's output.
 """
 
 from __future__ import annotations
@@ -228,6 +230,7 @@ def _render_from_template(
     pod_spec: dict[str, Any] = filled["podSpec"]
     component = policy.component(operand.spec_block)
     main = pod_spec["containers"][0]
+    _apply_cdi(policy, operand, main)
     cc_manager = policy.policy.spec.ccManager
     if operand.name == "cc-manager" and cc_manager and cc_manager.defaultMode:
         _set_env(main, [{"name": "DEFAULT_CC_MODE", "value": cc_manager.defaultMode}])
@@ -351,6 +354,45 @@ def _apply_validations(policy: ResolvedPolicy, operand: Operand, pod_spec: dict[
         kept.append(init)
     if "initContainers" in pod_spec:
         pod_spec["initContainers"] = kept
+
+
+# Env that upstream sets only with CDI on (`transformToolkitCtrForCDI` and friends); with
+# CDI off a variable either goes or takes its asset value.
+_CDI_ENV: dict[str, dict[str, str | None]] = {
+    "container-toolkit": {
+        "CDI_ENABLED": None,
+        "NVIDIA_RUNTIME_SET_AS_DEFAULT": None,
+        "NVIDIA_CONTAINER_RUNTIME_MODE": None,
+        "CRIO_CONFIG_MODE": None,
+    },
+    "device-plugin": {
+        "CDI_ENABLED": None,
+        "DEVICE_LIST_STRATEGY": "envvar",
+        "CDI_ANNOTATION_PREFIX": None,
+        "NVIDIA_CDI_HOOK_PATH": None,
+    },
+    "mig-manager": {"CDI_ENABLED": None, "NVIDIA_CDI_HOOK_PATH": None},
+}
+
+
+def _apply_cdi(policy: ResolvedPolicy, operand: Operand, container: dict[str, Any]) -> None:
+    """CDI-off variants, and the CDI hook's path only where the toolkit installs it."""
+    cdi_only = _CDI_ENV.get(operand.name)
+    if cdi_only is None:
+        return
+    toolkit_on = policy.block_enabled("toolkit", True)
+    env = []
+    for item in container.get("env", []):
+        name = item["name"]
+        if name == "NVIDIA_CDI_HOOK_PATH" and not toolkit_on:
+            continue
+        if not policy.cdi_enabled and name in cdi_only:
+            value = cdi_only[name]
+            if value is None:
+                continue
+            item = {"name": name, "value": value}
+        env.append(item)
+    container["env"] = env
 
 
 def _apply_driver(policy: ResolvedPolicy, container: dict[str, Any]) -> None:

@@ -141,3 +141,21 @@ def test_operands_outside_the_reference_get_upstreams_pods() -> None:
     assert [c["name"] for c in kata["initContainers"]] == ["vfio-pci-validation"]
     exporter = _container(pods["nvidia-node-status-exporter"], "nvidia-node-status-exporter")
     assert _env(exporter)["COMPONENT"] == "metrics"
+
+
+def test_cdi_off_drops_the_cdi_env() -> None:
+    pods = _render(cdi={"enabled": False}, toolkit={"installDir": "/opt/toolkit"})
+    toolkit = _env(
+        _container(pods["nvidia-container-toolkit-daemonset"], "nvidia-container-toolkit-ctr")
+    )
+    assert "CDI_ENABLED" not in toolkit and "NVIDIA_CONTAINER_RUNTIME_MODE" not in toolkit
+    plugin = _env(_container(pods["nvidia-device-plugin-daemonset"], "nvidia-device-plugin"))
+    assert plugin["DEVICE_LIST_STRATEGY"] == "envvar"
+    assert "CDI_ANNOTATION_PREFIX" not in plugin and "NVIDIA_CDI_HOOK_PATH" not in plugin
+    on = _render(toolkit={"installDir": "/opt/toolkit"})
+    mig = _env(_container(on["nvidia-mig-manager"], "nvidia-mig-manager"))
+    assert mig["NVIDIA_CDI_HOOK_PATH"] == "/opt/toolkit/toolkit/nvidia-cdi-hook"
+    mounts = _container(on["nvidia-container-toolkit-daemonset"], "nvidia-container-toolkit-ctr")[
+        "volumeMounts"
+    ]
+    assert {"mountPath": "/opt/toolkit", "name": "toolkit-install-dir"} in mounts
