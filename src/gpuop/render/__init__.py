@@ -34,6 +34,8 @@ OPERAND_LABEL = "gpuop.io/operand"
 VALIDATIONS_DIR = "/run/nvidia/validations"
 DEFAULT_VGPU_CONFIGMAP = "default-vgpu-devices-config"
 GPU_PRESENT = "nvidia.com/gpu.present"
+NFD_KERNEL = "feature.node.kubernetes.io/kernel-version.full"
+PRECOMPILED_LABEL = "nvidia.com/precompiled"
 NFD_OS_ID = "feature.node.kubernetes.io/system-os_release.ID"
 NFD_OS_VERSION_ID = "feature.node.kubernetes.io/system-os_release.VERSION_ID"
 DRIVER_MANAGER_REPOSITORY = "nvcr.io/nvidia/cloud-native"
@@ -170,10 +172,14 @@ def _template_variables(
     operand: Operand,
     operator_env: dict[str, str] | None,
     os_tag: str | None,
+    kernel: tuple[str, str] | None = None,
 ) -> dict[str, str]:
     spec = policy.policy.spec
     component = policy.component(operand.spec_block)
     image = policy.image_for(operand, operator_env)
+    if kernel is not None and "sha256:" not in image:
+        # Precompiled drivers are tagged `<version>-<kernel>-<os>`.
+        image = f"{image}-{kernel[0]}"
     tagged = ":" in image.rsplit("/", 1)[-1]
     if operand.name in _OS_TAGGED_OPERANDS and os_tag and tagged and "sha256:" not in image:
         image = f"{image}-{os_tag}"
@@ -223,9 +229,10 @@ def _render_from_template(
     template: dict[str, Any],
     operator_env: dict[str, str] | None,
     os_tag: str | None,
+    kernel: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     filled = _substitute(
-        copy.deepcopy(template), _template_variables(policy, operand, operator_env, os_tag)
+        copy.deepcopy(template), _template_variables(policy, operand, operator_env, os_tag, kernel)
     )
     pod_spec: dict[str, Any] = filled["podSpec"]
     component = policy.component(operand.spec_block)
@@ -415,11 +422,13 @@ def render_daemonset(
     namespace: str,
     operator_env: dict[str, str] | None = None,
     os_tag: str | None = None,
+    kernel: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """The DaemonSet for one enabled operand, with its hash annotation set.
 
     Operands with a pod template (`catalog/templates/operands/`) get upstream's pod spec;
-    `os_tag` (see `driver_os_tag`) suffixes the driver image tag.
+    `os_tag` (see `driver_os_tag`) suffixes the driver image tag; `kernel` (a kernel version
+    and its nodes' OS, see `kernel_versions`) makes the precompiled driver's DaemonSet for it.
     """
     template = _operand_template(operand.name)
     if template is None:
@@ -430,10 +439,55 @@ def render_daemonset(
             _render_generic(policy, operand, namespace, operator_env),
             {},
         )
-    ds = _render_from_template(policy, operand, template, operator_env, os_tag)
-    return _finish(
-        policy, operand, namespace, ds, template.get("labels") or {}, template.get("podLabels")
-    )
+    ds = _render_from_template(policy, operand, template, operator_env, os_tag, kernel)
+    labels = dict(template.get("labels") or {})
+    node_selector: dict[str, str] = {}
+    if kernel is not None:
+        # Upstream's `transformPrecompiledDriverDaemonset`: one DaemonSet per kernel version.
+        version, node_os = kernel
+        ds["metadata"]["name"] += f"-{_sanitized_kernel(version)}-{node_os}"
+        labels[PRECOMPILED_LABEL] = "true"
+        node_selector[NFD_KERNEL] = version
+    return _finish(policy, operand, namespace, ds, labels, template.get("podLabels"), node_selector)
+
+
+def render_operand_daemonsets(
+    policy: ResolvedPolicy,
+    operand: Operand,
+    namespace: str,
+    operator_env: dict[str, str] | None,
+    os_tag: str | None,
+    kernels: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """An operand's DaemonSets: one, or with precompiled drivers one per kernel version."""
+    driver = policy.policy.spec.driver
+    if operand.name == "driver" and driver and driver.usePrecompiled:
+        return [
+            render_daemonset(policy, operand, namespace, operator_env, os_tag, (version, node_os))
+            for version, node_os in sorted(kernels.items())
+        ]
+    return [render_daemonset(policy, operand, namespace, operator_env, os_tag)]
+
+
+def kernel_versions(nodes: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Kernel version -> OS (`ubuntu22.04`) of the GPU nodes, for precompiled drivers.
+
+    As upstream's `getKernelVersionsMap`: nodes with `nvidia.com/gpu.present=true` and NFD's
+    full kernel version label; the OS keeps its full VERSION_ID here.
+    """
+    found: dict[str, str] = {}
+    for node in nodes:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        if labels.get(GPU_PRESENT) != "true" or NFD_KERNEL not in labels:
+            continue
+        node_os = f"{labels.get(NFD_OS_ID, '')}{labels.get(NFD_OS_VERSION_ID, '')}"
+        found.setdefault(labels[NFD_KERNEL], node_os)
+    return found
+
+
+def _sanitized_kernel(version: str) -> str:
+    without_arch = re.sub(r"x86_64(?:_64k)?|aarch64(?:_64k)?", "", version).replace("_", ".")
+    return without_arch.removesuffix(".").lower()
 
 
 def _finish(
@@ -443,6 +497,7 @@ def _finish(
     ds: dict[str, Any],
     template_labels: Mapping[str, str],
     template_pod_labels: Mapping[str, str] | None = None,
+    extra_node_selector: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Labels, ownership, node placement and rollout settings every operand shares."""
     daemonsets = policy.policy.spec.daemonsets
@@ -458,7 +513,7 @@ def _finish(
     if operand.name == "driver":
         labels["app.kubernetes.io/component"] = "nvidia-driver"
     metadata = ds["metadata"]
-    metadata["name"] = operand.daemonset
+    metadata.setdefault("name", operand.daemonset)
     metadata["namespace"] = namespace
     metadata["labels"] = labels
     user_annotations = dict(daemonsets.annotations or {}) if daemonsets else {}
@@ -486,6 +541,7 @@ def _finish(
     pod_spec = pod["spec"]
     node_selector = {f"{operand_table().deploy_labels.prefix}{operand.deploy_label}": "true"}
     node_selector.update(operand.extra_node_selector)
+    node_selector.update(extra_node_selector or {})
     pod_spec["nodeSelector"] = node_selector
     pod_spec["tolerations"] = (
         [t.model_dump(exclude_none=True) for t in daemonsets.tolerations]
@@ -625,10 +681,13 @@ def render_all(
 
     `nodes` decide the driver image's OS suffix, as they do in the operator.
     """
+    nodes = list(nodes)
     os_tag = driver_os_tag(nodes)
     objects: list[dict[str, Any]] = list(render_runtime_classes(policy))
     enabled = policy.enabled_operands()
     if any(op.name == "vgpu-device-manager" for op in enabled):
         objects.append(render_vgpu_configmap(policy, namespace))
-    objects += [render_daemonset(policy, op, namespace, operator_env, os_tag) for op in enabled]
+    kernels = kernel_versions(nodes)
+    for op in enabled:
+        objects += render_operand_daemonsets(policy, op, namespace, operator_env, os_tag, kernels)
     return objects

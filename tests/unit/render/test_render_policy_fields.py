@@ -159,3 +159,35 @@ def test_cdi_off_drops_the_cdi_env() -> None:
         "volumeMounts"
     ]
     assert {"mountPath": "/opt/toolkit", "name": "toolkit-install-dir"} in mounts
+
+
+def test_precompiled_drivers_get_one_daemonset_per_kernel() -> None:
+    policy = yaml.safe_load(REFERENCE.read_text())
+    policy["spec"]["driver"]["usePrecompiled"] = True
+    policy["spec"]["driver"]["version"] = "595"
+    nodes = yaml.safe_load((REFERENCE.parent / "nodes.yaml").read_text())["items"]
+    nodes[0]["metadata"]["labels"]["feature.node.kubernetes.io/kernel-version.full"] = (
+        "6.8.0-60-generic"
+    )
+    nodes[1]["metadata"]["labels"]["feature.node.kubernetes.io/kernel-version.full"] = (
+        "6.8.0-71-generic"
+    )
+    objects = render_all(parse_cluster_policy(policy), "gpu-operator", nodes=nodes)
+    drivers = {
+        o["metadata"]["name"]: o
+        for o in objects
+        if o["kind"] == "DaemonSet" and o["metadata"]["name"].startswith("nvidia-driver")
+    }
+    assert sorted(drivers) == [
+        "nvidia-driver-daemonset-6.8.0-60-generic-ubuntu24.04",
+        "nvidia-driver-daemonset-6.8.0-71-generic-ubuntu24.04",
+    ]
+    ds = drivers["nvidia-driver-daemonset-6.8.0-60-generic-ubuntu24.04"]
+    pod = ds["spec"]["template"]
+    assert pod["metadata"]["labels"]["nvidia.com/precompiled"] == "true"
+    assert pod["spec"]["nodeSelector"]["feature.node.kubernetes.io/kernel-version.full"] == (
+        "6.8.0-60-generic"
+    )
+    assert _container(pod["spec"], "nvidia-driver-ctr")["image"] == (
+        "nvcr.io/nvidia/driver:595-6.8.0-60-generic-ubuntu24.04"
+    )
