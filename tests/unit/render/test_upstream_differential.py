@@ -212,3 +212,20 @@ def test_render_command_rejects_bad_input_in_one_line(
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
     assert "spec.driver.version" in err
+
+
+def test_render_command_reads_a_json_node_list_from_stdin() -> None:
+    nodes = {"apiVersion": "v1", "kind": "List", "items": _nodes()}
+    result = CliRunner().invoke(
+        cli,
+        ["render", "--policy", str(DATA / "cluster-policy.yaml"), "--nodes", "-", "-o", "json"],
+        input=json.dumps(nodes),
+    )
+    assert result.exit_code == 0, result.output
+    driver = next(
+        o
+        for o in json.loads(result.output)["items"]
+        if o["metadata"]["name"] == "nvidia-driver-daemonset"
+    )
+    image = driver["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image.endswith("-ubuntu24.04")
