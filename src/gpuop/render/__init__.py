@@ -243,6 +243,13 @@ def _render_from_template(
         _set_env(main, [{"name": "DEFAULT_CC_MODE", "value": cc_manager.defaultMode}])
     if component and component.hostNetwork:
         pod_spec["hostNetwork"] = True
+        pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+    if operand.name == "dcgm-exporter":
+        _apply_dcgm_exporter(policy, pod_spec)
+    elif operand.name == "mig-manager":
+        _apply_mig_manager_configs(policy, pod_spec)
+    elif operand.name == "vgpu-device-manager" and policy.vgpu_config_map:
+        _set_configmap(pod_spec, "vgpu-config", policy.vgpu_config_map)
     if component and component.env:
         _set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
     if component and component.args:
@@ -274,8 +281,12 @@ def _render_from_template(
             "updateStrategy": {"type": filled["updateStrategy"]},
         },
     }
-    if filled.get("podAnnotations"):
-        ds["spec"]["template"]["metadata"]["annotations"] = dict(filled["podAnnotations"])
+    exporter = policy.policy.spec.dcgmExporter
+    pod_annotations = dict(filled.get("podAnnotations") or {})
+    if operand.name == "dcgm-exporter" and exporter and exporter.annotations:
+        pod_annotations.update(exporter.annotations)
+    if pod_annotations:
+        ds["spec"]["template"]["metadata"]["annotations"] = pod_annotations
     return ds
 
 
@@ -400,6 +411,108 @@ def _apply_cdi(policy: ResolvedPolicy, operand: Operand, container: dict[str, An
             item = {"name": name, "value": value}
         env.append(item)
     container["env"] = env
+
+
+_DCGM_JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"
+_DCGM_METRICS_FILE = "dcgm-metrics.csv"
+_DCGM_POD_METADATA_ENV = (
+    "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS",
+    "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID",
+)
+
+
+def _apply_dcgm_exporter(policy: ResolvedPolicy, pod_spec: dict[str, Any]) -> None:
+    """Upstream's `TransformDCGMExporter`, past what every operand gets."""
+    spec = policy.policy.spec
+    exporter = spec.dcgmExporter
+    main = pod_spec["containers"][0]
+    if any(op.name == "dcgm" for op in policy.enabled_operands()):
+        _set_env(main, [{"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": "nvidia-dcgm:5555"}])
+    if exporter is None:
+        return
+    if exporter.hostPID:
+        pod_spec["hostPID"] = True
+    mapping = exporter.hpcJobMapping
+    if mapping and mapping.enabled:
+        directory = mapping.directory or _DCGM_JOB_MAPPING_DIR
+        _set_env(main, [{"name": "DCGM_HPC_JOB_MAPPING_DIR", "value": directory}])
+        main.setdefault("volumeMounts", []).append(
+            {"name": "hpc-job-mapping", "readOnly": True, "mountPath": directory}
+        )
+        pod_spec.setdefault("volumes", []).append(
+            {
+                "name": "hpc-job-mapping",
+                "hostPath": {"path": directory, "type": "DirectoryOrCreate"},
+            }
+        )
+    if exporter.enablePodLabels:
+        _set_env(main, [{"name": _DCGM_POD_METADATA_ENV[0], "value": "true"}])
+    if exporter.enablePodUID:
+        _set_env(main, [{"name": _DCGM_POD_METADATA_ENV[1], "value": "true"}])
+    if exporter.podLabelAllowlistRegex:
+        allowlist = ",".join(exporter.podLabelAllowlistRegex)
+        _set_env(
+            main,
+            [{"name": "DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX", "value": allowlist}],
+        )
+    user_env = {e.name: e.value or "" for e in exporter.env or []}
+    reads_api = (
+        exporter.enablePodLabels
+        or exporter.enablePodUID
+        or any(user_env.get(name, "").lower() == "true" for name in _DCGM_POD_METADATA_ENV)
+        or user_env.get("DCGM_EXPORTER_CONFIGMAP_DATA", "") not in ("", "none")
+    )
+    if reads_api:
+        pod_spec["automountServiceAccountToken"] = True
+    if exporter.config and exporter.config.name:
+        path = f"/etc/dcgm-exporter/{_DCGM_METRICS_FILE}"
+        main.setdefault("volumeMounts", []).append(
+            {
+                "name": "metrics-config",
+                "readOnly": True,
+                "mountPath": path,
+                "subPath": _DCGM_METRICS_FILE,
+            }
+        )
+        pod_spec.setdefault("volumes", []).append(
+            {
+                "name": "metrics-config",
+                "configMap": {
+                    "name": exporter.config.name,
+                    "items": [{"key": _DCGM_METRICS_FILE, "path": _DCGM_METRICS_FILE}],
+                },
+            }
+        )
+        _set_env(main, [{"name": "DCGM_EXPORTER_COLLECTORS", "value": path}])
+    kubelet_root = spec.hostPaths.kubeletRootDir if spec.hostPaths else None
+    if kubelet_root and kubelet_root != "/var/lib/kubelet":
+        for volume in pod_spec.get("volumes", []):
+            if volume["name"] == "pod-gpu-resources":
+                volume["hostPath"]["path"] = f"{kubelet_root.rstrip('/')}/pod-resources"
+
+
+def _set_configmap(pod_spec: dict[str, Any], volume_name: str, configmap: str) -> None:
+    for volume in pod_spec.get("volumes", []):
+        if volume["name"] == volume_name and "configMap" in volume:
+            volume["configMap"]["name"] = configmap
+
+
+def _apply_mig_manager_configs(policy: ResolvedPolicy, pod_spec: dict[str, Any]) -> None:
+    """`migManager.config.name` and `gpuClientsConfig.name`, as upstream's MIG manager transform."""
+    mig = policy.policy.spec.migManager
+    custom = mig.config.name if mig and mig.config else None
+    clients = mig.gpuClientsConfig.name if mig and mig.gpuClientsConfig else None
+    if clients:
+        _set_configmap(pod_spec, "gpu-clients", clients)
+    if not custom:
+        return
+    for volume in pod_spec.get("volumes", []):
+        if volume["name"] == "mig-parted-config":
+            # A custom config is mounted whole, as config.yaml.
+            volume["configMap"] = {"name": custom}
+    main = pod_spec["containers"][0]
+    main["env"] = [e for e in main.get("env", []) if e["name"] != "DEFAULT_CONFIG_FILE"]
+    _set_env(main, [{"name": "CONFIG_FILE", "value": "/mig-parted-config/config.yaml"}])
 
 
 def _apply_driver(policy: ResolvedPolicy, container: dict[str, Any]) -> None:

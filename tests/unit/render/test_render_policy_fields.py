@@ -191,3 +191,46 @@ def test_precompiled_drivers_get_one_daemonset_per_kernel() -> None:
     assert _container(pod["spec"], "nvidia-driver-ctr")["image"] == (
         "nvcr.io/nvidia/driver:595-6.8.0-60-generic-ubuntu24.04"
     )
+
+
+def test_dcgm_exporter_settings() -> None:
+    pods = _render(
+        dcgm={"enabled": True},
+        dcgmExporter={
+            "hostNetwork": True,
+            "hostPID": True,
+            "enablePodLabels": True,
+            "config": {"name": "my-metrics"},
+            "hpcJobMapping": {"enabled": True},
+        },
+    )
+    pod = pods["nvidia-dcgm-exporter"]
+    env = _env(_container(pod, "nvidia-dcgm-exporter"))
+    assert env["DCGM_REMOTE_HOSTENGINE_INFO"] == "nvidia-dcgm:5555"
+    assert env["DCGM_EXPORTER_COLLECTORS"] == "/etc/dcgm-exporter/dcgm-metrics.csv"
+    assert env["DCGM_HPC_JOB_MAPPING_DIR"] == "/var/lib/dcgm-exporter/job-mapping"
+    assert env["DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS"] == "true"
+    assert pod["hostNetwork"] and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
+    assert pod["hostPID"] and pod["automountServiceAccountToken"] is True
+    volumes = {v["name"] for v in pod["volumes"]}
+    assert {"metrics-config", "hpc-job-mapping"} <= volumes
+
+
+def test_custom_mig_and_vgpu_configs_are_mounted() -> None:
+    pods = _render(
+        migManager={
+            "config": {"name": "my-mig", "default": "all-disabled"},
+            "gpuClientsConfig": {"name": "my-clients"},
+        },
+        vgpuDeviceManager={"config": {"name": "my-vgpu", "default": "default"}},
+    )
+    mig = pods["nvidia-mig-manager"]
+    volumes = {v["name"]: v.get("configMap") for v in mig["volumes"]}
+    assert volumes["mig-parted-config"] == {"name": "my-mig"}
+    assert volumes["gpu-clients"]["name"] == "my-clients"
+    env = _env(_container(mig, "nvidia-mig-manager"))
+    assert (
+        env["CONFIG_FILE"] == "/mig-parted-config/config.yaml" and "DEFAULT_CONFIG_FILE" not in env
+    )
+    vgpu = {v["name"]: v.get("configMap") for v in pods["nvidia-vgpu-device-manager"]["volumes"]}
+    assert vgpu["vgpu-config"]["name"] == "my-vgpu"
