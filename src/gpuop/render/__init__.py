@@ -263,7 +263,7 @@ def _render_from_template(
         pull_secrets += [s for s in manager.imagePullSecrets or [] if s not in pull_secrets]
     _apply_validations(policy, operand, pod_spec)
     if operand.name == "driver":
-        _apply_driver(policy, main)
+        _apply_driver(policy, pod_spec, main)
     if pull_secrets:
         pod_spec["imagePullSecrets"] = [{"name": s} for s in pull_secrets]
     if policy.nri_plugin_enabled:
@@ -515,8 +515,10 @@ def _apply_mig_manager_configs(policy: ResolvedPolicy, pod_spec: dict[str, Any])
     _set_env(main, [{"name": "CONFIG_FILE", "value": "/mig-parted-config/config.yaml"}])
 
 
-def _apply_driver(policy: ResolvedPolicy, container: dict[str, Any]) -> None:
-    """The driver block's probes, as upstream's `setContainerProbe` sets them."""
+def _apply_driver(
+    policy: ResolvedPolicy, pod_spec: dict[str, Any], container: dict[str, Any]
+) -> None:
+    """Upstream's `transformDriverContainer`: probes, open modules, RDMA, vGPU licensing."""
     driver = policy.policy.spec.driver
     if driver is None:
         return
@@ -527,6 +529,61 @@ def _apply_driver(policy: ResolvedPolicy, container: dict[str, Any]) -> None:
         for key, value in probe.model_dump(exclude_none=True).items():
             if value:
                 container[field][key] = value
+    if driver.kernelModuleType == "open":
+        _set_env(container, [{"name": "OPEN_KERNEL_MODULES_ENABLED", "value": "true"}])
+    if driver.rdma and driver.rdma.enabled:
+        _set_env(container, [{"name": "GPU_DIRECT_RDMA_ENABLED", "value": "true"}])
+        if driver.rdma.useHostMofed:
+            for volume in pod_spec.get("volumes", []):
+                if volume["name"] == "mlnx-ofed-usr-src":
+                    volume["hostPath"]["path"] = "/usr/src"
+            _set_env(container, [{"name": "USE_HOST_MOFED", "value": "true"}])
+    licensing = driver.licensingConfig
+    if licensing and (licensing.secretName or licensing.configMapName):
+        mounts = container.setdefault("volumeMounts", [])
+        items = [{"key": "gridd.conf", "path": "gridd.conf"}]
+        mounts.append(
+            {
+                "name": "licensing-config",
+                "readOnly": True,
+                "mountPath": "/drivers/gridd.conf",
+                "subPath": "gridd.conf",
+            }
+        )
+        if licensing.nlsEnabled:
+            token = "client_configuration_token.tok"
+            items.append({"key": token, "path": token})
+            mounts.append(
+                {
+                    "name": "licensing-config",
+                    "readOnly": True,
+                    "mountPath": f"/drivers/ClientConfigToken/{token}",
+                    "subPath": token,
+                }
+            )
+        source: dict[str, Any] = (
+            {"secret": {"secretName": licensing.secretName, "items": items}}
+            if licensing.secretName
+            else {"configMap": {"name": licensing.configMapName, "items": items}}
+        )
+        pod_spec.setdefault("volumes", []).append({"name": "licensing-config", **source})
+    topology = driver.virtualTopology
+    if topology and topology.config:
+        conf = "nvidia-topologyd.conf"
+        container.setdefault("volumeMounts", []).append(
+            {
+                "name": "topology-config",
+                "readOnly": True,
+                "mountPath": f"/etc/nvidia/{conf}",
+                "subPath": conf,
+            }
+        )
+        pod_spec.setdefault("volumes", []).append(
+            {
+                "name": "topology-config",
+                "configMap": {"name": topology.config, "items": [{"key": conf, "path": conf}]},
+            }
+        )
 
 
 def render_daemonset(

@@ -234,3 +234,23 @@ def test_custom_mig_and_vgpu_configs_are_mounted() -> None:
     )
     vgpu = {v["name"]: v.get("configMap") for v in pods["nvidia-vgpu-device-manager"]["volumes"]}
     assert vgpu["vgpu-config"]["name"] == "my-vgpu"
+
+
+def test_driver_licensing_rdma_and_open_modules() -> None:
+    pods = _render(
+        driver={
+            "kernelModuleType": "open",
+            "rdma": {"enabled": True, "useHostMofed": True},
+            "licensingConfig": {"secretName": "licensing", "nlsEnabled": True},
+        }
+    )
+    driver = pods["nvidia-driver-daemonset"]
+    env = _env(_container(driver, "nvidia-driver-ctr"))
+    assert env["OPEN_KERNEL_MODULES_ENABLED"] == "true"
+    assert env["GPU_DIRECT_RDMA_ENABLED"] == "true" and env["USE_HOST_MOFED"] == "true"
+    volumes = {v["name"]: v for v in driver["volumes"]}
+    assert volumes["mlnx-ofed-usr-src"]["hostPath"]["path"] == "/usr/src"
+    assert volumes["licensing-config"]["secret"]["secretName"] == "licensing"
+    assert len(volumes["licensing-config"]["secret"]["items"]) == 2
+    mounts = [m["mountPath"] for m in _container(driver, "nvidia-driver-ctr")["volumeMounts"]]
+    assert "/drivers/gridd.conf" in mounts
