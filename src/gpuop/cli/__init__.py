@@ -88,6 +88,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "policy",
         "The ClusterPolicy (nvidia.com/v1): its CRD, checking one, and the defaults.",
     ),
+    "render": LazyCommand(
+        "gpuop.cli.render",
+        "render",
+        "Every object the operator would create for a ClusterPolicy, rendered offline.",
+    ),
     "sim": LazyCommand(
         "gpuop.cli.sim",
         "sim",

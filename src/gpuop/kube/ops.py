@@ -23,6 +23,7 @@ from gpuop.kube import ClusterPolicy
 
 NOT_FOUND = 404
 CONFLICT = 409
+UNPROCESSABLE = 422
 
 # What the informers list and watch (`gpuop.kube.informer`): cluster-scoped kinds, and
 # namespaced ones in one namespace or in all.

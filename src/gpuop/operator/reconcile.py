@@ -29,7 +29,11 @@ from gpuop.planner import NodeFacts, NodePlan, plan, planning_key
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
 from gpuop.render import (
     HASH_ANNOTATION,
-    render_daemonset,
+    NFD_KERNEL,
+    NFD_OS_ID,
+    NFD_OS_VERSION_ID,
+    os_tag_of,
+    render_operand_daemonsets,
     render_runtime_classes,
     render_vgpu_configmap,
 )
@@ -265,18 +269,25 @@ def _rendered_daemonsets(
     operands: tuple[Any, ...],
     snapshot: Snapshot,
     cache: PlanCache | None,
+    os_tag: str | None,
+    kernels: dict[str, str],
 ) -> list[dict[str, Any]]:
     key = (
         "daemonsets",
         policy_key,
         snapshot.namespace,
         tuple(sorted(snapshot.operator_env.items())),
+        os_tag,
+        tuple(sorted(kernels.items())),
     )
     cached = cache.get(key) if cache is not None else None
     if cached is None:
         cached = [
-            render_daemonset(policy, op, snapshot.namespace, snapshot.operator_env)
+            ds
             for op in operands
+            for ds in render_operand_daemonsets(
+                policy, op, snapshot.namespace, snapshot.operator_env, os_tag, kernels
+            )
         ]
         if cache is not None:
             cache[key] = cached
@@ -370,6 +381,8 @@ def reconcile(
     vgpu_problem_nodes: list[str] = []
     by_workload: dict[str, int] = {}
     gpu_nodes = 0
+    os_tag: str | None = None
+    kernels: dict[str, str] = {}
     planned_nodes: dict[str, PlannedNode] = {}
     for name, node in sorted(snapshot.nodes.items()):
         planned = _planned(policy, policy_key, name, node, plan_cache)
@@ -381,6 +394,13 @@ def reconcile(
                 actions.node_label_patches[name] = dict(node_plan.label_changes)
             continue
         gpu_nodes += 1
+        if gpu_nodes == 1:
+            # Upstream tags the driver image with the OS of the first GPU node by name.
+            os_tag = os_tag_of(facts.labels)
+        kernel = facts.labels.get(NFD_KERNEL)
+        if kernel:
+            os_id = facts.labels.get(NFD_OS_ID, "")
+            kernels.setdefault(kernel, f"{os_id}{facts.labels.get(NFD_OS_VERSION_ID, '')}")
         config = node_plan.workload.config or "container"
         before = planned.workload_before
         busy = consumers.get(name, [])
@@ -429,7 +449,9 @@ def reconcile(
     enabled = policy.enabled_operands() if gpu_nodes else ()
     enabled_names = {op.name for op in enabled}
     try:
-        rendered = _rendered_daemonsets(policy, policy_key, tuple(enabled), snapshot, plan_cache)
+        rendered = _rendered_daemonsets(
+            policy, policy_key, tuple(enabled), snapshot, plan_cache, os_tag, kernels
+        )
     except PolicyError as exc:
         _set_status(
             actions,
@@ -458,9 +480,11 @@ def reconcile(
         if live is None or live_hash != ds["metadata"]["annotations"][HASH_ANNOTATION]:
             actions.apply.append(ds)
     managed = {op.daemonset for op in operand_table().operands}
+    driver_daemonset = operand_table().operand("driver").daemonset
     wanted = {ds["metadata"]["name"] for ds in rendered}
     for name in sorted(snapshot.daemonsets):
-        if name in managed and name not in wanted and gpu_nodes:
+        precompiled = name.startswith(f"{driver_daemonset}-")
+        if (name in managed or precompiled) and name not in wanted and gpu_nodes:
             actions.delete_daemonsets.append(name)
 
     not_ready_ds = sorted(

@@ -73,6 +73,16 @@ def slim_node(body: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _immutable_selector(obj: Mapping[str, Any], exc: ApiError) -> bool:
+    message = exc.status.message or ""
+    return (
+        obj.get("kind") == "DaemonSet"
+        and exc.status.code == ops.UNPROCESSABLE
+        and "selector" in message
+        and "immutable" in message
+    )
+
+
 def slim_daemonset(body: Mapping[str, Any]) -> dict[str, Any]:
     meta = body.get("metadata") or {}
     return {
@@ -236,7 +246,18 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
     async def apply(obj: dict[str, Any]) -> None:
         async with semaphore:
             try:
-                await ops.apply_object(client, obj)
+                try:
+                    await ops.apply_object(client, obj)
+                except ApiError as exc:
+                    if not _immutable_selector(obj, exc):
+                        raise
+                    # A DaemonSet's selector cannot change (older gpuop releases selected on
+                    # `app` only): replace the DaemonSet.
+                    log.info(
+                        "replacing DaemonSet %s: its selector changed", obj["metadata"]["name"]
+                    )
+                    await ops.delete_daemonset(client, obj["metadata"]["name"], namespace)
+                    await ops.apply_object(client, obj)
             except ApiError as exc:
                 metrics.RECONCILE_ERRORS.inc()
                 log.error(

@@ -259,3 +259,23 @@ def test_the_cluster_policy_can_let_every_held_switch_proceed() -> None:
     assert not [e for e in forced.events if e.reason.endswith("Held")]
     assert forced.node_label_patches["c"]["nvidia.com/gpu.deploy.vgpu-manager"] == "true"
     assert "v" not in forced.node_label_patches
+
+
+def test_precompiled_drivers_follow_the_nodes_kernels_and_stale_ones_go() -> None:
+    kernel = "feature.node.kubernetes.io/kernel-version.full"
+    policy = _policy()
+    policy["spec"].setdefault("driver", {})["usePrecompiled"] = True
+    nodes = _nodes()
+    for node in nodes.values():
+        node["metadata"]["labels"][kernel] = "6.8.0-60-generic"
+    first = reconcile(Snapshot([policy], nodes, {}, [], "gpu-operator"), NOW)
+    names = {o["metadata"]["name"] for o in first.apply if o["kind"] == "DaemonSet"}
+    driver = {n for n in names if n.startswith("nvidia-driver-daemonset")}
+    assert len(driver) == 1 and next(iter(driver)).startswith("nvidia-driver-daemonset-6.8.0-60")
+    after = _apply(Snapshot([policy], nodes, {}, [], "gpu-operator"), first)
+    for node in after.nodes.values():
+        node["metadata"]["labels"][kernel] = "6.8.0-71-generic"
+    second = reconcile(after, NOW)
+    assert second.delete_daemonsets == sorted(driver)
+    applied = {o["metadata"]["name"] for o in second.apply if o["kind"] == "DaemonSet"}
+    assert any(n.startswith("nvidia-driver-daemonset-6.8.0-71") for n in applied)

@@ -1,0 +1,256 @@
+"""ClusterPolicy fields reach the operand pods where upstream's transforms put them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuop.policy import parse_cluster_policy
+from gpuop.render import os_tag_of, render_all
+
+REFERENCE = Path(__file__).parents[2] / "data" / "upstream-v26.7.0" / "cluster-policy.yaml"
+
+
+def _render(**spec: Any) -> dict[str, dict[str, Any]]:
+    policy = yaml.safe_load(REFERENCE.read_text())
+    for key, value in spec.items():
+        block = policy["spec"].setdefault(key, {})
+        block.update(value)
+    objects = render_all(parse_cluster_policy(policy), "gpu-operator")
+    return {
+        o["metadata"]["name"]: o["spec"]["template"]["spec"]
+        for o in objects
+        if o["kind"] == "DaemonSet"
+    }
+
+
+def _container(pod: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(
+        c for c in [*pod.get("initContainers", []), *pod["containers"]] if c["name"] == name
+    )
+
+
+def _env(container: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e.get("value") for e in container.get("env", [])}
+
+
+def test_validator_env_goes_to_its_validation_container() -> None:
+    pods = _render(validator={"plugin": {"env": [{"name": "WITH_WORKLOAD", "value": "true"}]}})
+    plugin = _container(pods["nvidia-operator-validator"], "plugin-validation")
+    assert _env(plugin)["WITH_WORKLOAD"] == "true"
+    assert [e["name"] for e in plugin["env"]].count("WITH_WORKLOAD") == 1
+
+
+def test_plugin_validation_is_dropped_without_the_device_plugin() -> None:
+    pods = _render(devicePlugin={"enabled": False})
+    names = [c["name"] for c in pods["nvidia-operator-validator"]["initContainers"]]
+    assert names == ["driver-validation", "toolkit-validation", "cuda-validation"]
+
+
+def test_driver_manager_and_probe_settings() -> None:
+    pods = _render(
+        driver={
+            "manager": {"env": [{"name": "ENABLE_AUTO_DRAIN", "value": "true"}]},
+            "startupProbe": {"failureThreshold": 7},
+            "rdma": {"enabled": True},
+        }
+    )
+    driver = pods["nvidia-driver-daemonset"]
+    manager = _env(_container(driver, "k8s-driver-manager"))
+    assert manager["ENABLE_AUTO_DRAIN"] == "true"
+    assert manager["GPU_DIRECT_RDMA_ENABLED"] == "true"
+    assert _container(driver, "nvidia-driver-ctr")["startupProbe"]["failureThreshold"] == 7
+
+
+def test_component_env_replaces_a_template_variable() -> None:
+    pods = _render(devicePlugin={"env": [{"name": "DEVICE_ID_STRATEGY", "value": "index"}]})
+    env = _container(pods["nvidia-device-plugin-daemonset"], "nvidia-device-plugin")["env"]
+    assert [e for e in env if e["name"] == "DEVICE_ID_STRATEGY"] == [
+        {"name": "DEVICE_ID_STRATEGY", "value": "index"}
+    ]
+
+
+def test_host_paths_and_install_dir() -> None:
+    pods = _render(
+        hostPaths={"rootFS": "/host-root", "driverInstallDir": "/opt/nvidia"},
+        toolkit={"installDir": "/opt/toolkit"},
+    )
+    volumes = {
+        v["name"]: v["hostPath"]["path"]
+        for pod in pods.values()
+        for v in pod.get("volumes", [])
+        if "hostPath" in v
+    }
+    assert "/" not in volumes.values() and "/run/nvidia/driver" not in volumes.values()
+    assert "/host-root" in volumes.values() and "/opt/nvidia" in volumes.values()
+    toolkit = _container(pods["nvidia-container-toolkit-daemonset"], "nvidia-container-toolkit-ctr")
+    assert _env(toolkit)["ROOT"] == "/opt/toolkit"
+
+
+def test_driver_without_os_labels_and_digest_images() -> None:
+    pods = _render(driver={"version": "sha256:" + "a" * 64})
+    image = _container(pods["nvidia-driver-daemonset"], "nvidia-driver-ctr")["image"]
+    assert image == "nvcr.io/nvidia/driver@sha256:" + "a" * 64
+    assert os_tag_of({}) is None
+    assert (
+        os_tag_of(
+            {
+                "feature.node.kubernetes.io/system-os_release.ID": "rocky",
+                "feature.node.kubernetes.io/system-os_release.VERSION_ID": "9.3",
+            }
+        )
+        == "rocky9"
+    )
+
+
+def test_vgpu_manager_has_the_driver_manager_and_an_os_tagged_image() -> None:
+    policy = yaml.safe_load(REFERENCE.read_text())
+    policy["spec"]["vgpuManager"].update(
+        enabled=True, repository="registry.example/nvidia", version="595.91.07"
+    )
+    nodes = yaml.safe_load((REFERENCE.parent / "nodes.yaml").read_text())["items"]
+    objects = render_all(parse_cluster_policy(policy), "gpu-operator", nodes=nodes)
+    pod = next(
+        o["spec"]["template"]["spec"]
+        for o in objects
+        if o["metadata"]["name"] == "nvidia-vgpu-manager-daemonset"
+    )
+    assert _container(pod, "nvidia-vgpu-manager-ctr")["image"] == (
+        "registry.example/nvidia/vgpu-manager:595.91.07-ubuntu24.04"
+    )
+    manager = _container(pod, "k8s-driver-manager")
+    assert manager["image"] == "nvcr.io/nvidia/cloud-native/k8s-driver-manager:v0.12.0"
+    assert pod["hostPID"] and pod["hostIPC"]
+
+
+def test_operands_outside_the_reference_get_upstreams_pods() -> None:
+    pods = _render(
+        sandboxWorkloads={"mode": "kata"},
+        dcgm={"enabled": True, "hostNetwork": True},
+        nodeStatusExporter={"enabled": True},
+        ccManager={"defaultMode": "devtools"},
+    )
+    dcgm = pods["nvidia-dcgm"]
+    assert dcgm["hostNetwork"] and dcgm["runtimeClassName"] == "nvidia"
+    assert _container(dcgm, "nvidia-dcgm-ctr")["ports"] == [{"name": "dcgm", "containerPort": 5555}]
+    cc = _container(pods["nvidia-cc-manager"], "nvidia-cc-manager")
+    assert _env(cc)["DEFAULT_CC_MODE"] == "devtools"
+    kata = pods["nvidia-kata-sandbox-device-plugin-daemonset"]
+    assert [c["name"] for c in kata["initContainers"]] == ["vfio-pci-validation"]
+    exporter = _container(pods["nvidia-node-status-exporter"], "nvidia-node-status-exporter")
+    assert _env(exporter)["COMPONENT"] == "metrics"
+
+
+def test_cdi_off_drops_the_cdi_env() -> None:
+    pods = _render(cdi={"enabled": False}, toolkit={"installDir": "/opt/toolkit"})
+    toolkit = _env(
+        _container(pods["nvidia-container-toolkit-daemonset"], "nvidia-container-toolkit-ctr")
+    )
+    assert "CDI_ENABLED" not in toolkit and "NVIDIA_CONTAINER_RUNTIME_MODE" not in toolkit
+    plugin = _env(_container(pods["nvidia-device-plugin-daemonset"], "nvidia-device-plugin"))
+    assert plugin["DEVICE_LIST_STRATEGY"] == "envvar"
+    assert "CDI_ANNOTATION_PREFIX" not in plugin and "NVIDIA_CDI_HOOK_PATH" not in plugin
+    on = _render(toolkit={"installDir": "/opt/toolkit"})
+    mig = _env(_container(on["nvidia-mig-manager"], "nvidia-mig-manager"))
+    assert mig["NVIDIA_CDI_HOOK_PATH"] == "/opt/toolkit/toolkit/nvidia-cdi-hook"
+    mounts = _container(on["nvidia-container-toolkit-daemonset"], "nvidia-container-toolkit-ctr")[
+        "volumeMounts"
+    ]
+    assert {"mountPath": "/opt/toolkit", "name": "toolkit-install-dir"} in mounts
+
+
+def test_precompiled_drivers_get_one_daemonset_per_kernel() -> None:
+    policy = yaml.safe_load(REFERENCE.read_text())
+    policy["spec"]["driver"]["usePrecompiled"] = True
+    policy["spec"]["driver"]["version"] = "595"
+    nodes = yaml.safe_load((REFERENCE.parent / "nodes.yaml").read_text())["items"]
+    nodes[0]["metadata"]["labels"]["feature.node.kubernetes.io/kernel-version.full"] = (
+        "6.8.0-60-generic"
+    )
+    nodes[1]["metadata"]["labels"]["feature.node.kubernetes.io/kernel-version.full"] = (
+        "6.8.0-71-generic"
+    )
+    objects = render_all(parse_cluster_policy(policy), "gpu-operator", nodes=nodes)
+    drivers = {
+        o["metadata"]["name"]: o
+        for o in objects
+        if o["kind"] == "DaemonSet" and o["metadata"]["name"].startswith("nvidia-driver")
+    }
+    assert sorted(drivers) == [
+        "nvidia-driver-daemonset-6.8.0-60-generic-ubuntu24.04",
+        "nvidia-driver-daemonset-6.8.0-71-generic-ubuntu24.04",
+    ]
+    ds = drivers["nvidia-driver-daemonset-6.8.0-60-generic-ubuntu24.04"]
+    pod = ds["spec"]["template"]
+    assert pod["metadata"]["labels"]["nvidia.com/precompiled"] == "true"
+    assert pod["spec"]["nodeSelector"]["feature.node.kubernetes.io/kernel-version.full"] == (
+        "6.8.0-60-generic"
+    )
+    assert _container(pod["spec"], "nvidia-driver-ctr")["image"] == (
+        "nvcr.io/nvidia/driver:595-6.8.0-60-generic-ubuntu24.04"
+    )
+
+
+def test_dcgm_exporter_settings() -> None:
+    pods = _render(
+        dcgm={"enabled": True},
+        dcgmExporter={
+            "hostNetwork": True,
+            "hostPID": True,
+            "enablePodLabels": True,
+            "config": {"name": "my-metrics"},
+            "hpcJobMapping": {"enabled": True},
+        },
+    )
+    pod = pods["nvidia-dcgm-exporter"]
+    env = _env(_container(pod, "nvidia-dcgm-exporter"))
+    assert env["DCGM_REMOTE_HOSTENGINE_INFO"] == "nvidia-dcgm:5555"
+    assert env["DCGM_EXPORTER_COLLECTORS"] == "/etc/dcgm-exporter/dcgm-metrics.csv"
+    assert env["DCGM_HPC_JOB_MAPPING_DIR"] == "/var/lib/dcgm-exporter/job-mapping"
+    assert env["DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS"] == "true"
+    assert pod["hostNetwork"] and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
+    assert pod["hostPID"] and pod["automountServiceAccountToken"] is True
+    volumes = {v["name"] for v in pod["volumes"]}
+    assert {"metrics-config", "hpc-job-mapping"} <= volumes
+
+
+def test_custom_mig_and_vgpu_configs_are_mounted() -> None:
+    pods = _render(
+        migManager={
+            "config": {"name": "my-mig", "default": "all-disabled"},
+            "gpuClientsConfig": {"name": "my-clients"},
+        },
+        vgpuDeviceManager={"config": {"name": "my-vgpu", "default": "default"}},
+    )
+    mig = pods["nvidia-mig-manager"]
+    volumes = {v["name"]: v.get("configMap") for v in mig["volumes"]}
+    assert volumes["mig-parted-config"] == {"name": "my-mig"}
+    assert volumes["gpu-clients"]["name"] == "my-clients"
+    env = _env(_container(mig, "nvidia-mig-manager"))
+    assert (
+        env["CONFIG_FILE"] == "/mig-parted-config/config.yaml" and "DEFAULT_CONFIG_FILE" not in env
+    )
+    vgpu = {v["name"]: v.get("configMap") for v in pods["nvidia-vgpu-device-manager"]["volumes"]}
+    assert vgpu["vgpu-config"]["name"] == "my-vgpu"
+
+
+def test_driver_licensing_rdma_and_open_modules() -> None:
+    pods = _render(
+        driver={
+            "kernelModuleType": "open",
+            "rdma": {"enabled": True, "useHostMofed": True},
+            "licensingConfig": {"secretName": "licensing", "nlsEnabled": True},
+        }
+    )
+    driver = pods["nvidia-driver-daemonset"]
+    env = _env(_container(driver, "nvidia-driver-ctr"))
+    assert env["OPEN_KERNEL_MODULES_ENABLED"] == "true"
+    assert env["GPU_DIRECT_RDMA_ENABLED"] == "true" and env["USE_HOST_MOFED"] == "true"
+    volumes = {v["name"]: v for v in driver["volumes"]}
+    assert volumes["mlnx-ofed-usr-src"]["hostPath"]["path"] == "/usr/src"
+    assert volumes["licensing-config"]["secret"]["secretName"] == "licensing"
+    assert len(volumes["licensing-config"]["secret"]["items"]) == 2
+    mounts = [m["mountPath"] for m in _container(driver, "nvidia-driver-ctr")["volumeMounts"]]
+    assert "/drivers/gridd.conf" in mounts

@@ -1,0 +1,231 @@
+"""gpuop's operand DaemonSets against those NVIDIA's GPU Operator v26.7.0 wrote, field by field.
+
+The reference (`tests/data/upstream-v26.7.0/`) is what upstream created for its Helm chart's
+ClusterPolicy on a three-mode cluster of Ubuntu 24.04 GPU nodes. Both sides lose the values
+the API server fills in; then every field must be equal, except the deliberate deviations
+below (each also in docs/operator.md, "Deliberate deviations from upstream").
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from gpuop.cli import cli, main
+from gpuop.policy import parse_cluster_policy
+from gpuop.render import render_all
+from gpuop.render.defaults import strip_api_defaults
+
+DATA = Path(__file__).parents[2] / "data" / "upstream-v26.7.0"
+
+# (field, reason). A field is a path from the DaemonSet; `*` matches any list item or key;
+# `env:NAME` is the env var NAME of any container.
+DEVIATIONS: list[tuple[str, str]] = [
+    (
+        "metadata.labels.app.kubernetes.io/managed-by",
+        "gpuop's operator watches the DaemonSets it manages by `managed-by: gpuop`",
+    ),
+    (
+        "metadata.labels.gpuop.io/operand",
+        "extra label: the operator and the simulator find operand pods by it",
+    ),
+    (
+        "spec.template.metadata.labels.app.kubernetes.io/managed-by",
+        "as on the DaemonSet",
+    ),
+    ("spec.template.metadata.labels.gpuop.io/operand", "as on the DaemonSet"),
+    (
+        "metadata.annotations.nvidia.com/last-applied-hash",
+        "each operator hashes its own rendering to skip unchanged applies",
+    ),
+    ("metadata.ownerReferences.*.uid", "the owning ClusterPolicy's uid differs per cluster"),
+    (
+        "spec.template.spec.serviceAccountName",
+        "temporary: gpuop does not create the operand ServiceAccounts yet, and a pod naming a"
+        " missing ServiceAccount is never created",
+    ),
+    (
+        "env:DRIVER_CONFIG_DIGEST",
+        "upstream's hash of its internal driver config struct, used only to detect changes",
+    ),
+]
+
+
+def _upstream() -> dict[str, dict[str, Any]]:
+    data = json.loads((DATA / "daemonsets.json").read_text())
+    items = data["items"] if isinstance(data, dict) else data
+    return {ds["metadata"]["name"]: ds for ds in items}
+
+
+def _nodes() -> list[dict[str, Any]]:
+    return list(yaml.safe_load((DATA / "nodes.yaml").read_text())["items"])
+
+
+def _gpuop() -> dict[str, dict[str, Any]]:
+    policy = parse_cluster_policy(yaml.safe_load((DATA / "cluster-policy.yaml").read_text()))
+    objects = render_all(policy, "gpu-operator", nodes=_nodes())
+    return {o["metadata"]["name"]: o for o in objects if o["kind"] == "DaemonSet"}
+
+
+def _remove(obj: Any, parts: list[str]) -> None:
+    if not parts or obj is None:
+        return
+    head, rest = parts[0], parts[1:]
+    if isinstance(obj, list):
+        for item in obj if head == "*" else []:
+            _remove(item, rest) if rest else None
+        return
+    if not isinstance(obj, dict):
+        return
+    keys = list(obj) if head == "*" else [head]
+    for key in keys:
+        if key not in obj:
+            continue
+        if rest:
+            _remove(obj[key], rest)
+        else:
+            del obj[key]
+
+
+def _split(path: str) -> list[str]:
+    # Label keys contain dots; a known label key stays one part.
+    for key in (
+        "app.kubernetes.io/managed-by",
+        "gpuop.io/operand",
+        "nvidia.com/last-applied-hash",
+    ):
+        if path.endswith("." + key):
+            return [*path[: -len(key) - 1].split("."), key]
+    return path.split(".")
+
+
+def _normalise(ds: dict[str, Any]) -> dict[str, Any]:
+    ds = strip_api_defaults(ds)
+    for field, _reason in DEVIATIONS:
+        if field.startswith("env:"):
+            name = field.removeprefix("env:")
+            pod = ds["spec"]["template"]["spec"]
+            for c in [*pod.get("initContainers", []), *pod.get("containers", [])]:
+                if "env" in c:
+                    c["env"] = [e for e in c["env"] if e["name"] != name]
+        else:
+            _remove(ds, _split(field))
+    for key in ("apiVersion", "kind"):
+        ds.pop(key, None)
+    return ds
+
+
+def _differences(ours: Any, theirs: Any, path: str = "") -> list[str]:
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        out: list[str] = []
+        for key in sorted({*ours, *theirs}):
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in ours:
+                out.append(f"{sub}: missing (upstream {theirs[key]!r})")
+            elif key not in theirs:
+                out.append(f"{sub}: extra ({ours[key]!r})")
+            else:
+                out += _differences(ours[key], theirs[key], sub)
+        return out
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+        out = []
+        for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+            label = a.get("name", i) if isinstance(a, dict) else i
+            out += _differences(a, b, f"{path}[{label}]")
+        return out
+    return [] if ours == theirs else [f"{path}: {ours!r} != upstream {theirs!r}"]
+
+
+def test_the_same_daemonsets_exist() -> None:
+    assert sorted(_gpuop()) == sorted(_upstream())
+
+
+@pytest.mark.parametrize("name", sorted(_upstream()))
+def test_daemonset_equals_upstream_except_documented_deviations(name: str) -> None:
+    ours = _normalise(_gpuop()[name])
+    theirs = _normalise(_upstream()[name])
+    assert _differences(ours, theirs) == []
+
+
+def test_driver_tag_follows_the_first_gpu_nodes_os() -> None:
+    driver = _gpuop()["nvidia-driver-daemonset"]["spec"]["template"]["spec"]["containers"][0]
+    assert driver["image"] == "nvcr.io/nvidia/driver:595.91.07-ubuntu24.04"
+    policy = parse_cluster_policy(yaml.safe_load((DATA / "cluster-policy.yaml").read_text()))
+    rhel = [
+        {
+            "metadata": {
+                "name": "a",
+                "labels": {
+                    "nvidia.com/gpu.present": "true",
+                    "feature.node.kubernetes.io/system-os_release.ID": "rhel",
+                    "feature.node.kubernetes.io/system-os_release.VERSION_ID": "9.4",
+                },
+            }
+        },
+        *_nodes(),
+    ]
+    objects = {o["metadata"]["name"]: o for o in render_all(policy, "gpu-operator", nodes=rhel)}
+    image = objects["nvidia-driver-daemonset"]["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image == "nvcr.io/nvidia/driver:595.91.07-rhel9"
+
+
+def test_deviations_are_documented() -> None:
+    doc = (Path(__file__).parents[3] / "docs" / "operator.md").read_text()
+    assert "## Deliberate deviations from upstream" in doc
+    for field, _reason in DEVIATIONS:
+        assert f"`{field}`" in doc, field
+
+
+def test_render_command_prints_the_same_objects() -> None:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "render",
+            "--policy",
+            str(DATA / "cluster-policy.yaml"),
+            "--nodes",
+            str(DATA / "nodes.yaml"),
+            "-o",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    names = [o["metadata"]["name"] for o in json.loads(result.output)["items"]]
+    assert sorted(n for n in names if n in _upstream()) == sorted(_upstream())
+
+
+def test_render_command_rejects_bad_input_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("spec: {driver: {version: 1}}\n")
+    monkeypatch.setattr(sys, "argv", ["gpuop", "render", "--policy", str(bad)])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert "spec.driver.version" in err
+
+
+def test_render_command_reads_a_json_node_list_from_stdin() -> None:
+    nodes = {"apiVersion": "v1", "kind": "List", "items": _nodes()}
+    result = CliRunner().invoke(
+        cli,
+        ["render", "--policy", str(DATA / "cluster-policy.yaml"), "--nodes", "-", "-o", "json"],
+        input=json.dumps(nodes),
+    )
+    assert result.exit_code == 0, result.output
+    driver = next(
+        o
+        for o in json.loads(result.output)["items"]
+        if o["metadata"]["name"] == "nvidia-driver-daemonset"
+    )
+    image = driver["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image.endswith("-ubuntu24.04")
