@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import io
 import json
 import sys
@@ -35,38 +34,7 @@ TARGET = 2.0
 def build_dump(count: int) -> dict[str, Any]:
     policy_obj = corpus_gen.lab_policy()
     policy = corpus_gen.resolved(policy_obj)
-    shapes = [
-        corpus_gen.node_object("shape", policy, workload=workload, model=model, count=cards)[0]
-        for workload, model, cards in (
-            ("container", "A10", 2),
-            ("vm-passthrough", "A10", 2),
-            ("vm-vgpu", "A10", 2),
-            ("container", "L40S", 4),
-            ("vm-passthrough", "L40S", 4),
-            ("vm-vgpu", "L40S", 4),
-        )
-    ]
-    nodes = []
-    for index in range(count):
-        node = copy.deepcopy(shapes[index % len(shapes)])
-        name = f"gpu-{index:05d}"
-        meta = node["metadata"]
-        meta["name"] = name
-        meta["uid"] = f"node-{index:012d}"
-        meta["labels"]["kubernetes.io/hostname"] = name
-        if "nvidia.com/gfd.timestamp" in meta["labels"]:
-            meta["labels"]["nvidia.com/gfd.timestamp"] = str(1754000000 + index)
-        node["status"]["addresses"] = [
-            {
-                "type": "InternalIP",
-                "address": f"10.{index // 65536}.{index // 256 % 256}.{index % 256}",
-            },
-            {"type": "Hostname", "address": name},
-        ]
-        node["status"]["nodeInfo"]["machineID"] = f"{index:032x}"
-        node["status"]["nodeInfo"]["systemUUID"] = f"{index + 7:032x}"
-        node["status"]["nodeInfo"]["bootID"] = f"{index + 13:032x}"
-        nodes.append(node)
+    nodes = corpus_gen.fleet(policy, count)
     kubevirt = corpus_gen.kubevirt_object(
         [
             corpus_gen.node_object(f"k{i}", policy, workload=w, model=m, count=c)[0]

@@ -17,7 +17,6 @@ The targets hold on an idle machine; `--check` exits 1 when one is missed.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import statistics
@@ -34,14 +33,7 @@ sys.path.insert(0, str(ROOT / "tests" / "unit" / "check"))
 
 import corpus_gen  # noqa: E402
 
-SHAPES = (
-    ("container", "A10", 2),
-    ("vm-passthrough", "A10", 2),
-    ("vm-vgpu", "A10", 2),
-    ("container", "L40S", 4),
-    ("vm-passthrough", "L40S", 4),
-    ("vm-vgpu", "L40S", 4),
-)
+SHAPES = corpus_gen.FLEET_SHAPES
 
 
 @dataclass(frozen=True)
@@ -55,30 +47,7 @@ def build_nodes(count: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """A List of `count` Nodes as the operator and plugins leave them, and their policy."""
     policy_obj = corpus_gen.lab_policy()
     policy = corpus_gen.resolved(policy_obj)
-    shapes = [
-        corpus_gen.node_object("shape", policy, workload=workload, model=model, count=cards)[0]
-        for workload, model, cards in SHAPES
-    ]
-    nodes = []
-    for index in range(count):
-        node = copy.deepcopy(shapes[index % len(shapes)])
-        name = f"gpu-{index:05d}"
-        meta = node["metadata"]
-        meta["name"] = name
-        meta["uid"] = f"node-{index:012d}"
-        meta["labels"]["kubernetes.io/hostname"] = name
-        if "nvidia.com/gfd.timestamp" in meta["labels"]:
-            meta["labels"]["nvidia.com/gfd.timestamp"] = str(1754000000 + index)
-        node["status"]["addresses"] = [
-            {
-                "type": "InternalIP",
-                "address": f"10.{index // 65536}.{index // 256 % 256}.{index % 256}",
-            },
-            {"type": "Hostname", "address": name},
-        ]
-        node["status"]["nodeInfo"]["machineID"] = f"{index:032x}"
-        node["status"]["nodeInfo"]["systemUUID"] = f"{index + 7:032x}"
-        nodes.append(node)
+    nodes = corpus_gen.fleet(policy, count, SHAPES)
     return corpus_gen.as_list(nodes), policy_obj
 
 

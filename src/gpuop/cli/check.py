@@ -25,6 +25,7 @@ import yaml
 
 from gpuop.check import Report, render_text, run_checks, to_sarif
 from gpuop.check.release import ReleaseError, parse_operator_version
+from gpuop.check.state import KNOWN_KINDS
 from gpuop.cli.common import UserError, output_option
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.manifests import NESTED_TOO_DEEPLY, ManifestError, check_nesting, load_objects
@@ -110,16 +111,7 @@ def read_objects(paths: tuple[str, ...]) -> list[Any]:
 
 
 # The kinds `gpuop check` reports on; Events and ConfigMaps only add to what these say.
-CHECK_KINDS = (
-    "Node",
-    "ClusterPolicy",
-    "KubeVirt",
-    "HyperConverged",
-    "Pod",
-    "VirtualMachineInstance",
-    "DaemonSet",
-    "Deployment",
-)
+CHECK_KINDS = tuple(kind for kind in KNOWN_KINDS if kind not in ("Event", "ConfigMap"))
 
 
 def require_kinds(

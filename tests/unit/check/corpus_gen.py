@@ -457,6 +457,49 @@ def as_list(items: list[Obj]) -> Obj:
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
+# The mixed fleet the benchmarks use: (workload config, GPU model, cards per node).
+FLEET_SHAPES = (
+    ("container", "A10", 2),
+    ("vm-passthrough", "A10", 2),
+    ("vm-vgpu", "A10", 2),
+    ("container", "L40S", 4),
+    ("vm-passthrough", "L40S", 4),
+    ("vm-vgpu", "L40S", 4),
+)
+
+
+def fleet(
+    policy: ResolvedPolicy, count: int, shapes: tuple[tuple[str, str, int], ...] = FLEET_SHAPES
+) -> list[Obj]:
+    """`count` healthy Nodes of these shapes in turn, each with its own name and identity."""
+    templates = [
+        node_object("shape", policy, workload=workload, model=model, count=cards)[0]
+        for workload, model, cards in shapes
+    ]
+    nodes = []
+    for index in range(count):
+        node = copy.deepcopy(templates[index % len(templates)])
+        name = f"gpu-{index:05d}"
+        meta = node["metadata"]
+        meta["name"] = name
+        meta["uid"] = f"node-{index:012d}"
+        meta["labels"]["kubernetes.io/hostname"] = name
+        if "nvidia.com/gfd.timestamp" in meta["labels"]:
+            meta["labels"]["nvidia.com/gfd.timestamp"] = str(1754000000 + index)
+        node["status"]["addresses"] = [
+            {
+                "type": "InternalIP",
+                "address": f"10.{index // 65536}.{index // 256 % 256}.{index % 256}",
+            },
+            {"type": "Hostname", "address": name},
+        ]
+        node["status"]["nodeInfo"]["machineID"] = f"{index:032x}"
+        node["status"]["nodeInfo"]["systemUUID"] = f"{index + 7:032x}"
+        node["status"]["nodeInfo"]["bootID"] = f"{index + 13:032x}"
+        nodes.append(node)
+    return nodes
+
+
 # --- clusters ------------------------------------------------------------------------
 
 
