@@ -88,13 +88,7 @@ def load_yaml_document(path: str, what: str) -> Any:
     """One YAML (or JSON) document from a file or stdin; a clear error when it is not one."""
     text = read_text_input(path)
     shown = "stdin" if path == "-" else path
-    try:
-        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
-    except yaml.YAMLError as exc:
-        raise _yaml_error(shown, exc) from None
-    except RecursionError:
-        raise UserError(f"{shown}: {NESTED_TOO_DEEPLY}") from None
-    _check_nesting(documents, shown)
+    documents = _yaml_documents(text, shown, yaml.SafeLoader)
     if not documents:
         raise UserError(f"{shown}: empty; expected a {what}")
     if len(documents) > 1:
@@ -121,7 +115,14 @@ def load_documents(path: str, what: str) -> list[Any]:
         else:
             _check_nesting(documents, shown)
             return documents
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    documents = _yaml_documents(text, shown, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    if not documents:
+        raise UserError(f"{shown}: empty; expected {what}")
+    return documents
+
+
+def _yaml_documents(text: str, shown: str, loader: Any) -> list[Any]:
+    """The non-empty YAML documents of `text`, depth-checked; one-line errors naming `shown`."""
     try:
         documents = [doc for doc in yaml.load_all(text, Loader=loader) if doc is not None]
     except yaml.YAMLError as exc:
@@ -129,8 +130,6 @@ def load_documents(path: str, what: str) -> list[Any]:
     except RecursionError:
         raise UserError(f"{shown}: {NESTED_TOO_DEEPLY}") from None
     _check_nesting(documents, shown)
-    if not documents:
-        raise UserError(f"{shown}: empty; expected {what}")
     return documents
 
 
