@@ -349,11 +349,8 @@ def _advertised_evidence(
                 continue
             devices = family.device_ids
             config_name = labels.get(VGPU_CONFIG_LABEL) or default_vgpu_config
-            per_card = (
-                _per_card(vgpu_type, devices[0], vgpu_config, config_name) if devices else None
-            )
-            if per_card is None:
-                per_card = family.types.get(vgpu_type)
+            device = devices[0] if devices else ""
+            per_card = _per_card(vgpu_type, device, vgpu_config, config_name)
             model = family.name
             if per_card and total % per_card == 0:
                 cards = total // per_card
