@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from lightkube import Client
 from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import DaemonSet
-from lightkube.resources.core_v1 import Event, Pod
+from lightkube.resources.core_v1 import ConfigMap, Event, Pod, Service, ServiceAccount
+from lightkube.resources.rbac_authorization_v1 import ClusterRole, Role, RoleBinding
 
 from gpuop.controlplane.audit import audit_entries, audit_mark, write_requests
 from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
@@ -36,6 +38,7 @@ EXPECTED = {
     "e2e-vgpu": {"nvidia.com/NVIDIA_A10-12Q": 4},
 }
 OPERATOR_USER = "system:serviceaccount:gpu-operator:gpuop-operator"
+SERVICE_MONITOR_CRD = Path(__file__).parents[1] / "data" / "prometheus" / "servicemonitors-crd.yaml"
 
 
 def wait_until(check: Callable[[], tuple[bool, Any]], timeout: float = 90, what: str = "") -> Any:
@@ -100,6 +103,9 @@ def gpuop_stack(
     kubeconfig = str(kubeconfig_path)
     work = tmp_path_factory.mktemp("gpuop-stack")
     stack.install_crd(kubeconfig)
+    # Prometheus' operator is "installed" (its kind is served) before gpuop starts, so the
+    # ServiceMonitors are made.
+    ops.apply_object_sync(sync_client(kubeconfig), yaml.safe_load(SERVICE_MONITOR_CRD.read_text()))
     operator_kubeconfig = stack.install_operator_access(kubeconfig, work)
     client = sync_client(kubeconfig)
     for name in NODES:
@@ -176,6 +182,66 @@ def test_three_nodes_get_their_operand_sets_and_resources(gpuop_stack: dict[str,
         "nvidia-sandbox-device-plugin-daemonset" in names
         and "nvidia-device-plugin-daemonset" in names
     )
+
+
+def _names(client: Client, kind: Any, namespaced: bool = True) -> set[str]:
+    params = {"namespace": stack.NAMESPACE} if namespaced else {}
+    return {
+        o.metadata.name
+        for o in client.list(kind, labels={"app.kubernetes.io/managed-by": "gpuop"}, **params)
+        if o.metadata and o.metadata.name
+    }
+
+
+def _service_monitors(client: Client) -> set[str]:
+    return {
+        o.metadata.name
+        for o in client.list(ops.ServiceMonitor, namespace=stack.NAMESPACE)
+        if o.metadata and o.metadata.name
+    }
+
+
+def test_every_operand_pod_runs_under_its_own_service_account(
+    gpuop_stack: dict[str, Any],
+) -> None:
+    """Upstream's ServiceAccount per operand, bound to its Role and ClusterRole, and every
+    operand pod the DaemonSet controller made runs under it."""
+    client = sync_client(gpuop_stack["kubeconfig"])
+    accounts = _names(client, ServiceAccount)
+    assert {
+        "nvidia-driver",
+        "nvidia-container-toolkit",
+        "nvidia-device-plugin",
+        "nvidia-gpu-feature-discovery",
+        "nvidia-operator-validator",
+        "nvidia-dcgm-exporter",
+        "nvidia-sandbox-device-plugin",
+        "nvidia-sandbox-validator",
+        "nvidia-vfio-manager",
+        "nvidia-vgpu-device-manager",
+    } <= accounts
+    assert {"nvidia-driver", "nvidia-operator-validator"} <= _names(client, Role)
+    assert {"nvidia-driver", "nvidia-device-plugin"} <= _names(client, ClusterRole, False)
+    assert "nvidia-driver" in _names(client, RoleBinding)
+    pods = [
+        p
+        for p in client.list(Pod, namespace=stack.NAMESPACE)
+        if p.metadata and p.metadata.labels and "gpuop.io/operand" in p.metadata.labels
+    ]
+    assert len(pods) >= 9, [p.metadata.name for p in pods if p.metadata]
+    for pod in pods:
+        assert pod.spec is not None and pod.metadata is not None
+        account = pod.spec.serviceAccountName
+        assert account in accounts and account != "default", (pod.metadata.name, account)
+    assert {"gpu-operator", "nvidia-dcgm-exporter"} <= _names(client, Service)
+    assert "gpu-operator" in _service_monitors(client)
+    configmaps = _names(client, ConfigMap)
+    assert {
+        "nvidia-driver-startup-probe",
+        "nvidia-container-toolkit-entrypoint",
+        "nvidia-device-plugin-entrypoint",
+        "default-vgpu-devices-config",
+    } <= configmaps
 
 
 def test_vgpu_config_change_gives_twelve(gpuop_stack: dict[str, Any]) -> None:
@@ -290,6 +356,27 @@ def test_disabling_an_operand_removes_its_daemonset(gpuop_stack: dict[str, Any])
             if ds.metadata and ds.metadata.name
         }
 
+    def exporter_objects() -> dict[str, bool]:
+        return {
+            "DaemonSet": "nvidia-dcgm-exporter" in names(),
+            "ServiceAccount": "nvidia-dcgm-exporter" in _names(client, ServiceAccount),
+            "Role": "nvidia-dcgm-exporter" in _names(client, Role),
+            "ClusterRole": "nvidia-dcgm-exporter-read-pods" in _names(client, ClusterRole, False),
+            "Service": "nvidia-dcgm-exporter" in _names(client, Service),
+            "ServiceMonitor": "nvidia-dcgm-exporter" in _service_monitors(client),
+        }
+
+    client.patch(
+        ClusterPolicy,
+        "cluster-policy",
+        {"spec": {"dcgmExporter": {"serviceMonitor": {"enabled": True}}}},
+        patch_type=PatchType.MERGE,
+    )
+    wait_until(
+        lambda: (all(exporter_objects().values()), exporter_objects()),
+        60,
+        "the dcgm-exporter's ServiceMonitor",
+    )
     client.patch(
         ClusterPolicy,
         "cluster-policy",
@@ -297,20 +384,24 @@ def test_disabling_an_operand_removes_its_daemonset(gpuop_stack: dict[str, Any])
         patch_type=PatchType.MERGE,
     )
     wait_until(
-        lambda: ("nvidia-dcgm-exporter" not in names(), names()),
+        lambda: (not any(exporter_objects().values()), exporter_objects()),
         60,
-        "the dcgm-exporter DaemonSet to go",
+        "the dcgm-exporter DaemonSet, identity, Service and ServiceMonitor to go",
     )
     client.patch(
         ClusterPolicy,
         "cluster-policy",
-        {"spec": {"dcgmExporter": {"enabled": True}}},
+        {"spec": {"dcgmExporter": {"enabled": True, "serviceMonitor": None}}},
         patch_type=PatchType.MERGE,
     )
     wait_until(
-        lambda: ("nvidia-dcgm-exporter" in names(), names()),
+        lambda: (
+            exporter_objects()
+            == {**dict.fromkeys(exporter_objects(), True), "ServiceMonitor": False},
+            exporter_objects(),
+        ),
         60,
-        "the dcgm-exporter DaemonSet to come back",
+        "the dcgm-exporter DaemonSet to come back, without its ServiceMonitor",
     )
 
 
@@ -341,6 +432,18 @@ def test_sandbox_disabled_makes_all_container_and_warns(gpuop_stack: dict[str, A
         return {"e2e-passthrough", "e2e-vgpu"} <= nodes and "e2e-container" not in nodes, nodes
 
     wait_until(warned, 30, "Warning events on the two sandbox-labelled nodes")
+
+    def sandbox_objects() -> tuple[bool, Any]:
+        left = {
+            "vGPU ConfigMap": "default-vgpu-devices-config" in _names(client, ConfigMap),
+            "sandbox accounts": sorted(
+                a for a in _names(client, ServiceAccount) if "sandbox" in a or "vfio" in a
+            ),
+        }
+        return not left["vGPU ConfigMap"] and not left["sandbox accounts"], left
+
+    # As upstream: the sandbox operands' objects go with sandbox workloads.
+    wait_until(sandbox_objects, 30, "the vGPU ConfigMap and sandbox identities to go")
     client.patch(
         ClusterPolicy,
         "cluster-policy",
@@ -400,15 +503,28 @@ def test_deleting_the_policy_removes_what_the_operator_created(gpuop_stack: dict
                 for k in ((ops.get_node(client, n) or {}).get("metadata") or {}).get("labels", {})
             )
         ]
-        return not names and not labelled, (names, labelled)
+        owned = sorted(
+            _names(client, ServiceAccount)
+            | _names(client, Role)
+            | _names(client, ClusterRole, False)
+            | _names(client, Service)
+            | _names(client, ConfigMap)
+            | _service_monitors(client)
+        )
+        return not names and not labelled and not owned, (names, labelled, owned)
 
-    wait_until(gone, 90, "DaemonSets and deploy labels to be gone")
+    # The objects the operator made are owned by the ClusterPolicy: garbage collection takes them.
+    wait_until(gone, 90, "DaemonSets, deploy labels and owned objects to be gone")
 
 
 def _granted_rules() -> set[tuple[str, str, str]]:
+    """The operator's own rights; `gpuop-operator-operands` holds those it only grants (a
+    unit test holds them equal to the operands' rights)."""
     granted = set()
     for obj in stack.deploy_manifests("rbac"):
         if obj["kind"] not in ("ClusterRole", "Role"):
+            continue
+        if obj["metadata"]["name"] == "gpuop-operator-operands":
             continue
         for rule in obj["rules"]:
             for group in rule["apiGroups"]:

@@ -38,7 +38,6 @@ class HostFootprint(_Frozen):
     writes: tuple[str, ...]
     kernel_modules: bool
     reboots_node: bool
-    node_rbac: tuple[str, ...]
 
 
 class ImageDefaults(_Frozen):

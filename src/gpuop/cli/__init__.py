@@ -31,7 +31,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "audit": LazyCommand(
         "gpuop.cli.audit",
         "audit",
-        "What each operand may do on a host: privileges, host paths, writes, reboots.",
+        "What each operand may do on a host and through the API.",
     ),
     "check": LazyCommand(
         "gpuop.cli.check",

@@ -44,7 +44,10 @@ def _toolkit_changes(runtime_class: str) -> list[str]:
 @click.option("--namespace", default="gpu-operator", show_default=True)
 @output_option("text", "json", "markdown")
 def audit(policy_file: str | None, sandbox: bool, namespace: str, output: str) -> None:
-    """What each operand may do on a host: privileges, host paths, writes, reboots.
+    """What each operand may do on a host and through the API.
+
+    Host: privileges, host paths, writes, kernel modules, reboots. API: the
+    ServiceAccount each operand runs under and every right its Role and ClusterRole grant.
 
     Reads the DaemonSets gpuop would deploy for the ClusterPolicy, and measures the
     container toolkit's containerd change on a stock configuration (a dry run).
@@ -99,3 +102,8 @@ def audit(policy_file: str | None, sandbox: bool, namespace: str, output: str) -
     )
     for change in changes["container-toolkit"]:
         click.echo(f"container-toolkit host change: {change}")
+    click.echo("\nAPI rights (each operand runs under its own ServiceAccount):")
+    for row in rows:
+        click.echo(f"{row.operand} (ServiceAccount {row.service_account or '-'}):")
+        for right in row.api_rights:
+            click.echo(f"  {right}")

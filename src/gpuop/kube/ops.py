@@ -13,10 +13,18 @@ from typing import Any
 from lightkube import AsyncClient, Client, operators
 from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
+from lightkube.generic_resource import create_namespaced_resource
 from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.resources.apps_v1 import DaemonSet
-from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, Pod
+from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, Pod, Service, ServiceAccount
 from lightkube.resources.node_v1 import RuntimeClass
+from lightkube.resources.rbac_authorization_v1 import (
+    ClusterRole,
+    ClusterRoleBinding,
+    Role,
+    RoleBinding,
+)
 from lightkube.types import PatchType
 
 from gpuop.kube import ClusterPolicy
@@ -33,6 +41,27 @@ WATCHED_KINDS: dict[str, Any] = {
     "DaemonSet": DaemonSet,
     "ClusterPolicy": ClusterPolicy,
 }
+
+
+# Prometheus operator's kind: served only where its CRD is installed.
+ServiceMonitor = create_namespaced_resource(
+    "monitoring.coreos.com", "v1", "ServiceMonitor", "servicemonitors"
+)
+SERVICE_MONITOR_CRD = "servicemonitors.monitoring.coreos.com"
+
+# The kinds the operator creates beside DaemonSets, found again by their managed-by label.
+MANAGED_KINDS: dict[str, Any] = {
+    "RuntimeClass": RuntimeClass,
+    "ServiceAccount": ServiceAccount,
+    "Role": Role,
+    "ClusterRole": ClusterRole,
+    "RoleBinding": RoleBinding,
+    "ClusterRoleBinding": ClusterRoleBinding,
+    "ConfigMap": ConfigMap,
+    "Service": Service,
+    "ServiceMonitor": ServiceMonitor,
+}
+_CLUSTER_SCOPED = {"RuntimeClass", "ClusterRole", "ClusterRoleBinding"}
 
 
 def _selector(labels: Mapping[str, str | None] | None) -> dict[str, Any] | None:
@@ -172,14 +201,41 @@ async def create_event(client: AsyncClient, event: Mapping[str, Any]) -> None:
     await client.create(from_dict(dict(event)))
 
 
-async def managed_runtime_classes(client: AsyncClient, managed_by: str) -> set[str]:
-    names: set[str] = set()
-    async for item in client.list(
-        RuntimeClass, labels={"app.kubernetes.io/managed-by": managed_by}
-    ):
-        if item.metadata and item.metadata.name:
-            names.add(item.metadata.name)
-    return names
+async def managed_objects(
+    client: AsyncClient, kind: str, namespace: str, managed_by: str, hash_annotation: str
+) -> dict[str, str]:
+    """The objects of `kind` gpuop manages (by label; namespaced kinds in `namespace`), by
+    name, with the hash annotation each was applied with ("" if none)."""
+    params: dict[str, Any] = {"labels": {"app.kubernetes.io/managed-by": managed_by}}
+    if kind not in _CLUSTER_SCOPED:
+        params["namespace"] = namespace
+    found: dict[str, str] = {}
+    async for item in client.list(MANAGED_KINDS[kind], **params):
+        meta = _as_dict(item).get("metadata") or {}
+        if meta.get("name"):
+            found[meta["name"]] = (meta.get("annotations") or {}).get(hash_annotation, "")
+    return found
+
+
+async def delete_managed_object(client: AsyncClient, kind: str, name: str, namespace: str) -> None:
+    """Delete one object of a managed kind; gone already is fine."""
+    params: dict[str, Any] = {} if kind in _CLUSTER_SCOPED else {"namespace": namespace}
+    try:
+        await client.delete(MANAGED_KINDS[kind], name, **params)
+    except ApiError as exc:
+        if exc.status.code != NOT_FOUND:
+            raise
+
+
+async def service_monitors_served(client: AsyncClient) -> bool:
+    """Whether Prometheus operator's ServiceMonitor CRD is installed."""
+    try:
+        await client.get(CustomResourceDefinition, SERVICE_MONITOR_CRD)
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return False
+        raise
+    return True
 
 
 async def configmap_data(client: AsyncClient, name: str, namespace: str) -> dict[str, str] | None:

@@ -13,7 +13,9 @@ test, and keeps every rule in one place:
 * while pods use a vGPU node's vGPU devices its vGPU device manager is parked
   (`nvidia.com/gpu.deploy.vgpu-device-manager=paused-for-vgpu-change`), so a
   `nvidia.com/vgpu.config` change waits, held and visible, until they are gone;
-* one DaemonSet per enabled operand, applied only when its rendered hash changed;
+* one DaemonSet per enabled operand, and the objects around it (ServiceAccount, RBAC,
+  ConfigMaps, Services), each applied only when its rendered hash changed; objects of
+  operands no longer enabled are deleted, as upstream does;
 * status is `ready` when every enabled operand is Ready on every node that should run it.
 """
 
@@ -35,8 +37,9 @@ from gpuop.render import (
     os_tag_of,
     render_operand_daemonsets,
     render_runtime_classes,
-    render_vgpu_configmap,
+    render_support_objects,
 )
+from gpuop.render.support import SERVICE_MONITOR_KIND, object_key
 
 FORCE_SWITCH_ANNOTATION = "gpuop.io/force-workload-switch"
 VGPU_DEVICE_MANAGER_LABEL = "nvidia.com/gpu.deploy.vgpu-device-manager"
@@ -66,8 +69,10 @@ class Snapshot:
     pods: list[PodInfo]
     namespace: str
     operator_env: dict[str, str] = field(default_factory=dict)
-    existing_runtime_classes: set[str] = field(default_factory=set)
-    existing_configmaps: dict[str, str] = field(default_factory=dict)
+    # Objects gpuop manages beside DaemonSets: (kind, name) -> the hash they were applied with.
+    existing_objects: dict[tuple[str, str], str] = field(default_factory=dict)
+    # Whether Prometheus operator's ServiceMonitor kind is served.
+    service_monitors_served: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,7 @@ class Actions:
     node_label_patches: dict[str, dict[str, str | None]] = field(default_factory=dict)
     apply: list[dict[str, Any]] = field(default_factory=list)
     delete_daemonsets: list[str] = field(default_factory=list)
+    delete_objects: list[tuple[str, str]] = field(default_factory=list)
     status: dict[str, dict[str, Any]] = field(default_factory=dict)
     events: list[NodeEvent] = field(default_factory=list)
     plans: dict[str, NodePlan] = field(default_factory=dict)
@@ -97,6 +103,7 @@ class Actions:
             len(self.node_label_patches)
             + len(self.apply)
             + len(self.delete_daemonsets)
+            + len(self.delete_objects)
             + len(self.status)
         )
 
@@ -294,6 +301,41 @@ def _rendered_daemonsets(
     return [dict(ds) for ds in cached]
 
 
+def _supporting_objects(
+    policy: ResolvedPolicy,
+    policy_key: tuple[Any, ...],
+    snapshot: Snapshot,
+    cache: PlanCache | None,
+    actions: Actions,
+) -> None:
+    """RuntimeClasses, and every enabled operand's ServiceAccount, RBAC, ConfigMaps and
+    Services (with or without GPU nodes: they cost nothing, and a pod naming a missing
+    ServiceAccount is never created); what gpuop made that is no longer wanted goes."""
+    key = ("support", policy_key, snapshot.namespace, snapshot.service_monitors_served)
+    wanted = cache.get(key) if cache is not None else None
+    if wanted is None:
+        wanted = [
+            obj
+            for obj in [
+                *render_runtime_classes(policy),
+                *render_support_objects(policy, policy.enabled_operands(), snapshot.namespace),
+            ]
+            if obj["kind"] != SERVICE_MONITOR_KIND or snapshot.service_monitors_served
+        ]
+        if cache is not None:
+            cache[key] = wanted
+    wanted_keys = set()
+    for obj in wanted:
+        obj_key = object_key(obj)
+        wanted_keys.add(obj_key)
+        if (
+            snapshot.existing_objects.get(obj_key)
+            != obj["metadata"]["annotations"][HASH_ANNOTATION]
+        ):
+            actions.apply.append(obj)
+    actions.delete_objects = sorted(k for k in snapshot.existing_objects if k not in wanted_keys)
+
+
 def reconcile(
     snapshot: Snapshot,
     now: str,
@@ -466,14 +508,7 @@ def reconcile(
             {},
         )
         return actions
-    for runtime_class in render_runtime_classes(policy):
-        if runtime_class["metadata"]["name"] not in snapshot.existing_runtime_classes:
-            actions.apply.append(runtime_class)
-    if "vgpu-device-manager" in enabled_names:
-        configmap = render_vgpu_configmap(policy, snapshot.namespace)
-        digest = configmap["data"]["config.yaml"]
-        if snapshot.existing_configmaps.get(configmap["metadata"]["name"]) != digest:
-            actions.apply.append(configmap)
+    _supporting_objects(policy, policy_key, snapshot, plan_cache, actions)
     for ds in rendered:
         live = snapshot.daemonsets.get(ds["metadata"]["name"])
         live_hash = ((live or {}).get("metadata") or {}).get("annotations", {}).get(HASH_ANNOTATION)

@@ -33,7 +33,8 @@ from gpuop.kube.informer import Informer
 from gpuop.kube.running import run_controller, supervise, with_retries
 from gpuop.operator import metrics
 from gpuop.operator.reconcile import Actions, PlanCache, PodInfo, Snapshot, pod_info, reconcile
-from gpuop.render import DEFAULT_VGPU_CONFIGMAP, MANAGED_BY
+from gpuop.render import HASH_ANNOTATION, MANAGED_BY
+from gpuop.render.support import SERVICE_MONITOR_KIND, SUPPORT_KINDS
 
 log = logging.getLogger("gpuop.operator")
 
@@ -118,8 +119,10 @@ class OperatorState:
         self.ds_overlay: dict[str, str] = {}
         self.status_overlay: dict[str, tuple[int, dict[str, Any]]] = {}
         self.posted_events: set[tuple[str, str, str]] = set()
-        self.runtime_classes: set[str] = set()
-        self.configmaps: dict[str, str] = {}
+        # What gpuop applied beside DaemonSets: (kind, name) -> hash; read again every resync.
+        self.applied: dict[tuple[str, str], str] = {}
+        self.service_monitors_served = False
+        self.last_prime = 0.0
         self.plan_cache: PlanCache = {}
         self.last_actions: Actions | None = None
         self.last_status_write = 0.0
@@ -179,12 +182,12 @@ class OperatorState:
             name = ds["metadata"]["name"]
             applied = self.ds_overlay.get(name)
             annotations = ds["metadata"].get("annotations") or {}
-            if applied is not None and annotations.get("nvidia.com/last-applied-hash") != applied:
+            if applied is not None and annotations.get(HASH_ANNOTATION) != applied:
                 ds = {
                     **ds,
                     "metadata": {
                         **ds["metadata"],
-                        "annotations": {**annotations, "nvidia.com/last-applied-hash": applied},
+                        "annotations": {**annotations, HASH_ANNOTATION: applied},
                     },
                 }
             else:
@@ -200,17 +203,32 @@ class OperatorState:
             pods=pods,
             namespace=self.config.namespace,
             operator_env=self.config.operator_env,
-            existing_runtime_classes=set(self.runtime_classes),
-            existing_configmaps=dict(self.configmaps),
+            existing_objects=dict(self.applied),
+            service_monitors_served=self.service_monitors_served,
         )
 
 
 async def _prime(state: OperatorState, client: Any) -> None:
-    """Read once what gpuop does not watch: its RuntimeClasses and the vGPU ConfigMap."""
-    state.runtime_classes |= await ops.managed_runtime_classes(client, MANAGED_BY)
-    data = await ops.configmap_data(client, DEFAULT_VGPU_CONFIGMAP, state.config.namespace)
-    if data is not None:
-        state.configmaps[DEFAULT_VGPU_CONFIGMAP] = data.get("config.yaml", "")
+    """Read what gpuop does not watch: the objects it made beside DaemonSets (found by their
+    managed-by label, so one deleted by hand is made again within a resync period), and
+    whether Prometheus' ServiceMonitor kind is served."""
+    served = await ops.service_monitors_served(client)
+    kinds = [
+        kind for kind in ("RuntimeClass", *SUPPORT_KINDS) if kind != SERVICE_MONITOR_KIND or served
+    ]
+    found = await asyncio.gather(
+        *(
+            ops.managed_objects(client, kind, state.config.namespace, MANAGED_BY, HASH_ANNOTATION)
+            for kind in kinds
+        )
+    )
+    state.applied = {
+        (kind, name): digest
+        for kind, objects in zip(kinds, found, strict=True)
+        for name, digest in objects.items()
+    }
+    state.service_monitors_served = served
+    state.last_prime = time.monotonic()
 
 
 async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
@@ -269,21 +287,27 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
                 return
         metrics.WRITES.labels(kind=obj["kind"]).inc()
         name = obj["metadata"]["name"]
+        digest = obj["metadata"]["annotations"][HASH_ANNOTATION]
         if obj["kind"] == "DaemonSet":
-            state.ds_overlay[name] = obj["metadata"]["annotations"]["nvidia.com/last-applied-hash"]
-        elif obj["kind"] == "RuntimeClass":
-            state.runtime_classes.add(name)
-        elif obj["kind"] == "ConfigMap":
-            state.configmaps[name] = obj["data"]["config.yaml"]
+            state.ds_overlay[name] = digest
+        else:
+            state.applied[(obj["kind"], name)] = digest
 
-    # What the operand pods refer to (the RuntimeClass, the vGPU ConfigMap) exists before
-    # the DaemonSets that make them; each group is written at once.
-    await asyncio.gather(*(apply(o) for o in actions.apply if o["kind"] != "DaemonSet"))
-    await asyncio.gather(*(apply(o) for o in actions.apply if o["kind"] == "DaemonSet"))
+    # What the operand pods refer to (RuntimeClasses, ServiceAccounts, ConfigMaps) exists
+    # before the DaemonSets that make them, and Roles before their bindings (the API server
+    # checks a binding against its role); each kind is written at once.
+    order = ("RuntimeClass", *SUPPORT_KINDS, "DaemonSet")
+    for kind in order:
+        await asyncio.gather(*(apply(o) for o in actions.apply if o["kind"] == kind))
+    await asyncio.gather(*(apply(o) for o in actions.apply if o["kind"] not in order))
 
     for name in actions.delete_daemonsets:
         await ops.delete_daemonset(client, name, namespace)
         metrics.WRITES.labels(kind="DaemonSet-delete").inc()
+    for kind, name in actions.delete_objects:
+        await ops.delete_managed_object(client, kind, name, namespace)
+        state.applied.pop((kind, name), None)
+        metrics.WRITES.labels(kind=f"{kind}-delete").inc()
 
     for name, status in actions.status.items():
         current = next((p for p in policies if p["metadata"]["name"] == name), {})
@@ -339,9 +363,7 @@ async def reconcile_loop(state: OperatorState) -> None:
             await _prime(state, client)
             break
         except API_ERRORS as exc:
-            log.warning(
-                "cannot read RuntimeClasses and the vGPU ConfigMap yet: %s", describe_api_error(exc)
-            )
+            log.warning("cannot read the objects gpuop manages yet: %s", describe_api_error(exc))
             await asyncio.sleep(1.0)
     log.info("ready: watching %d nodes", len(state.snapshot().nodes))
     last_pass_seconds = 0.0
@@ -354,6 +376,8 @@ async def reconcile_loop(state: OperatorState) -> None:
         state.trigger.clear()
         started = time.monotonic()
         try:
+            if started - state.last_prime >= state.config.resync_seconds:
+                await _prime(state, client)
             snapshot = state.snapshot()
             actions = reconcile(snapshot, now_rfc3339(), state.plan_cache)
             last_pass_seconds = time.monotonic() - started

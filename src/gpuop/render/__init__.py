@@ -26,6 +26,13 @@ import yaml
 from gpuop.catalog import Operand, operand_table
 from gpuop.policy import ResolvedPolicy
 from gpuop.policy.models import DriverManagerSpec
+from gpuop.render.support import (
+    GPU_CLIENTS_DEFAULT,
+    MIG_PARTED_DEFAULT,
+    SupportSettings,
+    pod_service_account,
+    support_objects,
+)
 from gpuop.vgpu import default_vgpu_config_object
 
 HASH_ANNOTATION = "nvidia.com/last-applied-hash"
@@ -723,6 +730,9 @@ def _finish(
     ) or "system-node-critical"
     if daemonsets and daemonsets.podSecurityContext:
         pod_spec["securityContext"] = dict(daemonsets.podSecurityContext)
+    account = pod_service_account(operand.name)
+    if account is not None:
+        pod_spec["serviceAccountName"] = account
     metadata["annotations"][HASH_ANNOTATION] = object_hash(ds)
     return ds
 
@@ -808,7 +818,7 @@ def render_runtime_classes(policy: ResolvedPolicy) -> list[dict[str, Any]]:
     names = [policy.runtime_class]
     if policy.cdi_enabled:
         names += ["nvidia-cdi", "nvidia-legacy"]
-    return [
+    classes: list[dict[str, Any]] = [
         {
             "apiVersion": "node.k8s.io/v1",
             "kind": "RuntimeClass",
@@ -824,6 +834,9 @@ def render_runtime_classes(policy: ResolvedPolicy) -> list[dict[str, Any]]:
         }
         for name in names
     ]
+    for runtime_class in classes:
+        runtime_class["metadata"]["annotations"] = {HASH_ANNOTATION: object_hash(runtime_class)}
+    return classes
 
 
 def render_vgpu_configmap(policy: ResolvedPolicy, namespace: str) -> dict[str, Any]:
@@ -841,6 +854,53 @@ def render_vgpu_configmap(policy: ResolvedPolicy, namespace: str) -> dict[str, A
     }
 
 
+def support_settings(policy: ResolvedPolicy) -> SupportSettings:
+    """What of the ClusterPolicy the objects around the operands depend on."""
+    spec = policy.policy.spec
+    custom: set[str] = set()
+    mig = spec.migManager
+    if mig and mig.config and mig.config.name and mig.config.name != MIG_PARTED_DEFAULT:
+        custom.add(MIG_PARTED_DEFAULT)
+    clients = mig.gpuClientsConfig.name if mig and mig.gpuClientsConfig else None
+    if clients and clients != GPU_CLIENTS_DEFAULT:
+        custom.add(GPU_CLIENTS_DEFAULT)
+    exporter = spec.dcgmExporter
+    metrics = spec.operator.metrics if spec.operator else None
+    return SupportSettings(
+        custom_configmaps=frozenset(custom),
+        dcgm_exporter_service_monitor=(
+            dict(exporter.serviceMonitor) if exporter and exporter.serviceMonitor else None
+        ),
+        operator_service_monitor=(
+            dict(metrics.serviceMonitor) if metrics and metrics.serviceMonitor else None
+        ),
+        dcgm_exporter_service=(
+            exporter.service.model_dump(exclude_none=True)
+            if exporter and exporter.service
+            else None
+        ),
+    )
+
+
+def render_support_objects(
+    policy: ResolvedPolicy, operands: Iterable[Operand], namespace: str
+) -> list[dict[str, Any]]:
+    """ServiceAccounts, RBAC, ConfigMaps, Services and ServiceMonitors of these operands
+    and of the operator, in apply order; the vGPU devices ConfigMap unless the policy
+    names its own."""
+    operands = list(operands)
+    objects = support_objects(
+        operands, namespace, _owner_reference(policy), MANAGED_BY, support_settings(policy)
+    )
+    if any(op.name == "vgpu-device-manager" for op in operands) and (
+        policy.vgpu_config_map in (None, "", DEFAULT_VGPU_CONFIGMAP)
+    ):
+        objects.append(render_vgpu_configmap(policy, namespace))
+    for obj in objects:
+        obj["metadata"].setdefault("annotations", {})[HASH_ANNOTATION] = object_hash(obj)
+    return objects
+
+
 def render_all(
     policy: ResolvedPolicy,
     namespace: str,
@@ -855,8 +915,7 @@ def render_all(
     os_tag = driver_os_tag(nodes)
     objects: list[dict[str, Any]] = list(render_runtime_classes(policy))
     enabled = policy.enabled_operands()
-    if any(op.name == "vgpu-device-manager" for op in enabled):
-        objects.append(render_vgpu_configmap(policy, namespace))
+    objects += render_support_objects(policy, enabled, namespace)
     kernels = kernel_versions(nodes)
     for op in enabled:
         objects += render_operand_daemonsets(policy, op, namespace, operator_env, os_tag, kernels)

@@ -1,10 +1,12 @@
-"""What each operand may do on a host, read from the DaemonSets gpuop would deploy.
+"""What each operand may do on a host and through the API, read from what gpuop would deploy.
 
 Operands are privileged software: they write host files, see the host's processes, load
-kernel modules, and one may reboot the node. Before installing, a reviewer should see all
-of it in one place. This module reads the rendered DaemonSets (so the answer follows the
-ClusterPolicy: hostNetwork, paths, images) and the operand table (what the software does
-with those rights), and renders a table, JSON, or a Markdown page to attach to an approval.
+kernel modules, and one may reboot the node; through their ServiceAccounts they label
+nodes, list pods and evict them. Before installing, a reviewer should see all of it in one
+place. This module reads the rendered DaemonSets (so the answer follows the ClusterPolicy:
+hostNetwork, paths, images), the rendered identities (ServiceAccount, Role, ClusterRole)
+and the operand table (what the software does with those rights), and renders a table,
+JSON, or a Markdown page to attach to an approval.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from gpuop.policy import ResolvedPolicy
 from gpuop.render import render_daemonset
+from gpuop.render.support import identities
 
 
 @dataclass(frozen=True)
@@ -37,9 +40,19 @@ class OperandAudit:
     writes: tuple[str, ...]
     kernel_modules: bool
     reboots_node: bool
-    node_rbac: tuple[str, ...]
+    service_account: str
+    api_rights: tuple[str, ...]
     effects: tuple[str, ...]
     host_changes: tuple[str, ...] = field(default=())
+
+    @property
+    def node_rbac(self) -> tuple[str, ...]:
+        """The rights that act on nodes and their pods, cluster-wide."""
+        return tuple(
+            r
+            for r in self.api_rights
+            if r.startswith("cluster:") and any(w in r for w in (" nodes", " pods/eviction"))
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +70,8 @@ class OperandAudit:
             "writes": list(self.writes),
             "kernelModules": self.kernel_modules,
             "rebootsNode": self.reboots_node,
+            "serviceAccount": self.service_account,
+            "apiRights": list(self.api_rights),
             "nodeRBAC": list(self.node_rbac),
             "effects": list(self.effects),
             "hostChanges": list(self.host_changes),
@@ -91,6 +106,32 @@ def _audit_daemonset(
     )
 
 
+def _rights(scope: str, role: Mapping[str, Any] | None) -> list[str]:
+    lines = []
+    for rule in (role or {}).get("rules", []):
+        verbs = ",".join(rule["verbs"])
+        names = rule.get("resourceNames") or []
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                target = f"{resource}.{group}" if group else resource
+                suffix = f" ({', '.join(names)})" if names else ""
+                lines.append(f"{scope}: {verbs} {target}{suffix}")
+    return lines
+
+
+def api_rights(operand: str) -> tuple[str, tuple[str, ...]]:
+    """The ServiceAccount an operand's pods run as, and its rights, one line each
+    (`cluster: get,list nodes`, `namespace: use securitycontextconstraints...`)."""
+    identity = identities().get(operand)
+    if identity is None:
+        return "", ()
+    account = identity.pod_service_account
+    # The MPS control daemon's pods run as the device plugin's account, as upstream's do.
+    holder = next((i for i in identities().values() if i.service_account == account), identity)
+    rights = _rights("cluster", holder.cluster_role) + _rights("namespace", holder.role)
+    return account, tuple(rights)
+
+
 def audit_operands(
     policy: ResolvedPolicy,
     namespace: str = "gpu-operator",
@@ -102,6 +143,7 @@ def audit_operands(
     for operand in policy.enabled_operands():
         ds = render_daemonset(policy, operand, namespace, operator_env)
         privileged, pid, ipc, net, mounts, image = _audit_daemonset(ds)
+        account, rights = api_rights(operand.name)
         rows.append(
             OperandAudit(
                 operand=operand.name,
@@ -115,7 +157,8 @@ def audit_operands(
                 writes=operand.host.writes,
                 kernel_modules=operand.host.kernel_modules,
                 reboots_node=operand.host.reboots_node,
-                node_rbac=operand.host.node_rbac,
+                service_account=account,
+                api_rights=rights,
                 effects=operand.effects,
                 host_changes=tuple((host_changes or {}).get(operand.name, ())),
             )
@@ -154,8 +197,9 @@ def render_markdown(rows: Sequence[OperandAudit], policy_name: str) -> str:
             lines.append(f"- reads the host: {read_only}")
         if row.writes:
             lines.append(f"- writes on the host: {', '.join(f'`{w}`' for w in row.writes)}")
-        if row.node_rbac:
-            lines.append(f"- Kubernetes rights on nodes: {', '.join(row.node_rbac)}")
+        if row.service_account:
+            lines.append(f"- runs as ServiceAccount `{row.service_account}`, which may:")
+            lines += [f"  - {right}" for right in row.api_rights]
         for change in row.host_changes:
             lines.append(f"- host change: {change}")
         lines.append("")

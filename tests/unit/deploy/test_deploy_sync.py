@@ -60,3 +60,33 @@ def test_chart_deployment_matches_the_shipped_deployment_security() -> None:
         "drop: [ALL]",
     ):
         assert needle in text
+
+
+def _rights(rules: list[dict[str, object]]) -> set[tuple[str, str, str, str]]:
+    rights = set()
+    for rule in rules:
+        for group in rule["apiGroups"]:  # type: ignore[attr-defined]
+            for resource in rule["resources"]:  # type: ignore[attr-defined]
+                for verb in rule["verbs"]:  # type: ignore[attr-defined]
+                    for name in rule.get("resourceNames") or [""]:  # type: ignore[attr-defined]
+                        rights.add((group, resource, verb, name))
+    return rights
+
+
+def _without_covered(rights: set[tuple[str, str, str, str]]) -> set[tuple[str, str, str, str]]:
+    """A right on one named object is covered by the same right on every object."""
+    return {r for r in rights if not r[3] or (r[0], r[1], r[2], "") not in rights}
+
+
+def test_the_operand_rights_the_operator_holds_are_exactly_those_it_grants() -> None:
+    """Kubernetes lets the operator create an operand's Role only if it holds those rights:
+    `gpuop-operator-operands` holds the union of catalog/operand-rbac.yaml, no more."""
+    from gpuop.catalog import operand_table
+    from gpuop.render.support import delegated_rules
+
+    deployable = [op.name for op in operand_table().operands if not op.deprecated]
+    shipped = {(obj["kind"], obj["metadata"]["name"]): obj for obj in deploy_manifests("rbac")}
+    for kind, cluster_wide in (("ClusterRole", True), ("Role", False)):
+        held = _rights(shipped[(kind, "gpuop-operator-operands")]["rules"])
+        granted = _without_covered(delegated_rules(deployable, cluster_wide))
+        assert held == granted, kind

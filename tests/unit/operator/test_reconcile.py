@@ -37,8 +37,7 @@ def _apply(snapshot: Snapshot, actions: Any) -> Snapshot:
             else:
                 nodes[name]["metadata"]["labels"][key] = value
     daemonsets = dict(snapshot.daemonsets)
-    configmaps = dict(snapshot.existing_configmaps)
-    runtime_classes = set(snapshot.existing_runtime_classes)
+    existing = dict(snapshot.existing_objects)
     for obj in actions.apply:
         if obj["kind"] == "DaemonSet":
             daemonsets[obj["metadata"]["name"]] = {
@@ -51,10 +50,12 @@ def _apply(snapshot: Snapshot, actions: Any) -> Snapshot:
                     "numberReady": 1,
                 },
             }
-        elif obj["kind"] == "ConfigMap":
-            configmaps[obj["metadata"]["name"]] = obj["data"]["config.yaml"]
         else:
-            runtime_classes.add(obj["metadata"]["name"])
+            existing[(obj["kind"], obj["metadata"]["name"])] = obj["metadata"]["annotations"][
+                "nvidia.com/last-applied-hash"
+            ]
+    for key in actions.delete_objects:
+        existing.pop(key, None)
     policies = []
     for policy in snapshot.policies:
         policy = copy.deepcopy(policy)
@@ -68,8 +69,8 @@ def _apply(snapshot: Snapshot, actions: Any) -> Snapshot:
         snapshot.pods,
         snapshot.namespace,
         {},
-        runtime_classes,
-        configmaps,
+        existing,
+        snapshot.service_monitors_served,
     )
 
 
@@ -92,11 +93,22 @@ def test_first_pass_labels_nodes_and_creates_daemonsets_second_pass_writes_nothi
     assert first.node_label_patches["p"]["nvidia.com/gpu.deploy.vfio-manager"] == "true"
     assert "nvidia.com/gpu.deploy.device-plugin" not in first.node_label_patches["p"]
     kinds = {o["kind"] for o in first.apply}
-    assert kinds == {"RuntimeClass", "ConfigMap", "DaemonSet"}
+    assert kinds == {
+        "RuntimeClass",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        "Service",
+        "DaemonSet",
+    }
     after = _apply(snapshot, first)
     after.pods = _ready_pods(first)
     second = reconcile(after, NOW)
     assert not second.node_label_patches and not second.apply and not second.delete_daemonsets
+    assert not second.delete_objects
     assert second.status["cluster-policy"]["state"] == "ready"
     final = reconcile(_apply(after, second), NOW)
     assert final.write_count == 0 and not final.events

@@ -49,10 +49,11 @@ def codes(result: NodePlan) -> list[str]:
         (
             "vm-passthrough",
             "kata",
-            {"sandbox-validator", "vfio-manager", "kata-sandbox-device-plugin"},
+            # The chart turns ccManager on; upstream runs it in Kata mode only.
+            {"sandbox-validator", "vfio-manager", "kata-sandbox-device-plugin", "cc-manager"},
         ),
         ("vm-vgpu", None, {"vgpu-device-manager", "sandbox-validator", "sandbox-device-plugin"}),
-        ("vm-vgpu", "kata", {"vgpu-device-manager", "sandbox-validator"}),
+        ("vm-vgpu", "kata", {"vgpu-device-manager", "sandbox-validator", "cc-manager"}),
     ],
 )
 def test_operands_per_workload_under_the_default_policy(

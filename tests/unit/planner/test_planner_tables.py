@@ -76,7 +76,7 @@ def test_placements(name: str, placements: dict[str, str]) -> None:
         ("operator-validator", "always", "on", True),
         ("vfio-manager", "sandboxWorkloads.enabled + vfioManager.enabled", "on", False),
         ("sandbox-validator", "sandboxWorkloads.enabled", "on", True),
-        ("cc-manager", "sandboxWorkloads.enabled + ccManager.enabled + mode=kata", "off", False),
+        ("cc-manager", "sandboxWorkloads.enabled + ccManager.enabled + mode=kata", "on", False),
         ("kata-manager", "never (deprecated)", "never", False),
     ],
 )
