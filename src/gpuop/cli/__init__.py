@@ -203,6 +203,11 @@ def cli() -> None:
 def main() -> None:
     from gpuop.cli.common import UserError
 
+    # A lone surrogate from a JSON escape ("\\ud800" in a name) must print, not crash.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     try:
         result = cli(standalone_mode=False)
         if isinstance(result, int) and result:
