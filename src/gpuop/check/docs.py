@@ -64,6 +64,20 @@ _NODE_SCHEMA: dict[str, Any] = {
     },
 }
 
+# `--live` reads name the cluster they read (see gpuop.cli.live).
+_CLUSTER_SCHEMA: dict[str, Any] = {
+    "description": "The cluster a --live run read: kubeconfig, context, its cluster and server.",
+    "type": "object",
+    "required": ["cluster", "server", "context", "kubeconfig"],
+    "additionalProperties": False,
+    "properties": {
+        "cluster": {"type": ["string", "null"]},
+        "server": {"type": ["string", "null"]},
+        "context": {"type": ["string", "null"]},
+        "kubeconfig": {"type": ["string", "null"]},
+    },
+}
+
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "gpuop check report",
@@ -119,6 +133,17 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "warning": {"type": "integer"},
                 "info": {"type": "integer"},
                 "findings": {"type": "integer"},
+                "by_code": {
+                    "description": "How many findings (after filtering) each code has.",
+                    "type": "object",
+                    "additionalProperties": {"type": "integer"},
+                },
+                "suppressed": {
+                    "description": "Findings not shown, by reason: below_severity (--severity),"
+                    " ignored (--ignore, .gpuop.yaml), annotation (gpuop.io/ignore).",
+                    "type": "object",
+                    "additionalProperties": {"type": "integer"},
+                },
                 "nodes_checked": {"type": "integer"},
                 "gpu_nodes": {"type": "integer"},
                 "objects": {"type": "object", "additionalProperties": {"type": "integer"}},
@@ -135,6 +160,7 @@ REPORT_SCHEMA: dict[str, Any] = {
         },
         "findings": {"type": "array", "items": _FINDING_SCHEMA},
         "nodes": {"type": "array", "items": _NODE_SCHEMA},
+        "cluster": _CLUSTER_SCHEMA,
     },
 }
 
@@ -171,9 +197,41 @@ plausible release sets it (those whose CRD has the ClusterPolicy's fields), and 
 says so (`operator_release.known: false`, and the first line of the text output). The
 facts per release are in `catalog/release_labels.yaml`.
 
-Exit status: 0 without error-level findings, 1 with at least one, 2 when the input cannot
-be read, holds none of the kinds the checks read (an empty dump, `null`, only ConfigMaps:
-a failed `kubectl get` must not pass), or the command line is wrong.
+Exit status: 0 without findings at or above `--fail-on` (errors by default), 1 with at
+least one, 2 when the input cannot be read, holds none of the kinds the checks read (an
+empty dump, `null`, only ConfigMaps: a failed `kubectl get` must not pass), or the command
+line is wrong (the table for every command is in [cli.md](cli.md#exit-status)).
+
+## Managing findings
+
+```
+gpuop check dump.json --severity warning          # hide info findings
+gpuop check dump.json --fail-on warning           # warnings fail the run too
+gpuop check dump.json --ignore GPU305             # hide a code everywhere
+gpuop check dump.json --ignore 'GPU201:Node/legacy-*' --ignore 'GPU6*:Pod/ml/*'
+gpuop check dump.json --config ci/gpuop.yaml      # default: ./.gpuop.yaml
+```
+
+`--ignore CODE[:KIND/NAME]` takes shell globs in each part; `KIND/NAME` matches a
+namespaced object in any namespace, `KIND/NAMESPACE/NAME` in one. A `.gpuop.yaml` in the
+current directory (or the file `--config` names) holds the same settings for every checker
+(`gpuop check`, `gpuop kubevirt check`, `gpuop versions check`):
+
+```yaml
+severity: warning          # the lowest severity shown
+fail-on: error             # the lowest severity that makes the exit status 1
+ignore:
+  - GPU305
+  - GPU201:Node/legacy-*
+annotations: true          # honour gpuop.io/ignore (default)
+```
+
+An object can carry its own exception: the annotation `gpuop.io/ignore: GPU201,GPU305` on
+a Node or Pod hides those codes for findings about that object. Flags win over the file,
+and `--ignore` adds to its list. Hidden findings are counted (`summary.suppressed`, and
+the last line of the text output); `summary.by_code` counts the findings shown per code.
+In text output, identical findings on several objects are printed once, under the first,
+with a count and the other objects named; JSON keeps every finding.
 
 ## JSON output (`-o json`)
 

@@ -143,6 +143,10 @@ class Report:
     nodes: tuple[NodeSummary, ...] = field(default=())
     # The operator release the nodes were checked against (None: not determined).
     release: OperatorRelease | None = None
+    # Findings taken out by a `FindingFilter`, by reason (below_severity, ignored, annotation).
+    suppressed: Mapping[str, int] = field(default_factory=dict)
+    # The lowest severity that makes the exit status 1.
+    fail_on: Severity = "error"
 
     @property
     def counts(self) -> dict[str, int]:
@@ -157,8 +161,17 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """0 without error-level findings, 1 with."""
-        return 1 if self.has_errors else 0
+        """1 with a finding at `fail_on` severity or above (errors by default), else 0."""
+        limit = _SEVERITY_ORDER[self.fail_on]
+        failing = any(_SEVERITY_ORDER[f.severity] <= limit for f in self.findings)
+        return 1 if failing else 0
+
+    def code_counts(self) -> dict[str, int]:
+        """How many findings each code has, by code."""
+        counts: dict[str, int] = {}
+        for finding in self.findings:
+            counts[finding.code] = counts.get(finding.code, 0) + 1
+        return dict(sorted(counts.items()))
 
     def codes(self) -> set[tuple[str, str]]:
         """(code, subject) pairs, e.g. ("GPU202", "Node/lab-2"): handy in tests."""
@@ -171,6 +184,8 @@ class Report:
             "warning": counts["warning"],
             "info": counts["info"],
             "findings": len(self.findings),
+            "by_code": self.code_counts(),
+            **({"suppressed": dict(self.suppressed)} if self.suppressed else {}),
             "nodes_checked": len(self.nodes),
             "gpu_nodes": sum(1 for node in self.nodes if node.gpu_node),
             "objects": dict(sorted(self.objects.items())),

@@ -47,6 +47,13 @@ _SOURCES = {
 }
 
 
+_SUPPRESSED_WORDS = {
+    "below_severity": "below --severity",
+    "ignored": "ignored (--ignore, .gpuop.yaml)",
+    "annotation": "ignored by gpuop.io/ignore annotations",
+}
+
+
 class _Painter:
     """ANSI styling through rich's styles, or none; fast enough for thousands of lines."""
 
@@ -61,6 +68,12 @@ class _Painter:
         if parsed is None:
             parsed = self._cache[style] = Style.parse(style)
         return parsed.render(text, color_system=ColorSystem.STANDARD)
+
+
+def _summarise_places(places: list[str], limit: int) -> str:
+    if len(places) <= limit:
+        return ", ".join(places)
+    return ", ".join(places[:limit]) + f" and {len(places) - limit} more"
 
 
 def _wrap(text: str, width: int, indent: str) -> list[str]:
@@ -109,7 +122,24 @@ def render_text(report: Report, *, color: bool = False, width: int = 110) -> str
         groups.setdefault(_group_key(finding), []).append(finding)
     nodes = {node.name: node for node in report.nodes}
     indent = " " * 17
+    # Identical findings (same severity, code, wording and fix) on several objects print
+    # once, under the first object, with a count and the others named.
+    shown_as: dict[tuple[str, ...], list[str]] = {}
+    entries: dict[tuple[int, str, str, str], list[tuple[tuple[str, ...], Finding, str]]] = {}
     for key in sorted(groups):
+        _, kind, namespace, name = key
+        short = f"{kind} {namespace + '/' if namespace else ''}{name}"
+        for finding in groups[key]:
+            message = finding.message
+            if kind == "Node" and finding.kind != "Node":
+                prefix = f"{finding.namespace}/" if finding.namespace else ""
+                message = f"{finding.kind} {prefix}{finding.name}: {message}"
+            identity: tuple[str, ...] = (finding.severity, finding.code, message, finding.hint)
+            places = shown_as.setdefault(identity, [])
+            places.append(short)
+            if len(places) == 1:
+                entries.setdefault(key, []).append((identity, finding, message))
+    for key in sorted(entries):
         _, kind, namespace, name = key
         if kind == "Node":
             title = _node_title(name, nodes.get(name))
@@ -117,11 +147,7 @@ def render_text(report: Report, *, color: bool = False, width: int = 110) -> str
             title = f"{kind} {namespace + '/' if namespace else ''}{name}"
         out.append("")
         out.append(paint(title, "bold underline"))
-        for finding in groups[key]:
-            message = finding.message
-            if kind == "Node" and finding.kind != "Node":
-                prefix = f"{finding.namespace}/" if finding.namespace else ""
-                message = f"{finding.kind} {prefix}{finding.name}: {message}"
+        for same, finding, message in entries[key]:
             lines = _wrap(message, width, indent)
             head = f"  {finding.severity:<8}{finding.code:<7}"
             lines[0] = (
@@ -131,6 +157,13 @@ def render_text(report: Report, *, color: bool = False, width: int = 110) -> str
             )
             out.extend(lines)
             out.extend(paint(line, "dim") for line in _wrap("fix: " + finding.hint, width, indent))
+            others = shown_as[same][1:]
+            if others:
+                named = _summarise_places(others, 3)
+                out.extend(
+                    paint(line, "dim")
+                    for line in _wrap(f"×{len(others) + 1}: also on {named}", width, indent)
+                )
     if report.skipped:
         out.append("")
         out.append(paint("Not checked:", "bold"))
@@ -148,6 +181,13 @@ def render_text(report: Report, *, color: bool = False, width: int = 110) -> str
             "bold red" if counts["error"] else "bold",
         )
     )
+    if report.suppressed:
+        parts = [
+            f"{count} {_SUPPRESSED_WORDS.get(reason, reason)}"
+            for reason, count in report.suppressed.items()
+        ]
+        total = sum(report.suppressed.values())
+        out.extend(_wrap(f"{total} not shown: {', '.join(parts)}", width, ""))
     return "\n".join(out) + "\n"
 
 

@@ -10,12 +10,14 @@ clear line and a non-zero exit code instead of a traceback.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import NamedTuple
 
 import click
 
 from gpuop import __version__
+from gpuop.cli.common import exit_codes_help
 
 
 class LazyCommand(NamedTuple):
@@ -47,6 +49,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "gpuop.cli.check",
         "collect",
         "Save what `gpuop check` reads from a live cluster into a bundle directory.",
+    ),
+    "completion": LazyCommand(
+        "gpuop.cli.completion",
+        "completion",
+        "Print the shell completion script for bash, zsh or fish.",
     ),
     "explain": LazyCommand(
         "gpuop.cli.explain",
@@ -154,11 +161,26 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+def _no_color(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """`gpuop --no-color CMD`: no colour from any command (as NO_COLOR=1 does)."""
+    if value:
+        os.environ["NO_COLOR"] = "1"
+
+
 @click.group(
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=exit_codes_help(),
 )
 @click.version_option(__version__, prog_name="gpuop")
+@click.option(
+    "--no-color",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_no_color,
+    help="No colour in any output (the same as NO_COLOR=1; colour is off in pipes anyway).",
+)
 def cli() -> None:
     """gpuop: run GPU nodes from one ClusterPolicy, and see why they do what they do.
 
@@ -169,12 +191,23 @@ def cli() -> None:
       gpuop plan --gpu A10 --count 2 --workload vm-vgpu
                                 what would a node run and advertise?
       gpuop operands            the operand table, per workload config
+      gpuop check --live        what disagrees on the cluster kubectl points at
+
+    \b
+    Every --live command reads the cluster kubectl would: --kubeconfig, else $KUBECONFIG,
+    else ~/.kube/config; --context picks the context. Colour is off in pipes, with
+    NO_COLOR set, or with --no-color. Shell completion: gpuop completion bash|zsh|fish.
     """
 
 
 def main() -> None:
     from gpuop.cli.common import UserError
 
+    # A lone surrogate from a JSON escape ("\\ud800" in a name) must print, not crash.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     try:
         result = cli(standalone_mode=False)
         if isinstance(result, int) and result:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -26,7 +25,17 @@ import yaml
 from gpuop.check import Report, render_text, run_checks, to_sarif
 from gpuop.check.release import ReleaseError, parse_operator_version
 from gpuop.check.state import KNOWN_KINDS
-from gpuop.cli.common import UserError, output_option
+from gpuop.cli.common import (
+    UserError,
+    color_enabled,
+    color_option,
+    emit_data,
+    exit_codes_help,
+    output_option,
+    text_width,
+)
+from gpuop.cli.findings import finding_filter, findings_options
+from gpuop.cli.live import LiveTarget, live_options, live_target
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.manifests import NESTED_TOO_DEEPLY, ManifestError, check_nesting, load_objects
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
@@ -174,14 +183,14 @@ def _load_vgpu_config(path: str) -> VgpuConfigFile:
         raise InputError(f"{path}: {exc}") from None
 
 
-def _collect_live(
-    kubeconfig: str | None, context: str | None, progress: Callable[[str], None] | None
-) -> Any:
+def _collect_live(target: LiveTarget, progress: Callable[[str], None] | None) -> Any:
     from gpuop.kube import ApiError, KubeError, sync_client
     from gpuop.kube.collect import CollectError, collect
 
+    if progress is not None:
+        progress(f"reading {target.describe()}")
     try:
-        client = sync_client(kubeconfig, context)
+        client = sync_client(target.kubeconfig, target.context)
         return collect(client, progress=progress)
     except (KubeError, CollectError) as exc:
         raise InputError(str(exc)) from None
@@ -191,16 +200,42 @@ def _collect_live(
         raise InputError(f"cannot reach the cluster: {exc}") from None
 
 
-def _emit(report: Report, fmt: str, color: bool | None) -> None:
+def report_data(report: Report, target: LiveTarget | None) -> dict[str, Any]:
+    """The report's JSON/YAML document, naming the cluster for a live read."""
+    data = report.to_dict()
+    if target is None:
+        return data
+    head = {key: data.pop(key) for key in ("schema_version", "tool")}
+    return {**head, "cluster": target.to_dict(), **data}
+
+
+def finding_names(report: Report) -> str:
+    """`-o name`: each object with findings once, as `Kind/name` (what `--ignore` takes)."""
+    seen = dict.fromkeys(finding.subject for finding in report.findings)
+    return "".join(f"{subject}\n" for subject in seen)
+
+
+def with_cluster_line(text: str, target: LiveTarget | None) -> str:
+    """The text report with the cluster named under its first line."""
+    if target is None:
+        return text
+    first, _, rest = text.partition("\n")
+    return f"{first}\n{target.describe()}\n{rest}"
+
+
+def _emit(report: Report, fmt: str, color: bool | None, target: LiveTarget | None) -> None:
     if fmt == "json":
-        sys.stdout.write(report.to_json() + "\n")
+        sys.stdout.write(json.dumps(report_data(report, target), indent=2, ensure_ascii=False))
+        sys.stdout.write("\n")
+    elif fmt == "yaml":
+        emit_data(report_data(report, target), "yaml")
     elif fmt == "sarif":
         sys.stdout.write(json.dumps(to_sarif(report), indent=2) + "\n")
+    elif fmt == "name":
+        sys.stdout.write(finding_names(report))
     else:
-        tty = sys.stdout.isatty()
-        width = shutil.get_terminal_size((110, 24)).columns if tty else 110
-        use_color = tty if color is None else color
-        sys.stdout.write(render_text(report, color=use_color, width=max(width, 60)))
+        text = render_text(report, color=color_enabled(color), width=text_width(fmt))
+        sys.stdout.write(with_cluster_line(text, target))
 
 
 def _progress(message: str) -> None:
@@ -227,11 +262,17 @@ def _guarded(body: Callable[[], int]) -> int:
         gc.enable()
 
 
-@click.command("check")
+@click.command("check", epilog=exit_codes_help())
 @click.argument("files", nargs=-1, metavar="[FILES]...")
-@click.option("--live", is_flag=True, help="Read the cluster through the API instead of files.")
-@click.option("--kubeconfig", metavar="FILE", help="Kubeconfig for --live (default: $KUBECONFIG).")
-@click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context for --live.")
+@click.option(
+    "-f",
+    "--filename",
+    "filenames",
+    multiple=True,
+    metavar="FILE",
+    help="A dump file, bundle directory or '-' (as FILES); repeatable.",
+)
+@live_options
 @click.option(
     "--policy",
     "policy_file",
@@ -252,12 +293,12 @@ def _guarded(body: Callable[[], int]) -> int:
     help="The GPU Operator release that labels the nodes (v25.10.0, or a line: 25.10);"
     " default: read from the input.",
 )
-@output_option("text", "json", "sarif")
-@click.option(
-    "--color/--no-color", default=None, help="Colour the text output (default: on a terminal)."
-)
+@findings_options
+@output_option("text", "wide", "json", "yaml", "name", "sarif")
+@color_option
 def check(
     files: tuple[str, ...],
+    filenames: tuple[str, ...],
     live: bool,
     kubeconfig: str | None,
     context_name: str | None,
@@ -265,6 +306,10 @@ def check(
     pci_ids: str | None,
     vgpu_config_file: str | None,
     operator_version: str | None,
+    severity: str | None,
+    fail_on: str | None,
+    ignores: tuple[str, ...],
+    config_file: str | None,
     output: str,
     color: bool | None,
 ) -> None:
@@ -277,20 +322,26 @@ def check(
       kubectl get nodes,clusterpolicies,kubevirts -A -o json | gpuop check -
       gpuop check ./bundle -o sarif > gpuop.sarif
       gpuop check --live --context lab
+      gpuop check dump.json --severity warning --fail-on warning --ignore GPU305
+      gpuop check dump.json --ignore 'GPU201:Node/legacy-*' -o name
 
-    Exit status: 0 no errors, 1 errors found, 2 unreadable input, input holding none of
-    the kinds check reads (an empty dump, only ConfigMaps), or bad usage.
+    Findings can be managed: --severity hides those below it, --fail-on sets the severity
+    that fails the run, --ignore hides a code (on one object with CODE:KIND/NAME), a
+    .gpuop.yaml in the current directory (or --config FILE) holds the same settings, and an
+    object annotated gpuop.io/ignore: GPU201,GPU305 hides those codes for itself. Identical
+    findings on several objects are printed once, with a count.
     """
 
     def body() -> int:
-        if live and files:
+        paths = (*files, *filenames)
+        if live and paths:
             raise InputError("give FILES or --live, not both")
-        if not live and not files:
+        if not live and not paths:
             raise InputError("give dump files, a bundle directory, '-' for stdin, or --live")
-        if files.count("-") + (pci_ids == "-") > 1:
+        if paths.count("-") + (pci_ids == "-") + (config_file == "-") > 1:
             raise InputError("'-' (stdin) can be given once")
-        if (kubeconfig or context_name) and not live:
-            raise InputError("--kubeconfig and --context need --live")
+        target = live_target(live, kubeconfig, context_name)
+        chosen = finding_filter(severity, fail_on, ignores, config_file)
         policy = _load_policy(policy_file) if policy_file else None
         database = load_pci_database(pci_ids).database
         vgpu = _load_vgpu_config(vgpu_config_file) if vgpu_config_file else None
@@ -298,13 +349,13 @@ def check(
             release = parse_operator_version(operator_version) if operator_version else None
         except ReleaseError as exc:
             raise InputError(str(exc)) from None
-        if live:
-            quiet = output != "text"
-            collected = _collect_live(kubeconfig, context_name, None if quiet else _progress)
+        if target is not None:
+            quiet = output not in ("text", "wide")
+            collected = _collect_live(target, None if quiet else _progress)
             objects: list[Any] = collected.all_objects()
         else:
-            objects = read_objects(files)
-            require_kinds(objects, CHECK_KINDS, "gpuop check", files)
+            objects = read_objects(paths)
+            require_kinds(objects, CHECK_KINDS, "gpuop check", paths)
         report = run_checks(
             objects,
             policy=policy,
@@ -313,7 +364,8 @@ def check(
             vgpu_config=vgpu,
             operator_release=release,
         )
-        _emit(report, output, color)
+        report = chosen.apply(report, objects)
+        _emit(report, output, color, target)
         return report.exit_code
 
     sys.exit(_guarded(body))
@@ -358,7 +410,11 @@ def write_bundle(collected: Any, directory: Path, context: str | None) -> list[P
     metavar="DIR",
     help="Directory for the bundle (created if missing).",
 )
-@click.option("--kubeconfig", metavar="FILE", help="Kubeconfig (default: $KUBECONFIG).")
+@click.option(
+    "--kubeconfig",
+    metavar="FILE",
+    help="Kubeconfig (default, as kubectl: $KUBECONFIG, else ~/.kube/config).",
+)
 @click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context.")
 def collect(output_dir: str, kubeconfig: str | None, context_name: str | None) -> None:
     """Save what `gpuop check` reads from a live cluster into a bundle directory.
@@ -369,9 +425,11 @@ def collect(output_dir: str, kubeconfig: str | None, context_name: str | None) -
     """
 
     def body() -> int:
-        collected = _collect_live(kubeconfig, context_name, _progress)
+        target = live_target(True, kubeconfig, context_name)
+        assert target is not None
+        collected = _collect_live(target, _progress)
         try:
-            written = write_bundle(collected, Path(output_dir), context_name)
+            written = write_bundle(collected, Path(output_dir), target.context)
         except OSError as exc:
             raise InputError(f"cannot write {output_dir}: {exc.strerror or exc}") from None
         counts = ", ".join(

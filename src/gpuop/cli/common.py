@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -10,6 +11,22 @@ from typing import Any, TypeVar
 import click
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+# The exit status of every command, in one table (`gpuop --help` and docs/cli.md show it).
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (0, "done; no finding at or above --fail-on (error by default)"),
+    (1, "findings at or above --fail-on; plan: error notices; other commands: the problem found"),
+    (2, "bad usage, unreadable input, or input holding none of the kinds the command reads"),
+    (3, "internal error (a gpuop bug); GPUOP_TRACEBACK=1 shows the traceback"),
+    (130, "interrupted"),
+)
+
+
+def exit_codes_help() -> str:
+    """The exit-status table as help text (click keeps `\\b` paragraphs as written)."""
+    rows = "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES)
+    return f"\b\nExit status:\n{rows}"
 
 
 class UserError(Exception):
@@ -42,6 +59,46 @@ def emit_data(data: Any, fmt: str) -> None:
         sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
     else:
         raise ValueError(f"unknown data format {fmt}")
+
+
+# Text width when stdout is not a terminal and COLUMNS is not set (a pipe, a CI log).
+PIPE_WIDTH = 110
+# `-o wide`: no wrapping at all.
+UNLIMITED_WIDTH = 1_000_000
+
+
+def color_enabled(flag: bool | None) -> bool:
+    """`--color/--no-color` when given, else off with NO_COLOR set or when stdout is no terminal."""
+    if flag is not None:
+        return flag
+    if os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+def text_width(output: str = "text", minimum: int = 60) -> int:
+    """The width text output fits: `$COLUMNS`, else the terminal's, else PIPE_WIDTH; wide: none."""
+    if output == "wide":
+        return UNLIMITED_WIDTH
+    import shutil
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        width = int(columns)
+    elif sys.stdout.isatty():
+        width = shutil.get_terminal_size((PIPE_WIDTH, 24)).columns
+    else:
+        width = PIPE_WIDTH
+    return max(width, minimum)
+
+
+def color_option(func: F) -> F:
+    """`--color/--no-color` (default: on a terminal, off with NO_COLOR)."""
+    return click.option(
+        "--color/--no-color",
+        default=None,
+        help="Colour the text output (default: on a terminal, unless NO_COLOR is set).",
+    )(func)
 
 
 def read_text_input(path: str) -> str:

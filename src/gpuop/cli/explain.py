@@ -16,7 +16,6 @@ the input cannot be used (one line on stderr, never a traceback).
 from __future__ import annotations
 
 import copy
-import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +28,8 @@ import click
 from gpuop.check.context import KIND_CONFIG
 from gpuop.check.workloads import normalised
 from gpuop.cli.check import BUNDLE_MANIFEST, InputError, read_objects, require_kinds
+from gpuop.cli.common import UserError, emit_data
+from gpuop.cli.live import live_options, live_target
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
 from gpuop.kubevirt.launcher import (
@@ -707,12 +708,17 @@ class GreedyClusterCommand(click.Command):
 
 
 def read_live(kubeconfig: str | None, context: str | None, kinds: Sequence[str]) -> list[Any]:
-    """Objects of `kinds` from the cluster (Nodes and Pods required)."""
+    """Objects of `kinds` from the cluster (Nodes and Pods required), by kubectl's rule."""
     from gpuop.kube import ApiError, KubeError, sync_client
     from gpuop.kube.reads import ReadError, read_cluster
 
     try:
-        client = sync_client(kubeconfig, context)
+        target = live_target(True, kubeconfig, context)
+    except UserError as exc:
+        raise InputError(str(exc)) from None
+    assert target is not None
+    try:
+        client = sync_client(target.kubeconfig, target.context)
         read = read_cluster(client, kinds)
     except (KubeError, ReadError) as exc:
         raise InputError(str(exc)) from None
@@ -835,9 +841,7 @@ def explain_objects(
     is_flag=True,
     help="Explain every Pending pod (and waiting VMI) of the cluster.",
 )
-@click.option("--live", is_flag=True, help="Read the cluster through the API.")
-@click.option("--kubeconfig", metavar="FILE", help="Kubeconfig for --live (default: $KUBECONFIG).")
-@click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context for --live.")
+@live_options
 @click.option(
     "--cluster",
     "cluster_files",
@@ -855,10 +859,11 @@ def explain_objects(
 @click.option(
     "--output",
     "-o",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "wide", "json", "yaml", "name"]),
     default="text",
     show_default=True,
-    help="Output format (json: the explainer's schema, a list when several pods).",
+    help="Output format (json, yaml: the explainer's schema, a list when several pods;"
+    " name: Kind/namespace/name of each workload that does not fit; wide: every node).",
 )
 def explain(
     manifests: tuple[str, ...],
@@ -907,13 +912,18 @@ def explain(
             cluster_files=cluster_files,
             memory_overhead=memory_overhead,
         )
-        if output == "json":
+        if output in ("json", "yaml"):
             data: Any = [r.to_dict() for r in results] if as_list else results[0].to_dict()
-            sys.stdout.write(json.dumps(data, indent=2) + "\n")
+            emit_data(data, output)
+        elif output == "name":
+            for result in results:
+                if not result.fits:
+                    sys.stdout.write(f"{result.subject.kind}/{result.subject.key}\n")
         elif not results:
             sys.stdout.write("no Pending pods or waiting VMIs\n")
         else:
-            sys.stdout.write(printable(render_text(results, all_nodes=all_nodes)))
+            every = all_nodes or output == "wide"
+            sys.stdout.write(printable(render_text(results, all_nodes=every)))
         return EXIT_FITS if all(r.fits for r in results) else EXIT_UNSCHEDULABLE
 
     finish(guarded(body))

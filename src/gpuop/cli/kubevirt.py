@@ -33,8 +33,15 @@ import yaml
 from gpuop.check import Report, render_text, run_checks
 from gpuop.check.kubevirt import parse_version, read_hyperconverged, read_kubevirt
 from gpuop.check.workloads import normalised
-from gpuop.cli.check import InputError, read_objects, require_kinds
-from gpuop.cli.common import UserError
+from gpuop.cli.check import InputError, finding_names, read_objects, require_kinds
+from gpuop.cli.common import (
+    UserError,
+    color_enabled,
+    color_option,
+    emit_data,
+    exit_codes_help,
+    text_width,
+)
 from gpuop.cli.explain import (
     GreedyClusterCommand,
     finish,
@@ -43,6 +50,8 @@ from gpuop.cli.explain import (
     quantity_problem,
     read_live,
 )
+from gpuop.cli.findings import finding_filter, findings_options
+from gpuop.cli.live import live_options
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.kubevirt.permitted import FEATURE_GATES, permitted_host_devices, vmi_example
 from gpuop.manifests import NESTED_TOO_DEEPLY, check_nesting
@@ -261,17 +270,8 @@ def kubevirt() -> None:
     """
 
 
-_live_options = [
-    click.option("--live", is_flag=True, help="Read the cluster through the API."),
-    click.option("--kubeconfig", metavar="FILE", help="Kubeconfig for --live."),
-    click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context."),
-]
-
-
 def _with_live(func: Any) -> Any:
-    for option in reversed(_live_options):
-        func = option(func)
-    return func
+    return live_options(func)
 
 
 @kubevirt.command("permitted-devices")
@@ -286,6 +286,13 @@ def _with_live(func: Any) -> Any:
     help="patch: a JSON merge patch for the KubeVirt CR; snippet: the YAML block.",
 )
 @pci_ids_option
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["json", "yaml"]),
+    default=None,
+    help="The merge patch as JSON (the same as --format patch) or YAML.",
+)
 def permitted_devices(
     files: tuple[str, ...],
     live: bool,
@@ -293,6 +300,7 @@ def permitted_devices(
     context_name: str | None,
     fmt: str,
     pci_ids: str | None,
+    output: str | None,
 ) -> None:
     """The KubeVirt CR's permittedHostDevices for what the nodes advertise.
 
@@ -306,6 +314,10 @@ def permitted_devices(
     """
 
     def body() -> int:
+        if output is not None and fmt == "snippet":
+            raise InputError(
+                f"-o {output} is the patch; --format snippet is YAML to paste: pick one"
+            )
         database = _load_pci_ids(pci_ids, files)
         objects = _input_objects(
             files,
@@ -322,7 +334,10 @@ def permitted_devices(
         hco = _hyperconverged_cr(objects)
         kind = "KubeVirt" if hco is None else "HyperConverged"
         built = build_permitted(nodes, cr if hco is None else _as_kubevirt_shape(hco), database)
-        if fmt == "patch":
+        if output == "yaml":
+            patch = permitted_patch(built.permitted, built.gates, kind)
+            sys.stdout.write(yaml.safe_dump(patch, sort_keys=False))
+        elif fmt == "patch":
             patch = permitted_patch(built.permitted, built.gates, kind)
             sys.stdout.write(json.dumps(patch, indent=2) + "\n")
         else:
@@ -385,25 +400,32 @@ def _check_header(objects: Sequence[Mapping[str, Any]]) -> str:
     return f"gpuop kubevirt check: {which}, {nodes} node(s), {vmis} VMI(s)\n"
 
 
-@kubevirt.command("check")
+@kubevirt.command("check", epilog=exit_codes_help())
 @click.argument("files", nargs=-1, metavar="[FILES]...")
 @_with_live
 @pci_ids_option
+@findings_options
 @click.option(
     "--output",
     "-o",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "wide", "json", "yaml", "name"]),
     default="text",
     show_default=True,
-    help="Output format (json: gpuop check's schema).",
+    help="Output format (json, yaml: gpuop check's schema; name: objects with findings).",
 )
+@color_option
 def check(
     files: tuple[str, ...],
     live: bool,
     kubeconfig: str | None,
     context_name: str | None,
     pci_ids: str | None,
+    severity: str | None,
+    fail_on: str | None,
+    ignores: tuple[str, ...],
+    config_file: str | None,
     output: str,
+    color: bool | None,
 ) -> None:
     """Check a KubeVirt CR and its VMIs against what the nodes advertise.
 
@@ -420,6 +442,10 @@ def check(
     """
 
     def body() -> int:
+        try:
+            chosen = finding_filter(severity, fail_on, ignores, config_file)
+        except UserError as exc:
+            raise InputError(str(exc)) from None
         database = _load_pci_ids(pci_ids, files)
         objects = _input_objects(
             files,
@@ -430,10 +456,16 @@ def check(
             "check",
         )
         report = kubevirt_report(run_checks(objects, pci_db=database))
+        report = chosen.apply(report, objects)
         if output == "json":
             sys.stdout.write(report.to_json() + "\n")
+        elif output == "yaml":
+            emit_data(report.to_dict(), output)
+        elif output == "name":
+            sys.stdout.write(finding_names(report))
         else:
-            sys.stdout.write(_check_header(objects) + render_text(report).split("\n", 1)[1])
+            body_text = render_text(report, color=color_enabled(color), width=text_width(output))
+            sys.stdout.write(_check_header(objects) + body_text.split("\n", 1)[1])
         return report.exit_code
 
     finish(guarded(body))

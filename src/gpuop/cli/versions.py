@@ -6,10 +6,10 @@ version given on the command line cannot be read (one line on stderr, never a tr
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import os
-import shutil
 import sys
 from collections.abc import Callable
 from datetime import date
@@ -18,15 +18,25 @@ from typing import Any, NoReturn
 import click
 
 from gpuop.catalog.versions import VersionMatrix, version_matrix
-from gpuop.cli.check import InputError, read_objects, require_kinds
+from gpuop.cli.check import (
+    InputError,
+    finding_names,
+    read_objects,
+    require_kinds,
+    with_cluster_line,
+)
 from gpuop.cli.common import (
     UserError,
+    color_enabled,
+    color_option,
     emit_data,
-    kubeconfig_option,
+    exit_codes_help,
     output_option,
     read_text_input,
-    resolve_kubeconfig,
+    text_width,
 )
+from gpuop.cli.findings import finding_filter, findings_options
+from gpuop.cli.live import LiveTarget, live_options, live_target
 from gpuop.manifests import ManifestError, load_objects
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
 from gpuop.versions import (
@@ -40,7 +50,6 @@ from gpuop.versions import (
     side_from_release,
     to_versions_sarif,
 )
-from gpuop.versions.output import to_json
 from gpuop.versions.parse import kubernetes_minor, looks_like_release, release_name
 from gpuop.versions.release import describe_releases
 
@@ -112,13 +121,15 @@ def _load_policy(path: str) -> ResolvedPolicy:
         raise UserError(f"{shown}: not a valid ClusterPolicy: {problems}") from None
 
 
-def _live(kubeconfig: str | None, context: str | None) -> Any:
+def _live(target: LiveTarget, quiet: bool = False) -> Any:
     from gpuop.kube import ApiError, KubeError, sync_client
     from gpuop.kube.collect import CollectError
     from gpuop.kube.versions import read_version_inputs
 
+    if not quiet:
+        _progress(f"reading Nodes, ClusterPolicies and /version of {target.describe()}")
     try:
-        client = sync_client(resolve_kubeconfig(kubeconfig), context)
+        client = sync_client(target.kubeconfig, target.context)
         return read_version_inputs(client)
     except (KubeError, CollectError) as exc:
         raise UserError(str(exc)) from None
@@ -132,6 +143,13 @@ def _progress(message: str) -> None:
     click.echo(f"gpuop: {message}", err=True)
 
 
+def _with_cluster(data: dict[str, Any], target: LiveTarget | None) -> dict[str, Any]:
+    if target is None:
+        return data
+    head = {key: data.pop(key) for key in ("schema_version", "tool")}
+    return {**head, "cluster": target.to_dict(), **data}
+
+
 @click.group("versions")
 def versions() -> None:
     """The cluster against the GPU Operator version matrix.
@@ -141,11 +159,17 @@ def versions() -> None:
     """
 
 
-@versions.command("check")
+@versions.command("check", epilog=exit_codes_help())
 @click.argument("files", nargs=-1, metavar="[FILES]...")
-@click.option("--live", is_flag=True, help="Read the cluster through the API instead of files.")
-@kubeconfig_option
-@click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context for --live.")
+@click.option(
+    "-f",
+    "--filename",
+    "filenames",
+    multiple=True,
+    metavar="FILE",
+    help="A dump file, bundle directory or '-' (as FILES); repeatable.",
+)
+@live_options
 @click.option(
     "--policy",
     "policy_file",
@@ -163,12 +187,12 @@ def versions() -> None:
     help="The cluster's Kubernetes version (default: the API server's with --live).",
 )
 @click.option("--today", metavar="YYYY-MM-DD", help="Date for end-of-life checks (default: today).")
-@output_option("text", "json", "sarif")
-@click.option(
-    "--color/--no-color", default=None, help="Colour the text output (default: on a terminal)."
-)
+@findings_options
+@output_option("text", "wide", "json", "yaml", "name", "sarif")
+@color_option
 def check(
     files: tuple[str, ...],
+    filenames: tuple[str, ...],
     live: bool,
     kubeconfig: str | None,
     context_name: str | None,
@@ -176,6 +200,10 @@ def check(
     operator_release: str | None,
     kubernetes_version: str | None,
     today: str | None,
+    severity: str | None,
+    fail_on: str | None,
+    ignores: tuple[str, ...],
+    config_file: str | None,
     output: str,
     color: bool | None,
 ) -> None:
@@ -188,36 +216,36 @@ def check(
       gpuop versions check dump.json
       gpuop versions check --live --context lab -o sarif > versions.sarif
       gpuop versions check dump.json --operator-release 25.10.1 --kubernetes-version 1.31
+      gpuop versions check dump.json --severity warning --ignore VER004
 
-    Exit status: 0 no errors, 1 errors found, 2 unreadable input, input holding no Node
-    or ClusterPolicy, or bad usage.
+    Findings are managed as in `gpuop check`: --severity, --fail-on, --ignore, .gpuop.yaml
+    and the gpuop.io/ignore annotation.
     """
 
     def body() -> int:
-        if live and files:
+        paths = (*files, *filenames)
+        if live and paths:
             raise UserError("give FILES or --live, not both")
-        if not live and not files:
+        if not live and not paths:
             raise UserError("give dump files, a bundle directory, '-' for stdin, or --live")
-        if files.count("-") > 1:
+        if paths.count("-") + (policy_file == "-") + (config_file == "-") > 1:
             raise UserError("'-' (stdin) can be given once")
-        if context_name and not live:
-            raise UserError("--context needs --live")
+        target = live_target(live, kubeconfig, context_name)
+        chosen = finding_filter(severity, fail_on, ignores, config_file)
         release = _release_option(operator_release)
         kube = _kubernetes("--kubernetes-version", kubernetes_version)
         day = _today(today)
         policy = _load_policy(policy_file) if policy_file else None
         kube_source = "--kubernetes-version"
-        if live:
-            if output == "text":
-                _progress("reading Nodes, ClusterPolicies and /version")
-            inputs = _live(kubeconfig, context_name)
+        if target is not None:
+            inputs = _live(target, quiet=output not in ("text", "wide"))
             objects: list[Any] = inputs.objects
             if kube is None and inputs.server_version:
                 kube = _kubernetes("the API server's /version", inputs.server_version)
                 kube_source = "API server /version"
         else:
-            objects = read_objects(files)
-            require_kinds(objects, ("Node", "ClusterPolicy"), "gpuop versions check", files)
+            objects = read_objects(paths)
+            require_kinds(objects, ("Node", "ClusterPolicy"), "gpuop versions check", paths)
         result = check_versions(
             objects,
             today=day,
@@ -227,15 +255,21 @@ def check(
             kubernetes_version=kube,
             kubernetes_source=kube_source,
         )
+        result = dataclasses.replace(result, report=chosen.apply(result.report, objects))
         if output == "json":
-            sys.stdout.write(to_json(result) + "\n")
+            data = _with_cluster(result.to_dict(), target)
+            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        elif output == "yaml":
+            emit_data(_with_cluster(result.to_dict(), target), "yaml")
         elif output == "sarif":
             sys.stdout.write(json.dumps(to_versions_sarif(result), indent=2) + "\n")
+        elif output == "name":
+            sys.stdout.write(finding_names(result.report))
         else:
-            tty = sys.stdout.isatty()
-            width = shutil.get_terminal_size((110, 24)).columns if tty else 110
-            use_color = tty if color is None else color
-            sys.stdout.write(render_versions_text(result, color=use_color, width=max(width, 60)))
+            text = render_versions_text(
+                result, color=color_enabled(color), width=text_width(output)
+            )
+            sys.stdout.write(with_cluster_line(text, target))
         return result.exit_code
 
     sys.exit(_guarded(body))
@@ -272,9 +306,7 @@ def _side(value: str, placement: ResolvedPolicy, matrix: VersionMatrix) -> Side:
     metavar="FILE",
     help="Nodes to preview (dump file, bundle directory or '-'); repeat for several.",
 )
-@click.option("--live", is_flag=True, help="Read the nodes from the cluster.")
-@kubeconfig_option
-@click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context for --live.")
+@live_options
 @click.option(
     "--policy",
     "policy_file",
@@ -285,7 +317,7 @@ def _side(value: str, placement: ResolvedPolicy, matrix: VersionMatrix) -> Side:
 @click.option("--kubernetes-from", metavar="VERSION", help="Kubernetes before the change.")
 @click.option("--kubernetes-to", metavar="VERSION", help="Kubernetes after the change.")
 @click.option("--today", metavar="YYYY-MM-DD", help="Date for end-of-life checks (default: today).")
-@output_option("text", "json")
+@output_option("text", "json", "yaml")
 def preview(
     old: str,
     new: str,
@@ -315,8 +347,7 @@ def preview(
     def body() -> int:
         if live and dumps:
             raise UserError("give --dump or --live, not both")
-        if context_name and not live:
-            raise UserError("--context needs --live")
+        target = live_target(live, kubeconfig, context_name)
         if (kubernetes_from is None) != (kubernetes_to is None):
             raise UserError("give --kubernetes-from and --kubernetes-to together")
         start = _kubernetes("--kubernetes-from", kubernetes_from)
@@ -326,8 +357,11 @@ def preview(
         nodes: list[Any] | None = None
         dumped_policy: ResolvedPolicy | None = None
         if live or dumps:
-            objects = _live(kubeconfig, context_name).objects if live else read_objects(dumps)
-            if not live:
+            if target is not None:
+                objects = _live(target, quiet=output != "text").objects
+            else:
+                objects = read_objects(dumps)
+            if target is None:
                 require_kinds(objects, ("Node",), "gpuop upgrade preview --dump", dumps)
             nodes = [obj for obj in objects if isinstance(obj, dict) and obj.get("kind") == "Node"]
             policies = [
@@ -347,8 +381,8 @@ def preview(
         result = preview_upgrade(
             old_side, new_side, nodes, today=day, kubernetes=kubernetes, matrix=matrix
         )
-        if output == "json":
-            emit_data(result.to_dict(), "json")
+        if output in ("json", "yaml"):
+            emit_data(result.to_dict(), output)
         else:
             sys.stdout.write(render_preview_text(result))
         return result.exit_code

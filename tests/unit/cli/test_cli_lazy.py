@@ -57,7 +57,7 @@ def test_help_lists_commands_as_click_would_with_all_loaded() -> None:
         "for name in COMMANDS:\n"
         "    cli.get_command(click.Context(cli), name)\n"
         "eager = click.Group(name='gpuop', commands=cli.commands, help=cli.help,\n"
-        "    context_settings=cli.context_settings, params=cli.params)\n"
+        "    context_settings=cli.context_settings, params=cli.params, epilog=cli.epilog)\n"
         "with click.Context(eager, info_name='gpuop') as ctx:\n"
         "    print(lazy == eager.get_help(ctx))\n"
         "print(lazy)\n"
@@ -88,8 +88,18 @@ def test_every_command_help_runs(gpuop: RunCli, name: str) -> None:
 def test_help_lists_every_command(gpuop: RunCli) -> None:
     result = gpuop("--help")
     assert result.code == 0
-    listed = [line.split()[0] for line in result.stdout.split("Commands:\n")[1].splitlines()]
+    table = result.stdout.split("Commands:\n")[1].split("\n\n")[0]
+    listed = [line.split()[0] for line in table.splitlines()]
     assert listed == sorted(COMMANDS)
+
+
+def test_help_shows_the_exit_status_table(gpuop: RunCli) -> None:
+    from gpuop.cli.common import EXIT_CODES
+
+    text = gpuop("--help").stdout
+    assert "Exit status:" in text
+    for code, meaning in EXIT_CODES:
+        assert f"{code:<4} {meaning}" in text
 
 
 def test_unknown_command_is_a_usage_error(gpuop: RunCli) -> None:

@@ -679,10 +679,20 @@ def _status_error(code: int, as_api_error: bool) -> Exception:
 def _live(
     monkeypatch: pytest.MonkeyPatch, objects: list[dict[str, Any]], **failures: Exception
 ) -> None:
+    import tempfile
+
     import gpuop.kube
 
     fake = FakeCluster(objects, failures)
     monkeypatch.setattr(gpuop.kube, "sync_client", lambda *_args, **_kw: fake)
+    # --live follows kubectl's rule: it needs a kubeconfig to name the cluster it reads.
+    kubeconfig = Path(tempfile.mkdtemp()) / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+        "contexts: [{name: fake, context: {cluster: fake}}]\n"
+        "clusters: [{name: fake, cluster: {server: 'https://fake.invalid'}}]\n"
+    )
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
 
 
 def _dump(*names: str) -> list[dict[str, Any]]:

@@ -109,7 +109,7 @@ def test_check_with_a_policy_file_and_a_release(dump: Path, tmp_path: Path) -> N
             "--operator-release: '26.7' is not a GPU Operator release",
         ),
         (("--today", "tomorrow"), "--today 'tomorrow': expected a date"),
-        (("--context", "lab"), "--context needs --live"),
+        (("--context", "lab"), "--kubeconfig and --context need --live"),
         (("--live",), "not both"),
         (("--policy", "/no/such/policy.yaml"), "cannot read /no/such/policy.yaml"),
     ],
@@ -136,19 +136,36 @@ def test_an_unknown_release_is_a_finding_not_an_error(dump: Path) -> None:
     assert "VER001" in result.stdout and "27.1.0 is not in gpuop's version matrix" in result.stdout
 
 
-def test_check_live_uses_the_server_version(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_live_uses_the_server_version(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from gpuop.kube.versions import VersionInputs
 
-    def fake_live(kubeconfig: str | None, context: str | None) -> VersionInputs:
+    def fake_live(target: Any, quiet: bool = False) -> VersionInputs:
         return VersionInputs([cluster_policy("26.7.0"), gpu_node("gpu-1")], "v1.31.4-eks-abc")
 
     # `gpuop.cli.versions` as an attribute is the click group the package exports; patch the module.
     monkeypatch.setattr(sys.modules["gpuop.cli.versions"], "_live", fake_live)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "current-context: lab\ncontexts: [{name: lab, context: {cluster: lab-cluster}}]\n"
+        "clusters: [{name: lab-cluster, cluster: {server: 'https://10.0.0.1:6443'}}]\n"
+    )
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
     result = invoke(versions, "check", "--live", "-o", "json", *TODAY)
     assert result.exit_code == 1
     data = json.loads(result.stdout)
     assert data["versions"]["kubernetes"] == "v1.31.4-eks-abc"
     assert data["versions"]["kubernetes_source"] == "API server /version"
+    # The report names the cluster it read (kubectl's rule: $KUBECONFIG here).
+    assert data["cluster"] == {
+        "cluster": "lab-cluster",
+        "server": "https://10.0.0.1:6443",
+        "context": "lab",
+        "kubeconfig": str(kubeconfig),
+    }
+    text = invoke(versions, "check", "--live", *TODAY)
+    assert text.stdout.splitlines()[1] == "cluster lab-cluster (https://10.0.0.1:6443), context lab"
 
 
 # --- upgrade preview ---------------------------------------------------------------------

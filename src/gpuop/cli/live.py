@@ -1,0 +1,146 @@
+"""One rule for every `--live` command: kubectl's, so gpuop reads the cluster kubectl reads.
+
+The kubeconfig is `--kubeconfig`, else the first existing file of `$KUBECONFIG` (a
+colon-separated list, as kubectl takes it), else `~/.kube/config`; with none of them, the
+pod's service account when gpuop runs in a cluster. `--context` picks a context, else the
+kubeconfig's current one. The report names the cluster it read, so a CI log never leaves
+open which cluster was checked.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from gpuop.cli.common import UserError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_KUBECONFIG = "~/.kube/config"
+
+
+def live_options(func: F) -> F:
+    """`--live`, `--kubeconfig FILE` and `--context NAME`, the same on every command."""
+    options = [
+        click.option("--live", is_flag=True, help="Read the cluster through the API."),
+        click.option(
+            "--kubeconfig",
+            metavar="FILE",
+            default=None,
+            help="Kubeconfig for --live (default, as kubectl: $KUBECONFIG, else ~/.kube/config).",
+        ),
+        click.option(
+            "--context",
+            "context_name",
+            metavar="NAME",
+            default=None,
+            help="Kubeconfig context for --live (default: its current context).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@dataclass(frozen=True)
+class LiveTarget:
+    """The kubeconfig and context a live read uses, and the cluster they name."""
+
+    kubeconfig: str | None
+    context: str | None
+    cluster: str | None = None
+    server: str | None = None
+
+    def describe(self) -> str:
+        """`cluster lab (https://127.0.0.1:6443), context lab-admin`."""
+        if self.kubeconfig is None:
+            return "cluster: in-cluster service account"
+        name = self.cluster or "?"
+        server = f" ({self.server})" if self.server else ""
+        context = f", context {self.context}" if self.context else ""
+        return f"cluster {name}{server}{context}"
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {
+            "cluster": self.cluster,
+            "server": self.server,
+            "context": self.context,
+            "kubeconfig": self.kubeconfig,
+        }
+
+
+def kubeconfig_path(flag: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """kubectl's choice of kubeconfig file; None when there is none (in-cluster)."""
+    env = os.environ if environ is None else environ
+    if flag:
+        return flag
+    listed = [item for item in env.get("KUBECONFIG", "").split(os.pathsep) if item]
+    for item in listed:
+        if Path(item).expanduser().is_file():
+            return str(Path(item).expanduser())
+    if listed:
+        raise UserError(f"$KUBECONFIG ({env['KUBECONFIG']}): no such file")
+    default = Path(DEFAULT_KUBECONFIG).expanduser()
+    return str(default) if default.is_file() else None
+
+
+def _named(path: str, context: str | None) -> LiveTarget:
+    """The context's cluster name and server, read from the kubeconfig for the header."""
+    from gpuop.cli.support import load_yaml_document
+
+    if not os.path.isfile(path):
+        raise UserError(f"--kubeconfig {path}: no such file")
+    document = load_yaml_document(path, "kubeconfig")
+    if not isinstance(document, Mapping):
+        raise UserError(f"{path}: not a kubeconfig (expected a mapping)")
+    chosen = context or document.get("current-context")
+    if not isinstance(chosen, str) or not chosen:
+        raise UserError(f"{path}: no current-context; give --context")
+    entry = _entry(document.get("contexts"), chosen)
+    if entry is None:
+        raise UserError(f"{path}: no context {chosen!r}")
+    details = entry.get("context")
+    cluster = details.get("cluster") if isinstance(details, Mapping) else None
+    cluster_name = cluster if isinstance(cluster, str) else None
+    cluster_entry = _entry(document.get("clusters"), cluster_name) if cluster_name else None
+    server = None
+    if cluster_entry is not None and isinstance(cluster_entry.get("cluster"), Mapping):
+        value = cluster_entry["cluster"].get("server")
+        server = value if isinstance(value, str) else None
+    return LiveTarget(path, chosen, cluster_name, server)
+
+
+def _entry(items: Any, name: str) -> Mapping[str, Any] | None:
+    if not isinstance(items, list):
+        return None
+    for item in items:
+        if isinstance(item, Mapping) and item.get("name") == name:
+            return item
+    return None
+
+
+def live_target(live: bool, kubeconfig: str | None, context: str | None) -> LiveTarget | None:
+    """The target for `--live`, None without it; refuses --kubeconfig/--context alone."""
+    if not live:
+        if kubeconfig or context:
+            raise UserError("--kubeconfig and --context need --live")
+        return None
+    path = kubeconfig_path(kubeconfig)
+    if path is None:
+        if not os.environ.get("KUBERNETES_SERVICE_HOST"):
+            raise UserError(
+                "--live: no kubeconfig (give --kubeconfig, set $KUBECONFIG, or create"
+                f" {DEFAULT_KUBECONFIG})"
+            )
+        if context:
+            raise UserError("--context needs a kubeconfig; none found")
+        return LiveTarget(None, None)
+    return _named(path, context)
+
+
+__all__ = ["LiveTarget", "kubeconfig_path", "live_options", "live_target"]
