@@ -10,7 +10,7 @@ if [ -x "$target/containerd" ]; then
     exit 0
 fi
 echo "containerd $version: building from the Go module proxy (about 15 minutes on 2 cores)"
-cd "$(dirname "$0")/../controlplane/containerd"
+cd "$(dirname "$0")/../src/gpuop/controlplane/modules/containerd"
 rm -rf "$target.tmp"
 mkdir -p "$target.tmp"
 GOWORK=off GOTOOLCHAIN=local GOFLAGS= CGO_ENABLED=0 go build -trimpath \
