@@ -3,6 +3,8 @@
 #   make setup   Debian packages, .venv with gpuop[dev], control-plane binaries and helm (cached;
 #                the first build takes ~20 min on 2 cores)
 #   make test    ruff check, ruff format --check, mypy, lint-imports, pytest (unit + e2e)
+#   make image   the operator image (OCI layout, an archive for docker load / ctr images import,
+#                an SPDX SBOM) in dist/image/, from Debian packages and the wheel; no daemon
 #
 # `make -k test` runs every check even after one fails (CI does).
 
@@ -16,7 +18,7 @@ PYTEST_ARGS ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_PACKAGES := $(shell sed -e 's/\#.*//' scripts/debian-packages.txt)
 
-.PHONY: setup system-packages venv binaries containerd2 test lint format-check typecheck imports pytest lab
+.PHONY: setup system-packages venv binaries containerd2 test lint format-check typecheck imports pytest lab image
 
 setup: system-packages venv binaries containerd2
 
@@ -61,3 +63,8 @@ pytest:
 # The main job: the three-node lab on a local cluster (builds the control plane once).
 lab: system-packages venv binaries
 	$(BIN)/gpuop lab
+
+# The operator image (needs root or user namespaces, mmdebstrap from system-packages); the
+# Debian packages and wheels it downloads are cached in ~/.cache/gpuop/image.
+image: system-packages venv
+	$(BIN)/python image/build_image.py build --out dist/image

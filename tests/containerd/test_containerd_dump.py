@@ -12,7 +12,7 @@ at the temporary drop-in.
 
 Binaries: `containerd` on PATH (Debian's 1.6, config version 2; CI installs it) and, for config
 versions 3 and 4, a containerd 2.x from $GPUOP_CONTAINERD2 or /root/.cache/gpuop/bin/containerd-*/
-(built from controlplane/containerd/, see its README.md). A missing binary skips its tests, unless
+(built from src/gpuop/controlplane/modules/containerd/, see its README.md). A missing binary skips its tests, unless
 GPUOP_REQUIRE_CONTAINERD=1 makes that a failure.
 """
 

@@ -326,7 +326,7 @@ def build(no_download: bool) -> None:
 
     Reuses the cache, else downloads the official releases (used only when their
     published sha256 matches), else builds them with `go build` from the wrapper modules
-    in controlplane/ (needs Go 1.26+ and the Go module proxy). Prints each binary's path.
+    shipped in the package (needs Go 1.26+ and the Go module proxy). Prints each binary's path.
     CI runs this before the tests so the first e2e test does not pay for the build.
 
     \b
@@ -335,7 +335,7 @@ def build(no_download: bool) -> None:
       GPUOP_DOWNLOAD_BASE_URL    a mirror laid out as <base>/<host>/<path> of the
                                  release URLs (what `wget -x` writes)
       GPUOP_NO_DOWNLOAD=1        skip the downloads
-      GPUOP_SOURCE_DIR           a gpuop checkout holding controlplane/ (for go build)
+      GPUOP_SOURCE_DIR           other Go wrapper modules (a gpuop checkout)
       GOPROXY                    the Go module proxy go build fetches from
     """
     names = ", ".join(comp.label for comp in COMPONENTS)

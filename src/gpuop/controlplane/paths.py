@@ -9,8 +9,9 @@ them without touching the user's home:
 * the cluster state, ``<state>/clusters/<name>/`` where ``<state>`` is
   ``${GPUOP_STATE_DIR:-${XDG_STATE_HOME:-~/.local/state}/gpuop}`` (PKI, kubeconfig, pid files,
   logs, etcd data);
-* the Go wrapper modules, ``controlplane/`` at the root of a gpuop source checkout, found from
-  this file's location or from ``GPUOP_SOURCE_DIR``.
+* the Go wrapper modules, ``gpuop/controlplane/modules/<component>/`` (go.mod and go.sum),
+  shipped inside the package so an installed gpuop builds its binaries without a source
+  checkout; ``GPUOP_SOURCE_DIR`` points at other ones (a checkout, or a folder of modules).
 """
 
 from __future__ import annotations
@@ -78,26 +79,36 @@ def _looks_like_wrappers(path: Path) -> bool:
     return (path / "kubernetes" / "go.mod").is_file()
 
 
+MODULES = "modules"
+
+
+def packaged_wrapper_root() -> Path:
+    """The wrapper modules shipped with this package (``gpuop/controlplane/modules``)."""
+    return Path(__file__).resolve().parent / MODULES
+
+
 def wrapper_root() -> Path:
-    """The ``controlplane/`` folder holding one Go wrapper module per component."""
+    """The folder holding one Go wrapper module per component (``<component>/go.mod``)."""
     explicit = _env_dir("GPUOP_SOURCE_DIR")
     if explicit is not None:
-        for candidate in (explicit / "controlplane", explicit):
+        candidates = (explicit / "src" / "gpuop" / "controlplane" / MODULES, explicit)
+        for candidate in candidates:
             if _looks_like_wrappers(candidate):
                 return candidate
         raise ControlPlaneError(
-            f"GPUOP_SOURCE_DIR={explicit} holds no controlplane/kubernetes/go.mod; point it at "
-            "the root of a gpuop source checkout (the folder with pyproject.toml and controlplane/)"
+            f"GPUOP_SOURCE_DIR={explicit} holds no Go wrapper modules (looked for "
+            f"{candidates[0]}/kubernetes/go.mod and {explicit}/kubernetes/go.mod); point it at "
+            "the root of a gpuop source checkout or at a folder with one <component>/go.mod each"
         )
-    # src/gpuop/controlplane/paths.py -> the repository root is three folders up from gpuop/.
-    candidate = Path(__file__).resolve().parents[3] / "controlplane"
-    if _looks_like_wrappers(candidate):
-        return candidate
+    packaged = packaged_wrapper_root()
+    if _looks_like_wrappers(packaged):
+        return packaged
     raise ControlPlaneError(
-        "cannot find the Go wrapper modules (controlplane/) needed to build the control-plane "
-        f"binaries: looked in {candidate}. gpuop seems to be installed without its sources; set "
-        "GPUOP_SOURCE_DIR to the root of a gpuop source checkout, or put prebuilt binaries in "
-        f"{bin_root()}/<component>-<version>/"
+        "cannot find the Go wrapper modules needed to build the control-plane binaries: "
+        f"{packaged}/kubernetes/go.mod is missing, so this gpuop was installed without its "
+        "package data. Reinstall it from the wheel or sdist (pip install gpuop-<version>.whl), "
+        "set GPUOP_SOURCE_DIR to the root of a gpuop source checkout, or put prebuilt binaries "
+        f"in {bin_root()}/<component>-<version>/"
     )
 
 

@@ -1,10 +1,10 @@
 """The pinned versions of every control-plane component, and how each one is built.
 
-Why this module exists: the Go wrapper modules under ``controlplane/``, the binary cache
+Why this module exists: the Go wrapper modules under ``controlplane/modules/``, the binary cache
 layout, the download URLs, the version stamp the apiserver reports on ``/version`` and the
 ``cluster.json`` of a running cluster all have to agree on one version per component.
-Changing a version means changing it here and in the matching ``controlplane/<component>/go.mod``
-(and its go.sum), nowhere else.
+Changing a version means changing it here and in the matching
+``controlplane/modules/<component>/go.mod`` (and its go.sum), nowhere else.
 """
 
 from __future__ import annotations
