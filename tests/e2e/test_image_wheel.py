@@ -75,6 +75,12 @@ def test_gpuop_runs_from_the_fresh_venv(installed: Path, tmp_path: Path) -> None
     assert "0.1.0" in version
     planned = _run([str(installed / "gpuop"), "plan", "--gpu", "A10", "--count", "2"], cwd=tmp_path)
     assert "2 x A10" in planned and "Workload config: container" in planned
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(_run([str(installed / "gpuop"), "policy", "defaults"], cwd=tmp_path))
+    rendered = _run(
+        [str(installed / "gpuop"), "render", "--policy", str(policy), "-o", "json"], cwd=tmp_path
+    )
+    assert '"nvidia-driver-startup-probe"' in rendered and '"nvidia-driver"' in rendered
 
 
 def test_the_installed_package_finds_its_own_go_modules(installed: Path, tmp_path: Path) -> None:
