@@ -31,6 +31,7 @@ from gpuop.cli.common import (
     color_option,
     emit_data,
     exit_codes_help,
+    filename_option,
     output_option,
     text_width,
 )
@@ -264,14 +265,7 @@ def _guarded(body: Callable[[], int]) -> int:
 
 @click.command("check", epilog=exit_codes_help())
 @click.argument("files", nargs=-1, metavar="[FILES]...")
-@click.option(
-    "-f",
-    "--filename",
-    "filenames",
-    multiple=True,
-    metavar="FILE",
-    help="A dump file, bundle directory or '-' (as FILES); repeatable.",
-)
+@filename_option
 @live_options
 @click.option(
     "--policy",

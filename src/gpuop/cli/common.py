@@ -146,3 +146,15 @@ def parse_labels(items: tuple[str, ...]) -> dict[str, str]:
             raise UserError(f"--label {item!r}: expected KEY=VALUE")
         labels[key] = value
     return labels
+
+
+def filename_option(func: F) -> F:
+    """`-f/--filename FILE`, repeatable: input files beside the positional ones."""
+    return click.option(
+        "-f",
+        "--filename",
+        "filenames",
+        multiple=True,
+        metavar="FILE",
+        help="A dump file, bundle directory or '-' (as FILES); repeatable.",
+    )(func)

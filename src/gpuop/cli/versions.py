@@ -31,6 +31,7 @@ from gpuop.cli.common import (
     color_option,
     emit_data,
     exit_codes_help,
+    filename_option,
     output_option,
     read_text_input,
     text_width,
@@ -161,14 +162,7 @@ def versions() -> None:
 
 @versions.command("check", epilog=exit_codes_help())
 @click.argument("files", nargs=-1, metavar="[FILES]...")
-@click.option(
-    "-f",
-    "--filename",
-    "filenames",
-    multiple=True,
-    metavar="FILE",
-    help="A dump file, bundle directory or '-' (as FILES); repeatable.",
-)
+@filename_option
 @live_options
 @click.option(
     "--policy",

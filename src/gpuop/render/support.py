@@ -132,32 +132,24 @@ def identity_objects(
             "metadata": _metadata(account, namespace, labels, owner, managed_by),
         }
     ]
-    if identity.role is not None:
-        name = identity.role["name"]
+    grants = (
+        (identity.role, "Role", "RoleBinding", namespace),
+        (identity.cluster_role, "ClusterRole", "ClusterRoleBinding", None),
+    )
+    for role, role_kind, binding_kind, scope in grants:
+        if role is None:
+            continue
+        name = role["name"]
         objects.append(
             {
                 "apiVersion": RBAC_API,
-                "kind": "Role",
-                "metadata": _metadata(name, namespace, labels, owner, managed_by),
-                "rules": [dict(rule) for rule in identity.role["rules"]],
+                "kind": role_kind,
+                "metadata": _metadata(name, scope, labels, owner, managed_by),
+                "rules": [dict(rule) for rule in role["rules"]],
             }
         )
-        meta = _metadata(name, namespace, labels, owner, managed_by)
-        objects.append(_binding("RoleBinding", "Role", name, account, namespace, meta))
-    if identity.cluster_role is not None:
-        name = identity.cluster_role["name"]
-        objects.append(
-            {
-                "apiVersion": RBAC_API,
-                "kind": "ClusterRole",
-                "metadata": _metadata(name, None, labels, owner, managed_by),
-                "rules": [dict(rule) for rule in identity.cluster_role["rules"]],
-            }
-        )
-        meta = _metadata(name, None, labels, owner, managed_by)
-        objects.append(
-            _binding("ClusterRoleBinding", "ClusterRole", name, account, namespace, meta)
-        )
+        meta = _metadata(name, scope, labels, owner, managed_by)
+        objects.append(_binding(binding_kind, role_kind, name, account, namespace, meta))
     return objects
 
 
