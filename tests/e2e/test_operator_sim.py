@@ -16,7 +16,7 @@ import pytest
 import yaml
 from lightkube import Client
 from lightkube.core.exceptions import ApiError
-from lightkube.resources.apps_v1 import DaemonSet
+from lightkube.resources.apps_v1 import DaemonSet, Deployment
 from lightkube.resources.core_v1 import ConfigMap, Event, Pod, Service, ServiceAccount
 from lightkube.resources.rbac_authorization_v1 import ClusterRole, Role, RoleBinding
 
@@ -25,6 +25,7 @@ from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
 from gpuop.planner import plan
+from gpuop.planner.upgrade import UPGRADE_ENABLED_ANNOTATION, UPGRADE_STATE_LABEL
 from gpuop.policy import parse_cluster_policy
 from gpuop.sim.hardware import NodeSpec
 from gpuop.sim.registry import add_nodes
@@ -37,6 +38,7 @@ EXPECTED = {
     "e2e-passthrough": {"nvidia.com/GA102GL_A10": 2},
     "e2e-vgpu": {"nvidia.com/NVIDIA_A10-12Q": 4},
 }
+DRIVER_APP = "nvidia-driver-daemonset"
 OPERATOR_USER = "system:serviceaccount:gpu-operator:gpuop-operator"
 SERVICE_MONITOR_CRD = Path(__file__).parents[1] / "data" / "prometheus" / "servicemonitors-crd.yaml"
 
@@ -444,6 +446,120 @@ def test_sandbox_disabled_makes_all_container_and_warns(gpuop_stack: dict[str, A
 
     # As upstream: the sandbox operands' objects go with sandbox workloads.
     wait_until(sandbox_objects, 30, "the vGPU ConfigMap and sandbox identities to go")
+    client.patch(
+        ClusterPolicy,
+        "cluster-policy",
+        {"spec": {"sandboxWorkloads": {"enabled": True}}},
+        patch_type=PatchType.MERGE,
+    )
+
+
+def _labels(client: Client, name: str) -> dict[str, str]:
+    return ((ops.get_node(client, name) or {}).get("metadata") or {}).get("labels") or {}
+
+
+def _upgrade_deployment(name: str) -> dict[str, Any]:
+    pod = stack.gpu_pod(name, "nvidia.com/gpu")
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": pod["spec"]},
+        },
+    }
+
+
+def test_a_driver_change_rolls_out_node_by_node(gpuop_stack: dict[str, Any]) -> None:
+    """Upstream's automatic driver upgrade: one node at a time, GPU pods evicted first."""
+    kubeconfig = gpuop_stack["kubeconfig"]
+    client = sync_client(kubeconfig)
+    client.patch(
+        ClusterPolicy,
+        "cluster-policy",
+        {
+            "spec": {
+                "sandboxWorkloads": {"enabled": False},
+                "driver": {"upgradePolicy": {"autoUpgrade": True, "maxParallelUpgrades": 1}},
+            }
+        },
+        patch_type=PatchType.MERGE,
+    )
+
+    def settled() -> tuple[bool, Any]:
+        seen = {n: _labels(client, n).get(UPGRADE_STATE_LABEL) for n in NODES}
+        annotated = {
+            n: ((ops.get_node(client, n) or {})["metadata"].get("annotations") or {}).get(
+                UPGRADE_ENABLED_ANNOTATION
+            )
+            for n in NODES
+        }
+        done = all(v == "upgrade-done" for v in seen.values())
+        return done and all(v == "true" for v in annotated.values()), (seen, annotated)
+
+    wait_until(settled, 120, "every node upgrade-done with upgrades enabled")
+    ops.create_or_replace_sync(client, _upgrade_deployment("cuda-upgrade"))
+
+    def gpu_pods() -> dict[str, str]:
+        return {
+            p.metadata.name: p.spec.nodeName
+            for p in client.list(Pod, namespace="default", labels={"app": "cuda-upgrade"})
+            if p.metadata and p.spec and p.spec.nodeName and not p.metadata.deletionTimestamp
+        }
+
+    first = wait_until(lambda: (bool(gpu_pods()), gpu_pods()), 60, "the GPU pod to run")
+    client.patch(
+        ClusterPolicy,
+        "cluster-policy",
+        {"spec": {"driver": {"version": "595.100.01"}}},
+        patch_type=PatchType.MERGE,
+    )
+    in_progress_peak = 0
+    idle = {"", "upgrade-done", "upgrade-required"}
+
+    def upgraded() -> tuple[bool, Any]:
+        nonlocal in_progress_peak
+        seen = {n: _labels(client, n).get(UPGRADE_STATE_LABEL, "") for n in NODES}
+        in_progress_peak = max(in_progress_peak, sum(1 for v in seen.values() if v not in idle))
+        images = {
+            p.spec.nodeName: p.spec.containers[0].image
+            for p in client.list(Pod, namespace=stack.NAMESPACE, labels={"app": DRIVER_APP})
+            if p.spec and not (p.metadata and p.metadata.deletionTimestamp)
+        }
+        cordoned = [
+            n for n in NODES if (ops.get_node(client, n) or {}).get("spec", {}).get("unschedulable")
+        ]
+        done = (
+            all(v == "upgrade-done" for v in seen.values())
+            and set(images) == set(NODES)
+            and all("595.100.01" in image for image in images.values())
+            and not cordoned
+        )
+        return done, (seen, images, cordoned)
+
+    wait_until(upgraded, 240, "the new driver on every node, one node at a time")
+    assert in_progress_peak == 1
+    # The GPU pod was evicted before its node's driver restarted; its ReplicaSet made another.
+    assert not set(first) & set(gpu_pods())
+    reasons = {e.reason for e in client.list(Event, namespace="default")}
+    assert "GPUDriverUpgrade" in reasons
+    client.delete(Deployment, "cuda-upgrade", namespace="default")
+    client.patch(
+        ClusterPolicy,
+        "cluster-policy",
+        {"spec": {"driver": {"upgradePolicy": {"autoUpgrade": False}}}},
+        patch_type=PatchType.MERGE,
+    )
+    wait_until(
+        lambda: (
+            not any(UPGRADE_STATE_LABEL in _labels(client, n) for n in NODES),
+            {n: _labels(client, n).get(UPGRADE_STATE_LABEL) for n in NODES},
+        ),
+        60,
+        "the upgrade state labels to go when upgrades are turned off",
+    )
     client.patch(
         ClusterPolicy,
         "cluster-policy",

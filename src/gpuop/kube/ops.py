@@ -16,7 +16,7 @@ from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import create_namespaced_resource
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
-from lightkube.resources.apps_v1 import DaemonSet
+from lightkube.resources.apps_v1 import ControllerRevision, DaemonSet
 from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, Pod, Service, ServiceAccount
 from lightkube.resources.node_v1 import RuntimeClass
 from lightkube.resources.rbac_authorization_v1 import (
@@ -31,6 +31,7 @@ from gpuop.kube import ClusterPolicy
 
 NOT_FOUND = 404
 CONFLICT = 409
+TOO_MANY_REQUESTS = 429
 UNPROCESSABLE = 422
 
 # What the informers list and watch (`gpuop.kube.informer`): cluster-scoped kinds, and
@@ -39,6 +40,7 @@ WATCHED_KINDS: dict[str, Any] = {
     "Node": Node,
     "Pod": Pod,
     "DaemonSet": DaemonSet,
+    "ControllerRevision": ControllerRevision,
     "ClusterPolicy": ClusterPolicy,
 }
 
@@ -76,7 +78,7 @@ def _selection(
     """lightkube's arguments for the objects of `kind`, label-selected, in `namespace` (or,
     for namespaced kinds, all namespaces when None)."""
     params: dict[str, Any] = {"labels": _selector(labels)}
-    if WATCHED_KINDS[kind] in (Pod, DaemonSet):
+    if WATCHED_KINDS[kind] in (Pod, DaemonSet, ControllerRevision):
         params["namespace"] = namespace or "*"
     return params
 
@@ -125,35 +127,67 @@ async def patch_node_labels(
     client: AsyncClient, name: str, changes: Mapping[str, str | None]
 ) -> dict[str, Any] | None:
     """Merge-patch only the given label keys (None deletes). None when the node is gone."""
-    try:
-        result = await client.patch(
-            Node, name, {"metadata": {"labels": dict(changes)}}, patch_type=PatchType.MERGE
-        )
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return None
-        raise
-    return _as_dict(result)
+    return await patch_node(client, name, labels=changes)
 
 
-async def patch_node_metadata(
+async def patch_node(
     client: AsyncClient,
     name: str,
     labels: Mapping[str, str | None] | None = None,
     annotations: Mapping[str, str | None] | None = None,
+    unschedulable: bool | None = None,
 ) -> dict[str, Any] | None:
+    """One merge patch of the given label and annotation keys (None deletes) and, when not
+    None, `spec.unschedulable` (cordon / uncordon). None when the node is gone."""
     meta: dict[str, Any] = {}
     if labels:
         meta["labels"] = dict(labels)
     if annotations:
         meta["annotations"] = dict(annotations)
+    body: dict[str, Any] = {"metadata": meta}
+    if unschedulable is not None:
+        body["spec"] = {"unschedulable": True if unschedulable else None}
     try:
-        result = await client.patch(Node, name, {"metadata": meta}, patch_type=PatchType.MERGE)
+        result = await client.patch(Node, name, body, patch_type=PatchType.MERGE)
     except ApiError as exc:
         if exc.status.code == NOT_FOUND:
             return None
         raise
     return _as_dict(result)
+
+
+async def evict_pod(client: AsyncClient, namespace: str, name: str) -> bool:
+    """Ask for a pod's eviction (the API server honours PodDisruptionBudgets). False when a
+    budget refuses it for now (429); gone already counts as evicted."""
+    eviction = Pod.Eviction(metadata=ObjectMeta(name=name, namespace=namespace))
+    try:
+        await client.create(eviction, name=name, namespace=namespace)
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return True
+        if exc.status.code == TOO_MANY_REQUESTS:
+            return False
+        raise
+    return True
+
+
+async def delete_pod(client: AsyncClient, namespace: str, name: str) -> None:
+    """Delete one pod (its DaemonSet makes the new one); gone already is fine."""
+    try:
+        await client.delete(Pod, name, namespace=namespace)
+    except ApiError as exc:
+        if exc.status.code != NOT_FOUND:
+            raise
+
+
+async def pods_on_node(client: AsyncClient, node: str) -> list[dict[str, Any]]:
+    """Every pod bound to `node`, in all namespaces."""
+    return [
+        _as_dict(pod)
+        async for pod in client.list(
+            Pod, namespace="*", fields={"spec.nodeName": node}, chunk_size=500
+        )
+    ]
 
 
 async def patch_node_resources(

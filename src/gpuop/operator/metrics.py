@@ -18,6 +18,15 @@ OPERAND_READY_NODES = Gauge(
     "gpuop_operand_ready", "1 when the active ClusterPolicy is ready, else 0."
 )
 
+AUTO_UPGRADE = Gauge(
+    "gpu_operator_driver_auto_upgrade_enabled", "1 when automatic driver upgrades are on, else 0."
+)
+UPGRADES = Gauge(
+    "gpu_operator_nodes_upgrades",
+    "Nodes by driver upgrade progress (in_progress, done, failed, available, pending).",
+    ["phase"],
+)
+
 
 def observe_plans(actions: Actions) -> None:
     counts: dict[str, int] = {"container": 0, "vm-passthrough": 0, "vm-vgpu": 0}
@@ -27,3 +36,8 @@ def observe_plans(actions: Actions) -> None:
     for workload, count in counts.items():
         GPU_NODES.labels(workload=workload).set(count)
     OPERAND_READY_NODES.set(1 if actions.ready else 0)
+    AUTO_UPGRADE.set(1 if actions.upgrades_enabled else 0)
+    upgrades = actions.upgrade_counts
+    if upgrades is not None:
+        for phase in ("in_progress", "done", "failed", "available", "pending"):
+            UPGRADES.labels(phase=phase).set(getattr(upgrades, phase))

@@ -28,6 +28,19 @@ from typing import Any
 from gpuop.catalog import WorkloadConfig, operand_table
 from gpuop.naming import classify_resource, is_gpu_resource
 from gpuop.planner import NodeFacts, NodePlan, plan, planning_key
+from gpuop.planner.upgrade import (
+    DRIVER_CONFIG_DIGEST_ENV,
+    EVENT_REASON,
+    MAX_RESTARTS,
+    UPGRADE_ENABLED_ANNOTATION,
+    UPGRADE_STATE_LABEL,
+    DriverPod,
+    UpgradeCounts,
+    UpgradeNode,
+    UpgradePolicy,
+    WorkloadPod,
+    plan_upgrades,
+)
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
 from gpuop.render import (
     HASH_ANNOTATION,
@@ -46,6 +59,13 @@ VGPU_DEVICE_MANAGER_LABEL = "nvidia.com/gpu.deploy.vgpu-device-manager"
 VGPU_PAUSED = "paused-for-vgpu-change"
 HOLD_ANNOTATION = "gpuop.io/workload-switch"
 MAX_LISTED_NODES = 50
+REVISION_LABEL = "controller-revision-hash"
+DRIVER_APP = "nvidia-driver-daemonset"
+VALIDATOR_APP = "nvidia-operator-validator"
+# Pods the upgrade state machine reads by upstream's `app` labels, whoever made them.
+UPGRADE_APPS = frozenset({DRIVER_APP, VALIDATOR_APP})
+# Upstream's GPU pod filter for eviction before a driver upgrade (`gpuPodSpecFilter`).
+UPGRADE_GPU_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-")
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,18 @@ class PodInfo:
     ready: bool
     gpu_resources: tuple[str, ...]
     terminal: bool
+    # For driver upgrades: the `app` label, the owning DaemonSet (None: no owner at all;
+    # "": another kind of controller), the pod's revision and health, eviction blockers.
+    app: str | None = None
+    owner: str | None = None
+    revision: str | None = None
+    running: bool = False
+    containers_ready: bool = False
+    failing: bool = False
+    terminating: bool = False
+    controlled: bool = True
+    empty_dir: bool = False
+    config_digest: str | None = None
 
 
 @dataclass
@@ -73,6 +105,14 @@ class Snapshot:
     existing_objects: dict[tuple[str, str], str] = field(default_factory=dict)
     # Whether Prometheus operator's ServiceMonitor kind is served.
     service_monitors_served: bool = False
+    # Driver upgrades: DaemonSet -> hash of its newest ControllerRevision, and the
+    # DRIVER_CONFIG_DIGEST of its template; the pods on nodes waiting for jobs or a drain;
+    # when this process began evicting each node's GPU pods; the clock, in epoch seconds.
+    revisions: dict[str, str] = field(default_factory=dict)
+    template_digests: dict[str, str] = field(default_factory=dict)
+    node_pods: dict[str, tuple[WorkloadPod, ...]] = field(default_factory=dict)
+    evicting_since: dict[str, float] = field(default_factory=dict)
+    now_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -96,11 +136,22 @@ class Actions:
     plans: dict[str, NodePlan] = field(default_factory=dict)
     ready: bool = False
     active_policy: str | None = None
+    # Driver upgrades: node annotations, cordon (True) / uncordon (False), GPU pods to
+    # evict and driver pods to delete, as (namespace, name).
+    node_annotation_patches: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    cordon: dict[str, bool] = field(default_factory=dict)
+    evictions: list[tuple[str, str]] = field(default_factory=list)
+    delete_pods: list[tuple[str, str]] = field(default_factory=list)
+    upgrades_enabled: bool = False
+    upgrade_counts: UpgradeCounts | None = None
 
     @property
     def write_count(self) -> int:
         return (
             len(self.node_label_patches)
+            + len(set(self.node_annotation_patches) | set(self.cordon))
+            + len(self.evictions)
+            + len(self.delete_pods)
             + len(self.apply)
             + len(self.delete_daemonsets)
             + len(self.delete_objects)
@@ -122,13 +173,33 @@ def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
             for name in res.get(part) or {}:
                 if is_gpu_resource(str(name)):
                     resources.add(str(name))
-    if operand is None and not resources:
+    app = labels.get("app") if meta.get("namespace") == namespace else None
+    if operand is None and not resources and app not in UPGRADE_APPS:
         return None
     ready = any(
         c.get("type") == "Ready" and c.get("status") == "True"
         for c in status.get("conditions") or []
     )
     phase = status.get("phase")
+    owners = meta.get("ownerReferences") or []
+    controller = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
+    owner = None
+    if controller is not None:
+        owner = str(controller.get("name") or "") if controller.get("kind") == "DaemonSet" else ""
+    statuses = [
+        *(status.get("initContainerStatuses") or []),
+        *(status.get("containerStatuses") or []),
+    ]
+    containers = status.get("containerStatuses") or []
+    digest = next(
+        (
+            str(env.get("value") or "")
+            for container in spec.get("containers") or []
+            for env in container.get("env") or []
+            if env.get("name") == DRIVER_CONFIG_DIGEST_ENV
+        ),
+        None,
+    )
     return PodInfo(
         namespace=str(meta.get("namespace") or ""),
         name=str(meta.get("name") or ""),
@@ -137,6 +208,38 @@ def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
         ready=ready,
         gpu_resources=tuple(sorted(resources)),
         terminal=phase in ("Succeeded", "Failed") or meta.get("deletionTimestamp") is not None,
+        app=app,
+        owner=owner,
+        revision=labels.get(REVISION_LABEL),
+        running=phase == "Running",
+        containers_ready=bool(containers) and all(c.get("ready") for c in containers),
+        failing=any(
+            not c.get("ready") and int(c.get("restartCount") or 0) > MAX_RESTARTS for c in statuses
+        ),
+        terminating=meta.get("deletionTimestamp") is not None,
+        controlled=controller is not None,
+        empty_dir=any("emptyDir" in v for v in spec.get("volumes") or []),
+        config_digest=digest,
+    )
+
+
+def workload_pod(pod: Mapping[str, Any]) -> WorkloadPod:
+    """A pod on an upgrading node, for `waitForCompletion` and drain."""
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    owners = meta.get("ownerReferences") or []
+    annotations = meta.get("annotations") or {}
+    phase = (pod.get("status") or {}).get("phase")
+    return WorkloadPod(
+        namespace=str(meta.get("namespace") or ""),
+        name=str(meta.get("name") or ""),
+        controlled=any(o.get("controller") for o in owners),
+        empty_dir=any("emptyDir" in v for v in spec.get("volumes") or []),
+        finished=phase in ("Succeeded", "Failed"),
+        labels=dict(meta.get("labels") or {}),
+        terminating=meta.get("deletionTimestamp") is not None,
+        daemonset=any(o.get("kind") == "DaemonSet" and o.get("controller") for o in owners),
+        mirror="kubernetes.io/config.mirror" in annotations,
     )
 
 
@@ -509,6 +612,7 @@ def reconcile(
         )
         return actions
     _supporting_objects(policy, policy_key, snapshot, plan_cache, actions)
+    _driver_upgrades(policy, snapshot, actions)
     for ds in rendered:
         live = snapshot.daemonsets.get(ds["metadata"]["name"])
         live_hash = ((live or {}).get("metadata") or {}).get("annotations", {}).get(HASH_ANNOTATION)
@@ -677,6 +781,148 @@ def reconcile(
     return actions
 
 
+def _upgrade_policy(policy: ResolvedPolicy) -> UpgradePolicy | None:
+    """The upgrade policy when automatic upgrades are on (upstream: a driver the operator
+    deploys, `autoUpgrade`, and no sandbox workloads), else None."""
+    driver = policy.policy.spec.driver
+    raw = driver.upgradePolicy if driver is not None else None
+    if raw is None or policy.sandbox_enabled:
+        return None
+    if not policy.operand_enabled(operand_table().operand("driver")):
+        return None
+    upgrade = UpgradePolicy.from_spec(raw.model_dump(exclude_none=True))
+    return upgrade if upgrade.auto_upgrade else None
+
+
+def _merge_node_labels(actions: Actions, node: str, changes: Mapping[str, str | None]) -> None:
+    if changes:
+        actions.node_label_patches.setdefault(node, {}).update(changes)
+
+
+def _driver_upgrades(policy: ResolvedPolicy, snapshot: Snapshot, actions: Actions) -> None:
+    """Upstream's upgrade controller: the enabled annotation on GPU nodes, and one step of the
+    upgrade state machine for every node that runs a driver pod (`gpuop.planner.upgrade`).
+    With upgrades off, the state labels go, as upstream removes them."""
+    upgrade = _upgrade_policy(policy)
+    actions.upgrades_enabled = upgrade is not None
+    for name, node in snapshot.nodes.items():
+        meta = node.get("metadata") or {}
+        annotations = meta.get("annotations") or {}
+        labels = meta.get("labels") or {}
+        wanted = "true" if upgrade is not None and actions.plans[name].gpu_node else None
+        if annotations.get(UPGRADE_ENABLED_ANNOTATION) != wanted:
+            actions.node_annotation_patches.setdefault(name, {})[UPGRADE_ENABLED_ANNOTATION] = (
+                wanted
+            )
+        if upgrade is None and UPGRADE_STATE_LABEL in labels:
+            _merge_node_labels(actions, name, {UPGRADE_STATE_LABEL: None})
+    if upgrade is None:
+        return
+    driver_daemonset = operand_table().operand("driver").daemonset
+
+    def is_driver_daemonset(name: str) -> bool:
+        return name == driver_daemonset or name.startswith(f"{driver_daemonset}-")
+
+    drivers: dict[str, PodInfo] = {}
+    validators: set[str] = set()
+    owned: dict[str, int] = {}
+    gpu_pods: dict[str, list[WorkloadPod]] = {}
+    for pod in snapshot.pods:
+        if not pod.node:
+            continue
+        if pod.app == DRIVER_APP and pod.namespace == snapshot.namespace:
+            if pod.owner and is_driver_daemonset(pod.owner):
+                owned[pod.owner] = owned.get(pod.owner, 0) + 1
+            if pod.owner is None or is_driver_daemonset(pod.owner or ""):
+                current = drivers.get(pod.node)
+                # A node briefly runs two (the old one terminating): the live one counts.
+                if current is None or (current.terminating and not pod.terminating):
+                    drivers[pod.node] = pod
+        elif pod.app == VALIDATOR_APP and pod.namespace == snapshot.namespace:
+            if pod.running and pod.ready and not pod.terminating:
+                validators.add(pod.node)
+        elif (
+            pod.operand is None
+            and (pod.terminating or not pod.terminal)
+            and any(r.startswith(UPGRADE_GPU_PREFIXES) for r in pod.gpu_resources)
+        ):
+            gpu_pods.setdefault(pod.node, []).append(
+                WorkloadPod(
+                    namespace=pod.namespace,
+                    name=pod.name,
+                    controlled=pod.controlled,
+                    empty_dir=pod.empty_dir,
+                    finished=False,
+                    terminating=pod.terminating,
+                )
+            )
+    for name, ds in snapshot.daemonsets.items():
+        if not is_driver_daemonset(name):
+            continue
+        desired = int(((ds.get("status") or {}).get("desiredNumberScheduled")) or 0)
+        if desired != owned.get(name, 0):
+            # Upstream's BuildState refuses to decide while a driver pod is missing.
+            actions.upgrade_counts = None
+            return
+    nodes = []
+    for node_name, pod in sorted(drivers.items()):
+        if node_name not in snapshot.nodes:
+            continue
+        node = snapshot.nodes[node_name]
+        meta = node.get("metadata") or {}
+        nodes.append(
+            UpgradeNode(
+                name=node_name,
+                labels=meta.get("labels") or {},
+                annotations=meta.get("annotations") or {},
+                unschedulable=bool((node.get("spec") or {}).get("unschedulable")),
+                ready=_node_ready(node),
+                driver_pod=DriverPod(
+                    namespace=pod.namespace,
+                    name=pod.name,
+                    owner=pod.owner or None,
+                    revision=pod.revision,
+                    running=pod.running,
+                    containers_ready=pod.containers_ready,
+                    failing=pod.failing,
+                    terminating=pod.terminating,
+                    config_digest=pod.config_digest,
+                ),
+                gpu_pods=tuple(gpu_pods.get(node_name, ())),
+                validator_ready=node_name in validators,
+                node_pods=snapshot.node_pods.get(node_name),
+            )
+        )
+    result = plan_upgrades(
+        upgrade,
+        nodes,
+        snapshot.revisions,
+        snapshot.template_digests,
+        snapshot.now_seconds,
+        snapshot.evicting_since,
+    )
+    actions.upgrade_counts = result.counts
+    for node_name, step in result.steps.items():
+        _merge_node_labels(actions, node_name, step.labels)
+        if step.annotations:
+            actions.node_annotation_patches.setdefault(node_name, {}).update(step.annotations)
+        if step.cordon is not None:
+            actions.cordon[node_name] = step.cordon
+        actions.evictions.extend(step.evict)
+        if step.delete_driver_pod is not None:
+            actions.delete_pods.append(step.delete_driver_pod)
+        if step.state is not None:
+            kind = "Warning" if step.state == "upgrade-failed" else "Normal"
+            actions.events.append(NodeEvent(node_name, EVENT_REASON, step.message, kind))
+
+
+def _node_ready(node: Mapping[str, Any]) -> bool:
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return bool(condition.get("status") == "True")
+    return True
+
+
 def _set_status(
     actions: Actions,
     policy: Mapping[str, Any],
@@ -774,5 +1020,10 @@ def _cleanup_without_policy(snapshot: Snapshot, actions: Actions) -> None:
             for key, value in labels.items()
             if key.startswith(prefix) and key.removeprefix(prefix) in known and value == "true"
         }
+        if UPGRADE_STATE_LABEL in labels:
+            removals[UPGRADE_STATE_LABEL] = None
         if removals:
             actions.node_label_patches[name] = removals
+        annotations = (node.get("metadata") or {}).get("annotations") or {}
+        if UPGRADE_ENABLED_ANNOTATION in annotations:
+            actions.node_annotation_patches[name] = {UPGRADE_ENABLED_ANNOTATION: None}

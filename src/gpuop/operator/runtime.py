@@ -32,7 +32,22 @@ from gpuop.kube import (
 from gpuop.kube.informer import Informer
 from gpuop.kube.running import run_controller, supervise, with_retries
 from gpuop.operator import metrics
-from gpuop.operator.reconcile import Actions, PlanCache, PodInfo, Snapshot, pod_info, reconcile
+from gpuop.operator.reconcile import (
+    REVISION_LABEL,
+    Actions,
+    PlanCache,
+    PodInfo,
+    Snapshot,
+    pod_info,
+    reconcile,
+    workload_pod,
+)
+from gpuop.planner.upgrade import (
+    DRIVER_CONFIG_DIGEST_ENV,
+    UPGRADE_STATE_LABEL,
+    UpgradeState,
+    WorkloadPod,
+)
 from gpuop.render import HASH_ANNOTATION, MANAGED_BY
 from gpuop.render.support import SERVICE_MONITOR_KIND, SUPPORT_KINDS
 
@@ -70,7 +85,15 @@ def slim_node(body: Mapping[str, Any]) -> dict[str, Any]:
             "labels": dict(meta.get("labels") or {}),
             "annotations": annotations,
         },
-        "status": {"allocatable": dict(status.get("allocatable") or {})},
+        "spec": {"unschedulable": bool((body.get("spec") or {}).get("unschedulable"))},
+        "status": {
+            "allocatable": dict(status.get("allocatable") or {}),
+            "conditions": [
+                {"type": "Ready", "status": c.get("status")}
+                for c in status.get("conditions") or []
+                if c.get("type") == "Ready"
+            ],
+        },
     }
 
 
@@ -86,15 +109,51 @@ def _immutable_selector(obj: Mapping[str, Any], exc: ApiError) -> bool:
 
 def slim_daemonset(body: Mapping[str, Any]) -> dict[str, Any]:
     meta = body.get("metadata") or {}
+    spec = body.get("spec") or {}
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    digest = next(
+        (
+            str(env.get("value") or "")
+            for container in containers
+            for env in container.get("env") or []
+            if env.get("name") == DRIVER_CONFIG_DIGEST_ENV
+        ),
+        None,
+    )
     return {
         "metadata": {
             "name": meta.get("name"),
             "generation": meta.get("generation"),
             "annotations": dict(meta.get("annotations") or {}),
         },
-        "spec": {"updateStrategy": dict((body.get("spec") or {}).get("updateStrategy") or {})},
+        "spec": {"updateStrategy": dict(spec.get("updateStrategy") or {})},
         "status": dict(body.get("status") or {}),
+        "configDigest": digest,
     }
+
+
+def slim_revision(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A DaemonSet's ControllerRevision: its owner, number and hash (None for others)."""
+    meta = body.get("metadata") or {}
+    owner = next(
+        (o.get("name") for o in meta.get("ownerReferences") or [] if o.get("kind") == "DaemonSet"),
+        None,
+    )
+    if owner is None:
+        return None
+    name = str(meta.get("name") or "")
+    digest = (meta.get("labels") or {}).get(REVISION_LABEL) or name.removeprefix(f"{owner}-")
+    return {"owner": owner, "revision": int(body.get("revision") or 0), "hash": digest}
+
+
+def newest_revisions(revisions: list[dict[str, Any]]) -> dict[str, str]:
+    """DaemonSet name -> the hash of its highest-numbered ControllerRevision."""
+    newest: dict[str, tuple[int, str]] = {}
+    for revision in revisions:
+        owner = revision["owner"]
+        if owner not in newest or revision["revision"] > newest[owner][0]:
+            newest[owner] = (revision["revision"], revision["hash"])
+    return {owner: digest for owner, (_, digest) in newest.items()}
 
 
 def _rv(obj: Mapping[str, Any]) -> int:
@@ -115,6 +174,11 @@ class OperatorState:
         self.policies: Informer[dict[str, Any]] | None = None
         self.daemonsets: Informer[dict[str, Any]] | None = None
         self.pods: Informer[PodInfo] | None = None
+        self.revisions: Informer[dict[str, Any]] | None = None
+        # Driver upgrades: the pods on nodes waiting for jobs or a drain (read each pass),
+        # and when this process began evicting each node's GPU pods.
+        self.node_pods: dict[str, tuple[WorkloadPod, ...]] = {}
+        self.evicting_since: dict[str, float] = {}
         self.node_overlay: dict[str, dict[str, Any]] = {}
         self.ds_overlay: dict[str, str] = {}
         self.status_overlay: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -133,7 +197,7 @@ class OperatorState:
 
     def informers(self) -> list[Informer[Any]]:
         """One per kind the operator reads (empty until `watch` made them)."""
-        found = [self.nodes, self.policies, self.daemonsets, self.pods]
+        found = [self.nodes, self.policies, self.daemonsets, self.pods, self.revisions]
         return [i for i in found if i is not None]
 
     def watch(self, client: Any) -> list[Informer[Any]]:
@@ -149,6 +213,9 @@ class OperatorState:
             namespace=namespace,
         )
         self.pods = Informer(client, "Pod", lambda body: pod_info(body, namespace), self.changed)
+        self.revisions = Informer(
+            client, "ControllerRevision", slim_revision, self.changed, namespace=namespace
+        )
         return self.informers()
 
     @staticmethod
@@ -196,6 +263,11 @@ class OperatorState:
         pods: list[PodInfo] = self._stored(self.pods)
         if len(self.plan_cache) > 4 * max(len(nodes), 64):
             self.plan_cache.clear()
+        for name in list(self.evicting_since):
+            labels = (nodes.get(name, {}).get("metadata") or {}).get("labels") or {}
+            if labels.get(UPGRADE_STATE_LABEL) != UpgradeState.POD_DELETION_REQUIRED:
+                self.evicting_since.pop(name)
+        revisions: list[dict[str, Any]] = self._stored(self.revisions)
         return Snapshot(
             policies=policies,
             nodes=nodes,
@@ -205,6 +277,15 @@ class OperatorState:
             operator_env=self.config.operator_env,
             existing_objects=dict(self.applied),
             service_monitors_served=self.service_monitors_served,
+            revisions=newest_revisions(revisions),
+            template_digests={
+                name: ds["configDigest"]
+                for name, ds in daemonsets.items()
+                if ds.get("configDigest") is not None
+            },
+            node_pods=dict(self.node_pods),
+            evicting_since=dict(self.evicting_since),
+            now_seconds=time.time(),
         )
 
 
@@ -237,9 +318,15 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
     nodes, policies = before.nodes, before.policies
     namespace = state.config.namespace
 
-    async def patch_node(name: str, changes: dict[str, str | None]) -> None:
+    async def patch_node(name: str) -> None:
         async with semaphore:
-            result = await ops.patch_node_labels(client, name, changes)
+            result = await ops.patch_node(
+                client,
+                name,
+                labels=actions.node_label_patches.get(name),
+                annotations=actions.node_annotation_patches.get(name),
+                unschedulable=actions.cordon.get(name),
+            )
             metrics.WRITES.labels(kind="node-labels").inc()
             if result is not None:
                 state.node_overlay[name] = slim_node(result)
@@ -259,7 +346,33 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
             except ApiError as exc:
                 log.warning("cannot post event %s on node %s: %s", reason, node, exc.status.message)
 
-    await asyncio.gather(*(patch_node(n, c) for n, c in actions.node_label_patches.items()))
+    patched = {*actions.node_label_patches, *actions.node_annotation_patches, *actions.cordon}
+    await asyncio.gather(*(patch_node(n) for n in sorted(patched)))
+
+    async def evict(pod_namespace: str, pod_name: str) -> None:
+        async with semaphore:
+            try:
+                done = await ops.evict_pod(client, pod_namespace, pod_name)
+            except ApiError as exc:
+                log.warning(
+                    "cannot evict pod %s/%s: %s", pod_namespace, pod_name, exc.status.message
+                )
+                return
+            metrics.WRITES.labels(kind="pod-eviction").inc()
+            if not done:
+                log.info(
+                    "eviction of %s/%s refused by a disruption budget", pod_namespace, pod_name
+                )
+
+    # Nodes are cordoned (above) before their GPU pods are evicted and driver pods restarted.
+    now = time.time()
+    evicting = set(actions.evictions)
+    for name in {p.node for p in before.pods if (p.namespace, p.name) in evicting}:
+        state.evicting_since.setdefault(name, now)
+    await asyncio.gather(*(evict(ns, pod) for ns, pod in actions.evictions))
+    for pod_namespace, pod_name in actions.delete_pods:
+        await ops.delete_pod(client, pod_namespace, pod_name)
+        metrics.WRITES.labels(kind="pod-delete").inc()
 
     async def apply(obj: dict[str, Any]) -> None:
         async with semaphore:
@@ -323,6 +436,24 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
 
 
 STATUS_INTERVAL_SECONDS = 2.0
+UPGRADE_RECHECK_SECONDS = 10.0
+# Upgrade states in which the state machine looks at every pod on the node.
+_NODE_PODS_STATES = (UpgradeState.WAIT_FOR_JOBS_REQUIRED, UpgradeState.DRAIN_REQUIRED)
+
+
+async def _read_node_pods(state: OperatorState, client: Any) -> None:
+    """List the pods of the few nodes waiting for jobs or a drain (the pod informer keeps
+    only operand and GPU pods)."""
+    waiting = sorted(
+        name
+        for name, node in ((n["metadata"]["name"], n) for n in state._stored(state.nodes))
+        if (node["metadata"].get("labels") or {}).get(UPGRADE_STATE_LABEL) in _NODE_PODS_STATES
+    )
+    found = await asyncio.gather(*(ops.pods_on_node(client, name) for name in waiting))
+    state.node_pods = {
+        name: tuple(workload_pod(pod) for pod in pods)
+        for name, pods in zip(waiting, found, strict=True)
+    }
 
 
 def _throttle_status(state: OperatorState, actions: Actions) -> None:
@@ -378,6 +509,7 @@ async def reconcile_loop(state: OperatorState) -> None:
         try:
             if started - state.last_prime >= state.config.resync_seconds:
                 await _prime(state, client)
+            await _read_node_pods(state, client)
             snapshot = state.snapshot()
             actions = reconcile(snapshot, now_rfc3339(), state.plan_cache)
             last_pass_seconds = time.monotonic() - started
@@ -401,6 +533,9 @@ async def reconcile_loop(state: OperatorState) -> None:
         metrics.RECONCILES.inc()
         metrics.RECONCILE_SECONDS.observe(time.monotonic() - started)
         metrics.observe_plans(actions)
+        if actions.upgrade_counts is not None and actions.upgrade_counts.in_progress:
+            # Waits with a timeout (jobs, pod deletion, validation) end without an event.
+            asyncio.get_running_loop().call_later(UPGRADE_RECHECK_SECONDS, state.trigger.set)
         if actions.write_count:
             log.info(
                 "reconciled in %.2fs: %d node patches, %d applies, %d deletes, %d status writes,"

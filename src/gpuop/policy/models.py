@@ -160,6 +160,36 @@ class DriverManagerSpec(Spec):
     env: list[EnvVar] | None = None
 
 
+class PodDeletionSpec(Spec):
+    force: bool | None = None
+    timeoutSeconds: Annotated[int, Field(ge=0)] | None = None
+    deleteEmptyDir: bool | None = None
+
+
+class WaitForCompletionSpec(Spec):
+    podSelector: ShortString | None = None
+    timeoutSeconds: Annotated[int, Field(ge=0)] | None = None
+
+
+class DrainSpec(Spec):
+    enable: bool | None = None
+    force: bool | None = None
+    podSelector: ShortString | None = None
+    timeoutSeconds: Annotated[int, Field(ge=0)] | None = None
+    deleteEmptyDir: bool | None = None
+
+
+class DriverUpgradePolicySpec(Spec):
+    """k8s-operator-libs' `DriverUpgradePolicySpec`, field for field."""
+
+    autoUpgrade: bool | None = None
+    maxParallelUpgrades: Annotated[int, Field(ge=0)] | None = None
+    maxUnavailable: MaxUnavailable | None = None
+    podDeletion: PodDeletionSpec | None = None
+    waitForCompletion: WaitForCompletionSpec | None = None
+    drain: DrainSpec | None = None
+
+
 class DriverSpec(ComponentSpec):
     useNvidiaDriverCRD: bool | None = None
     usePrecompiled: bool | None = None
@@ -169,7 +199,7 @@ class DriverSpec(ComponentSpec):
     livenessProbe: ProbeSpec | None = None
     readinessProbe: ProbeSpec | None = None
     rdma: RdmaSpec | None = None
-    upgradePolicy: OpenObject | None = None
+    upgradePolicy: DriverUpgradePolicySpec | None = None
     manager: DriverManagerSpec | None = None
     repoConfig: RepoConfig | None = None
     certConfig: NamedConfig | None = None

@@ -90,7 +90,8 @@ def _pod_entry(body: dict[str, Any]) -> tuple[str, OperandPod] | None:
                 env[str(item["name"])] = item["value"]
             elif "valueFrom" not in item and item.get("name"):
                 env[str(item["name"])] = ""  # the API leaves out an empty value
-    return node, OperandPod(str(operand), ready, env)
+    containers = spec.get("containers") or [{}]
+    return node, OperandPod(str(operand), ready, env, str(containers[0].get("image") or ""))
 
 
 class SimState:
@@ -197,7 +198,7 @@ async def _apply(
     async with semaphore:
         result = None
         if changes.labels:
-            result = await ops.patch_node_metadata(state.client, name, changes.labels, None)
+            result = await ops.patch_node(state.client, name, labels=changes.labels)
         if changes.resources:
             result = await ops.patch_node_resources(state.client, name, changes.resources) or result
         if result is not None:

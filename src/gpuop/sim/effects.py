@@ -13,6 +13,7 @@ naming and vGPU modules, never from a second copy of the rules.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,7 @@ VGPU_HOST_ANNOTATION = "vgpu-host-driver"
 VGPU_DEVICES_ANNOTATION = "vgpu-devices"
 VGPU_APPLYING_ANNOTATION = "vgpu-applying"
 TOOLKIT_ANNOTATION = "container-runtime"
+DRIVER_VERSION_ANNOTATION = "driver-version"
 DRIVER_VERSION = "595.91.07"
 CUDA_VERSION = "13.2"
 KATA_RESOURCE = "nvidia.com/pgpu"
@@ -67,6 +69,7 @@ SIM_ANNOTATIONS = (
     VGPU_DEVICES_ANNOTATION,
     VGPU_APPLYING_ANNOTATION,
     TOOLKIT_ANNOTATION,
+    DRIVER_VERSION_ANNOTATION,
 )
 
 
@@ -75,6 +78,15 @@ class OperandPod:
     operand: str
     ready: bool
     env: Mapping[str, str] = field(default_factory=dict)
+    image: str = ""
+
+
+def driver_version(image: str) -> str:
+    """The driver version a driver image installs: its tag's leading `595.91.07` (tags are
+    `<version>-<os>`); the default version for an image named by digest or odd tag."""
+    tag = image.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
+    match = re.match(r"^(\d+\.\d+\.\d+)(?:-|$)", tag)
+    return match.group(1) if match else DRIVER_VERSION
 
 
 @dataclass
@@ -112,12 +124,12 @@ def effective_operands(pods: Mapping[str, OperandPod]) -> set[str]:
     return effective
 
 
-def _gfd_labels(cards: tuple[GpuCard, ...]) -> dict[str, str]:
+def _gfd_labels(cards: tuple[GpuCard, ...], version: str) -> dict[str, str]:
     model = gpu_catalog().by_model(cards[0].model) if cards and cards[0].model else None
     if model is None:
         return {}
     major, minor = model.compute_capability.split(".")
-    drv_major, drv_minor, drv_rev = DRIVER_VERSION.split(".")
+    drv_major, drv_minor, drv_rev = version.split(".")
     cuda_major, cuda_minor = CUDA_VERSION.split(".")
     return {
         "nvidia.com/gpu.product": model.product,
@@ -133,7 +145,7 @@ def _gfd_labels(cards: tuple[GpuCard, ...]) -> dict[str, str]:
         "nvidia.com/cuda.driver-version.major": drv_major,
         "nvidia.com/cuda.driver-version.minor": drv_minor,
         "nvidia.com/cuda.driver-version.revision": drv_rev,
-        "nvidia.com/cuda.driver-version.full": DRIVER_VERSION,
+        "nvidia.com/cuda.driver-version.full": version,
         "nvidia.com/cuda.runtime-version.major": cuda_major,
         "nvidia.com/cuda.runtime-version.minor": cuda_minor,
         "nvidia.com/cuda.runtime-version.full": CUDA_VERSION,
@@ -164,6 +176,10 @@ def node_changes(
 
     if "driver" in effective:
         want_annotations[DRIVER_ANNOTATION] = "nvidia"
+        # The module stays loaded while its pod restarts; a new pod brings its own version.
+        want_annotations[DRIVER_VERSION_ANNOTATION] = driver_version(pods["driver"].image)
+    elif host.get(DRIVER_VERSION_ANNOTATION) and "driver" not in pods:
+        want_annotations[DRIVER_VERSION_ANNOTATION] = host[DRIVER_VERSION_ANNOTATION]
     elif "vfio-manager" in effective:
         want_annotations[DRIVER_ANNOTATION] = "vfio-pci"
     elif "vgpu-manager" in effective:
@@ -173,7 +189,8 @@ def node_changes(
     if "container-toolkit" in effective:
         want_annotations[TOOLKIT_ANNOTATION] = "nvidia runtime registered in /etc/containerd"
     if "gpu-feature-discovery" in effective:
-        want_labels.update(_gfd_labels(cards))
+        version = want_annotations.get(DRIVER_VERSION_ANNOTATION, DRIVER_VERSION)
+        want_labels.update(_gfd_labels(cards, version))
     if "device-plugin" in effective and cards:
         want_resources[CONTAINER_RESOURCE] = str(len(cards))
 

@@ -121,7 +121,15 @@ def test_bounds_and_special_types() -> None:
         "NoExecute",
     ]
     upgrade_policy = props["driver"]["properties"]["upgradePolicy"]
-    assert upgrade_policy["x-kubernetes-preserve-unknown-fields"] is True
+    assert set(upgrade_policy["properties"]) == {
+        "autoUpgrade",
+        "maxParallelUpgrades",
+        "maxUnavailable",
+        "podDeletion",
+        "waitForCompletion",
+        "drain",
+    }
+    assert upgrade_policy["properties"]["maxUnavailable"]["x-kubernetes-int-or-string"] is True
     env = props["driver"]["properties"]["env"]["items"]
     assert env["required"] == ["name"]
     assert env["properties"]["name"]["minLength"] == 1

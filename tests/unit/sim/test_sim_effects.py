@@ -162,3 +162,23 @@ def test_kata_plugin_names_gpus_by_model_with_an_empty_alias() -> None:
         )
     }
     assert _gpu(_apply(node, {**pods, **kata})) == {"nvidia.com/GA102GL_A10": "2"}
+
+
+def test_feature_discovery_reports_the_driver_the_pod_installed_and_keeps_it_while_it_restarts() -> (
+    None
+):
+    node = node_manifest(NodeSpec("upgrading", "A10", 2))
+    chain = ("driver", "container-toolkit", "device-plugin", "gpu-feature-discovery")
+    pods = _pods(*chain)
+    _apply(node, pods)
+    assert node["metadata"]["labels"]["nvidia.com/cuda.driver-version.full"] == "595.91.07"
+    pods["driver"] = OperandPod(
+        "driver", True, image="nvcr.io/nvidia/driver:595.100.01-ubuntu24.04"
+    )
+    _apply(node, pods)
+    labels = node["metadata"]["labels"]
+    assert labels["nvidia.com/cuda.driver-version.full"] == "595.100.01"
+    assert labels["nvidia.com/cuda.driver-version.minor"] == "100"
+    del pods["driver"]
+    _apply(node, pods)
+    assert node["metadata"]["labels"]["nvidia.com/cuda.driver-version.full"] == "595.100.01"

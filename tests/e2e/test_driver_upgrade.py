@@ -1,0 +1,229 @@
+"""A driver upgrade rolled out over 100 simulated nodes, with the API server killed mid-way.
+
+The operator and the simulator run against the session cluster; 100 kwok nodes run the
+container operands. With `maxParallelUpgrades: 10`, a driver version change must move
+through the nodes at most ten at a time, never restart a driver under a running GPU pod,
+and finish with every node `upgrade-done`, uncordoned and on the new driver, although the
+kube-apiserver is SIGKILLed and restarted while nodes are half-way through.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lightkube import Client
+from lightkube.core.exceptions import ApiError
+from lightkube.resources.apps_v1 import Deployment
+from lightkube.resources.core_v1 import Node, Pod
+
+from gpuop.controlplane import LocalCluster
+from gpuop.controlplane.cluster import APISERVER
+from gpuop.kube import API_ERRORS, ClusterPolicy, PatchType, ops, sync_client
+from gpuop.lab import stack
+from gpuop.planner.upgrade import UPGRADE_STATE_LABEL
+from gpuop.sim.hardware import NodeSpec, node_manifest
+from gpuop.sim.registry import register_hardware
+
+pytestmark = pytest.mark.e2e
+
+COUNT = 100
+PARALLEL = 10
+PREFIX = "e2e-upgrade"
+POLICY = "cluster-policy"
+NEW_VERSION = "595.100.01"
+IDLE = {"", "upgrade-done", "upgrade-required"}
+# After these states the node's driver restarts: no GPU pod may still run there.
+RESTARTING = {"pod-restart-required", "validation-required", "uncordon-required"}
+WORKLOAD = "cuda-fleet"
+DRIVER_VERSION_LABEL = "nvidia.com/cuda.driver-version.full"
+
+
+def _cluster(e2e_cluster: Any) -> LocalCluster:
+    if e2e_cluster.cluster is not None:
+        return e2e_cluster.cluster  # type: ignore[no-any-return]
+    directory = Path(e2e_cluster.kubeconfig).resolve().parent
+    return LocalCluster(directory.name, state_root_dir=directory.parent.parent)
+
+
+def _retry(action: Any, timeout: float = 90) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return action()
+        except API_ERRORS as exc:
+            if isinstance(exc, ApiError) and exc.status.code not in (500, 503, 504):
+                raise
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def fleet(e2e_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    kubeconfig = str(e2e_cluster.kubeconfig)
+    work = tmp_path_factory.mktemp("upgrade-fleet")
+    client = sync_client(kubeconfig)
+    names = [f"{PREFIX}-{i:03d}" for i in range(COUNT)]
+    stack.install_crd(kubeconfig)
+    operator_kubeconfig = stack.install_operator_access(kubeconfig, work)
+    simulator_kubeconfig = stack.install_simulator_access(kubeconfig, work)
+    register_hardware(client, [NodeSpec(n, "A10", 2) for n in names], stack.NAMESPACE)
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda n: ops.delete_node(client, n), names))
+        list(
+            pool.map(lambda n: ops.create_node(client, node_manifest(NodeSpec(n, "A10", 2))), names)
+        )
+    operator = stack.start_operator(operator_kubeconfig, work / "logs")
+    simulator = stack.start_simulator(str(simulator_kubeconfig), work / "logs", work / "hosts")
+    policy = stack.lab_policy(sandbox=False, name=POLICY)
+    policy["spec"]["driver"]["upgradePolicy"] = {
+        "autoUpgrade": True,
+        "maxParallelUpgrades": PARALLEL,
+        "maxUnavailable": "25%",
+    }
+    stack.apply_cluster_policy(kubeconfig, policy)
+    state = {"client": client, "names": names, "operator": operator, "kubeconfig": kubeconfig}
+    yield state
+    print("operator log tail:\n" + operator.log_tail(40))
+    with contextlib.suppress(ApiError):
+        client.delete(Deployment, WORKLOAD, namespace="default")
+    operator.stop()
+    simulator.stop()
+    stack.delete_cluster_policy(kubeconfig, POLICY)
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda n: ops.delete_node(client, n), names))
+
+
+def _fleet_state(client: Client, names: list[str]) -> dict[str, tuple[str, bool]]:
+    return {name: (state, cordoned) for name, (state, cordoned, _) in _fleet(client, names).items()}
+
+
+def _fleet(client: Client, names: list[str]) -> dict[str, tuple[str, bool, str]]:
+    """Each node's upgrade state, cordon, and the driver version feature discovery reports."""
+    wanted = set(names)
+    return {
+        node.metadata.name: (
+            (node.metadata.labels or {}).get(UPGRADE_STATE_LABEL, ""),
+            bool(node.spec and node.spec.unschedulable),
+            (node.metadata.labels or {}).get(DRIVER_VERSION_LABEL, ""),
+        )
+        for node in client.list(Node, labels={"type": "kwok"})
+        if node.metadata and node.metadata.name in wanted
+    }
+
+
+def _pods_by_node(client: Client, namespace: str, labels: dict[str, str]) -> dict[str, list[Any]]:
+    found: dict[str, list[Any]] = {}
+    for pod in client.list(Pod, namespace=namespace, labels=labels):
+        if pod.spec and pod.spec.nodeName and not (pod.metadata and pod.metadata.deletionTimestamp):
+            found.setdefault(pod.spec.nodeName, []).append(pod)
+    return found
+
+
+def _gpu_workload(replicas: int) -> dict[str, Any]:
+    pod = stack.gpu_pod(WORKLOAD, "nvidia.com/gpu")
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": WORKLOAD, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": WORKLOAD}},
+            "template": {"metadata": {"labels": {"app": WORKLOAD}}, "spec": pod["spec"]},
+        },
+    }
+
+
+def test_a_hundred_nodes_upgrade_ten_at_a_time_through_an_api_server_kill(
+    fleet: dict[str, Any], e2e_cluster: Any
+) -> None:
+    client: Client = fleet["client"]
+    names: list[str] = fleet["names"]
+    deadline = time.monotonic() + 300
+    while True:
+        seen = _fleet_state(client, names)
+        if len(seen) == COUNT and all(state == "upgrade-done" for state, _ in seen.values()):
+            break
+        assert time.monotonic() < deadline, f"not all upgrade-done: {Counter(seen.values())}"
+        time.sleep(1.0)
+    ops.create_or_replace_sync(client, _gpu_workload(30))
+    deadline = time.monotonic() + 120
+    while sum(len(v) for v in _pods_by_node(client, "default", {"app": WORKLOAD}).values()) < 30:
+        assert time.monotonic() < deadline, "the GPU workload never ran"
+        time.sleep(1.0)
+
+    started = time.monotonic()
+    client.patch(
+        ClusterPolicy,
+        POLICY,
+        {"spec": {"driver": {"version": NEW_VERSION}}},
+        patch_type=PatchType.MERGE,
+    )
+    peak = 0
+    killed_at: int | None = None
+    violations: list[str] = []
+    states_seen: Counter[str] = Counter()
+    deadline = time.monotonic() + 540
+    while True:
+        seen = _retry(lambda: _fleet_state(client, names))
+        upgrading = [n for n, (state, _) in seen.items() if state not in IDLE]
+        peak = max(peak, len(upgrading))
+        states_seen.update(state for state, _ in seen.values())
+        gpu = _retry(lambda: _pods_by_node(client, "default", {"app": WORKLOAD}))
+        for name, (state, _) in seen.items():
+            if state in RESTARTING and gpu.get(name):
+                violations.append(f"{name} is {state} with GPU pods {len(gpu[name])}")
+        done = [n for n, (state, _) in seen.items() if state == "upgrade-done"]
+        if (
+            killed_at is None
+            and upgrading
+            and len(done) >= COUNT // 3
+            and time.monotonic() - started > 5
+        ):
+            killed_at = len(done)
+            _cluster(e2e_cluster).restart_component(APISERVER)
+            continue
+        drivers = _retry(
+            lambda: _pods_by_node(client, stack.NAMESPACE, {"app": "nvidia-driver-daemonset"})
+        )
+        finished = (
+            killed_at is not None
+            and len(seen) == COUNT
+            and all(state == "upgrade-done" and not cordoned for state, cordoned in seen.values())
+            and all(
+                len(drivers.get(n, [])) == 1
+                and NEW_VERSION in drivers[n][0].spec.containers[0].image
+                for n in names
+            )
+        )
+        if finished:
+            break
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"rollout not finished: {Counter(s for s, _ in seen.values())};"
+                f" operator log:\n{fleet['operator'].log_tail(30)}"
+            )
+        time.sleep(0.5)
+    elapsed = time.monotonic() - started
+    print(
+        f"\n[upgrade] {COUNT} nodes in {elapsed:.0f}s, at most {peak} upgrading at once,"
+        f" API server killed with {killed_at} done"
+    )
+    assert 1 <= peak <= PARALLEL, f"{peak} nodes upgrading at once"
+    assert not violations, violations[:10]
+    assert "upgrade-failed" not in states_seen
+    assert not any(s.startswith("paused") for s in states_seen)
+    # Feature discovery on every node reports the driver the new pods installed.
+    deadline = time.monotonic() + 60
+    while Counter(v for _, _, v in _fleet(client, names).values()) != {NEW_VERSION: COUNT}:
+        assert time.monotonic() < deadline, Counter(v for _, _, v in _fleet(client, names).values())
+        time.sleep(0.5)
+    labels = [(n.metadata.labels or {}) for n in client.list(Node, labels={"type": "kwok"})]
+    assert not [(k, v) for node_labels in labels for k, v in node_labels.items() if "paused" in v]
