@@ -163,7 +163,15 @@ def test_a_hundred_nodes_upgrade_ten_at_a_time_through_an_api_server_kill(
     client.patch(
         ClusterPolicy,
         POLICY,
-        {"spec": {"driver": {"version": NEW_VERSION}}},
+        {
+            "spec": {
+                "driver": {
+                    "repository": "nvcr.io/nvidia",
+                    "image": "driver",
+                    "version": NEW_VERSION,
+                }
+            }
+        },
         patch_type=PatchType.MERGE,
     )
     peak = 0

@@ -513,7 +513,15 @@ def test_a_driver_change_rolls_out_node_by_node(gpuop_stack: dict[str, Any]) -> 
     client.patch(
         ClusterPolicy,
         "cluster-policy",
-        {"spec": {"driver": {"version": "595.100.01"}}},
+        {
+            "spec": {
+                "driver": {
+                    "repository": "nvcr.io/nvidia",
+                    "image": "driver",
+                    "version": "595.100.01",
+                }
+            }
+        },
         patch_type=PatchType.MERGE,
     )
     in_progress_peak = 0
