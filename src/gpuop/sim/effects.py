@@ -174,12 +174,13 @@ def node_changes(
     want_annotations: dict[str, str] = {}
     want_resources: dict[str, str] = {}
 
+    # The module stays loaded while its pod restarts; a new pod brings its own version.
     if "driver" in effective:
-        want_annotations[DRIVER_ANNOTATION] = "nvidia"
-        # The module stays loaded while its pod restarts; a new pod brings its own version.
         want_annotations[DRIVER_VERSION_ANNOTATION] = driver_version(pods["driver"].image)
     elif host.get(DRIVER_VERSION_ANNOTATION) and "driver" not in pods:
         want_annotations[DRIVER_VERSION_ANNOTATION] = host[DRIVER_VERSION_ANNOTATION]
+    if "driver" in effective:
+        want_annotations[DRIVER_ANNOTATION] = "nvidia"
     elif "vfio-manager" in effective:
         want_annotations[DRIVER_ANNOTATION] = "vfio-pci"
     elif "vgpu-manager" in effective:

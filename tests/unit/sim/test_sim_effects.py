@@ -182,3 +182,10 @@ def test_feature_discovery_reports_the_driver_the_pod_installed_and_keeps_it_whi
     del pods["driver"]
     _apply(node, pods)
     assert node["metadata"]["labels"]["nvidia.com/cuda.driver-version.full"] == "595.100.01"
+
+
+def test_a_node_that_ran_the_driver_advertises_passthrough_after_a_switch() -> None:
+    node = node_manifest(NodeSpec("switched", "A10", 2))
+    _apply(node, _pods("driver", "container-toolkit", "device-plugin", "gpu-feature-discovery"))
+    _apply(node, _pods("vfio-manager", "sandbox-validator", "sandbox-device-plugin"))
+    assert _gpu(node) == {"nvidia.com/GA102GL_A10": "2"}
