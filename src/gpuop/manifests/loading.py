@@ -157,6 +157,8 @@ def alias_growth(value: Any, limit: int = MAX_ALIAS_EXPANSION) -> int:
         item, leaving = stack.pop()
         key = id(item)
         children = _children(item)
+        if children is None:
+            continue  # a scalar document
         if leaving:
             size = 1
             for child in children:
