@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gpuop.cli.common import UserError
-from gpuop.manifests import load_objects
+from gpuop.manifests import ManifestError, load_objects
 
 STDIN: Final = "-"
 BUNDLE_MANIFEST: Final = "bundle.json"
@@ -171,7 +171,10 @@ def read_objects(paths: Sequence[str]) -> list[Any]:
     objects: list[Any] = []
     for file in expand(paths):
         source = "<stdin>" if file == STDIN else file
-        objects.extend(load_objects(read_input_text(file), source))
+        try:
+            objects.extend(load_objects(read_input_text(file), source))
+        except ManifestError as exc:
+            raise InputError(str(exc)) from None
     return objects
 
 

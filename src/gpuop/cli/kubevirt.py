@@ -53,11 +53,17 @@ from gpuop.cli.explain import (
     read_live_target,
 )
 from gpuop.cli.findings import finding_filter, findings_options
-from gpuop.cli.inputs import InputError, input_paths, read_objects, require_kinds
+from gpuop.cli.inputs import (
+    InputError,
+    input_paths,
+    read_input_text,
+    read_objects,
+    require_kinds,
+)
 from gpuop.cli.live import LiveTarget, live_options
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.kubevirt.permitted import needed_gates, permitted_host_devices, vmi_example
-from gpuop.manifests import NESTED_TOO_DEEPLY, check_nesting
+from gpuop.manifests import load_yaml_documents
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import PciDatabase, classify_resource, quoted
 
@@ -545,20 +551,10 @@ def _values_lookup(document: Any, key: str) -> Any:
 def _read_values(path: str) -> Any:
     if not Path(path).exists():
         return None
-    try:
-        raw = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"cannot read {path}: not UTF-8 text") from None
-    try:
-        document = yaml.safe_load(raw)
-    except RecursionError:
-        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
-    except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else "not valid YAML"
-        raise InputError(f"{path}: not valid YAML ({first})") from None
-    check_nesting(document, path)
+    documents = load_yaml_documents(read_input_text(path), path)
+    if len(documents) > 1:
+        raise InputError(f"{path}: {len(documents)} documents; expected one mapping of values")
+    document = documents[0] if documents else None
     if document is not None and not isinstance(document, Mapping):
         raise InputError(f"{path}: expected a YAML mapping of values")
     return document

@@ -42,6 +42,7 @@ __all__ = [
     "MAX_NESTING",
     "NESTED_TOO_DEEPLY",
     "ManifestError",
+    "alias_growth",
     "check_aliases",
     "check_nesting",
     "load_objects",
