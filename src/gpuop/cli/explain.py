@@ -2,7 +2,7 @@
 
 The command takes the workloads to explain (Pod, VirtualMachineInstance or VirtualMachine
 manifests from files or `-`, `--pod`/`--vmi`/`--vm NAME -n NS` from the cluster, or
-`--all-pending`) and a cluster (`--live`, or dumps with `--cluster FILES...`), and runs
+`--all-pending`) and a cluster (`--live`, or dumps with `--cluster FILE`), and runs
 :func:`gpuop.explain.explain_pod` on each: per node, fits or not and the scheduler's reason,
 then the scheduler's own `FailedScheduling` sentence.  VMIs and VMs are explained through
 the virt-launcher pod KubeVirt would create (:mod:`gpuop.kubevirt.launcher`); when the

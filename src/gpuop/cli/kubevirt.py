@@ -1,8 +1,8 @@
 """`gpuop kubevirt`: wire KubeVirt to the GPU resources the nodes advertise.
 
 * `permitted-devices`: the KubeVirt CR's `permittedHostDevices` for what the nodes
-  advertise, as a merge patch (with the `GPU` and `DisableMDEVConfiguration` feature
-  gates) or as the YAML block to paste;
+  advertise, as a merge patch (with the feature gates the KubeVirt release needs:
+  `kubevirt.permitted.needed_gates`) or as the YAML block to paste;
 * `check`: an existing KubeVirt CR and its VMIs against the nodes, with `gpuop check`'s
   own KubeVirt rules (GPU5xx) and finding codes;
 * on OpenShift, the HyperConverged CR's `spec.permittedHostDevices` is the one that counts
