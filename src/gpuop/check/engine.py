@@ -10,8 +10,6 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import yaml
-
 from gpuop.check.context import CheckContext, NodeInfo, node_counts
 from gpuop.check.drift import check_driver_drift
 from gpuop.check.kubevirt import check_kubevirt
@@ -22,6 +20,7 @@ from gpuop.check.policy import choose_policy
 from gpuop.check.release import OperatorRelease, detect_release
 from gpuop.check.state import ClusterState
 from gpuop.check.workloads import check_workloads
+from gpuop.manifests import ManifestError, load_yaml_documents
 from gpuop.manifests.fields import mapping, text
 from gpuop.naming import PciDatabase
 from gpuop.policy import ResolvedPolicy
@@ -63,8 +62,9 @@ def _vgpu_config(ctx: CheckContext, explicit: VgpuConfigFile | None) -> VgpuConf
             if not isinstance(value, str):
                 continue
             try:
-                return parse_vgpu_config(yaml.safe_load(value))
-            except (VgpuConfigError, yaml.YAMLError, RecursionError) as exc:
+                documents = load_yaml_documents(value, f"ConfigMap {wanted} key {key}")
+                return parse_vgpu_config(documents[0] if documents else None)
+            except (VgpuConfigError, ManifestError) as exc:
                 ctx.skip(
                     "vgpu-config",
                     f"ConfigMap {wanted} key {key} is not a usable vGPU config ({str(exc)[:200]}):"

@@ -223,6 +223,15 @@ def main() -> None:
     except UserError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
+    except ValueError as exc:
+        # The input readers turn ManifestError into UserError; this is the backstop for any
+        # path they miss (imported here: `gpuop --help` loads no YAML reader).
+        from gpuop.manifests import ManifestError
+
+        if not isinstance(exc, ManifestError):
+            raise
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     except RecursionError:
         # The input readers refuse deep nesting; this is the backstop for any path they miss.
         click.echo("error: the input is nested too deeply to read", err=True)

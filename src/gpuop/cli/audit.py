@@ -9,7 +9,7 @@ import click
 import yaml
 
 from gpuop.cli.common import UserError, emit_data, output_option
-from gpuop.cli.support import load_yaml_document
+from gpuop.cli.support import load_policy_document
 
 
 def _toolkit_changes(runtime_class: str) -> list[str]:
@@ -34,9 +34,13 @@ def _toolkit_changes(runtime_class: str) -> list[str]:
 @click.command()
 @click.option(
     "--policy",
+    "-f",
+    "--filename",
     "policy_file",
     default=None,
-    help="ClusterPolicy file or `-` (default: the chart defaults).",
+    metavar="FILE",
+    help="ClusterPolicy file or `-`; a List or multi-document YAML holding one (default: the"
+    " chart defaults).",
 )
 @click.option(
     "--sandbox", is_flag=True, help="Audit with sandboxWorkloads.enabled=true (VM operands too)."
@@ -56,12 +60,15 @@ def audit(policy_file: str | None, sandbox: bool, namespace: str, output: str) -
     Examples:
       gpuop audit                          # the default ClusterPolicy
       gpuop audit --policy cp.yaml -o markdown > operand-privileges.md
+      gpuop audit -f cp.yaml -o json
     """
     from gpuop.policy import PolicyError, default_policy_object, parse_cluster_policy
     from gpuop.render.audit import audit_operands, render_markdown, summary_counts
 
     raw = (
-        load_yaml_document(policy_file, "ClusterPolicy") if policy_file else default_policy_object()
+        load_policy_document(policy_file, "gpuop audit --policy")
+        if policy_file
+        else default_policy_object()
     )
     if sandbox and isinstance(raw, dict):
         raw = yaml.safe_load(yaml.safe_dump(raw))

@@ -14,13 +14,11 @@ import gc
 import json
 import os
 import sys
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-import yaml
 
 from gpuop.check import Report, render_text, run_checks, to_sarif
 from gpuop.check.release import ReleaseError, parse_operator_version
@@ -36,21 +34,23 @@ from gpuop.cli.common import (
     text_width,
 )
 from gpuop.cli.findings import finding_filter, findings_options
+from gpuop.cli.inputs import (
+    BUNDLE_MANIFEST,
+    InputError,
+    input_paths,
+    read_input_text,
+    read_objects,
+    require_kinds,
+)
 from gpuop.cli.live import LiveTarget, live_options, live_target
 from gpuop.cli.support import load_pci_database, pci_ids_option
-from gpuop.manifests import NESTED_TOO_DEEPLY, ManifestError, check_nesting, load_objects
+from gpuop.manifests import ManifestError, load_objects, load_yaml_documents
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
 from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, parse_vgpu_config
 
-BUNDLE_MANIFEST = "bundle.json"
 BUNDLE_SCHEMA_VERSION = 1
-_DUMP_SUFFIXES = (".json", ".yaml", ".yml")
 EXIT_INPUT = 2
 EXIT_INTERNAL = 3
-
-
-class InputError(Exception):
-    """Input that cannot be read: reported as one line, exit status 2."""
 
 
 def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
@@ -60,93 +60,12 @@ def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
     sys.exit(code)
 
 
-def _decode(data: bytes, source: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"cannot read {source}: not UTF-8 text (byte {exc.start}: {exc.reason})"
-        ) from None
-
-
-def _read_bytes(path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
-def _read_text(path: str) -> str:
-    if path == "-":
-        return _decode(sys.stdin.buffer.read(), "<stdin>")
-    return _decode(_read_bytes(path), path)
-
-
-def _bundle_files(directory: Path) -> list[Path]:
-    manifest = directory / BUNDLE_MANIFEST
-    if manifest.is_file():
-        try:
-            data = json.loads(_decode(_read_bytes(str(manifest)), str(manifest)))
-        except (json.JSONDecodeError, RecursionError):
-            raise InputError(f"cannot read {manifest}: not JSON") from None
-        files = data.get("files") if isinstance(data, dict) else None
-        if not isinstance(files, dict):
-            raise InputError(f"{manifest}: expected a 'files' mapping of kind to file")
-        paths = []
-        for kind, entry in files.items():
-            name = entry.get("file") if isinstance(entry, dict) else None
-            if not isinstance(name, str) or "/" in name or name.startswith("."):
-                raise InputError(f"{manifest}: files.{kind} does not name a file in the bundle")
-            paths.append(directory / name)
-        return paths
-    found = sorted(p for p in directory.iterdir() if p.is_file() and p.suffix in _DUMP_SUFFIXES)
-    if not found:
-        raise InputError(f"{directory}: no {BUNDLE_MANIFEST} and no .json/.yaml files")
-    return found
-
-
-def read_objects(paths: tuple[str, ...]) -> list[Any]:
-    """Every object in the given files, directories (bundles) and `-` (stdin), in order."""
-    objects: list[Any] = []
-    for path in paths:
-        if path == "-":
-            objects.extend(load_objects(_read_text("-"), "<stdin>"))
-            continue
-        if os.path.isdir(path):
-            for file in _bundle_files(Path(path)):
-                objects.extend(load_objects(_read_text(str(file)), str(file)))
-            continue
-        objects.extend(load_objects(_read_text(path), path))
-    return objects
-
-
 # The kinds `gpuop check` reports on; Events and ConfigMaps only add to what these say.
 CHECK_KINDS = tuple(kind for kind in KNOWN_KINDS if kind not in ("Event", "ConfigMap"))
 
 
-def require_kinds(
-    objects: Sequence[Any], kinds: Sequence[str], command: str, sources: Sequence[str]
-) -> None:
-    """Refuse input that holds none of `kinds`: a failed `kubectl get` must not pass as clean.
-
-    Raises :class:`InputError` (exit status 2) naming what the input did hold.
-    """
-    held = Counter(
-        obj.get("kind") if isinstance(obj.get("kind"), str) else "object"
-        for obj in objects
-        if isinstance(obj, Mapping)
-    )
-    if any(held[kind] for kind in kinds):
-        return
-    shown = ", ".join("stdin" if source == "-" else source for source in sources)
-    if held:
-        what = ", ".join(f"{count} {kind}" for kind, count in sorted(held.items()))
-        got = f"it holds {what}"
-    else:
-        got = "it is empty"
-    raise InputError(
-        f"{shown}: no objects of the kinds {command} reads ({', '.join(kinds)}); {got}"
-    )
+def _read_text(path: str) -> str:
+    return read_input_text(path)
 
 
 def _load_policy(path: str) -> ResolvedPolicy:
@@ -163,25 +82,24 @@ def _load_policy(path: str) -> ResolvedPolicy:
 
 def _load_vgpu_config(path: str) -> VgpuConfigFile:
     text = _read_text(path)
-    try:
-        document = yaml.safe_load(text)
-    except RecursionError:
-        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    check_nesting(document, path)
+    shown = "<stdin>" if path == "-" else path
+    documents = load_yaml_documents(text, shown)
+    if len(documents) > 1:
+        raise InputError(f"{shown}: {len(documents)} documents; expected one vGPU device config")
+    document = documents[0] if documents else None
     if isinstance(document, dict) and document.get("kind") == "ConfigMap":
         values = [v for v in (document.get("data") or {}).values() if isinstance(v, str)]
         if not values:
-            raise InputError(f"{path}: the ConfigMap has no data")
+            raise InputError(f"{shown}: the ConfigMap has no data")
         try:
-            document = yaml.safe_load(values[0])
-        except (yaml.YAMLError, RecursionError) as exc:
-            raise InputError(f"{path}: its data is not valid YAML ({exc})") from None
+            inner = load_yaml_documents(values[0], f"{shown}: its data")
+        except ManifestError as exc:
+            raise InputError(str(exc)) from None
+        document = inner[0] if inner else None
     try:
         return parse_vgpu_config(document)
     except VgpuConfigError as exc:
-        raise InputError(f"{path}: {exc}") from None
+        raise InputError(f"{shown}: {exc}") from None
 
 
 def _collect_live(target: LiveTarget, progress: Callable[[str], None] | None) -> Any:
@@ -327,7 +245,7 @@ def check(
     """
 
     def body() -> int:
-        paths = (*files, *filenames)
+        paths = input_paths(files, filenames)
         if live and paths:
             raise InputError("give FILES or --live, not both")
         if not live and not paths:

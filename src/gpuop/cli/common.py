@@ -102,16 +102,10 @@ def color_option(func: F) -> F:
 
 
 def read_text_input(path: str) -> str:
-    """Read a file, or standard input when `path` is `-`."""
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise UserError(f"cannot read {path}: not UTF-8 text ({exc.reason})") from exc
+    """Read a file, or standard input when `path` is `-` (size-limited, UTF-8: cli.inputs)."""
+    from gpuop.cli.inputs import read_input_text
+
+    return read_input_text(path)
 
 
 def resolve_kubeconfig(value: str | None) -> str | None:
@@ -148,13 +142,25 @@ def parse_labels(items: tuple[str, ...]) -> dict[str, str]:
     return labels
 
 
-def filename_option(func: F) -> F:
-    """`-f/--filename FILE`, repeatable: input files beside the positional ones."""
+def filenames_option(
+    help_text: str = "A dump file, bundle directory or '-' (as FILES); repeatable, or A,B.",
+    *aliases: str,
+) -> Callable[[F], F]:
+    """`-f/--filename FILE`, repeatable, for every command that reads objects (cli.inputs).
+
+    `aliases` are a command's older names for the same option (`--nodes`, `--policy`).
+    """
     return click.option(
         "-f",
         "--filename",
+        *aliases,
         "filenames",
         multiple=True,
         metavar="FILE",
-        help="A dump file, bundle directory or '-' (as FILES); repeatable.",
-    )(func)
+        help=help_text,
+    )
+
+
+def filename_option(func: F) -> F:
+    """`-f/--filename FILE`, repeatable: input files beside the positional FILES."""
+    return filenames_option()(func)

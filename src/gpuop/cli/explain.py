@@ -2,7 +2,7 @@
 
 The command takes the workloads to explain (Pod, VirtualMachineInstance or VirtualMachine
 manifests from files or `-`, `--pod`/`--vmi`/`--vm NAME -n NS` from the cluster, or
-`--all-pending`) and a cluster (`--live`, or dumps with `--cluster FILES...`), and runs
+`--all-pending`) and a cluster (`--live`, or dumps with `--cluster FILE`), and runs
 :func:`gpuop.explain.explain_pod` on each: per node, fits or not and the scheduler's reason,
 then the scheduler's own `FailedScheduling` sentence.  VMIs and VMs are explained through
 the virt-launcher pod KubeVirt would create (:mod:`gpuop.kubevirt.launcher`); when the
@@ -27,9 +27,19 @@ import click
 
 from gpuop.check.context import KIND_CONFIG
 from gpuop.check.workloads import normalised
-from gpuop.cli.check import BUNDLE_MANIFEST, InputError, read_objects, require_kinds
-from gpuop.cli.common import UserError, emit_data
-from gpuop.cli.live import live_options, live_target
+from gpuop.cli.check import with_cluster_line
+from gpuop.cli.common import UserError, emit_data, filenames_option
+from gpuop.cli.inputs import (
+    BUNDLE_MANIFEST,
+    POD_TEMPLATES,
+    InputError,
+    input_paths,
+    read_objects,
+    require_kinds,
+    split_paths,
+)
+from gpuop.cli.inputs import pod_from_template as _pod_from_template
+from gpuop.cli.live import LiveTarget, live_options, live_target
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
 from gpuop.kubevirt.launcher import (
@@ -64,15 +74,6 @@ POD: Final = "Pod"
 VMI: Final = "VirtualMachineInstance"
 VM: Final = "VirtualMachine"
 EXPLAINABLE: Final = (POD, VMI, VM)
-# Workload controllers, read through the pod template they create pods from.
-POD_TEMPLATES: Final = {
-    "Deployment": ("spec", "template"),
-    "ReplicaSet": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "DaemonSet": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
-}
 _FINAL_PHASES: Final = ("Succeeded", "Failed")
 _VMI_WAITING: Final = ("", "Pending", "Scheduling")
 #: Beyond this many nodes, the text output groups rejected nodes by reason.
@@ -251,28 +252,7 @@ def _as_scheduled_now(pod: Mapping[str, Any], notes: list[str]) -> dict[str, Any
 
 def pod_from_template(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
     """The Pod a workload controller would create from its pod template."""
-    path = POD_TEMPLATES[kind]
-    template = get(obj, *path)
-    where = ".".join(path)
-    if not isinstance(template, Mapping):
-        raise InputError(f"{_describe(obj)}: {where} is missing")
-    spec = template.get("spec")
-    if not isinstance(spec, Mapping):
-        raise InputError(f"{_describe(obj)}: {where}.spec is missing")
-    metadata = template.get("metadata")
-    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
-    pod_metadata: dict[str, Any] = {
-        "name": f"{text(obj, 'metadata', 'name') or kind.lower()}-pod",
-        "namespace": text(obj, "metadata", "namespace") or "default",
-    }
-    if isinstance(labels, Mapping):
-        pod_metadata["labels"] = copy.deepcopy(dict(labels))
-    return {
-        "apiVersion": "v1",
-        "kind": POD,
-        "metadata": pod_metadata,
-        "spec": copy.deepcopy(dict(spec)),
-    }
+    return _pod_from_template({**obj, "kind": kind})
 
 
 def _template_subject(obj: Mapping[str, Any], kind: str) -> Subject:
@@ -660,6 +640,8 @@ def guarded(body: Callable[[], int]) -> int:
         return body()
     except (InputError, ManifestError) as exc:
         _fail(str(exc))
+    except UserError as exc:
+        _fail(str(exc), exc.exit_code)
     except (click.exceptions.Exit, SystemExit):
         raise
     except RecursionError:
@@ -700,23 +682,57 @@ def spread_greedy(args: Sequence[str], option: str) -> list[str]:
     return out
 
 
+def _takes_value(command: click.Command) -> dict[str, bool]:
+    """Each option name of `command` and whether it takes a value."""
+    names: dict[str, bool] = {}
+    for param in command.params:
+        if isinstance(param, click.Option):
+            for name in (*param.opts, *param.secondary_opts):
+                names[name] = not (param.is_flag or param.count)
+    return names
+
+
+def positional_before(args: Sequence[str], option: str, takes_value: Mapping[str, bool]) -> bool:
+    """Whether a positional argument comes before the first `option` in `args`."""
+    expecting = False
+    for arg in args:
+        if expecting:
+            expecting = False
+            continue
+        if arg == option or arg.startswith(option + "=") or arg == "--":
+            return False
+        if arg == "-" or not arg.startswith("-"):
+            return True
+        expecting = "=" not in arg and takes_value.get(arg, False)
+    return False
+
+
 class GreedyClusterCommand(click.Command):
-    """A command whose `--cluster` option takes every file that follows it."""
+    """A command whose `--cluster FILE` is repeatable and takes `A,B`.
+
+    The older `--cluster A B` form still reads B as a cluster file where B cannot be what
+    the command is about: when a positional argument came before `--cluster`, or an option
+    in `subject_options` names the subject. Elsewhere (`explain --cluster dump.json
+    pod.yaml`) the argument after the file is the command's own positional argument.
+    """
+
+    subject_options: tuple[str, ...] = ("--pod", "--vmi", "--vm", "--all-pending")
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, spread_greedy(args, "--cluster"))
+        takes_value = _takes_value(self)
+        old_form = positional_before(args, "--cluster", takes_value) or any(
+            arg == name or arg.startswith(name + "=")
+            for arg in args
+            for name in self.subject_options
+        )
+        return super().parse_args(ctx, spread_greedy(args, "--cluster") if old_form else args)
 
 
-def read_live(kubeconfig: str | None, context: str | None, kinds: Sequence[str]) -> list[Any]:
-    """Objects of `kinds` from the cluster (Nodes and Pods required), by kubectl's rule."""
+def _live_read(target: LiveTarget, kinds: Sequence[str]) -> list[Any]:
+    """The objects of `kinds` from the target's cluster (Nodes and Pods required)."""
     from gpuop.kube import ApiError, KubeError, sync_client
     from gpuop.kube.reads import ReadError, read_cluster
 
-    try:
-        target = live_target(True, kubeconfig, context)
-    except UserError as exc:
-        raise InputError(str(exc)) from None
-    assert target is not None
     try:
         client = sync_client(target.kubeconfig, target.context)
         read = read_cluster(client, kinds)
@@ -727,6 +743,20 @@ def read_live(kubeconfig: str | None, context: str | None, kinds: Sequence[str])
     except OSError as exc:
         raise InputError(f"cannot reach the cluster: {exc}") from None
     return list(read.objects)
+
+
+def read_live_target(
+    kubeconfig: str | None, context: str | None, kinds: Sequence[str]
+) -> tuple[list[Any], LiveTarget]:
+    """Objects of `kinds` from the cluster kubectl would read, and that cluster."""
+    target = live_target(True, kubeconfig, context)
+    assert target is not None
+    return _live_read(target, kinds), target
+
+
+def read_live(kubeconfig: str | None, context: str | None, kinds: Sequence[str]) -> list[Any]:
+    """Objects of `kinds` from the cluster (Nodes and Pods required), by kubectl's rule."""
+    return read_live_target(kubeconfig, context, kinds)[0]
 
 
 def objects_from_files(files: Sequence[str]) -> list[dict[str, Any]]:
@@ -748,13 +778,18 @@ def run_explain(
     context: str | None = None,
     cluster_files: Sequence[str] = (),
     memory_overhead: str | None = None,
+    target_out: list[LiveTarget] | None = None,
 ) -> tuple[list[Explained], bool]:
-    """Everything `gpuop explain` does but printing: (results, whether JSON is a list)."""
+    """Everything `gpuop explain` does but printing: (results, whether JSON is a list).
+
+    With --live, the cluster read is appended to `target_out` (for the header).
+    """
+    cluster_files = split_paths(cluster_files)
     named = [n for n in (pod_name, vmi_name, vm_name) if n]
     if not manifests and not named and not all_pending:
         raise InputError(
-            "nothing to explain: give a MANIFEST file or '-' (before --cluster, which takes"
-            " every file that follows it), --pod/--vmi/--vm NAME, or --all-pending"
+            "nothing to explain: give a MANIFEST file or '-' (or -f FILE),"
+            " --pod/--vmi/--vm NAME, or --all-pending"
         )
     if live and cluster_files:
         raise InputError("give --cluster FILES or --live, not both")
@@ -765,8 +800,7 @@ def run_explain(
         )
     if (kubeconfig or context) and not live:
         raise InputError("--kubeconfig and --context need --live")
-    if [*manifests, *cluster_files].count("-") > 1:
-        raise InputError("'-' (stdin) can be given once")
+    input_paths(manifests, cluster_files)  # '-' (stdin) at most once
     if namespace is not None and not named and not all_pending:
         raise InputError("-n/--namespace goes with --pod, --vmi, --vm or --all-pending")
     if memory_overhead is not None and quantity_problem(memory_overhead) is not None:
@@ -774,7 +808,9 @@ def run_explain(
 
     if live:
         kinds = ["Node", POD, "KubeVirt", VMI] + ([VM] if vm_name else [])
-        cluster = read_live(kubeconfig, context, kinds)
+        cluster, target = read_live_target(kubeconfig, context, kinds)
+        if target_out is not None:
+            target_out.append(target)
     else:
         cluster = objects_from_files(cluster_files)
         # Without a Node every workload is "unschedulable": say the dump is wrong instead.
@@ -791,8 +827,8 @@ def run_explain(
     for path in manifests:
         shown = "<stdin>" if path == "-" else path
         found = objects_from_files([path])
-        if not found:
-            raise InputError(f"{shown}: no objects to explain")
+        if not found:  # an object of another kind is named below, with what explain takes
+            require_kinds(found, (*EXPLAINABLE, *POD_TEMPLATES), "gpuop explain", [path])
         sourced.extend((shown, obj) for obj in found)
     wanted_ns = namespace or "default"
     for kind, name in ((POD, pod_name), (VMI, vmi_name), (VM, vm_name)):
@@ -830,6 +866,9 @@ def explain_objects(
 
 @click.command("explain", cls=GreedyClusterCommand)
 @click.argument("manifests", nargs=-1, metavar="[MANIFEST]...")
+@filenames_option(
+    "A workload to explain, as MANIFEST (file, directory or '-'); repeatable, or A,B."
+)
 @click.option("--pod", "pod_name", metavar="NAME", help="Explain this Pod of the cluster.")
 @click.option("--vmi", "vmi_name", metavar="NAME", help="Explain this VMI of the cluster.")
 @click.option("--vm", "vm_name", metavar="NAME", help="Explain this VirtualMachine of the cluster.")
@@ -846,9 +885,9 @@ def explain_objects(
     "--cluster",
     "cluster_files",
     multiple=True,
-    metavar="FILES...",
-    help="Cluster dumps: Node/Pod lists, `kubectl get nodes,pods -A -o json`, a `gpuop"
-    " collect` bundle directory, or '-'. Takes every file up to the next option.",
+    metavar="FILE",
+    help="A cluster dump: Node/Pod lists, `kubectl get nodes,pods -A -o json`, a `gpuop"
+    " collect` bundle directory, or '-'. Repeatable, or A,B.",
 )
 @click.option(
     "--memory-overhead",
@@ -867,6 +906,7 @@ def explain_objects(
 )
 def explain(
     manifests: tuple[str, ...],
+    filenames: tuple[str, ...],
     pod_name: str | None,
     vmi_name: str | None,
     vm_name: str | None,
@@ -889,18 +929,24 @@ def explain(
     it does not permit are reported in KubeVirt's words. Deployments, ReplicaSets,
     StatefulSets, DaemonSets, Jobs and CronJobs are explained through their pod template.
     \b
-      gpuop explain pod.yaml --cluster nodes.json pods.json
+      gpuop explain pod.yaml --cluster nodes.json --cluster pods.json
       kubectl get nodes,pods,kubevirts -A -o json > dump.json
       gpuop explain vmi.yaml --cluster dump.json -o json
+      gpuop explain --cluster nodes.json,pods.json -f pod.yaml
       gpuop explain --pod trainer -n ml --live
       gpuop explain --all-pending --cluster ./bundle
+
+    --cluster is repeatable and takes A,B; the older `MANIFEST --cluster A B` form still
+    reads B as a cluster file when a MANIFEST (or --pod, --vmi, --vm, --all-pending) came
+    first. With --live the text report names the cluster under its first line.
 
     Exit status: 0 every workload fits somewhere, 1 one does not, 2 unusable input.
     """
 
     def body() -> int:
+        targets: list[LiveTarget] = []
         results, as_list = run_explain(
-            manifests,
+            input_paths(manifests, filenames),
             pod_name=pod_name,
             vmi_name=vmi_name,
             vm_name=vm_name,
@@ -911,7 +957,9 @@ def explain(
             context=context_name,
             cluster_files=cluster_files,
             memory_overhead=memory_overhead,
+            target_out=targets,
         )
+        target = targets[0] if targets else None
         if output in ("json", "yaml"):
             data: Any = [r.to_dict() for r in results] if as_list else results[0].to_dict()
             emit_data(data, output)
@@ -920,10 +968,11 @@ def explain(
                 if not result.fits:
                     sys.stdout.write(f"{result.subject.kind}/{result.subject.key}\n")
         elif not results:
-            sys.stdout.write("no Pending pods or waiting VMIs\n")
+            sys.stdout.write(with_cluster_line("no Pending pods or waiting VMIs\n", target))
         else:
             every = all_nodes or output == "wide"
-            sys.stdout.write(printable(render_text(results, all_nodes=every)))
+            text_out = printable(render_text(results, all_nodes=every))
+            sys.stdout.write(with_cluster_line(text_out, target))
         return EXIT_FITS if all(r.fits for r in results) else EXIT_UNSCHEDULABLE
 
     finish(guarded(body))

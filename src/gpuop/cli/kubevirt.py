@@ -1,8 +1,8 @@
 """`gpuop kubevirt`: wire KubeVirt to the GPU resources the nodes advertise.
 
 * `permitted-devices`: the KubeVirt CR's `permittedHostDevices` for what the nodes
-  advertise, as a merge patch (with the `GPU` and `DisableMDEVConfiguration` feature
-  gates) or as the YAML block to paste;
+  advertise, as a merge patch (with the feature gates the KubeVirt release needs:
+  `kubevirt.permitted.needed_gates`) or as the YAML block to paste;
 * `check`: an existing KubeVirt CR and its VMIs against the nodes, with `gpuop check`'s
   own KubeVirt rules (GPU5xx) and finding codes;
 * on OpenShift, the HyperConverged CR's `spec.permittedHostDevices` is the one that counts
@@ -33,13 +33,15 @@ import yaml
 from gpuop.check import Report, render_text, run_checks
 from gpuop.check.kubevirt import parse_version, read_hyperconverged, read_kubevirt
 from gpuop.check.workloads import normalised
-from gpuop.cli.check import InputError, finding_names, read_objects, require_kinds
+from gpuop.cli.check import finding_names, report_data, with_cluster_line
 from gpuop.cli.common import (
     UserError,
     color_enabled,
     color_option,
     emit_data,
     exit_codes_help,
+    filename_option,
+    filenames_option,
     text_width,
 )
 from gpuop.cli.explain import (
@@ -48,13 +50,20 @@ from gpuop.cli.explain import (
     guarded,
     objects_from_files,
     quantity_problem,
-    read_live,
+    read_live_target,
 )
 from gpuop.cli.findings import finding_filter, findings_options
-from gpuop.cli.live import live_options
+from gpuop.cli.inputs import (
+    InputError,
+    input_paths,
+    read_input_text,
+    read_objects,
+    require_kinds,
+)
+from gpuop.cli.live import LiveTarget, live_options
 from gpuop.cli.support import load_pci_database, pci_ids_option
-from gpuop.kubevirt.permitted import FEATURE_GATES, permitted_host_devices, vmi_example
-from gpuop.manifests import NESTED_TOO_DEEPLY, check_nesting
+from gpuop.kubevirt.permitted import needed_gates, permitted_host_devices, vmi_example
+from gpuop.manifests import load_yaml_documents
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import PciDatabase, classify_resource, quoted
 
@@ -63,7 +72,6 @@ __all__ = ["check", "kubevirt", "permitted_devices", "vmi_example_command"]
 _SANDBOX_KINDS: Final = ("passthrough", "vgpu")
 _SECTIONS: Final = ("pciHostDevices", "mediatedDevices", "usb")
 DEFAULT_VALUES_KEY: Final = "gpuResource"
-_MDEV_GATE_DEPRECATED: Final = (1, 8, 0)
 
 
 def _say(message: str) -> None:
@@ -86,20 +94,21 @@ def _input_objects(
     context: str | None,
     kinds: Sequence[str],
     command: str,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], LiveTarget | None]:
+    """The objects of the dumps or the live cluster, and the cluster read (None: dumps)."""
     if live and files:
         raise InputError("give FILES or --live, not both")
     if not live and not files:
         raise InputError("give dump files, a bundle directory, '-' for stdin, or --live")
     if (kubeconfig or context) and not live:
         raise InputError("--kubeconfig and --context need --live")
-    if list(files).count("-") > 1:
-        raise InputError("'-' (stdin) can be given once")
+    input_paths(files)  # '-' (stdin) at most once
     if live:
-        return [obj for obj in read_live(kubeconfig, context, kinds) if isinstance(obj, dict)]
+        found, target = read_live_target(kubeconfig, context, kinds)
+        return [obj for obj in found if isinstance(obj, dict)], target
     objects = objects_from_files(files)
     require_kinds(objects, kinds, f"gpuop kubevirt {command}", files)
-    return objects
+    return objects, None
 
 
 def _count(raw: Any) -> int:
@@ -162,18 +171,26 @@ def _merge_entries(
 
 @dataclass(frozen=True)
 class PermittedPlan:
-    """What `permitted-devices` computed: the entries, the gates and what to tell the user."""
+    """What `permitted-devices` computed: the entries, the gates and what to tell the user.
+
+    `gates` is the CR's feature gates with those the devices need added, or None when
+    nothing is added (the patch then leaves them alone); `disable_mdev` sets
+    `mediatedDevicesConfiguration.enabled: false` (KubeVirt v1.8 and later).
+    """
 
     permitted: dict[str, Any]
-    gates: list[str]
+    gates: list[str] | None
     problems: list[str]
     notes: list[str]
+    disable_mdev: bool = False
 
 
 def build_permitted(
     nodes: Sequence[Mapping[str, Any]],
     kubevirt_cr: Mapping[str, Any] | None,
     pci_db: PciDatabase | None = None,
+    *,
+    hyperconverged: bool = False,
 ) -> PermittedPlan:
     """permittedHostDevices and feature gates for the nodes, keeping an existing CR's others."""
     computed = permitted_host_devices(nodes, pci_db)
@@ -195,34 +212,53 @@ def build_permitted(
         entries = _merge_entries(existing.get(section), computed.get(section, []), notes)
         if entries:
             permitted[section] = entries
-    gates = [
+    existing_gates = [
         g
         for g in sequence(
             kubevirt_cr, "spec", "configuration", "developerConfiguration", "featureGates"
         )
         if isinstance(g, str)
     ]
-    gates += [gate for gate in FEATURE_GATES if gate not in gates]
-    return PermittedPlan(permitted, gates, problems, notes)
+    version = parse_version(text(kubevirt_cr, "status", "observedKubeVirtVersion"))
+    advice = needed_gates(version, bool(permitted.get("mediatedDevices")))
+    added = [gate for gate in advice.gates if gate not in existing_gates]
+    gates = [*existing_gates, *added] if added else None
+    mdev_off = (
+        get(kubevirt_cr, "spec", "configuration", "mediatedDevicesConfiguration", "enabled")
+        is False
+    )
+    disable_mdev = advice.disable_mdev_field and not mdev_off
+    if disable_mdev and "DisableMDEVConfiguration" in existing_gates:
+        notes.append(
+            "KubeVirt v1.8 deprecates the DisableMDEVConfiguration gate the CR has: the patch"
+            " sets spec.configuration.mediatedDevicesConfiguration.enabled: false"
+        )
+    if not hyperconverged:  # HCO sets KubeVirt's gates itself
+        notes.extend(advice.notes)
+    return PermittedPlan(permitted, gates, problems, notes, disable_mdev)
 
 
 def permitted_patch(
-    permitted: Mapping[str, Any], gates: Sequence[str], kind: str = "KubeVirt"
+    permitted: Mapping[str, Any],
+    gates: Sequence[str] | None,
+    kind: str = "KubeVirt",
+    disable_mdev: bool = False,
 ) -> dict[str, Any]:
     """A JSON merge patch for the KubeVirt CR (lists are replaced whole, so they are complete).
 
-    For a HyperConverged CR: its `spec.permittedHostDevices` (HCO sets KubeVirt's gates).
+    Feature gates only when one is added (`gates` is then the whole list); the mdev switch
+    with `disable_mdev`. For a HyperConverged CR: its `spec.permittedHostDevices` (HCO
+    sets KubeVirt's gates).
     """
     if kind == "HyperConverged":
         return {"spec": {"permittedHostDevices": dict(permitted)}}
-    return {
-        "spec": {
-            "configuration": {
-                "developerConfiguration": {"featureGates": list(gates)},
-                "permittedHostDevices": dict(permitted),
-            }
-        }
-    }
+    configuration: dict[str, Any] = {}
+    if gates is not None:
+        configuration["developerConfiguration"] = {"featureGates": list(gates)}
+    if disable_mdev:
+        configuration["mediatedDevicesConfiguration"] = {"enabled": False}
+    configuration["permittedHostDevices"] = dict(permitted)
+    return {"spec": {"configuration": configuration}}
 
 
 def permitted_snippet(permitted: Mapping[str, Any], kind: str = "KubeVirt") -> str:
@@ -276,6 +312,7 @@ def _with_live(func: Any) -> Any:
 
 @kubevirt.command("permitted-devices")
 @click.argument("files", nargs=-1, metavar="[FILES]...")
+@filename_option
 @_with_live
 @click.option(
     "--format",
@@ -295,6 +332,7 @@ def _with_live(func: Any) -> Any:
 )
 def permitted_devices(
     files: tuple[str, ...],
+    filenames: tuple[str, ...],
     live: bool,
     kubeconfig: str | None,
     context_name: str | None,
@@ -310,6 +348,15 @@ def permitted_devices(
     externalResourceProvider: true. With a KubeVirt CR in the input (or --live), the patch
     keeps its other feature gates and entries: a merge patch replaces lists whole.
 
+    \b
+    Feature gates only where the KubeVirt release needs them (status.observedKubeVirtVersion
+    of the CR): GPU before v1.4 (GA since), DisableMDEVConfiguration for vGPU nodes before
+    v1.8, and from v1.8 mediatedDevicesConfiguration.enabled: false instead. Without a
+    KubeVirt CR the patch is for v1.4 and later (a note on stderr says so).
+    \b
+      gpuop kubevirt permitted-devices -f nodes.json
+      gpuop kubevirt permitted-devices nodes.json --format snippet
+
     Exit status: 0 done, 1 an advertised resource could not be permitted, 2 bad input.
     """
 
@@ -318,30 +365,47 @@ def permitted_devices(
             raise InputError(
                 f"-o {output} is the patch; --format snippet is YAML to paste: pick one"
             )
-        database = _load_pci_ids(pci_ids, files)
-        objects = _input_objects(
-            files,
+        paths = input_paths(files, filenames)
+        database = _load_pci_ids(pci_ids, paths)
+        objects, target = _input_objects(
+            paths,
             live,
             kubeconfig,
             context_name,
             ("Node", "KubeVirt", "HyperConverged"),
             "permitted-devices",
         )
+        if target is not None:
+            _say(f"read {target.describe()}")
         nodes = [obj for obj in objects if obj.get("kind") == "Node"]
         if not nodes:
             raise InputError("no Nodes in the input")
         cr = _kubevirt_cr(objects)
         hco = _hyperconverged_cr(objects)
         kind = "KubeVirt" if hco is None else "HyperConverged"
-        built = build_permitted(nodes, cr if hco is None else _as_kubevirt_shape(hco), database)
+        built = build_permitted(
+            nodes,
+            cr if hco is None else _as_kubevirt_shape(hco),
+            database,
+            hyperconverged=hco is not None,
+        )
+        patch = permitted_patch(built.permitted, built.gates, kind, built.disable_mdev)
         if output == "yaml":
-            patch = permitted_patch(built.permitted, built.gates, kind)
             sys.stdout.write(yaml.safe_dump(patch, sort_keys=False))
         elif fmt == "patch":
-            patch = permitted_patch(built.permitted, built.gates, kind)
             sys.stdout.write(json.dumps(patch, indent=2) + "\n")
         else:
             sys.stdout.write(permitted_snippet(built.permitted, kind))
+            if built.gates is not None and hco is None:
+                _say(
+                    "the CR also needs spec.configuration.developerConfiguration.featureGates: "
+                    + ", ".join(built.gates)
+                )
+            if built.disable_mdev and hco is None:
+                _say(
+                    "the CR also needs spec.configuration.mediatedDevicesConfiguration"
+                    ".enabled: false"
+                )
         if hco is not None:
             _say(
                 f"HyperConverged {text(hco, 'metadata', 'name')} owns KubeVirt's settings:"
@@ -351,12 +415,6 @@ def permitted_devices(
             _say(note)
         if not _advertised_sandbox(nodes):
             _say("no node advertises a passthrough or vGPU resource")
-        version = parse_version(text(cr, "status", "observedKubeVirtVersion"))
-        if version is not None and version >= _MDEV_GATE_DEPRECATED:
-            _say(
-                "KubeVirt v1.8 deprecates DisableMDEVConfiguration: also set"
-                " spec.configuration.mediatedDevicesConfiguration.enabled: false"
-            )
         for problem in built.problems:
             _say(f"problem: {problem}")
         return 1 if built.problems else 0
@@ -402,6 +460,7 @@ def _check_header(objects: Sequence[Mapping[str, Any]]) -> str:
 
 @kubevirt.command("check", epilog=exit_codes_help())
 @click.argument("files", nargs=-1, metavar="[FILES]...")
+@filename_option
 @_with_live
 @pci_ids_option
 @findings_options
@@ -416,6 +475,7 @@ def _check_header(objects: Sequence[Mapping[str, Any]]) -> str:
 @color_option
 def check(
     files: tuple[str, ...],
+    filenames: tuple[str, ...],
     live: bool,
     kubeconfig: str | None,
     context_name: str | None,
@@ -446,9 +506,10 @@ def check(
             chosen = finding_filter(severity, fail_on, ignores, config_file)
         except UserError as exc:
             raise InputError(str(exc)) from None
-        database = _load_pci_ids(pci_ids, files)
-        objects = _input_objects(
-            files,
+        paths = input_paths(files, filenames)
+        database = _load_pci_ids(pci_ids, paths)
+        objects, target = _input_objects(
+            paths,
             live,
             kubeconfig,
             context_name,
@@ -458,14 +519,18 @@ def check(
         report = kubevirt_report(run_checks(objects, pci_db=database))
         report = chosen.apply(report, objects)
         if output == "json":
-            sys.stdout.write(report.to_json() + "\n")
+            if target is None:
+                sys.stdout.write(report.to_json() + "\n")
+            else:
+                emit_data(report_data(report, target), "json")
         elif output == "yaml":
-            emit_data(report.to_dict(), output)
+            emit_data(report_data(report, target), output)
         elif output == "name":
             sys.stdout.write(finding_names(report))
         else:
             body_text = render_text(report, color=color_enabled(color), width=text_width(output))
-            sys.stdout.write(_check_header(objects) + body_text.split("\n", 1)[1])
+            header = with_cluster_line(_check_header(objects), target)
+            sys.stdout.write(header + body_text.split("\n", 1)[1])
         return report.exit_code
 
     finish(guarded(body))
@@ -486,20 +551,10 @@ def _values_lookup(document: Any, key: str) -> Any:
 def _read_values(path: str) -> Any:
     if not Path(path).exists():
         return None
-    try:
-        raw = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"cannot read {path}: not UTF-8 text") from None
-    try:
-        document = yaml.safe_load(raw)
-    except RecursionError:
-        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
-    except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else "not valid YAML"
-        raise InputError(f"{path}: not valid YAML ({first})") from None
-    check_nesting(document, path)
+    documents = load_yaml_documents(read_input_text(path), path)
+    if len(documents) > 1:
+        raise InputError(f"{path}: {len(documents)} documents; expected one mapping of values")
+    document = documents[0] if documents else None
     if document is not None and not isinstance(document, Mapping):
         raise InputError(f"{path}: expected a YAML mapping of values")
     return document
@@ -595,15 +650,20 @@ def dns_label_problem(value: str) -> str | None:
     return None
 
 
-@kubevirt.command("vmi-example", cls=GreedyClusterCommand)
+class _VmiExampleCommand(GreedyClusterCommand):
+    subject_options = ("--resource-from-values",)
+
+
+@kubevirt.command("vmi-example", cls=_VmiExampleCommand)
 @click.argument("target", required=False, metavar="[NODE|RESOURCE]")
 @click.option(
     "--cluster",
     "cluster_files",
     multiple=True,
-    metavar="FILES...",
-    help="Node dumps to look NODE up in (takes every file up to the next option).",
+    metavar="FILE",
+    help="A node dump to look NODE up in (file, directory or '-'); repeatable, or A,B.",
 )
+@filenames_option("The same as --cluster.")
 @_with_live
 @click.option(
     "--count",
@@ -637,6 +697,7 @@ def dns_label_problem(value: str) -> str | None:
 def vmi_example_command(
     target: str | None,
     cluster_files: tuple[str, ...],
+    filenames: tuple[str, ...],
     live: bool,
     kubeconfig: str | None,
     context_name: str | None,
@@ -677,7 +738,8 @@ def vmi_example_command(
             raise InputError("--key needs --values FILE")
         if target is None and from_values is None:
             raise InputError("give NODE|RESOURCE, or --values FILE --resource-from-values KEY")
-        if live and cluster_files:
+        paths = input_paths(cluster_files, filenames)
+        if live and paths:
             raise InputError("give --cluster FILES or --live, not both")
         if (kubeconfig or context_name) and not live:
             raise InputError("--kubeconfig and --context need --live")
@@ -688,13 +750,14 @@ def vmi_example_command(
             if value is not None and (label_problem := dns_label_problem(value)) is not None:
                 raise InputError(f"{option} {quoted(value)}: {label_problem}")
         nodes: list[dict[str, Any]] | None = None
-        if live or cluster_files:
-            objects = (
-                read_live(kubeconfig, context_name, ("Node",))
-                if live
-                else read_objects(cluster_files)
-            )
+        if live:
+            objects, read_from = read_live_target(kubeconfig, context_name, ("Node",))
+            _say(f"read {read_from.describe()}")
             nodes = [o for o in objects if isinstance(o, dict) and o.get("kind") == "Node"]
+        elif paths:
+            nodes = [
+                o for o in read_objects(paths) if isinstance(o, dict) and o.get("kind") == "Node"
+            ]
         source = ""
         if from_values is not None:
             assert values_file is not None

@@ -10,7 +10,8 @@ from typing import Any
 import click
 
 from gpuop.catalog import gpu_catalog
-from gpuop.cli.common import UserError, emit_data, output_option
+from gpuop.cli.common import UserError, emit_data, filenames_option, output_option
+from gpuop.cli.inputs import input_paths, read_input_text, split_paths
 from gpuop.cli.support import PciSource, load_pci_database, pci_ids_option, render_table
 from gpuop.naming import (
     ECHO_LIMIT,
@@ -57,14 +58,22 @@ class NameResult:
         return data
 
 
-def _inputs(values: Sequence[str]) -> list[str]:
-    """The arguments, or one per line from stdin when there are none or only `-`."""
-    if values and list(values) != ["-"]:
-        return list(values)
-    if not values and sys.stdin.isatty():
-        raise UserError("give one or more VALUE arguments, or pipe them in one per line")
-    lines = [line.strip() for line in sys.stdin.read().splitlines()]
+def _lines(text: str) -> list[str]:
+    lines = [line.strip() for line in text.splitlines()]
     return [line for line in lines if line and not line.startswith("#")]
+
+
+def _inputs(values: Sequence[str], filenames: Sequence[str] = ()) -> list[str]:
+    """The arguments and the lines of -f files; one per line from stdin for none or `-`."""
+    files = input_paths(filenames, [value for value in values if value == "-"])
+    found = [value for value in values if value != "-"]
+    for path in files:
+        found.extend(_lines(read_input_text(path)))
+    if values or filenames:
+        return found
+    if sys.stdin.isatty():
+        raise UserError("give one or more VALUE arguments, -f FILE, or pipe them in one per line")
+    return _lines(read_input_text("-"))
 
 
 def pci_name(value: str, source: PciSource) -> NameResult:
@@ -164,6 +173,7 @@ def names() -> None:
 
 
 def _inputs_argument(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = filenames_option("A file of VALUEs, one a line ('-': stdin); repeatable, or A,B.")(func)
     return click.argument("values", nargs=-1, metavar="[VALUE]... | -")(func)
 
 
@@ -171,7 +181,9 @@ def _inputs_argument(func: Callable[..., Any]) -> Callable[..., Any]:
 @_inputs_argument
 @pci_ids_option
 @output_option("text", "json", "yaml")
-def pci(values: tuple[str, ...], pci_ids: str | None, output: str) -> None:
+def pci(
+    values: tuple[str, ...], filenames: tuple[str, ...], pci_ids: str | None, output: str
+) -> None:
     """The passthrough resource for PCI device ids (KubeVirt GPU device plugin).
 
     The plugin looks the device up in its pci.ids, upper-cases the name, turns `/`,
@@ -184,22 +196,25 @@ def pci(values: tuple[str, ...], pci_ids: str | None, output: str) -> None:
       gpuop names pci 2236 20b5 25b6             several (vendor 10de assumed)
       gpuop names pci 24fa                       a name that ends in '_' (invalid)
       gpuop names pci --pci-ids ./pci.ids 2330   named from another pci.ids
+      gpuop names pci -f ids.txt                 one id a line
       lspci -nn -d 10de: | grep -o '10de:[0-9a-f]*' | gpuop names pci -
 
     Names come from the pci.ids gpuop ships (2025.07.11, the copy in the KubeVirt
     GPU device plugin's image) unless --pci-ids names another.
     """
-    if pci_ids == "-" and list(values) in ([], ["-"]):
-        raise UserError("--pci-ids - reads stdin: give the PCI ids as arguments")
+    if pci_ids == "-" and (
+        (list(values) in ([], ["-"]) and not filenames) or "-" in split_paths(filenames)
+    ):
+        raise UserError("--pci-ids - reads stdin: give the PCI ids as arguments or -f FILE")
     source = load_pci_database(pci_ids)
-    results = [pci_name(value, source) for value in _inputs(values)]
+    results = [pci_name(value, source) for value in _inputs(values, filenames)]
     _report(results, "pci", output, source)
 
 
 @names.command("vgpu")
 @_inputs_argument
 @output_option("text", "json", "yaml")
-def vgpu(values: tuple[str, ...], output: str) -> None:
+def vgpu(values: tuple[str, ...], filenames: tuple[str, ...], output: str) -> None:
     """The vGPU resource for mdev type names, or for vGPU types.
 
     The plugin reads the mdev type name (`NVIDIA A10-12Q`, `GRID T4-1Q`) and turns
@@ -212,5 +227,5 @@ def vgpu(values: tuple[str, ...], output: str) -> None:
       gpuop names vgpu A10-12Q T4-1Q        nvidia.com/NVIDIA_A10-12Q, nvidia.com/GRID_T4-1Q
       cat /sys/bus/mdev/devices/*/mdev_type/name | gpuop names vgpu -o json
     """
-    results = [vgpu_name(value) for value in _inputs(values)]
+    results = [vgpu_name(value) for value in _inputs(values, filenames)]
     _report(results, "vgpu", output, None)

@@ -6,7 +6,7 @@ import copy
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -14,11 +14,13 @@ import click
 
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
 from gpuop.cli.common import UserError, emit_data, output_option
+from gpuop.cli.inputs import expand, input_paths, require_kinds
 from gpuop.cli.support import (
     PciSource,
     heading,
     load_documents,
     load_pci_database,
+    load_policy_document,
     load_yaml_document,
     pci_ids_option,
     render_table,
@@ -97,7 +99,7 @@ def node_from_flags(name: str, model_name: str, count: int) -> dict[str, Any]:
 
 
 def node_from_file(path: str) -> dict[str, Any]:
-    node = load_yaml_document(path, "Node")
+    node = load_yaml_document(path, "Node", "gpuop plan --node")
     return _checked_node(node, "stdin" if path == "-" else path)
 
 
@@ -128,25 +130,31 @@ NODE_LIST_KINDS = ("List", "NodeList")
 
 def nodes_from_file(path: str) -> list[dict[str, Any]]:
     """The nodes in a Node, a List of Nodes (`kubectl get nodes -o json`) or multi-doc YAML."""
-    shown = "stdin" if path == "-" else path
-    documents = load_documents(path, "a Node or a List of Nodes")
+    return nodes_from_files((path,))
+
+
+def nodes_from_files(paths: Sequence[str]) -> list[dict[str, Any]]:
+    """The nodes of every input (files, directories, `-`): Nodes, Lists of Nodes, multi-doc YAML."""
     nodes: list[dict[str, Any]] = []
-    for number, document in enumerate(documents, start=1):
-        where = f"{shown}: document {number}" if len(documents) > 1 else shown
-        if isinstance(document, dict) and document.get("kind") in NODE_LIST_KINDS:
-            items = document.get("items")
-            if items is None:
-                items = []
-            if not isinstance(items, list):
-                raise UserError(f"{where}: items is not a list")
-            # The API server leaves `kind` out of a NodeList's items; kubectl's List keeps it.
-            implied = document["kind"] == "NodeList"
-            for index, item in enumerate(items):
-                nodes.append(_checked_node(item, f"{where}: items[{index}]", implied))
-        else:
-            nodes.append(_checked_node(document, where))
+    for path in expand(paths):
+        shown = "stdin" if path == "-" else path
+        documents = load_documents(path, "a Node or a List of Nodes", allow_empty=True)
+        for number, document in enumerate(documents, start=1):
+            where = f"{shown}: document {number}" if len(documents) > 1 else shown
+            if isinstance(document, dict) and document.get("kind") in NODE_LIST_KINDS:
+                items = document.get("items")
+                if items is None:
+                    items = []
+                if not isinstance(items, list):
+                    raise UserError(f"{where}: items is not a list")
+                # The API server leaves `kind` out of a NodeList's items; kubectl's List keeps it.
+                implied = document["kind"] == "NodeList"
+                for index, item in enumerate(items):
+                    nodes.append(_checked_node(item, f"{where}: items[{index}]", implied))
+            else:
+                nodes.append(_checked_node(document, where))
     if not nodes:
-        raise UserError(f"{shown}: no nodes in it (an empty List)")
+        require_kinds([], ("Node",), "gpuop plan -f", paths)
     return nodes
 
 
@@ -156,7 +164,7 @@ def load_policy(path: str | None, sandbox: bool) -> tuple[ResolvedPolicy, str]:
         obj: Any = copy.deepcopy(default_policy_object())
         source = "default ClusterPolicy"
     else:
-        obj = load_yaml_document(path, "ClusterPolicy")
+        obj = load_policy_document(path, "gpuop plan --policy")
         source = "stdin" if path == "-" else path
     if sandbox and isinstance(obj, dict):
         spec = obj.setdefault("spec", {})
@@ -343,11 +351,14 @@ def _emit_batch(
 @click.option("--node", "node_file", metavar="FILE|-", help="A Node manifest (YAML or JSON).")
 @click.option(
     "-f",
+    "--filename",
     "--nodes",
-    "nodes_file",
+    "nodes_files",
+    multiple=True,
     metavar="FILE|-",
-    help="Many nodes: a Node, a List of Nodes (as `kubectl get nodes -o json` prints) or"
-    " multi-document YAML; one plan per node (-o json: one JSON document a line).",
+    help="Many nodes: a Node, a List of Nodes (as `kubectl get nodes -o json` prints),"
+    " multi-document YAML or a directory; repeatable, or A,B; one plan per node (-o json:"
+    " one JSON document a line).",
 )
 @click.option(
     "--gpu",
@@ -389,7 +400,7 @@ def _emit_batch(
 @output_option("text", "json", "yaml")
 def plan(
     node_file: str | None,
-    nodes_file: str | None,
+    nodes_files: tuple[str, ...],
     gpu_model: str | None,
     count: int,
     name: str,
@@ -429,15 +440,16 @@ def plan(
       kubectl get node gpu-1 -o yaml | gpuop plan --node - --policy cp.yaml -o json
       kubectl get nodes -o json | gpuop plan -f - -o json
     """
-    if nodes_file is not None and (node_file is not None or gpu_model is not None):
+    nodes_paths = input_paths(nodes_files)
+    if nodes_paths and (node_file is not None or gpu_model is not None):
         raise UserError("give -f/--nodes FILE alone, not with --node or --gpu")
     if node_file is not None and gpu_model is not None:
         raise UserError("give either --node FILE or --gpu MODEL, not both")
     if node_file == "-" and policy_file == "-":
         raise UserError("--node and --policy cannot both read stdin")
-    if nodes_file == "-" and policy_file == "-":
+    if "-" in nodes_paths and policy_file == "-":
         raise UserError("--nodes and --policy cannot both read stdin")
-    if node_file is None and gpu_model is None and nodes_file is None:
+    if node_file is None and gpu_model is None and not nodes_paths:
         raise UserError(
             "give --node FILE (a Node manifest) or --gpu MODEL (e.g. --gpu A10),"
             " or -f FILE for many nodes"
@@ -447,8 +459,8 @@ def plan(
         extra[WORKLOAD_LABEL] = workload
     if vgpu_config is not None:
         extra[VGPU_CONFIG_LABEL] = vgpu_config
-    if nodes_file is not None:
-        nodes = nodes_from_file(nodes_file)
+    if nodes_paths:
+        nodes = nodes_from_files(nodes_paths)
         for node in nodes:
             _overlay_labels(node, extra)
         resolved, source = load_policy(policy_file, sandbox)

@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, output_option
-from gpuop.cli.support import load_yaml_document
+from gpuop.cli.common import UserError, emit_data, filenames_option, output_option
+from gpuop.cli.inputs import expand, input_paths, require_kinds
+from gpuop.cli.support import load_documents
 from gpuop.policy import (
     PolicyError,
     ResolvedPolicy,
@@ -97,8 +98,6 @@ def _policies(document: Any, source: str) -> list[tuple[str, Any]] | None:
         items = []
     if not isinstance(items, list):
         raise UserError(f"{source}: items is not a list")
-    if not items:
-        raise UserError(f"{source}: no ClusterPolicy in it (an empty List)")
     return [(f"{source} items[{index}]", item) for index, item in enumerate(items)]
 
 
@@ -116,41 +115,54 @@ def _print_result(result: dict[str, Any], where: str) -> None:
             click.echo(f"  {problem}")
 
 
+def _documents(paths: tuple[str, ...]) -> tuple[list[tuple[str, Any]], bool]:
+    """(where, document) for every document of every input, Lists item by item; any List?"""
+    found: list[tuple[str, Any]] = []
+    lists = False
+    for path in expand(paths):
+        source = "stdin" if path == "-" else path
+        documents = load_documents(path, "a ClusterPolicy", allow_empty=True)
+        for number, document in enumerate(documents, start=1):
+            where = f"{source} document {number}" if len(documents) > 1 else source
+            listed = _policies(document, where)
+            lists = lists or listed is not None
+            found.extend(listed if listed is not None else [(where, document)])
+    if not found:
+        require_kinds([], ("ClusterPolicy",), "gpuop policy validate", paths)
+    return found, lists
+
+
 @policy.command()
-@click.argument("file", metavar="FILE|-")
+@click.argument("files", nargs=-1, metavar="[FILE|-]...")
+@filenames_option("A ClusterPolicy file, directory or '-' (as FILE); repeatable, or A,B.")
 @output_option("text", "json", "yaml")
-def validate(file: str, output: str) -> None:
+def validate(files: tuple[str, ...], filenames: tuple[str, ...], output: str) -> None:
     """Check a ClusterPolicy: every problem with its field path.
 
     Checks what the API server checks with gpuop's CRD (types, enums, bounds, unknown
     fields) and what the operator needs to deploy the enabled operands (complete image
     settings). Warnings name fields that are accepted but ignored. A List (what
-    `kubectl get clusterpolicies -o yaml` prints) is checked item by item; -o json
-    then prints one result per item.
+    `kubectl get clusterpolicies -o yaml` prints), multi-document YAML, several files and
+    directories are checked document by document; -o json then prints one result per
+    ClusterPolicy (a single one: just its result).
 
-    Exit status: 0 valid, 2 invalid or unreadable (a List: any item invalid).
+    Exit status: 0 valid, 2 invalid or unreadable (several: any invalid).
 
     \b
     Examples:
       gpuop policy validate cluster-policy.yaml
+      gpuop policy validate -f cluster-policy.yaml -f my-policy.yaml
       kubectl get clusterpolicies -o yaml | gpuop policy validate -
       kubectl get clusterpolicy -o json | jq '.items[0]' | gpuop policy validate - -o json
     """
-    source = "stdin" if file == "-" else file
-    document = load_yaml_document(file, "ClusterPolicy")
-    listed = _policies(document, source)
-    if listed is None:
-        result = check_policy(document, source)
-        if output != "text":
-            emit_data(result, output)
-        else:
-            _print_result(result, source)
-        if not result["valid"]:
-            sys.exit(EXIT_INVALID)
-        return
-    results = [(where, check_policy(item, where)) for where, item in listed]
+    paths = input_paths(files, filenames)
+    if not paths:
+        raise UserError("give a ClusterPolicy FILE, -f FILE, or '-' for stdin")
+    documents, lists = _documents(paths)
+    single = len(documents) == 1 and not lists
+    results = [(where, check_policy(item, where)) for where, item in documents]
     if output != "text":
-        emit_data([result for _, result in results], output)
+        emit_data(results[0][1] if single else [result for _, result in results], output)
     else:
         for where, result in results:
             _print_result(result, where)

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import click
-import yaml
 
 from gpuop.cli.common import (
     UserError,
@@ -19,6 +18,7 @@ from gpuop.cli.common import (
     resolve_kubeconfig,
 )
 from gpuop.cli.support import load_pci_database, pci_ids_option
+from gpuop.manifests import ManifestError, load_yaml_documents
 from gpuop.planner import WORKLOAD_LABEL
 from gpuop.sim.hardware import SIM_LABEL, NodeSpec, SimError, node_manifest, parse_cluster_spec
 
@@ -171,9 +171,10 @@ def apply(file: str, namespace: str, kubeconfig: str | None) -> None:
       - {namePrefix: pool-, replicas: 1000, gpu: L40S, count: 4}
     """
     try:
-        specs = parse_cluster_spec(yaml.safe_load(read_text_input(file)))
-    except yaml.YAMLError as exc:
-        raise UserError(f"{file}: not YAML ({exc})") from exc
+        documents = load_yaml_documents(read_text_input(file), "stdin" if file == "-" else file)
+        specs = parse_cluster_spec(documents[0] if documents else None)
+    except ManifestError as exc:
+        raise UserError(str(exc)) from exc
     except SimError as exc:
         raise UserError(f"{file}: {exc}") from exc
     from gpuop.kube import ops

@@ -110,7 +110,8 @@ def toolkit() -> None:
     default="file",
     show_default=True,
     help="How the main config imports the drop-in: the file itself, or '<dir>/*.toml' as "
-    "the upstream toolkit does (which also loads every other .toml file there).",
+    "the upstream toolkit does (which also loads every other .toml file there; the "
+    "drop-in must then end in .toml).",
 )
 @click.option("--dry-run", is_flag=True, help="Print the unified diff; write nothing.")
 @click.option(

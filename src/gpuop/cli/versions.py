@@ -18,13 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from gpuop.catalog.versions import VersionMatrix, version_matrix
-from gpuop.cli.check import (
-    InputError,
-    finding_names,
-    read_objects,
-    require_kinds,
-    with_cluster_line,
-)
+from gpuop.cli.check import finding_names, with_cluster_line
 from gpuop.cli.common import (
     UserError,
     color_enabled,
@@ -37,6 +31,7 @@ from gpuop.cli.common import (
     text_width,
 )
 from gpuop.cli.findings import finding_filter, findings_options
+from gpuop.cli.inputs import InputError, input_paths, read_objects, require_kinds
 from gpuop.cli.live import LiveTarget, live_options, live_target
 from gpuop.manifests import ManifestError, load_objects
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
@@ -217,7 +212,7 @@ def check(
     """
 
     def body() -> int:
-        paths = (*files, *filenames)
+        paths = input_paths(files, filenames)
         if live and paths:
             raise UserError("give FILES or --live, not both")
         if not live and not paths:
@@ -295,10 +290,12 @@ def _side(value: str, placement: ResolvedPolicy, matrix: VersionMatrix) -> Side:
 @click.argument("new", metavar="NEW")
 @click.option(
     "--dump",
+    "-f",
+    "--filename",
     "dumps",
     multiple=True,
     metavar="FILE",
-    help="Nodes to preview (dump file, bundle directory or '-'); repeat for several.",
+    help="Nodes to preview (dump file, bundle directory or '-'); repeatable, or A,B.",
 )
 @live_options
 @click.option(
@@ -339,7 +336,8 @@ def preview(
     """
 
     def body() -> int:
-        if live and dumps:
+        dump_paths = input_paths(dumps)
+        if live and dump_paths:
             raise UserError("give --dump or --live, not both")
         target = live_target(live, kubeconfig, context_name)
         if (kubernetes_from is None) != (kubernetes_to is None):
@@ -350,13 +348,13 @@ def preview(
         matrix = version_matrix()
         nodes: list[Any] | None = None
         dumped_policy: ResolvedPolicy | None = None
-        if live or dumps:
+        if live or dump_paths:
             if target is not None:
                 objects = _live(target, quiet=output != "text").objects
             else:
-                objects = read_objects(dumps)
+                objects = read_objects(dump_paths)
             if target is None:
-                require_kinds(objects, ("Node",), "gpuop upgrade preview --dump", dumps)
+                require_kinds(objects, ("Node",), "gpuop upgrade preview --dump", dump_paths)
             nodes = [obj for obj in objects if isinstance(obj, dict) and obj.get("kind") == "Node"]
             policies = [
                 obj

@@ -10,6 +10,7 @@ resources and the cards in their inventory), and example VMIs that ask for a res
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gpuop.naming import (
@@ -22,6 +23,55 @@ from gpuop.naming import (
 from gpuop.planner.inventory import learn_inventory
 
 FEATURE_GATES = ("GPU", "DisableMDEVConfiguration")
+"""Every gate a KubeVirt release has needed for NVIDIA's device plugins (the lab's old KubeVirt)."""
+
+GPU_GATE_GA = (1, 4, 0)
+"""From KubeVirt v1.4 `gpus[]` needs no `GPU` feature gate (it is GA)."""
+
+MDEV_FIELD_SINCE = (1, 8, 0)
+"""From KubeVirt v1.8 `mediatedDevicesConfiguration.enabled: false` replaces the deprecated
+`DisableMDEVConfiguration` gate."""
+
+
+@dataclass(frozen=True)
+class GateAdvice:
+    """What the KubeVirt CR needs for the devices: gates to add, the mdev switch, and notes."""
+
+    gates: tuple[str, ...]
+    disable_mdev_field: bool
+    notes: tuple[str, ...]
+
+
+def needed_gates(version: tuple[int, int, int] | None, vgpu: bool) -> GateAdvice:
+    """The feature gates a KubeVirt release needs for NVIDIA's devices, none that it calls obsolete.
+
+    `GPU` only before v1.4 (GA since); `DisableMDEVConfiguration` only when nodes advertise
+    vGPU resources (KubeVirt must leave the mdevs to the vGPU device manager), and from
+    v1.8 `mediatedDevicesConfiguration.enabled: false` instead. An unknown version (no
+    KubeVirt CR with `status.observedKubeVirtVersion`) is taken as a current one, with a note.
+    """
+    gates: list[str] = []
+    notes: list[str] = []
+    if version is None:
+        notes.append(
+            "the KubeVirt version is unknown (no KubeVirt CR with status.observedKubeVirtVersion"
+            " in the input): the patch is for v1.4 and later; before v1.4 also add the GPU"
+            " feature gate"
+        )
+    elif version < GPU_GATE_GA:
+        gates.append("GPU")
+    field = False
+    if vgpu:
+        if version is not None and version >= MDEV_FIELD_SINCE:
+            field = True
+        else:
+            gates.append("DisableMDEVConfiguration")
+            if version is None:
+                notes.append(
+                    "from KubeVirt v1.8 set spec.configuration.mediatedDevicesConfiguration"
+                    ".enabled: false instead of the DisableMDEVConfiguration gate"
+                )
+    return GateAdvice(tuple(gates), field, tuple(notes))
 
 
 def _string_map(value: Any) -> dict[str, str]:

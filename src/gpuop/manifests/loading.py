@@ -20,6 +20,12 @@ deep is refused as "nested too deeply to read", whichever parser read it, so
 no later step (validation, copying, printing) can run out of stack on it.
 Real objects nest a few dozen levels at most.  :func:`check_nesting` is the
 guard, for commands that parse documents themselves.
+
+YAML aliases are bounded too: PyYAML builds an alias as a second reference to the
+anchored value, so a "billion laughs" document loads in milliseconds but holds
+billions of values to anything that walks it.  A document whose aliases add more
+than :data:`MAX_ALIAS_EXPANSION` values is refused (:func:`check_aliases`), before
+any walk.  :func:`load_yaml_documents` is the one YAML reader with both guards.
 """
 
 from __future__ import annotations
@@ -30,12 +36,28 @@ from typing import Any
 
 import yaml
 
-__all__ = ["MAX_NESTING", "NESTED_TOO_DEEPLY", "ManifestError", "check_nesting", "load_objects"]
+__all__ = [
+    "ALIAS_BOMB",
+    "MAX_ALIAS_EXPANSION",
+    "MAX_NESTING",
+    "NESTED_TOO_DEEPLY",
+    "ManifestError",
+    "alias_growth",
+    "check_aliases",
+    "check_nesting",
+    "load_objects",
+    "load_yaml_documents",
+]
 
 MAX_NESTING = 100
 """The deepest nesting of mappings and lists any command reads."""
 
 NESTED_TOO_DEEPLY = "nested too deeply to read"
+
+MAX_ALIAS_EXPANSION = 100_000
+"""The most values YAML aliases may add to a document (anchors reused a few times add tens)."""
+
+ALIAS_BOMB = "its YAML aliases expand it past"
 
 
 class ManifestError(ValueError):
@@ -111,6 +133,102 @@ def check_nesting(value: Any, source: str, document: int | None = None) -> None:
         )
 
 
+def _children(value: Any) -> Any:
+    """The values of a mapping or list (None for a scalar)."""
+    if type(value) is dict or isinstance(value, Mapping):
+        return value.values()
+    if type(value) is list:
+        return value
+    return None
+
+
+def alias_growth(value: Any, limit: int = MAX_ALIAS_EXPANSION) -> int:
+    """How many values YAML aliases add to ``value``, counted up to ``limit + 1``.
+
+    An alias is a second reference to a mapping or list already met; it adds as many
+    values as that one holds, expanded. Each distinct container is walked once (so a
+    bomb costs what its text does), iteratively; a value that contains itself counts
+    as past the limit.
+    """
+    sizes: dict[int, int] = {}  # container -> its values, aliases expanded
+    entered: set[int] = set()
+    growth = 0
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        item, leaving = stack.pop()
+        key = id(item)
+        children = _children(item)
+        if children is None:
+            continue  # a scalar document
+        if leaving:
+            size = 1
+            for child in children:
+                size += 1 if _children(child) is None else sizes[id(child)]
+            sizes[key] = min(size, limit + 1)
+            continue
+        if key in sizes:
+            growth += sizes[key]
+            if growth > limit:
+                return limit + 1
+            continue
+        if key in entered:
+            return limit + 1  # an alias of one of its own ancestors: endless
+        entered.add(key)
+        stack.append((item, True))
+        stack.extend((child, False) for child in children if _children(child) is not None)
+    return growth
+
+
+def check_aliases(value: Any, source: str, document: int | None = None) -> None:
+    """Raise :class:`ManifestError` when YAML aliases add more than MAX_ALIAS_EXPANSION values."""
+    if alias_growth(value) > MAX_ALIAS_EXPANSION:
+        raise ManifestError(
+            source,
+            f"{ALIAS_BOMB} {MAX_ALIAS_EXPANSION:,} values (a billion-laughs alias bomb?)",
+            document=document,
+        )
+
+
+def _yaml_loader(fast: bool) -> Any:
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader) if fast else yaml.SafeLoader
+
+
+def load_yaml_documents(
+    text: str, source: str, *, keep_empty: bool = False, fast: bool = False
+) -> list[Any]:
+    """Every YAML document of ``text`` (JSON is YAML too), aliases and nesting bounded.
+
+    Empty documents are left out unless ``keep_empty``; ``fast`` reads with libyaml where
+    PyYAML has it. Raises :class:`ManifestError` with the document and line for text that
+    is not YAML, nests too deeply or is an alias bomb.
+    """
+    documents: list[Any] = []
+    number = 0
+    try:
+        for number, value in enumerate(yaml.load_all(text, Loader=_yaml_loader(fast)), start=1):
+            if value is None and not keep_empty:
+                continue
+            if "*" in text:
+                check_aliases(value, source, number)
+            check_nesting(value, source, number)
+            documents.append(value)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "not valid YAML"
+        raise ManifestError(
+            source,
+            f"not valid YAML: {problem}",
+            document=number + 1,
+            line=mark.line + 1 if mark is not None else None,
+            column=mark.column + 1 if mark is not None else None,
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ManifestError(source, f"not valid YAML: {exc}", document=number + 1) from None
+    except RecursionError:
+        raise ManifestError(source, NESTED_TOO_DEEPLY, document=number + 1) from None
+    return documents
+
+
 def _kind_of(value: Any) -> str:
     if value is None:
         return "nothing"
@@ -156,9 +274,13 @@ def _flatten(
         yield from _flatten(filled, source, document, item_path)
 
 
-def _top_level(value: Any, source: str, document: int | None) -> Iterator[dict[str, Any]]:
+def _top_level(
+    value: Any, source: str, document: int | None, aliases: bool = False
+) -> Iterator[dict[str, Any]]:
     if value is None:
         return
+    if aliases:
+        check_aliases(value, source, document)
     check_nesting(value, source, document)
     if not isinstance(value, Mapping):
         raise ManifestError(
@@ -178,8 +300,9 @@ def _load_yaml(text: str, source: str) -> list[dict[str, Any]]:
     objects: list[dict[str, Any]] = []
     document = 0
     try:
+        aliases = "*" in text
         for document, value in enumerate(yaml.safe_load_all(text), start=1):
-            objects.extend(_top_level(value, source, document))
+            objects.extend(_top_level(value, source, document, aliases))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "not valid YAML"

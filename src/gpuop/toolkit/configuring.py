@@ -771,6 +771,17 @@ def _check_not_the_default_runtime(
 def _check_options(options: RuntimeOptions) -> None:
     if options.mode not in MODES:
         raise ConfigPathError(f"unknown mode {options.mode!r}; use drop-in or in-place")
+    if (
+        options.mode == "drop-in"
+        and options.import_style == "glob"
+        and not options.drop_in.endswith(".toml")
+    ):
+        # The import is '<dir>/*.toml': a drop-in named otherwise would never be loaded.
+        raise ConfigPathError(
+            f"drop-in {options.drop_in} does not end in .toml, so the import"
+            f" '{posixpath.dirname(options.drop_in) or '.'}/*.toml' never loads it (a typo?);"
+            " nothing was changed"
+        )
     if options.new_config_version not in containerd.SUPPORTED_VERSIONS:
         raise ConfigVersionError(
             f"cannot create a version {options.new_config_version} config; "

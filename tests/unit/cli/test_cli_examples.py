@@ -98,6 +98,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copy(upgrade / "policy-26.3.2-driver-595.yaml", tmp_path / "new.yaml")
     shutil.copy(next((REPO_ROOT / "src" / "gpuop" / "catalog").glob("*.ids")), tmp_path / "pci.ids")
     (tmp_path / "values.yaml").write_text("gpuResource: nvidia.com/GA102GL_A10\n")
+    (tmp_path / "ids.txt").write_text("10de:2236\n# a comment\n20b5\n")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -166,6 +166,19 @@ COMMANDS: list[list[str]] = [
     ["audit", "--policy", "FILE"],
     ["render", "--policy", "FILE"],
     ["kubevirt", "vmi-example", "--cluster", "FILE"],
+    # -f/--filename, the one input option of every object reader.
+    ["kubevirt", "check", "-f", "FILE"],
+    ["kubevirt", "permitted-devices", "-f", "FILE", "-f", EXPLAIN_NODES],
+    ["kubevirt", "vmi-example", "n1", "-f", "FILE"],
+    ["explain", "-f", "FILE", "--cluster", EXPLAIN_NODES],
+    ["explain", "--cluster", f"{EXPLAIN_NODES},FILE", EXPLAIN_POD],
+    ["policy", "validate", "-f", "FILE"],
+    ["audit", "-f", "FILE"],
+    ["render", "-f", "FILE"],
+    ["render", "--policy", "FILE", "-f", EXPLAIN_NODES],
+    ["names", "pci", "-f", "FILE"],
+    ["names", "vgpu", "-f", "FILE"],
+    ["upgrade", "preview", "26.3.3", "26.7.0", "-f", "FILE", "--today", "2026-01-01"],
 ]
 
 OUTPUTS: dict[str, list[str]] = {
@@ -180,6 +193,8 @@ OUTPUTS: dict[str, list[str]] = {
     "audit": ["text", "json", "markdown"],
     "render": ["yaml", "json"],
     "kubevirt vmi-example": ["yaml", "json"],
+    "names pci": ["text", "json"],
+    "names vgpu": ["text", "json"],
 }
 FINDINGS = {"check", "kubevirt check", "versions check"}
 FINDING_FLAGS = [
@@ -206,7 +221,7 @@ def cases(files: dict[str, Path]) -> Iterator[tuple[str, list[str]]]:
         for (name, path), extra in itertools.product(files.items(), extras):
             if name in HEAVY and extra:
                 continue  # large inputs once per command: their cost is in reading them
-            argv = [str(path) if arg == "FILE" else arg for arg in command] + extra
+            argv = [arg.replace("FILE", str(path)) for arg in command] + extra
             yield f"{' '.join(command[:2])}|{name}|{' '.join(extra)}", argv
 
 

@@ -160,11 +160,8 @@ def test_validate_json_for_a_valid_policy(gpuop: RunCli) -> None:
     ("text", "message"),
     [
         ("spec: [\n", "not valid YAML or JSON"),
-        (
-            "kind: ClusterPolicy\n---\nkind: ClusterPolicy\n",
-            "2 documents; expected one ClusterPolicy",
-        ),
-        ("", "empty; expected a ClusterPolicy"),
+        ("", "no objects of the kinds gpuop policy validate reads (ClusterPolicy); it is empty"),
+        ('{"kind": "List", "items": []}', "no objects of the kinds gpuop policy validate reads"),
     ],
 )
 def test_validate_unreadable_input(gpuop: RunCli, text: str, message: str) -> None:

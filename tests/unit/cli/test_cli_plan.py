@@ -277,7 +277,7 @@ def test_errors_are_one_line_with_exit_2(
         ("kind: Node\nmetadata: {labels: [a]}\n", "metadata.labels is not a mapping"),
         ("kind: Node\n---\nkind: Node\n", "2 documents; expected one Node"),
         ("kind: [Node\n", "not valid YAML or JSON (line 2, column 1)"),
-        ("", "empty; expected a Node"),
+        ("", "no objects of the kinds gpuop plan --node reads (Node); it is empty"),
     ],
 )
 def test_node_input_that_is_not_a_node(gpuop: RunCli, text: str, message: str) -> None:

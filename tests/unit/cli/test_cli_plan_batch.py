@@ -122,8 +122,11 @@ def test_nodes_that_read_alike_are_planned_once(
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("", "stdin: empty; expected a Node or a List of Nodes"),
-        ('{"kind": "List", "items": []}', "stdin: no nodes in it (an empty List)"),
+        ("", "stdin: no objects of the kinds gpuop plan -f reads (Node); it is empty"),
+        (
+            '{"kind": "List", "items": []}',
+            "stdin: no objects of the kinds gpuop plan -f reads (Node); it is empty",
+        ),
         ('{"kind": "List", "items": {"a": 1}}', "stdin: items is not a list"),
         (
             json.dumps(kubectl_list([NODES[0], {"kind": "Pod", "metadata": {"name": "p"}}])),

@@ -382,15 +382,32 @@ def test_kubectl_list_dump_and_bundle(run: RunCli) -> None:
     assert from_list == from_files == json.loads(bundle.stdout)
 
 
-def test_cluster_takes_every_file_up_to_the_next_option(run: RunCli) -> None:
-    greedy = run("explain", corpus("pod-gpu.yaml"), "--cluster", NODES, PODS, "-o", "json")
+def test_cluster_is_repeatable_and_takes_a_comma_list(run: RunCli) -> None:
     repeated = run(
         "explain", corpus("pod-gpu.yaml"), "--cluster", NODES, "--cluster", PODS, "-o", "json"
     )
+    assert repeated.code == 0, repeated.stderr
+    comma = run("explain", corpus("pod-gpu.yaml"), "--cluster", f"{NODES},{PODS}", "-o", "json")
+    # The older form, where the manifest came first: the files after --cluster are the cluster.
+    greedy = run("explain", corpus("pod-gpu.yaml"), "--cluster", NODES, PODS, "-o", "json")
     with_equals = run("explain", corpus("pod-gpu.yaml"), f"--cluster={NODES}", PODS, "-o", "json")
-    assert greedy.stdout == repeated.stdout == with_equals.stdout
-    line = single_error_line(run("explain", "--cluster", NODES, corpus("pod-gpu.yaml")))
-    assert "before --cluster" in line
+    assert repeated.stdout == comma.stdout == greedy.stdout == with_equals.stdout
+
+
+def test_cluster_does_not_swallow_the_manifest_after_it(run: RunCli) -> None:
+    before = run("explain", corpus("pod-gpu.yaml"), "--cluster", NODES, "-o", "json")
+    after = run("explain", "--cluster", NODES, corpus("pod-gpu.yaml"), "-o", "json")
+    with_f = run("explain", "--cluster", NODES, "-f", corpus("pod-gpu.yaml"), "-o", "json")
+    assert after.code == before.code, after.stderr
+    assert after.stdout == before.stdout == with_f.stdout
+    assert json.loads(after.stdout)["subject"]["kind"] == "Pod"
+
+
+def test_cluster_stays_greedy_when_an_option_names_the_workload(run: RunCli) -> None:
+    """`--all-pending --cluster nodes.json pods.json`: pods.json is cluster input, as before."""
+    old = run("explain", "--all-pending", "--cluster", NODES, PODS, "-o", "json")
+    new = run("explain", "--all-pending", "--cluster", NODES, "--cluster", PODS, "-o", "json")
+    assert old.code == new.code and old.stdout == new.stdout
 
 
 def test_spread_greedy() -> None:

@@ -60,13 +60,14 @@ def kubevirt_cr(configuration: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- permitted-devices
 
 
-def test_patch_has_both_sections_and_the_feature_gates(run: RunCli) -> None:
+def test_patch_without_a_kubevirt_cr_is_for_a_current_kubevirt(run: RunCli) -> None:
+    """No version known: no GPU gate (GA since v1.4), DisableMDEVConfiguration for vGPU."""
     result = run("kubevirt", "permitted-devices", NODES)
-    assert (result.code, result.stderr) == (0, "")
+    assert result.code == 0
     assert json.loads(result.stdout) == {
         "spec": {
             "configuration": {
-                "developerConfiguration": {"featureGates": ["GPU", "DisableMDEVConfiguration"]},
+                "developerConfiguration": {"featureGates": ["DisableMDEVConfiguration"]},
                 "permittedHostDevices": {
                     "pciHostDevices": [PCI_ENTRY],
                     "mediatedDevices": [MDEV_ENTRY],
@@ -74,6 +75,60 @@ def test_patch_has_both_sections_and_the_feature_gates(run: RunCli) -> None:
             }
         }
     }
+    assert "the KubeVirt version is unknown" in result.stderr
+    assert "before v1.4 also add the GPU feature gate" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("version", "gates", "mdev_field"),
+    [
+        ("v1.3.1", ["GPU", "DisableMDEVConfiguration"], False),
+        ("v1.4.0", ["DisableMDEVConfiguration"], False),
+        ("v1.7.2", ["DisableMDEVConfiguration"], False),
+        ("v1.8.0", None, True),
+        ("v1.9.1", None, True),
+    ],
+)
+def test_patch_adds_only_the_gates_the_release_needs(
+    run: RunCli, tmp_path: Path, version: str, gates: list[str] | None, mdev_field: bool
+) -> None:
+    cr = kubevirt_cr({})
+    cr["status"]["observedKubeVirtVersion"] = version
+    path = tmp_path / "kubevirt.json"
+    path.write_text(json.dumps(cr))
+    result = run("kubevirt", "permitted-devices", NODES, str(path))
+    assert (result.code, result.stderr) == (0, "")
+    configuration = json.loads(result.stdout)["spec"]["configuration"]
+    assert configuration.get("developerConfiguration", {}).get("featureGates") == gates
+    assert ("mediatedDevicesConfiguration" in configuration) is mdev_field
+    if mdev_field:
+        assert configuration["mediatedDevicesConfiguration"] == {"enabled": False}
+    # What the patch gives passes the KubeVirt gate checks of `gpuop kubevirt check`.
+    patched = kubevirt_cr(configuration)
+    patched["status"]["observedKubeVirtVersion"] = version
+    path.write_text(json.dumps(patched))
+    checked = run("kubevirt", "check", NODES, str(path), "-o", "json")
+    codes = {f["code"] for f in json.loads(checked.stdout)["findings"]}
+    assert not codes & {"GPU504", "GPU505"}, checked.stdout
+
+
+def test_patch_without_vgpu_nodes_adds_no_mdev_gate(run: RunCli, tmp_path: Path) -> None:
+    nodes = json.loads(Path(NODES).read_text())
+    nodes["items"] = [
+        node
+        for node in nodes["items"]
+        if not any("NVIDIA_A10-12Q" in key for key in node["status"].get("allocatable", {}))
+    ]
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps(nodes))
+    cr = kubevirt_cr({})
+    kubevirt = tmp_path / "kubevirt.json"
+    kubevirt.write_text(json.dumps(cr))
+    result = run("kubevirt", "permitted-devices", str(path), str(kubevirt))
+    assert result.code == 0, result.stderr
+    configuration = json.loads(result.stdout)["spec"]["configuration"]
+    assert "developerConfiguration" not in configuration
+    assert "mediatedDevices" not in configuration["permittedHostDevices"]
 
 
 def test_snippet_is_the_yaml_block(run: RunCli) -> None:
@@ -132,14 +187,19 @@ def test_patch_keeps_the_crs_other_gates_and_entries(run: RunCli, tmp_path: Path
     }
 
 
-def test_newer_kubevirt_gets_a_note_on_the_deprecated_gate(run: RunCli, tmp_path: Path) -> None:
-    cr = kubevirt_cr({})
+def test_newer_kubevirt_keeps_its_gate_and_gets_the_mdev_switch(
+    run: RunCli, tmp_path: Path
+) -> None:
+    cr = kubevirt_cr({"developerConfiguration": {"featureGates": ["DisableMDEVConfiguration"]}})
     cr["status"]["observedKubeVirtVersion"] = "v1.8.1"
     path = tmp_path / "kubevirt.json"
     path.write_text(json.dumps(cr))
     result = run("kubevirt", "permitted-devices", NODES, str(path))
     assert result.code == 0
     assert "mediatedDevicesConfiguration.enabled: false" in result.stderr
+    configuration = json.loads(result.stdout)["spec"]["configuration"]
+    assert configuration["mediatedDevicesConfiguration"] == {"enabled": False}
+    assert "developerConfiguration" not in configuration  # the CR's gates are left alone
 
 
 def test_unknown_pci_model_is_a_problem(run: RunCli, tmp_path: Path) -> None:
