@@ -44,6 +44,8 @@ VGPU_HOST_DRIVER_LABEL: Final = "nvidia.com/vgpu.host-driver-version"
 MIG_CONFIG_LABEL: Final = "nvidia.com/mig.config"
 MIG_CONFIG_STATE_LABEL: Final = "nvidia.com/mig.config.state"
 PRECOMPILED_LABEL: Final = "nvidia.com/precompiled"
+# The taint GPU nodes may carry; operand pods tolerate it.
+GPU_TAINT_KEY: Final = "nvidia.com/gpu"
 
 # GPU feature discovery's labels.
 GPU_PRODUCT_LABEL: Final = "nvidia.com/gpu.product"
@@ -115,8 +117,9 @@ NFD_PREFIX: Final = "feature.node.kubernetes.io/"
 NFD_PCI_PREFIX: Final = "feature.node.kubernetes.io/pci-"
 # A node has NVIDIA GPUs when one of these is `true` (NVIDIA's default NFD rules write the
 # first; the class-qualified ones come from other NFD configurations).
+NFD_NVIDIA_PCI_LABEL: Final = "feature.node.kubernetes.io/pci-10de.present"
 NFD_GPU_LABELS: Final = (
-    "feature.node.kubernetes.io/pci-10de.present",
+    NFD_NVIDIA_PCI_LABEL,
     "feature.node.kubernetes.io/pci-0302_10de.present",
     "feature.node.kubernetes.io/pci-0300_10de.present",
 )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final, Literal, TypeVar
 
+from gpuop.api.labels import DEPLOY_LABEL_PREFIX
 from gpuop.catalog import (
     WORKLOAD_CONFIGS,
     Advertises,
@@ -25,14 +26,15 @@ from gpuop.catalog import (
     WorkloadConfig,
     operand_table,
 )
-from gpuop.api.labels import DEPLOY_LABEL_PREFIX
 
 RESOURCE_PREFIX: Final = "nvidia.com/"
 # The container device plugin's whole-GPU resource, and the Kata plugin's default name.
 CONTAINER_RESOURCE: Final = "nvidia.com/gpu"
 KATA_RESOURCE: Final = "nvidia.com/pgpu"
+# The container plugin's MIG devices under the mixed strategy: `nvidia.com/mig-1g.10gb`.
+MIG_RESOURCE_PREFIX: Final = "nvidia.com/mig-"
 # Upstream's GPU pod filter (`gpuPodSpecFilter`): whole GPUs and MIG devices.
-GPU_POD_RESOURCE_PREFIXES: Final = (CONTAINER_RESOURCE, "nvidia.com/mig-")
+GPU_POD_RESOURCE_PREFIXES: Final = (CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX)
 
 # Which device plugin (and so which workload config) advertises a resource name.
 ResourceKind = Literal["container", "passthrough", "vgpu", "kata", "other"]
@@ -185,6 +187,7 @@ __all__ = [
     "GPU_POD_RESOURCE_PREFIXES",
     "KATA_RESOURCE",
     "KIND_CONFIG",
+    "MIG_RESOURCE_PREFIX",
     "PLUGIN_DAEMONSETS",
     "PLUGIN_KINDS",
     "RESOURCE_PREFIX",

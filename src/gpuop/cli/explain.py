@@ -25,8 +25,8 @@ from typing import Any, Final, NoReturn
 
 import click
 
-from gpuop.check.context import KIND_CONFIG
-from gpuop.check.workloads import normalised
+from gpuop.api.labels import WORKLOAD_LABEL
+from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
 from gpuop.cli.check import BUNDLE_MANIFEST, InputError, read_objects, require_kinds
 from gpuop.cli.common import UserError, emit_data
 from gpuop.cli.live import live_options, live_target
@@ -39,8 +39,7 @@ from gpuop.kubevirt.launcher import (
 )
 from gpuop.manifests import ManifestError, QuantityError, format_quantity, parse_quantity
 from gpuop.manifests.fields import get, mapping, sequence, text
-from gpuop.naming import RESOURCE_PREFIX, classify_resource
-from gpuop.planner import WORKLOAD_LABEL
+from gpuop.naming import classify_resource
 
 __all__ = [
     "EXIT_FITS",

@@ -30,9 +30,9 @@ from typing import Any, Final
 import click
 import yaml
 
+from gpuop.api.resources import normalised
 from gpuop.check import Report, render_text, run_checks
 from gpuop.check.kubevirt import parse_version, read_hyperconverged, read_kubevirt
-from gpuop.check.workloads import normalised
 from gpuop.cli.check import InputError, finding_names, read_objects, require_kinds
 from gpuop.cli.common import (
     UserError,
