@@ -914,7 +914,8 @@ def check_versions(
     items = list(objects)
     state = ClusterState.from_objects(items)
     choice = choose_policy(state.cluster_policies, policy, policy_source)
-    has_policy = policy is not None or bool(state.cluster_policies)
+    # A ClusterPolicy being deleted is none: the operator reconciles nothing then.
+    has_policy = policy is not None or not choice.assumed
     used = choice.policy if has_policy else None
     detection = detect_release(table, used, operator_release)
     planning_policy = choice.policy or default_policy()
@@ -947,7 +948,11 @@ def check_versions(
             f" ({describe_releases(table, table.release_names)}, as of {table.as_of})"
         )
     elif not has_policy:
-        reason = "no ClusterPolicy in the input, so its operand versions cannot name the release"
+        reason = (
+            "no live ClusterPolicy in the input, so its operand versions cannot name the release"
+            if state.cluster_policies
+            else "no ClusterPolicy in the input, so its operand versions cannot name the release"
+        )
     elif detection.unknown and not detection.pinned:
         reason = (
             "no operand version pinned in the ClusterPolicy is the default of a release in"
