@@ -23,11 +23,11 @@ from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import Node, Pod
 
+from gpuop.api.labels import DRIVER_VERSION_LABEL, UPGRADE_STATE_LABEL
 from gpuop.controlplane import LocalCluster
 from gpuop.controlplane.cluster import APISERVER
 from gpuop.kube import API_ERRORS, ClusterPolicy, PatchType, ops, sync_client
 from gpuop.lab import stack
-from gpuop.planner.upgrade import UPGRADE_STATE_LABEL
 from gpuop.sim.hardware import NodeSpec, node_manifest
 from gpuop.sim.registry import register_hardware
 
@@ -42,7 +42,6 @@ IDLE = {"", "upgrade-done", "upgrade-required"}
 # After these states the node's driver restarts: no GPU pod may still run there.
 RESTARTING = {"pod-restart-required", "validation-required", "uncordon-required"}
 WORKLOAD = "cuda-fleet"
-DRIVER_VERSION_LABEL = "nvidia.com/cuda.driver-version.full"
 
 
 def _cluster(e2e_cluster: Any) -> LocalCluster:

@@ -20,12 +20,12 @@ from lightkube.resources.apps_v1 import DaemonSet, Deployment
 from lightkube.resources.core_v1 import ConfigMap, Event, Pod, Service, ServiceAccount
 from lightkube.resources.rbac_authorization_v1 import ClusterRole, Role, RoleBinding
 
+from gpuop.api.labels import UPGRADE_ENABLED_ANNOTATION, UPGRADE_STATE_LABEL
 from gpuop.controlplane.audit import audit_entries, audit_mark, write_requests
 from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
 from gpuop.planner import plan
-from gpuop.planner.upgrade import UPGRADE_ENABLED_ANNOTATION, UPGRADE_STATE_LABEL
 from gpuop.policy import parse_cluster_policy
 from gpuop.sim.hardware import NodeSpec
 from gpuop.sim.registry import add_nodes

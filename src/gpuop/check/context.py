@@ -15,53 +15,25 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from gpuop.catalog import operand_table
+from gpuop.api.labels import INVENTORY_ANNOTATION, WORKLOAD_LABEL, deploy_label
+from gpuop.api.resources import CONFIG_KIND, RESOURCE_PREFIX, ResourceKind
 from gpuop.check.model import Finding, Skip
 from gpuop.check.release import OperatorRelease
 from gpuop.check.rules import Severity, rule
 from gpuop.check.state import ClusterState, NodeView
 from gpuop.manifests import QuantityError, parse_quantity
-from gpuop.naming import RESOURCE_PREFIX, PciDatabase, ResourceKind, classify_resource
-from gpuop.planner import WORKLOAD_LABEL, NodeFacts, NodePlan, plan
-from gpuop.planner.inventory import INVENTORY_ANNOTATION
+from gpuop.naming import PciDatabase, classify_resource
+from gpuop.planner import NodeFacts, NodePlan, plan
 from gpuop.policy import ResolvedPolicy
 from gpuop.vgpu import VgpuConfigFile
 
-# The resource kind each workload config's device plugin advertises, and back.
-CONFIG_KIND: Mapping[str, ResourceKind] = {
-    "container": "container",
-    "vm-passthrough": "passthrough",
-    "vm-vgpu": "vgpu",
-}
-KIND_CONFIG: Mapping[str, str] = {
-    "container": "container",
-    "passthrough": "vm-passthrough",
-    "vgpu": "vm-vgpu",
-    "kata": "vm-passthrough",
-}
-PLUGIN_KINDS: frozenset[str] = frozenset(KIND_CONFIG)
 SANDBOX_CONFIGS = ("vm-passthrough", "vm-vgpu")
-_ADVERTISES_BY_KIND = {
-    "container": "gpu",
-    "passthrough": "sandbox",
-    "vgpu": "sandbox",
-    "kata": "pgpu",
-}
 
 
 @functools.lru_cache(maxsize=8192)
 def kind_of(resource: str) -> ResourceKind:
     """`classify_resource`, cached: the same few names recur on every node."""
     return classify_resource(resource)
-
-
-def plugin_daemonset(kind: str) -> str:
-    """The operand DaemonSet whose plugin advertises resources of `kind`."""
-    wanted = _ADVERTISES_BY_KIND.get(kind)
-    for operand in operand_table().operands:
-        if operand.advertises == wanted:
-            return operand.daemonset
-    return "the device plugin"
 
 
 def resource_count(raw: Any) -> tuple[int | None, str | None]:
@@ -202,7 +174,7 @@ class CheckContext:
             return None
         sandbox = self.sandbox_policy()
         assert sandbox is not None
-        kata_label = operand_table().deploy_labels.prefix + "kata-sandbox-device-plugin"
+        kata_label = deploy_label("kata-sandbox-device-plugin")
         kata = kata_label in view.labels or any(kind_of(name) == "kata" for name in view.resources)
         if kata and sandbox.sandbox_mode != "kata":
             return dataclasses.replace(sandbox, sandbox_mode="kata")
@@ -245,14 +217,10 @@ def node_counts(view: NodeView) -> tuple[dict[str, int], list[tuple[str, str]]]:
 
 
 __all__ = [
-    "CONFIG_KIND",
-    "KIND_CONFIG",
-    "PLUGIN_KINDS",
     "CheckContext",
     "NodeInfo",
     "OperandPod",
     "kind_of",
     "node_counts",
-    "plugin_daemonset",
     "resource_count",
 ]

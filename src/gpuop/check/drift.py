@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
+from gpuop.api.labels import DRIVER_VERSION_LABEL
 from gpuop.check.context import CheckContext
 
-DRIVER_VERSION_LABEL = "nvidia.com/cuda.driver-version.full"
 _PARTS = re.compile(r"\d+")
 
 
@@ -46,4 +46,4 @@ def check_driver_drift(ctx: CheckContext) -> None:
             )
 
 
-__all__ = ["DRIVER_VERSION_LABEL", "check_driver_drift"]
+__all__ = ["check_driver_drift"]

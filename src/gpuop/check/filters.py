@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+from gpuop.api.labels import IGNORE_ANNOTATION
 from gpuop.check.model import Finding, Report
 from gpuop.check.rules import SEVERITIES, Severity
 
-IGNORE_ANNOTATION = "gpuop.io/ignore"
 FAIL_ON_CHOICES: tuple[Severity, ...] = ("error", "warning", "info")
 _RANK = {severity: position for position, severity in enumerate(SEVERITIES)}
 
@@ -186,7 +186,6 @@ def build_filter(
 
 __all__ = [
     "FAIL_ON_CHOICES",
-    "IGNORE_ANNOTATION",
     "FilterError",
     "FindingFilter",
     "IgnoreRule",

@@ -20,10 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpuop.api.resources import RESOURCE_PREFIX as NVIDIA_RESOURCE_PREFIX
+from gpuop.api.resources import normalised
 from gpuop.check.context import CheckContext, kind_of
-from gpuop.check.workloads import normalised, vmi_devices
+from gpuop.check.workloads import vmi_devices
 from gpuop.manifests.fields import get, mapping, sequence, text
-from gpuop.naming import RESOURCE_PREFIX as NVIDIA_RESOURCE_PREFIX
 from gpuop.naming import NamingError, parse_pci_id, passthrough_resource, vgpu_resource
 
 _VERSION = re.compile(r"^v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,6}))?")

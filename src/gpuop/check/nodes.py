@@ -11,34 +11,29 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from gpuop.catalog import WORKLOAD_CONFIGS, WorkloadConfig, operand_table
-from gpuop.check.context import (
-    KIND_CONFIG,
-    PLUGIN_KINDS,
-    CheckContext,
-    NodeInfo,
-    kind_of,
-    plugin_daemonset,
+from gpuop.api.labels import (
+    GPU_PRESENT_LABEL,
+    GPU_PRODUCT_LABEL,
+    GPU_REPLICAS_LABEL,
+    MIG_CONFIG_LABEL,
+    MIG_CONFIG_STATE_LABEL,
+    NFD_NVIDIA_PCI_LABEL,
+    UPGRADE_STATE_LABEL,
+    VGPU_CONFIG_LABEL,
+    VGPU_CONFIG_STATE_LABEL,
+    WORKLOAD_LABEL,
 )
+from gpuop.api.resources import KIND_CONFIG, MIG_RESOURCE_PREFIX, PLUGIN_KINDS, plugin_daemonset
+from gpuop.catalog import WORKLOAD_CONFIGS, WorkloadConfig, operand_table
+from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.check.operands import operand_pods_on
 from gpuop.check.release import detect_release
 from gpuop.check.rules import rule
 from gpuop.check.workloads import pod_requests
 from gpuop.manifests.fields import text
 from gpuop.naming import classify_resource, resource_name_problem
-from gpuop.planner import (
-    GPU_PRESENT_LABEL,
-    MIG_CONFIG_LABEL,
-    VGPU_CONFIG_STATE_LABEL,
-    WORKLOAD_LABEL,
-    NodePlan,
-)
+from gpuop.planner import NodePlan
 from gpuop.policy import ResolvedPolicy
-
-MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
-UPGRADE_STATE_LABEL = "nvidia.com/gpu-driver-upgrade-state"
-REPLICAS_LABEL = "nvidia.com/gpu.replicas"
-PRODUCT_LABEL = "nvidia.com/gpu.product"
 
 # Planner notices that are findings of their own; the rest explain other findings.
 _NOTICE_RULES = {
@@ -182,7 +177,7 @@ def _check_non_gpu(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
             f"{'; '.join(_gpu_evidence(ctx, info))}, so it has GPUs, but no NFD label marks it"
             " as a GPU node: NVIDIA's operator deploys no operands there",
             f"check that NFD runs on {info.name} and labels its NVIDIA PCI devices"
-            " (feature.node.kubernetes.io/pci-10de.present=true); nothing to do if its GPUs"
+            f" ({NFD_NVIDIA_PCI_LABEL}=true); nothing to do if its GPUs"
             " are managed without the operator",
         )
     if plan.label_changes:
@@ -265,7 +260,7 @@ def _notice_hint(code: str, info: NodeInfo, policy: ResolvedPolicy) -> str:
     if code == "GPU105":
         return (
             "choose a vGPU config the cards support (gpuop plan lists the types) and set"
-            f" nvidia.com/vgpu.config on {name}"
+            f" {VGPU_CONFIG_LABEL} on {name}"
         )
     fix = rule(code).fix.rstrip(".")
     return fix[:1].lower() + fix[1:]
@@ -447,7 +442,7 @@ def gfd_replicas(labels: Mapping[str, str]) -> int | None:
     and 0 for the whole-GPU labels of MIG-enabled GPUs (and an invalid MIG `single`
     layout): such GPUs are not advertised as whole GPUs.
     """
-    raw = labels.get(REPLICAS_LABEL, "")
+    raw = labels.get(GPU_REPLICAS_LABEL, "")
     if raw.isascii() and raw.isdigit() and 0 < len(raw) < 4:
         return int(raw)
     return None
@@ -459,8 +454,8 @@ def _container_sharing(info: NodeInfo) -> tuple[int, bool]:
     replicas = gfd_replicas(labels)
     mig = (
         replicas == 0
-        or "-MIG-" in labels.get(PRODUCT_LABEL, "")
-        or any(name.startswith("nvidia.com/mig-") for name in info.positive())
+        or "-MIG-" in labels.get(GPU_PRODUCT_LABEL, "")
+        or any(name.startswith(MIG_RESOURCE_PREFIX) for name in info.positive())
         or labels.get(MIG_CONFIG_LABEL, "all-disabled") not in ("all-disabled", "")
     )
     return (1 if replicas is None else max(replicas, 1)), mig
@@ -541,8 +536,8 @@ def _check_resources(
                     "Node",
                     name,
                     f"advertises {resource}: {count}, but {per_card} gives {planned}",
-                    "check nvidia.com/vgpu.config.state and the nvidia-vgpu-device-manager logs"
-                    f" on {name}; relabel nvidia.com/vgpu.config to re-apply the config",
+                    f"check {VGPU_CONFIG_STATE_LABEL} and the nvidia-vgpu-device-manager logs"
+                    f" on {name}; relabel {VGPU_CONFIG_LABEL} to re-apply the config",
                 )
             continue
         replicas, mig = (1, False)
@@ -604,7 +599,7 @@ def _check_resources(
                     "Node",
                     name,
                     f"advertises {_shown(odd)}, but vGPU config {source} gives {configured}",
-                    f"re-apply the config: relabel nvidia.com/vgpu.config on {name}, or check"
+                    f"re-apply the config: relabel {VGPU_CONFIG_LABEL} on {name}, or check"
                     " that the vgpu-device-manager runs there",
                 )
             else:

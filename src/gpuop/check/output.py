@@ -10,6 +10,7 @@ from rich.color import ColorSystem
 from rich.style import Style
 
 from gpuop import __version__
+from gpuop.api.labels import IGNORE_ANNOTATION, INVENTORY_ANNOTATION, VGPU_CONFIG_LABEL
 from gpuop.check.model import Finding, NodeSummary, Report
 from gpuop.check.rules import RULES, Severity
 
@@ -39,10 +40,10 @@ def _node_title(name: str, summary: NodeSummary | None) -> str:
 
 # Where the GPUs in a node's title were learnt from.
 _SOURCES = {
-    "annotation": " per gpuop.io/gpu-inventory",
+    "annotation": f" per {INVENTORY_ANNOTATION}",
     "gfd-labels": " per GFD",
     "advertised": " per its resources",
-    "vgpu-config-label": " per nvidia.com/vgpu.config",
+    "vgpu-config-label": f" per {VGPU_CONFIG_LABEL}",
     "nfd-device-label": " per NFD",
 }
 
@@ -50,7 +51,7 @@ _SOURCES = {
 _SUPPRESSED_WORDS = {
     "below_severity": "below --severity",
     "ignored": "ignored (--ignore, .gpuop.yaml)",
-    "annotation": "ignored by gpuop.io/ignore annotations",
+    "annotation": f"ignored by {IGNORE_ANNOTATION} annotations",
 }
 
 

@@ -1,7 +1,8 @@
 """Which ClusterPolicy the nodes are checked against.
 
-An override (``--policy``) wins; otherwise the oldest ClusterPolicy in the input (the one the
-operator reconciles), otherwise the default policy. A policy with fields gpuop does not know
+An override (``--policy``) wins; otherwise the ClusterPolicy the operator reconciles
+(`gpuop.api.policies.select_active`: the oldest one not being deleted), otherwise the
+default policy. A policy with fields gpuop does not know
 is used without them (GPU005), because a newer operator's field should not stop every
 other check; a policy with wrong types cannot be used (GPU003) and the plan checks skip.
 """
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpuop.api.policies import select_active
 from gpuop.check.model import Finding, PolicyInfo, Skip
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
 
@@ -35,13 +37,6 @@ def _name_of(obj: Mapping[str, Any]) -> str:
     metadata = obj.get("metadata")
     name = metadata.get("name") if isinstance(metadata, Mapping) else None
     return name if isinstance(name, str) and name else "(unnamed)"
-
-
-def _created(obj: Mapping[str, Any]) -> str:
-    metadata = obj.get("metadata")
-    stamp = metadata.get("creationTimestamp") if isinstance(metadata, Mapping) else None
-    # RFC 3339 UTC stamps sort as text; objects without one sort last.
-    return stamp if isinstance(stamp, str) and stamp else "~"
 
 
 def _info(source: str, policy: ResolvedPolicy | None) -> PolicyInfo:
@@ -101,24 +96,29 @@ def choose_policy(
         for warning in override.warnings:
             findings.append(_warning_finding(override.name or override_source, warning))
         return PolicyChoice(override, _info(override_source, override), tuple(findings), ())
-    if not cluster_policies:
+    selection = select_active(cluster_policies)
+    chosen = selection.active
+    if chosen is None:
         default = default_policy()
+        going = ", ".join(_name_of(p) for p in selection.deleting)
         findings.append(
             Finding(
                 "GPU001",
                 "info",
                 "ClusterPolicy",
                 "(default)",
-                "no ClusterPolicy in the input: using the default policy, sandbox workloads off",
+                f"every ClusterPolicy in the input is being deleted ({going}): using the"
+                " default policy, sandbox workloads off"
+                if selection.deleting
+                else "no ClusterPolicy in the input: using the default policy, sandbox"
+                " workloads off",
                 "add the ClusterPolicy to the input (`kubectl get clusterpolicies -o json`) or"
                 " pass one with --policy FILE",
             )
         )
         return PolicyChoice(default, _info("default", default), tuple(findings), (), assumed=True)
-    ordered = sorted(cluster_policies, key=lambda obj: (_created(obj), _name_of(obj)))
-    chosen = ordered[0]
     name = _name_of(chosen)
-    for other in ordered[1:]:
+    for other in selection.ignored:
         findings.append(
             Finding(
                 "GPU002",

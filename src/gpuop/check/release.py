@@ -19,14 +19,18 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from gpuop.api.labels import (
+    APP_COMPONENT_LABEL,
+    APP_VERSION_LABEL,
+    HELM_CHART_LABEL,
+    MIG_CONFIG_LABEL,
+)
 from gpuop.catalog import SandboxMode, WorkloadConfig
 from gpuop.catalog.release_labels import LabelEra, release_labels
 from gpuop.catalog.versions import version_matrix
 from gpuop.check.state import ClusterState
 from gpuop.manifests.fields import get, mapping, sequence, text
 
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 _VERSION = re.compile(r"^v?(?P<line>[0-9]{2}\.[0-9]{1,2})\.(?P<patch>[0-9]+)(?:[-+].*)?$")
 _LINE = re.compile(r"^v?(?P<line>[0-9]{2}\.[0-9]{1,2})$")
 # Image names (last path part) that carry the operator's version in their tag.
@@ -234,17 +238,17 @@ def _from_images(
 def _from_helm_labels(objects: Iterable[Mapping[str, Any]]) -> OperatorRelease | None:
     for obj in objects:
         labels = mapping(obj, "metadata", "labels")
-        version = labels.get("app.kubernetes.io/version")
-        chart = labels.get("helm.sh/chart")
+        version = labels.get(APP_VERSION_LABEL)
+        chart = labels.get(HELM_CHART_LABEL)
         if isinstance(chart, str) and chart.startswith("gpu-operator-"):
             found = _release_of(
                 chart.removeprefix("gpu-operator-"),
-                f"{_described(obj)} label helm.sh/chart={chart}",
+                f"{_described(obj)} label {HELM_CHART_LABEL}={chart}",
             )
             if found is not None:
                 return found
-        if isinstance(version, str) and labels.get("app.kubernetes.io/component") == "gpu-operator":
-            shown = f"{_described(obj)} label app.kubernetes.io/version={version}"
+        if isinstance(version, str) and labels.get(APP_COMPONENT_LABEL) == "gpu-operator":
+            shown = f"{_described(obj)} label {APP_VERSION_LABEL}={version}"
             found = _release_of(version, shown)
             if found is not None:
                 return found

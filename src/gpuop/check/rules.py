@@ -68,7 +68,8 @@ _RULES: tuple[Rule, ...] = (
         "warning",
         "More than one ClusterPolicy",
         "The operator reconciles one ClusterPolicy and marks the others `ignored`; gpuop"
-        " checks against the oldest one.",
+        " checks against the same one: the oldest that is not being deleted (one without a"
+        " creation time counts as oldest; the name breaks ties).",
         "A second ClusterPolicy created by a second Helm release or a copied manifest has no"
         " effect, so settings changed in it are silently not applied.",
         "Delete the extra ClusterPolicies and keep the settings in one.",

@@ -13,10 +13,15 @@ from dataclasses import dataclass, field
 from operator import methodcaller
 from typing import Any
 
+from gpuop.api.labels import (
+    GFD_TIMESTAMP_LABEL,
+    INVENTORY_ANNOTATION,
+    NFD_PCI_PREFIX,
+    NVIDIA_PREFIX,
+)
+from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.catalog import operand_table
 from gpuop.manifests.fields import scalar_text
-from gpuop.naming import RESOURCE_PREFIX
-from gpuop.planner.inventory import INVENTORY_ANNOTATION
 
 # Kinds the checks read; anything else is counted and otherwise left alone.
 KNOWN_KINDS = (
@@ -33,8 +38,8 @@ KNOWN_KINDS = (
 )
 # Labels that differ on every node and that the planner never reads; left out of the
 # planning key so that nodes of one shape share a plan.
-_VOLATILE_LABELS = frozenset({"nvidia.com/gfd.timestamp"})
-_PLANNED_PREFIXES = ("nvidia.com/", "feature.node.kubernetes.io/pci-")
+_VOLATILE_LABELS = frozenset({GFD_TIMESTAMP_LABEL})
+_PLANNED_PREFIXES = (NVIDIA_PREFIX, NFD_PCI_PREFIX)
 
 
 def _extra_selector_keys() -> frozenset[str]:

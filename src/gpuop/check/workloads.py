@@ -10,24 +10,17 @@ and which nodes would, is asked of `plan()` with the node's workload label chang
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpuop.check.context import KIND_CONFIG, CheckContext, NodeInfo, kind_of, resource_count
+from gpuop.api.labels import WORKLOAD_LABEL
+from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
+from gpuop.check.context import CheckContext, NodeInfo, kind_of, resource_count
 from gpuop.manifests.fields import mapping, sequence, text
-from gpuop.naming import RESOURCE_PREFIX
-from gpuop.planner import WORKLOAD_LABEL
 
 _FINAL_PHASES = ("Succeeded", "Failed")
 _VMI_WAITING = ("", "Pending", "Scheduling")
-_NOT_NAME = re.compile(r"[^A-Z0-9]")
-
-
-def normalised(name: str) -> str:
-    """A resource name without case or punctuation: `TU104GL_Tesla_T4` ~ `TU104GL_TESLA_T4`."""
-    return _NOT_NAME.sub("", name.upper())
 
 
 @dataclass(frozen=True)
@@ -329,7 +322,6 @@ __all__ = [
     "check_workloads",
     "collect_workloads",
     "latest_events",
-    "normalised",
     "pod_requests",
     "vmi_devices",
 ]

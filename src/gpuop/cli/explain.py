@@ -25,8 +25,8 @@ from typing import Any, Final, NoReturn
 
 import click
 
-from gpuop.check.context import KIND_CONFIG
-from gpuop.check.workloads import normalised
+from gpuop.api.labels import WORKLOAD_LABEL
+from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
 from gpuop.cli.check import with_cluster_line
 from gpuop.cli.common import UserError, emit_data, filenames_option
 from gpuop.cli.inputs import (
@@ -49,8 +49,7 @@ from gpuop.kubevirt.launcher import (
 )
 from gpuop.manifests import ManifestError, QuantityError, format_quantity, parse_quantity
 from gpuop.manifests.fields import get, mapping, sequence, text
-from gpuop.naming import RESOURCE_PREFIX, classify_resource
-from gpuop.planner import WORKLOAD_LABEL
+from gpuop.naming import classify_resource
 
 __all__ = [
     "EXIT_FITS",

@@ -23,7 +23,8 @@ from typing import Any, TypeVar
 
 import click
 
-from gpuop.check.filters import IGNORE_ANNOTATION, FilterError, FindingFilter, build_filter
+from gpuop.api.labels import IGNORE_ANNOTATION
+from gpuop.check.filters import FilterError, FindingFilter, build_filter
 from gpuop.check.rules import SEVERITIES
 from gpuop.cli.common import UserError
 

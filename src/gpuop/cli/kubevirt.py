@@ -30,9 +30,9 @@ from typing import Any, Final
 import click
 import yaml
 
+from gpuop.api.resources import normalised
 from gpuop.check import Report, render_text, run_checks
 from gpuop.check.kubevirt import parse_version, read_hyperconverged, read_kubevirt
-from gpuop.check.workloads import normalised
 from gpuop.cli.check import finding_names, report_data, with_cluster_line
 from gpuop.cli.common import (
     UserError,

@@ -12,6 +12,12 @@ from typing import Any
 
 import click
 
+from gpuop.api.labels import (
+    INVENTORY_ANNOTATION,
+    NFD_GPU_LABELS,
+    VGPU_CONFIG_LABEL,
+    WORKLOAD_LABEL,
+)
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
 from gpuop.cli.common import UserError, emit_data, output_option
 from gpuop.cli.inputs import expand, input_paths, require_kinds
@@ -27,10 +33,6 @@ from gpuop.cli.support import (
     summarise,
 )
 from gpuop.planner import (
-    INVENTORY_ANNOTATION,
-    NFD_GPU_LABELS,
-    VGPU_CONFIG_LABEL,
-    WORKLOAD_LABEL,
     NodeFacts,
     NodePlan,
     planning_key,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from gpuop.api.labels import SIM_LABEL, WORKLOAD_LABEL
 from gpuop.cli.common import (
     UserError,
     emit_data,
@@ -19,8 +20,7 @@ from gpuop.cli.common import (
 )
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.manifests import ManifestError, load_yaml_documents
-from gpuop.planner import WORKLOAD_LABEL
-from gpuop.sim.hardware import SIM_LABEL, NodeSpec, SimError, node_manifest, parse_cluster_spec
+from gpuop.sim.hardware import NodeSpec, SimError, node_manifest, parse_cluster_spec
 
 _namespace_option = click.option(
     "--namespace",

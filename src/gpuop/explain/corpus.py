@@ -50,6 +50,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from gpuop.api.labels import GPU_PRESENT_LABEL, GPU_TAINT_KEY, HOSTNAME_LABEL, WORKLOAD_LABEL
+
 __all__ = ["CASE_LABEL", "EXTENDED_RESOURCES", "Case", "generate_case", "generate_cases"]
 
 CASE_LABEL: Final = "corpus.gpuop.dev/case"
@@ -91,17 +93,17 @@ def _label_pool(rng: random.Random, gpus: Mapping[str, int]) -> dict[str, str]:
     if rng.random() < 0.7:
         labels["gpuop.dev/zone"] = rng.choice(_ZONES)
     if rng.random() < 0.6:
-        labels["nvidia.com/gpu.workload.config"] = rng.choice(_WORKLOADS)
+        labels[WORKLOAD_LABEL] = rng.choice(_WORKLOADS)
     if rng.random() < 0.7:
         labels["gpuop.dev/gpu-count"] = str(sum(gpus.values()))
     if gpus.get("nvidia.com/gpu") and rng.random() < 0.8:
-        labels["nvidia.com/gpu.present"] = "true"
+        labels[GPU_PRESENT_LABEL] = "true"
     return labels
 
 
 def _taints(rng: random.Random) -> list[dict[str, str]]:
     pool: list[dict[str, str]] = [
-        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+        {"key": GPU_TAINT_KEY, "value": "present", "effect": "NoSchedule"},
         {
             "key": "gpuop.dev/dedicated",
             "value": rng.choice(("ml", "vdi")),
@@ -130,7 +132,7 @@ def _node(
     allocatable = dict(capacity)
     if rng.random() < 0.5 and capacity["cpu"] != "500m":
         allocatable["cpu"] = f"{int(capacity['cpu']) * 1000 - 100}m"
-    labels = {"kubernetes.io/hostname": name, CASE_LABEL: case, **_label_pool(rng, gpus)}
+    labels = {HOSTNAME_LABEL: name, CASE_LABEL: case, **_label_pool(rng, gpus)}
     spec: dict[str, Any] = {}
     taints = _taints(rng)
     if taints:
@@ -190,7 +192,7 @@ def _requirement(rng: random.Random) -> dict[str, Any]:
         return {"key": "gpuop.dev/zone", "operator": "NotIn", "values": [rng.choice(_ZONES)]}
     if choice < 0.55:
         return {
-            "key": rng.choice(("nvidia.com/gpu.present", "gpuop.dev/zone")),
+            "key": rng.choice((GPU_PRESENT_LABEL, "gpuop.dev/zone")),
             "operator": rng.choice(("Exists", "DoesNotExist")),
         }
     if choice < 0.8:
@@ -200,7 +202,7 @@ def _requirement(rng: random.Random) -> dict[str, Any]:
             "values": [str(rng.choice((0, 1, 3, 8)))],
         }
     return {
-        "key": "nvidia.com/gpu.workload.config",
+        "key": WORKLOAD_LABEL,
         "operator": "In",
         "values": [rng.choice(_WORKLOADS)],
     }
@@ -228,7 +230,7 @@ def _affinity(rng: random.Random, node_names: list[str]) -> dict[str, Any]:
 
 def _tolerations(rng: random.Random, comparison_operators: bool) -> list[dict[str, Any]]:
     pool: list[dict[str, Any]] = [
-        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
         {"key": "gpuop.dev/dedicated", "operator": "Equal", "value": rng.choice(("ml", "vdi"))},
         {"key": "gpuop.dev/maintenance", "operator": "Exists", "effect": "NoExecute"},
         {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
@@ -281,7 +283,7 @@ def _pod(
     selector: dict[str, str] = {}
     if rng.random() < 0.4:
         labels = rng.choice(node_labels)
-        keys = [k for k in labels if k not in ("kubernetes.io/hostname", CASE_LABEL)]
+        keys = [k for k in labels if k not in (HOSTNAME_LABEL, CASE_LABEL)]
         for key in rng.sample(keys, min(len(keys), rng.choice((1, 1, 2)))):
             selector[key] = labels[key] if rng.random() < 0.8 else "other"
     if isolate:

@@ -21,11 +21,12 @@ from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import DaemonSet, Deployment
 from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
 
+from gpuop.api.labels import APP_LABEL, APP_NAME_LABEL
+from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.catalog import operand_table
 from gpuop.kube import ClusterPolicy, HyperConverged, KubeVirt, VirtualMachineInstance
 
 ALL_NAMESPACES = "*"
-RESOURCE_PREFIX = "nvidia.com/"
 
 # kind -> (bundle file name, apiVersion of its list)
 BUNDLE_FILES: Mapping[str, tuple[str, str]] = {
@@ -107,7 +108,7 @@ def _operand_daemonset(pod: Mapping[str, Any], names: frozenset[str]) -> bool:
 
 def _is_gpu_operator(deployment: Mapping[str, Any]) -> bool:
     labels = _get(deployment, "metadata", "labels") or {}
-    if "gpu-operator" in (labels.get("app.kubernetes.io/name"), labels.get("app")):
+    if "gpu-operator" in (labels.get(APP_NAME_LABEL), labels.get(APP_LABEL)):
         return True
     containers = _get(deployment, "spec", "template", "spec", "containers") or []
     return any("/gpu-operator:" in str(c.get("image") or "") for c in containers)

@@ -27,6 +27,7 @@ from lightkube.resources.rbac_authorization_v1 import (
 )
 from lightkube.types import PatchType
 
+from gpuop.api.labels import MANAGED_BY_LABEL
 from gpuop.kube import ClusterPolicy
 
 NOT_FOUND = 404
@@ -240,7 +241,7 @@ async def managed_objects(
 ) -> dict[str, str]:
     """The objects of `kind` gpuop manages (by label; namespaced kinds in `namespace`), by
     name, with the hash annotation each was applied with ("" if none)."""
-    params: dict[str, Any] = {"labels": {"app.kubernetes.io/managed-by": managed_by}}
+    params: dict[str, Any] = {"labels": {MANAGED_BY_LABEL: managed_by}}
     if kind not in _CLUSTER_SCOPED:
         params["namespace"] = namespace
     found: dict[str, str] = {}

@@ -35,6 +35,12 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, Final
 
+from gpuop.api.labels import (
+    KUBEVIRT_CREATED_BY_LABEL,
+    KUBEVIRT_DOMAIN_ANNOTATION,
+    KUBEVIRT_LABEL,
+    KUBEVIRT_SCHEDULABLE_LABEL,
+)
 from gpuop.manifests import QuantityError, format_quantity, parse_quantity
 from gpuop.manifests.fields import mapping, sequence, text
 
@@ -46,7 +52,6 @@ __all__ = [
     "schedulable_pod",
 ]
 
-SCHEDULABLE_LABEL: Final = "kubevirt.io/schedulable"
 _VMI_KINDS: Final = ("VirtualMachineInstance", "VirtualMachine")
 
 
@@ -180,12 +185,12 @@ def render_launcher_pod(
             target[device] = format_quantity(total)
 
     labels = {str(k): v for k, v in mapping(meta, "labels").items()}
-    labels["kubevirt.io"] = "virt-launcher"
+    labels[KUBEVIRT_LABEL] = "virt-launcher"
     uid = text(meta, "uid")
     if uid:
-        labels["kubevirt.io/created-by"] = uid
+        labels[KUBEVIRT_CREATED_BY_LABEL] = uid
     node_selector = {str(k): v for k, v in mapping(spec, "nodeSelector").items()}
-    node_selector[SCHEDULABLE_LABEL] = "true"
+    node_selector[KUBEVIRT_SCHEDULABLE_LABEL] = "true"
 
     pod_spec: dict[str, Any] = {
         "nodeSelector": node_selector,
@@ -208,7 +213,7 @@ def render_launcher_pod(
     namespace = text(meta, "namespace")
     if namespace:
         metadata["namespace"] = namespace
-    metadata["annotations"] = {"kubevirt.io/domain": name}
+    metadata["annotations"] = {KUBEVIRT_DOMAIN_ANNOTATION: name}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
 
 

@@ -31,6 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuop.api.conditions import ConditionType
+from gpuop.api.labels import (
+    DEPLOY_LABEL_PREFIX,
+    KUBEVIRT_SCHEDULABLE_LABEL,
+    VGPU_CONFIG_LABEL,
+    VGPU_CONFIG_STATE_LABEL,
+    WORKLOAD_LABEL,
+)
 from gpuop.controlplane import COMPONENT_NAMES, DEFAULT_CLUSTER_NAME
 from gpuop.controlplane import LocalCluster as Cluster
 from gpuop.kube import ApiError, ClusterPolicy, PatchType, ops, sync_client
@@ -38,7 +46,7 @@ from gpuop.kubevirt.launcher import render_launcher_pod
 from gpuop.kubevirt.permitted import kubevirt_merge_patch, permitted_host_devices, vmi_example
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
-from gpuop.planner import VGPU_CONFIG_LABEL, WORKLOAD_LABEL, plan
+from gpuop.planner import plan
 from gpuop.policy import parse_cluster_policy
 from gpuop.sim.hardware import NodeSpec, node_manifest
 from gpuop.sim.registry import add_nodes, hardware_of, register_hardware
@@ -331,7 +339,7 @@ def step2(ctx: LabContext) -> dict[str, Any]:
     client = ctx.client()
     for name, workload in NODES.items():
         # KubeVirt's virt-handler marks the nodes it runs on; VM launcher pods select on it.
-        labels = {WORKLOAD_LABEL: workload, "kubevirt.io/schedulable": "true"}
+        labels = {WORKLOAD_LABEL: workload, KUBEVIRT_SCHEDULABLE_LABEL: "true"}
         if ops.get_node(client, name) is None:
             add_nodes(client, [NodeSpec(name, "A10", 2, labels)], stack.NAMESPACE)
             ctx.say(f"node {name}: 2x A10, {WORKLOAD_LABEL}={workload}")
@@ -366,7 +374,7 @@ def step3(ctx: LabContext) -> dict[str, Any]:
             raise LabFailure(3, f"node {name}", "no such node")
         node_plan = plan(policy, node)
         labels = (node.get("metadata") or {}).get("labels") or {}
-        deploy = {k: v for k, v in sorted(labels.items()) if k.startswith("nvidia.com/gpu.deploy.")}
+        deploy = {k: v for k, v in sorted(labels.items()) if k.startswith(DEPLOY_LABEL_PREFIX)}
         advertised = _gpu_allocatable(node)
         operands = [op.name for op in node_plan.running_operands()]
         rows.append(
@@ -543,9 +551,7 @@ def step5(ctx: LabContext) -> dict[str, Any]:
 
     def check() -> tuple[bool, str]:
         node = ops.get_node(client, "a10-vgpu") or {}
-        state = ((node.get("metadata") or {}).get("labels") or {}).get(
-            "nvidia.com/vgpu.config.state"
-        )
+        state = ((node.get("metadata") or {}).get("labels") or {}).get(VGPU_CONFIG_STATE_LABEL)
         seen = _gpu_allocatable(node)
         return seen == expected and state == "success", f"{seen}, vgpu.config.state={state}"
 
@@ -607,12 +613,12 @@ def step6(ctx: LabContext) -> dict[str, Any]:
         (
             c
             for c in (policy.get("status") or {}).get("conditions") or []
-            if c.get("type") == "WorkloadLabelsIgnored"
+            if c.get("type") == ConditionType.WORKLOAD_LABELS_IGNORED
         ),
         {},
     )
     ctx.say(
-        f"  ClusterPolicy condition WorkloadLabelsIgnored={condition.get('status')}: {condition.get('message', '')}"
+        f"  ClusterPolicy condition {ConditionType.WORKLOAD_LABELS_IGNORED}={condition.get('status')}: {condition.get('message', '')}"
     )
     _set_sandbox(ctx, True)
     ctx.say("sandboxWorkloads.enabled=true again")

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from gpuop.api.labels import HOSTNAME_LABEL
 from gpuop.controlplane.access import write_service_account_kubeconfig
 from gpuop.kube import ApiError, ClusterPolicy, ops, sync_client
 from gpuop.policy.crd import crd_manifest
@@ -231,7 +232,7 @@ def gpu_pod(
         "terminationGracePeriodSeconds": 0,
     }
     if node:
-        spec["nodeSelector"] = {"kubernetes.io/hostname": node}
+        spec["nodeSelector"] = {HOSTNAME_LABEL: node}
     return {
         "apiVersion": "v1",
         "kind": "Pod",

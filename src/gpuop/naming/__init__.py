@@ -16,16 +16,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Literal
 
+from gpuop.api.resources import RESOURCE_PREFIX, ResourceKind
 from gpuop.catalog import gpu_catalog, vgpu_families
 from gpuop.catalog.pci_ids import shipped_pci_ids
 
 NVIDIA_VENDOR_ID = "10de"
-RESOURCE_PREFIX = "nvidia.com/"
-CONTAINER_RESOURCE = "nvidia.com/gpu"
-
-ResourceKind = Literal["container", "passthrough", "vgpu", "kata", "other"]
 
 _WHITESPACE_RUN = re.compile(r"\s+")
 _NOT_NAME_CHAR = re.compile(r"[^A-Za-z0-9_.]")

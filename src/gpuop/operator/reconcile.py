@@ -5,7 +5,8 @@ DaemonSets and pods, calls `reconcile` whenever any of them changes, and perform
 returned writes. Keeping the decision pure makes "a second pass writes nothing" a unit
 test, and keeps every rule in one place:
 
-* the oldest ClusterPolicy is active (name breaks ties); the others get `ignored`;
+* the active ClusterPolicy is `gpuop.api.policies.select_active`'s (the oldest one not
+  being deleted, name breaks ties); the other live ones get `ignored`;
 * node labels come from the planner, one merge patch per node per change;
 * a node whose workload config would change while pods still use its GPU resources is
   held (its labels keep the old config) until they are gone, or the node (or the
@@ -25,6 +26,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gpuop.api.conditions import (
+    ConditionType,
+    Reason,
+    condition,
+    merge_conditions,
+    status_differs,
+)
+from gpuop.api.labels import (
+    APP_LABEL,
+    FORCE_SWITCH_ANNOTATION,
+    HASH_ANNOTATION,
+    MIRROR_POD_ANNOTATION,
+    NFD_KERNEL,
+    NFD_OS_ID,
+    NFD_OS_VERSION_ID,
+    OPERAND_LABEL,
+    REVISION_LABEL,
+    UPGRADE_ENABLED_ANNOTATION,
+    UPGRADE_STATE_LABEL,
+    VGPU_CONFIG_LABEL,
+    VGPU_DEVICE_MANAGER_DEPLOY_LABEL,
+    WORKLOAD_LABEL,
+)
+from gpuop.api.policies import select_active
+from gpuop.api.resources import GPU_POD_RESOURCE_PREFIXES, current_workload
 from gpuop.catalog import WorkloadConfig, operand_table
 from gpuop.naming import classify_resource, is_gpu_resource
 from gpuop.planner import NodeFacts, NodePlan, plan, planning_key
@@ -32,8 +58,6 @@ from gpuop.planner.upgrade import (
     DRIVER_CONFIG_DIGEST_ENV,
     EVENT_REASON,
     MAX_RESTARTS,
-    UPGRADE_ENABLED_ANNOTATION,
-    UPGRADE_STATE_LABEL,
     DriverPod,
     UpgradeCounts,
     UpgradeNode,
@@ -43,10 +67,6 @@ from gpuop.planner.upgrade import (
 )
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
 from gpuop.render import (
-    HASH_ANNOTATION,
-    NFD_KERNEL,
-    NFD_OS_ID,
-    NFD_OS_VERSION_ID,
     os_tag_of,
     render_operand_daemonsets,
     render_runtime_classes,
@@ -54,18 +74,12 @@ from gpuop.render import (
 )
 from gpuop.render.support import SERVICE_MONITOR_KIND, object_key
 
-FORCE_SWITCH_ANNOTATION = "gpuop.io/force-workload-switch"
-VGPU_DEVICE_MANAGER_LABEL = "nvidia.com/gpu.deploy.vgpu-device-manager"
 VGPU_PAUSED = "paused-for-vgpu-change"
-HOLD_ANNOTATION = "gpuop.io/workload-switch"
 MAX_LISTED_NODES = 50
-REVISION_LABEL = "controller-revision-hash"
 DRIVER_APP = "nvidia-driver-daemonset"
 VALIDATOR_APP = "nvidia-operator-validator"
 # Pods the upgrade state machine reads by upstream's `app` labels, whoever made them.
 UPGRADE_APPS = frozenset({DRIVER_APP, VALIDATOR_APP})
-# Upstream's GPU pod filter for eviction before a driver upgrade (`gpuPodSpecFilter`).
-UPGRADE_GPU_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-")
 
 
 @dataclass(frozen=True)
@@ -165,7 +179,7 @@ def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
     labels = meta.get("labels") or {}
-    operand = labels.get("gpuop.io/operand") if meta.get("namespace") == namespace else None
+    operand = labels.get(OPERAND_LABEL) if meta.get("namespace") == namespace else None
     resources: set[str] = set()
     for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
         res = container.get("resources") or {}
@@ -173,7 +187,7 @@ def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
             for name in res.get(part) or {}:
                 if is_gpu_resource(str(name)):
                     resources.add(str(name))
-    app = labels.get("app") if meta.get("namespace") == namespace else None
+    app = labels.get(APP_LABEL) if meta.get("namespace") == namespace else None
     if operand is None and not resources and app not in UPGRADE_APPS:
         return None
     ready = any(
@@ -239,35 +253,8 @@ def workload_pod(pod: Mapping[str, Any]) -> WorkloadPod:
         labels=dict(meta.get("labels") or {}),
         terminating=meta.get("deletionTimestamp") is not None,
         daemonset=any(o.get("kind") == "DaemonSet" and o.get("controller") for o in owners),
-        mirror="kubernetes.io/config.mirror" in annotations,
+        mirror=MIRROR_POD_ANNOTATION in annotations,
     )
-
-
-def active_policy(policies: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Oldest creationTimestamp wins; the lexically smaller name breaks ties."""
-    live = [p for p in policies if not (p.get("metadata") or {}).get("deletionTimestamp")]
-    if not live:
-        return None
-    return min(
-        live,
-        key=lambda p: (
-            (p.get("metadata") or {}).get("creationTimestamp") or "",
-            (p.get("metadata") or {}).get("name") or "",
-        ),
-    )
-
-
-def current_workload(labels: Mapping[str, str]) -> WorkloadConfig | None:
-    """The workload config a node's present deploy labels belong to, if any."""
-    prefix = operand_table().deploy_labels.prefix
-    present = {k.removeprefix(prefix) for k in labels if k.startswith(prefix)}
-    if present & {"driver", "device-plugin", "container-toolkit", "gpu-feature-discovery"}:
-        return "container"
-    if present & {"vgpu-manager", "vgpu-device-manager"}:
-        return "vm-vgpu"
-    if present & {"vfio-manager", "kata-sandbox-device-plugin"}:
-        return "vm-passthrough"
-    return None
 
 
 def daemonset_ready(ds: Mapping[str, Any]) -> bool:
@@ -288,42 +275,6 @@ def daemonset_ready(ds: Mapping[str, Any]) -> bool:
         int(status.get("updatedNumberScheduled") or 0) == desired
         and int(status.get("numberAvailable") or 0) == desired
     )
-
-
-def _condition(kind: str, ok: bool, reason: str, message: str) -> dict[str, str]:
-    return {"type": kind, "status": "True" if ok else "False", "reason": reason, "message": message}
-
-
-def _merge_conditions(
-    old: list[dict[str, Any]] | None, new: list[dict[str, str]], now: str
-) -> list[dict[str, Any]]:
-    previous = {c.get("type"): c for c in old or []}
-    merged = []
-    for cond in new:
-        before = previous.get(cond["type"])
-        stamp = (
-            before.get("lastTransitionTime")
-            if before
-            and before.get("status") == cond["status"]
-            and before.get("lastTransitionTime")
-            else now
-        )
-        merged.append({**cond, "lastTransitionTime": stamp})
-    return merged
-
-
-def _status_differs(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
-    def strip(status: Mapping[str, Any] | None) -> Any:
-        if not status:
-            return {}
-        copy = dict(status)
-        copy["conditions"] = [
-            {k: v for k, v in c.items() if k != "lastTransitionTime"}
-            for c in copy.get("conditions") or []
-        ]
-        return copy
-
-    return bool(strip(old) != strip(new))
 
 
 def _names(nodes: list[str]) -> str:
@@ -446,34 +397,32 @@ def reconcile(
 ) -> Actions:
     """Decide every write for one pass over the snapshot."""
     actions = Actions()
-    chosen = active_policy(snapshot.policies)
-    for other in snapshot.policies:
+    selection = select_active(snapshot.policies)
+    chosen = selection.active
+    for other in selection.ignored:
+        assert chosen is not None
         meta = other.get("metadata") or {}
-        if chosen is None or meta.get("name") == (chosen.get("metadata") or {}).get("name"):
-            continue
-        if meta.get("deletionTimestamp"):
-            continue
         old_status = other.get("status") or {}
         active_name = (chosen.get("metadata") or {}).get("name")
         status = {
             "state": "ignored",
             "namespace": snapshot.namespace,
-            "conditions": _merge_conditions(
+            "conditions": merge_conditions(
                 old_status.get("conditions"),
                 [
-                    _condition(
-                        "Ready",
+                    condition(
+                        ConditionType.READY,
                         False,
-                        "Ignored",
+                        Reason.IGNORED,
                         f"ClusterPolicy {active_name} is older and active;"
                         " only one ClusterPolicy is active in a cluster",
                     ),
-                    _condition("Error", False, "Ignored", ""),
+                    condition(ConditionType.ERROR, False, Reason.IGNORED, ""),
                 ],
                 now,
             ),
         }
-        if _status_differs(old_status, status):
+        if status_differs(old_status, status):
             actions.status[str(meta.get("name"))] = status
 
     if chosen is None:
@@ -491,8 +440,10 @@ def reconcile(
             snapshot.namespace,
             "notReady",
             [
-                _condition("Ready", False, "Error", "the ClusterPolicy is invalid"),
-                _condition("Error", True, "ReconcileFailed", "; ".join(exc.problems)),
+                condition(ConditionType.READY, False, Reason.ERROR, "the ClusterPolicy is invalid"),
+                condition(
+                    ConditionType.ERROR, True, Reason.RECONCILE_FAILED, "; ".join(exc.problems)
+                ),
             ],
             now,
             {},
@@ -604,8 +555,15 @@ def reconcile(
             snapshot.namespace,
             "notReady",
             [
-                _condition("Ready", False, "Error", "an operand image cannot be resolved"),
-                _condition("Error", True, "ReconcileFailed", "; ".join(exc.problems)),
+                condition(
+                    ConditionType.READY,
+                    False,
+                    Reason.ERROR,
+                    "an operand image cannot be resolved",
+                ),
+                condition(
+                    ConditionType.ERROR, True, Reason.RECONCILE_FAILED, "; ".join(exc.problems)
+                ),
             ],
             now,
             {},
@@ -687,15 +645,18 @@ def reconcile(
     if ready:
         reason, message = (
             (
-                "Reconciled",
+                Reason.RECONCILED,
                 "ClusterPolicy is ready as all resources have been successfully reconciled",
             )
             if gpu_nodes
-            else ("NoGPUNodes", "No GPU node found, watching for new nodes to join the cluster.")
+            else (
+                Reason.NO_GPU_NODES,
+                "No GPU node found, watching for new nodes to join the cluster.",
+            )
         )
         conditions += [
-            _condition("Ready", True, reason, message),
-            _condition("Error", False, "Ready", ""),
+            condition(ConditionType.READY, True, reason, message),
+            condition(ConditionType.ERROR, False, Reason.READY, ""),
         ]
     else:
         parts = []
@@ -706,18 +667,23 @@ def reconcile(
                 f"{len(waiting_nodes)} node(s) not ready: {_names([n['name'] for n in waiting_nodes])}"
             )
         conditions += [
-            _condition("Ready", False, "OperandNotReady", "ClusterPolicy is not ready"),
-            _condition(
-                "Error", True, "OperandNotReady", "ClusterPolicy is not ready; " + "; ".join(parts)
+            condition(
+                ConditionType.READY, False, Reason.OPERAND_NOT_READY, "ClusterPolicy is not ready"
+            ),
+            condition(
+                ConditionType.ERROR,
+                True,
+                Reason.OPERAND_NOT_READY,
+                "ClusterPolicy is not ready; " + "; ".join(parts),
             ),
         ]
     conditions.append(
-        _condition(
-            "WorkloadLabelsIgnored",
+        condition(
+            ConditionType.WORKLOAD_LABELS_IGNORED,
             bool(ignored_nodes),
-            "SandboxWorkloadsDisabled" if ignored_nodes else "None",
+            Reason.SANDBOX_WORKLOADS_DISABLED if ignored_nodes else Reason.NONE,
             (
-                f"nvidia.com/gpu.workload.config is set but ignored because"
+                f"{WORKLOAD_LABEL} is set but ignored because"
                 f" sandboxWorkloads.enabled is false on: {_names(ignored_nodes)}"
                 if ignored_nodes
                 else ""
@@ -725,39 +691,37 @@ def reconcile(
         )
     )
     conditions.append(
-        _condition(
-            "InvalidWorkloadLabels",
+        condition(
+            ConditionType.INVALID_WORKLOAD_LABELS,
             bool(invalid_nodes),
-            "InvalidValue" if invalid_nodes else "None",
-            f"invalid nvidia.com/gpu.workload.config on: {_names(invalid_nodes)}"
-            if invalid_nodes
-            else "",
+            Reason.INVALID_VALUE if invalid_nodes else Reason.NONE,
+            f"invalid {WORKLOAD_LABEL} on: {_names(invalid_nodes)}" if invalid_nodes else "",
         )
     )
     conditions.append(
-        _condition(
-            "VgpuConfigInvalid",
+        condition(
+            ConditionType.VGPU_CONFIG_INVALID,
             bool(vgpu_problem_nodes),
-            "Infeasible" if vgpu_problem_nodes else "None",
-            f"nvidia.com/vgpu.config cannot be applied on: {_names(vgpu_problem_nodes)}"
+            Reason.INFEASIBLE if vgpu_problem_nodes else Reason.NONE,
+            f"{VGPU_CONFIG_LABEL} cannot be applied on: {_names(vgpu_problem_nodes)}"
             if vgpu_problem_nodes
             else "",
         )
     )
     conditions.append(
-        _condition(
-            "WorkloadSwitchHeld",
+        condition(
+            ConditionType.WORKLOAD_SWITCH_HELD,
             bool(held_nodes),
-            "GpuPodsRunning" if held_nodes else "None",
+            Reason.GPU_PODS_RUNNING if held_nodes else Reason.NONE,
             f"workload switch held on: {_names(held_nodes)}" if held_nodes else "",
         )
     )
     conditions.append(
-        _condition(
-            "VgpuConfigChangeHeld",
+        condition(
+            ConditionType.VGPU_CONFIG_CHANGE_HELD,
             bool(vgpu_held_nodes),
-            "VgpuDevicesInUse" if vgpu_held_nodes else "None",
-            f"nvidia.com/vgpu.config change held on: {_names(vgpu_held_nodes)}"
+            Reason.VGPU_DEVICES_IN_USE if vgpu_held_nodes else Reason.NONE,
+            f"{VGPU_CONFIG_LABEL} change held on: {_names(vgpu_held_nodes)}"
             if vgpu_held_nodes
             else "",
         )
@@ -844,7 +808,7 @@ def _driver_upgrades(policy: ResolvedPolicy, snapshot: Snapshot, actions: Action
         elif (
             pod.operand is None
             and (pod.terminating or not pod.terminal)
-            and any(r.startswith(UPGRADE_GPU_PREFIXES) for r in pod.gpu_resources)
+            and any(r.startswith(GPU_POD_RESOURCE_PREFIXES) for r in pod.gpu_resources)
         ):
             gpu_pods.setdefault(pod.node, []).append(
                 WorkloadPod(
@@ -917,9 +881,9 @@ def _driver_upgrades(policy: ResolvedPolicy, snapshot: Snapshot, actions: Action
 
 
 def _node_ready(node: Mapping[str, Any]) -> bool:
-    for condition in (node.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return bool(condition.get("status") == "True")
+    for item in (node.get("status") or {}).get("conditions") or []:
+        if item.get("type") == "Ready":
+            return bool(item.get("status") == "True")
     return True
 
 
@@ -936,11 +900,11 @@ def _set_status(
     status: dict[str, Any] = {
         "state": state,
         "namespace": namespace,
-        "conditions": _merge_conditions(old.get("conditions"), conditions, now),
+        "conditions": merge_conditions(old.get("conditions"), conditions, now),
     }
     if nodes:
         status["nodes"] = dict(nodes)
-    if _status_differs(old, status):
+    if status_differs(old, status):
         actions.status[str((policy.get("metadata") or {}).get("name"))] = status
 
 
@@ -966,12 +930,14 @@ def _vgpu_change_hold(
     goes back to `true` and the manager applies whatever config the node asks for.
     """
     labels = facts.labels
-    value = labels.get(VGPU_DEVICE_MANAGER_LABEL)
+    value = labels.get(VGPU_DEVICE_MANAGER_DEPLOY_LABEL)
     paused = value == VGPU_PAUSED
     vgpu = node_plan.vgpu if node_plan.workload.config == "vm-vgpu" else None
     users = [p for p in busy if any(classify_resource(r) == "vgpu" for r in p.gpu_resources)]
     if vgpu is not None and value in ("true", VGPU_PAUSED) and users and not forced:
-        park: dict[str, str | None] = {} if paused else {VGPU_DEVICE_MANAGER_LABEL: VGPU_PAUSED}
+        park: dict[str, str | None] = (
+            {} if paused else {VGPU_DEVICE_MANAGER_DEPLOY_LABEL: VGPU_PAUSED}
+        )
         wanted = dict(vgpu.result.resources())
         current = {
             resource: quantity
@@ -988,7 +954,7 @@ def _vgpu_change_hold(
             else "no device (it cannot be applied)"
         )
         message = (
-            f"nvidia.com/vgpu.config {vgpu.config_name} is held while {len(users)} pod(s) use"
+            f"{VGPU_CONFIG_LABEL} {vgpu.config_name} is held while {len(users)} pod(s) use"
             f" this node's vGPU devices ({names}): it has {have}, the new config makes {want};"
             f" move the VMs off, or annotate the node {FORCE_SWITCH_ANNOTATION}=true to apply"
             " it anyway"
@@ -996,7 +962,7 @@ def _vgpu_change_hold(
         return VgpuHold(True, park, [NodeEvent(name, "VgpuConfigChangeHeld", message)])
     if paused:
         resume = "true" if vgpu is not None else None
-        return VgpuHold(False, {VGPU_DEVICE_MANAGER_LABEL: resume}, [])
+        return VgpuHold(False, {VGPU_DEVICE_MANAGER_DEPLOY_LABEL: resume}, [])
     return None
 
 

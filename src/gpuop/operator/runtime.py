@@ -19,6 +19,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuop.api.labels import (
+    GPUOP_PREFIX,
+    HASH_ANNOTATION,
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    NVIDIA_PREFIX,
+    REVISION_LABEL,
+    UPGRADE_STATE_LABEL,
+)
 from gpuop.kube import (
     API_ERRORS,
     ApiError,
@@ -33,7 +42,6 @@ from gpuop.kube.informer import Informer
 from gpuop.kube.running import run_controller, supervise, with_retries
 from gpuop.operator import metrics
 from gpuop.operator.reconcile import (
-    REVISION_LABEL,
     Actions,
     PlanCache,
     PodInfo,
@@ -44,16 +52,14 @@ from gpuop.operator.reconcile import (
 )
 from gpuop.planner.upgrade import (
     DRIVER_CONFIG_DIGEST_ENV,
-    UPGRADE_STATE_LABEL,
     UpgradeState,
     WorkloadPod,
 )
-from gpuop.render import HASH_ANNOTATION, MANAGED_BY
 from gpuop.render.support import SERVICE_MONITOR_KIND, SUPPORT_KINDS
 
 log = logging.getLogger("gpuop.operator")
 
-_KEPT_ANNOTATION_PREFIXES = ("gpuop.io/", "nvidia.com/")
+_KEPT_ANNOTATION_PREFIXES = (GPUOP_PREFIX, NVIDIA_PREFIX)
 
 
 @dataclass
@@ -209,7 +215,7 @@ class OperatorState:
             "DaemonSet",
             slim_daemonset,
             self.changed,
-            labels={"app.kubernetes.io/managed-by": MANAGED_BY},
+            labels={MANAGED_BY_LABEL: MANAGED_BY},
             namespace=namespace,
         )
         self.pods = Informer(client, "Pod", lambda body: pod_info(body, namespace), self.changed)

@@ -23,6 +23,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gpuop.api.labels import (
+    GFD_TIMESTAMP_LABEL,
+    GPU_PRESENT_LABEL,
+    GPU_PRODUCT_LABEL,
+    MIG_CAPABLE_LABEL,
+    MIG_CONFIG_LABEL,
+    NFD_GPU_LABELS,
+    PLANNED_LABEL_PREFIXES,
+    VGPU_CONFIG_LABEL,
+    VGPU_HOST_DRIVER_LABEL,
+    WORKLOAD_LABEL,
+)
+from gpuop.api.resources import CONTAINER_RESOURCE, KATA_RESOURCE, RESOURCE_PREFIX
 from gpuop.catalog import (
     WORKLOAD_CONFIGS,
     Operand,
@@ -30,8 +43,6 @@ from gpuop.catalog import (
     operand_table,
 )
 from gpuop.naming import (
-    CONTAINER_RESOURCE,
-    RESOURCE_PREFIX,
     PciDatabase,
     mdev_type_name,
     normalise_pci_name_kata,
@@ -39,25 +50,12 @@ from gpuop.naming import (
     vgpu_resource,
 )
 from gpuop.planner.inventory import (
-    INVENTORY_ANNOTATION,
-    KATA_RESOURCE,
     GpuCard,
     Inventory,
     learn_inventory,
 )
 from gpuop.policy import ResolvedPolicy
 from gpuop.vgpu import Card, VgpuApplyResult, VgpuConfigFile, apply_vgpu_config, default_vgpu_config
-
-WORKLOAD_LABEL = "nvidia.com/gpu.workload.config"
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-VGPU_CONFIG_LABEL = "nvidia.com/vgpu.config"
-VGPU_CONFIG_STATE_LABEL = "nvidia.com/vgpu.config.state"
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
-NFD_GPU_LABELS = (
-    "feature.node.kubernetes.io/pci-10de.present",
-    "feature.node.kubernetes.io/pci-0302_10de.present",
-    "feature.node.kubernetes.io/pci-0300_10de.present",
-)
 
 Severity = Literal["error", "warning", "info"]
 WorkloadReason = Literal[
@@ -244,11 +242,11 @@ def gpu_detection(labels: Mapping[str, str]) -> str | None:
 
 def mig_capable(labels: Mapping[str, str]) -> bool:
     """Upstream `hasMIGCapableGPU`."""
-    if labels.get("nvidia.com/vgpu.host-driver-version"):
+    if labels.get(VGPU_HOST_DRIVER_LABEL):
         return False
-    if "nvidia.com/mig.capable" in labels:
-        return labels["nvidia.com/mig.capable"] == "true"
-    product = labels.get("nvidia.com/gpu.product", "").lower()
+    if MIG_CAPABLE_LABEL in labels:
+        return labels[MIG_CAPABLE_LABEL] == "true"
+    product = labels.get(GPU_PRODUCT_LABEL, "").lower()
     return any(name in product for name in ("h100", "a100", "a30"))
 
 
@@ -472,10 +470,6 @@ def _other_kind_resources(
     return tuple(sorted(names - keep))
 
 
-PLANNED_LABEL_PREFIXES = ("nvidia.com/", "feature.node.kubernetes.io/")
-GFD_TIMESTAMP_LABEL = "nvidia.com/gfd.timestamp"
-
-
 def planning_key(facts: NodeFacts) -> tuple[Any, ...]:
     """What `plan` reads of a node, as one hashable value.
 
@@ -670,14 +664,6 @@ def plan(
 
 
 __all__ = [
-    "GPU_PRESENT_LABEL",
-    "INVENTORY_ANNOTATION",
-    "MIG_CONFIG_LABEL",
-    "NFD_GPU_LABELS",
-    "PLANNED_LABEL_PREFIXES",
-    "VGPU_CONFIG_LABEL",
-    "VGPU_CONFIG_STATE_LABEL",
-    "WORKLOAD_LABEL",
     "GpuCard",
     "Inventory",
     "NodeFacts",

@@ -36,9 +36,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gpuop.api.labels import (
+    GPU_COUNT_LABEL,
+    GPU_PRODUCT_LABEL,
+    INVENTORY_ANNOTATION,
+    NFD_PCI_PREFIX,
+    VGPU_CONFIG_LABEL,
+)
+from gpuop.api.resources import KATA_RESOURCE, RESOURCE_PREFIX
 from gpuop.catalog import gpu_catalog, vgpu_families
 from gpuop.naming import (
-    RESOURCE_PREFIX,
     PciDatabase,
     classify_resource,
     normalise_pci_name,
@@ -47,17 +54,10 @@ from gpuop.naming import (
 )
 from gpuop.vgpu import Card, VgpuConfigFile, apply_vgpu_config
 
-INVENTORY_ANNOTATION = "gpuop.io/gpu-inventory"
-KATA_RESOURCE = "nvidia.com/pgpu"
-PRODUCT_LABEL = "nvidia.com/gpu.product"
-COUNT_LABEL = "nvidia.com/gpu.count"
-MEMORY_LABEL = "nvidia.com/gpu.memory"
-VGPU_CONFIG_LABEL = "nvidia.com/vgpu.config"
-VGPU_HOST_DRIVER_LABEL = "nvidia.com/vgpu.host-driver-version"
 # NFD's PCI device labels: `pci-[<class>_]<vendor>_<device>[_<subvendor>_<subdevice>].present`
 # (which fields appear follows NFD's `deviceLabelFields`).
 _NFD_DEVICE_LABEL = re.compile(
-    r"^feature\.node\.kubernetes\.io/pci-(?:[0-9a-f]{2,4}_)?10de_([0-9a-f]{4})"
+    rf"^{re.escape(NFD_PCI_PREFIX)}(?:[0-9a-f]{{2,4}}_)?10de_([0-9a-f]{{4}})"
     r"(?:_[0-9a-f]{4}_[0-9a-f]{4})?\.present$"
 )
 _RAW_DEVICE_ID = re.compile(r"^[0-9a-fA-F]{4}$")
@@ -249,13 +249,13 @@ def decode_cards(value: str) -> tuple[tuple[GpuCard, ...] | None, str | None]:
 
 
 def _gfd_evidence(labels: Mapping[str, str]) -> Evidence | None:
-    product = labels.get(PRODUCT_LABEL)
-    raw_count = labels.get(COUNT_LABEL)
+    product = labels.get(GPU_PRODUCT_LABEL)
+    raw_count = labels.get(GPU_COUNT_LABEL)
     if not product and raw_count is None:
         return None
     count = _count(raw_count or "")
     signal = ", ".join(
-        f"{key}={labels[key]}" for key in (PRODUCT_LABEL, COUNT_LABEL) if key in labels
+        f"{key}={labels[key]}" for key in (GPU_PRODUCT_LABEL, GPU_COUNT_LABEL) if key in labels
     )
     model = gpu_catalog().by_product(product) if product else None
     name = model.model if model else (product or None)
@@ -614,7 +614,6 @@ def _cards_of_evidence(evidence: Evidence) -> tuple[GpuCard, ...]:
 
 
 __all__ = [
-    "INVENTORY_ANNOTATION",
     "MAX_GPUS_PER_NODE",
     "Evidence",
     "GpuCard",

@@ -13,8 +13,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
+from gpuop.api.labels import (
+    GPU_PRESENT_LABEL,
+    MIG_CAPABLE_LABEL,
+    MPS_CAPABLE_LABEL,
+    NFD_GPU_LABELS,
+    WORKLOAD_LABEL,
+)
 from gpuop.catalog import Operand, SandboxMode, WorkloadConfig, operand_table
-from gpuop.planner import GPU_PRESENT_LABEL, NFD_GPU_LABELS, WORKLOAD_LABEL, NodePlan, plan
+from gpuop.planner import NodePlan, plan
 from gpuop.policy import default_policy, default_policy_object, parse_cluster_policy
 
 Placement = Literal["yes", "mig-capable", "mps-capable", "label-only", "no"]
@@ -153,8 +160,8 @@ def operand_rows() -> tuple[OperandRow, ...]:
     plans_by_column = {
         column.key: {
             "base": _plan_for(column, {}),
-            "mig": _plan_for(column, {"nvidia.com/mig.capable": "true"}),
-            "mps": _plan_for(column, {"nvidia.com/mps.capable": "true"}),
+            "mig": _plan_for(column, {MIG_CAPABLE_LABEL: "true"}),
+            "mps": _plan_for(column, {MPS_CAPABLE_LABEL: "true"}),
         }
         for column in COLUMNS
     }

@@ -47,15 +47,17 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-UPGRADE_STATE_LABEL = "nvidia.com/gpu-driver-upgrade-state"
-UPGRADE_SKIP_LABEL = "nvidia.com/gpu-driver-upgrade.skip"
-UPGRADE_ENABLED_ANNOTATION = "nvidia.com/gpu-driver-upgrade-enabled"
-UPGRADE_REQUESTED_ANNOTATION = "nvidia.com/gpu-driver-upgrade-requested"
-INITIAL_UNSCHEDULABLE_ANNOTATION = "nvidia.com/gpu-driver-upgrade.node-initial-state.unschedulable"
-WAIT_FOR_COMPLETION_ANNOTATION = "nvidia.com/gpu-driver-upgrade-wait-for-pod-completion-start-time"
-VALIDATION_START_ANNOTATION = "nvidia.com/gpu-driver-upgrade-validation-start-time"
-SAFE_LOAD_ANNOTATION = "nvidia.com/gpu-driver-upgrade.driver-wait-for-safe-load"
-DRAIN_SKIP_LABEL = "nvidia.com/gpu-driver-upgrade-drain.skip"
+from gpuop.api.labels import (
+    DRAIN_SKIP_LABEL,
+    INITIAL_UNSCHEDULABLE_ANNOTATION,
+    SAFE_LOAD_ANNOTATION,
+    UPGRADE_REQUESTED_ANNOTATION,
+    UPGRADE_SKIP_LABEL,
+    UPGRADE_STATE_LABEL,
+    VALIDATION_START_ANNOTATION,
+    WAIT_FOR_COMPLETION_ANNOTATION,
+)
+
 EVENT_REASON = "GPUDriverUpgrade"
 DRIVER_CONFIG_DIGEST_ENV = "DRIVER_CONFIG_DIGEST"
 VALIDATION_TIMEOUT_SECONDS = 600

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuop.api.labels import APP_PART_OF_LABEL
 from gpuop.policy.models import ClusterPolicySpec, ClusterPolicyStatus
 
 GROUP = "nvidia.com"
@@ -114,7 +115,7 @@ def crd_manifest() -> dict[str, Any]:
         "kind": "CustomResourceDefinition",
         "metadata": {
             "name": f"{PLURAL}.{GROUP}",
-            "labels": {"app.kubernetes.io/part-of": "gpuop"},
+            "labels": {APP_PART_OF_LABEL: "gpuop"},
         },
         "spec": {
             "group": GROUP,

@@ -23,6 +23,21 @@ from typing import Any
 
 import yaml
 
+from gpuop.api.labels import (
+    APP_COMPONENT_LABEL,
+    APP_LABEL,
+    GPU_PRESENT_LABEL,
+    GPU_TAINT_KEY,
+    HASH_ANNOTATION,
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    NFD_KERNEL,
+    NFD_OS_ID,
+    NFD_OS_VERSION_ID,
+    OPERAND_LABEL,
+    PRECOMPILED_LABEL,
+    deploy_label,
+)
 from gpuop.catalog import Operand, operand_table
 from gpuop.policy import ResolvedPolicy
 from gpuop.policy.models import DriverManagerSpec
@@ -35,20 +50,12 @@ from gpuop.render.support import (
 )
 from gpuop.vgpu import default_vgpu_config_object
 
-HASH_ANNOTATION = "nvidia.com/last-applied-hash"
-MANAGED_BY = "gpuop"
-OPERAND_LABEL = "gpuop.io/operand"
 VALIDATIONS_DIR = "/run/nvidia/validations"
 DEFAULT_VGPU_CONFIGMAP = "default-vgpu-devices-config"
-GPU_PRESENT = "nvidia.com/gpu.present"
-NFD_KERNEL = "feature.node.kubernetes.io/kernel-version.full"
-PRECOMPILED_LABEL = "nvidia.com/precompiled"
-NFD_OS_ID = "feature.node.kubernetes.io/system-os_release.ID"
-NFD_OS_VERSION_ID = "feature.node.kubernetes.io/system-os_release.VERSION_ID"
 DRIVER_MANAGER_REPOSITORY = "nvcr.io/nvidia/cloud-native"
 # `${name}` in an operand template: a value from the ClusterPolicy.
 _PLACEHOLDER = re.compile(r"\$\{([a-z_]+)\}")
-DEFAULT_TOLERATIONS = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+DEFAULT_TOLERATIONS = [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
 # Operand pods that run with the nvidia RuntimeClass upstream (`setRuntimeClassName`).
 _NVIDIA_RUNTIME_OPERANDS = {
     "device-plugin",
@@ -125,7 +132,7 @@ def driver_os_tag(nodes: Iterable[Mapping[str, Any]]) -> str | None:
     carries both labels.
     """
     gpu_nodes = [
-        n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(GPU_PRESENT)
+        n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(GPU_PRESENT_LABEL)
     ]
     if not gpu_nodes:
         return None
@@ -655,7 +662,7 @@ def kernel_versions(nodes: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     found: dict[str, str] = {}
     for node in nodes:
         labels = (node.get("metadata") or {}).get("labels") or {}
-        if labels.get(GPU_PRESENT) != "true" or NFD_KERNEL not in labels:
+        if labels.get(GPU_PRESENT_LABEL) != "true" or NFD_KERNEL not in labels:
             continue
         node_os = f"{labels.get(NFD_OS_ID, '')}{labels.get(NFD_OS_VERSION_ID, '')}"
         found.setdefault(labels[NFD_KERNEL], node_os)
@@ -679,16 +686,16 @@ def _finish(
     """Labels, ownership, node placement and rollout settings every operand shares."""
     daemonsets = policy.policy.spec.daemonsets
     user_labels = dict(daemonsets.labels or {}) if daemonsets else {}
-    user_labels.pop("app", None)
+    user_labels.pop(APP_LABEL, None)
     labels = {
         **user_labels,
         **template_labels,
-        "app": operand.daemonset,
-        "app.kubernetes.io/managed-by": MANAGED_BY,
+        APP_LABEL: operand.daemonset,
+        MANAGED_BY_LABEL: MANAGED_BY,
         OPERAND_LABEL: operand.name,
     }
     if operand.name == "driver":
-        labels["app.kubernetes.io/component"] = "nvidia-driver"
+        labels[APP_COMPONENT_LABEL] = "nvidia-driver"
     metadata = ds["metadata"]
     metadata.setdefault("name", operand.daemonset)
     metadata["namespace"] = namespace
@@ -712,11 +719,11 @@ def _finish(
     if template_pod_labels is None:
         pod_labels = dict(labels)
     else:
-        own = {"app.kubernetes.io/managed-by": MANAGED_BY, OPERAND_LABEL: operand.name}
+        own = {MANAGED_BY_LABEL: MANAGED_BY, OPERAND_LABEL: operand.name}
         pod_labels = {**user_labels, **template_pod_labels, **own}
     pod.setdefault("metadata", {})["labels"] = pod_labels
     pod_spec = pod["spec"]
-    node_selector = {f"{operand_table().deploy_labels.prefix}{operand.deploy_label}": "true"}
+    node_selector = {deploy_label(operand.deploy_label): "true"}
     node_selector.update(operand.extra_node_selector)
     node_selector.update(extra_node_selector or {})
     pod_spec["nodeSelector"] = node_selector
@@ -749,7 +756,7 @@ def _render_generic(
     component = policy.component(operand.spec_block)
     ds["metadata"]["annotations"] = {}
     spec = ds["spec"]
-    spec["selector"] = {"matchLabels": {"app": operand.daemonset}}
+    spec["selector"] = {"matchLabels": {APP_LABEL: operand.daemonset}}
     spec["template"]["metadata"] = {}
     pod_spec = spec["template"]["spec"]
     if operand.host.host_pid:
@@ -825,8 +832,8 @@ def render_runtime_classes(policy: ResolvedPolicy) -> list[dict[str, Any]]:
             "metadata": {
                 "name": name,
                 "labels": {
-                    "app.kubernetes.io/component": "gpu-operator",
-                    "app.kubernetes.io/managed-by": MANAGED_BY,
+                    APP_COMPONENT_LABEL: "gpu-operator",
+                    MANAGED_BY_LABEL: MANAGED_BY,
                 },
                 "ownerReferences": [_owner_reference(policy)],
             },
@@ -847,7 +854,7 @@ def render_vgpu_configmap(policy: ResolvedPolicy, namespace: str) -> dict[str, A
         "metadata": {
             "name": DEFAULT_VGPU_CONFIGMAP,
             "namespace": namespace,
-            "labels": {"app.kubernetes.io/managed-by": MANAGED_BY},
+            "labels": {MANAGED_BY_LABEL: MANAGED_BY},
             "ownerReferences": [_owner_reference(policy)],
         },
         "data": {"config.yaml": yaml.safe_dump(default_vgpu_config_object(), sort_keys=False)},

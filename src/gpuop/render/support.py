@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from gpuop.api.labels import MANAGED_BY_LABEL
 from gpuop.catalog import Operand
 
 SERVICE_MONITOR_KIND = "ServiceMonitor"
@@ -92,7 +93,7 @@ def _metadata(
     meta: dict[str, Any] = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
-    meta["labels"] = {**labels, "app.kubernetes.io/managed-by": managed_by}
+    meta["labels"] = {**labels, MANAGED_BY_LABEL: managed_by}
     if annotations:
         meta["annotations"] = dict(annotations)
     meta["ownerReferences"] = [dict(owner)]

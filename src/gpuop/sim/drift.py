@@ -12,16 +12,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuop.api.labels import (
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    NFD_GPU_LABELS,
+    VGPU_CONFIG_STATE_LABEL,
+    WORKLOAD_LABEL,
+)
+from gpuop.api.resources import CONTAINER_RESOURCE
 from gpuop.catalog import gpu_catalog
 from gpuop.naming import (
-    CONTAINER_RESOURCE,
     PciDatabase,
     classify_resource,
     mdev_type_name,
     passthrough_resource,
     vgpu_resource,
 )
-from gpuop.planner import NFD_GPU_LABELS, VGPU_CONFIG_STATE_LABEL, WORKLOAD_LABEL
 from gpuop.planner.inventory import GpuCard
 from gpuop.sim.hardware import SimError
 
@@ -188,7 +193,7 @@ def drift_patch(
         else:
             patch.resources[CONTAINER_RESOURCE] = str(len(cards))
     elif kind == "deploy-label-edited":
-        patch.labels["nvidia.com/gpu.deploy.device-plugin"] = "true"
+        patch.labels[DEVICE_PLUGIN_DEPLOY_LABEL] = "true"
     elif kind == "non-gpu-advertising":
         for key in NFD_GPU_LABELS:
             if key in labels:

@@ -18,10 +18,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuop.api.labels import (
+    CUDA_RUNTIME_LABEL,
+    CUDA_RUNTIME_MAJOR_LABEL,
+    CUDA_RUNTIME_MINOR_LABEL,
+    DRIVER_VERSION_LABEL,
+    DRIVER_VERSION_MAJOR_LABEL,
+    DRIVER_VERSION_MINOR_LABEL,
+    DRIVER_VERSION_REVISION_LABEL,
+    GFD_LABELS,
+    GPU_COMPUTE_MAJOR_LABEL,
+    GPU_COMPUTE_MINOR_LABEL,
+    GPU_COUNT_LABEL,
+    GPU_FAMILY_LABEL,
+    GPU_MEMORY_LABEL,
+    GPU_MODE_LABEL,
+    GPU_PRODUCT_LABEL,
+    GPU_REPLICAS_LABEL,
+    GPU_SHARING_STRATEGY_LABEL,
+    MIG_CAPABLE_LABEL,
+    VGPU_CONFIG_LABEL,
+    VGPU_CONFIG_STATE_LABEL,
+)
+from gpuop.api.resources import CONTAINER_RESOURCE, KATA_RESOURCE, RESOURCE_PREFIX
 from gpuop.catalog import gpu_catalog, operand_table
 from gpuop.naming import (
-    CONTAINER_RESOURCE,
-    RESOURCE_PREFIX,
     PciDatabase,
     is_gpu_resource,
     mdev_type_name,
@@ -29,7 +50,6 @@ from gpuop.naming import (
     passthrough_resource,
     vgpu_resource,
 )
-from gpuop.planner import VGPU_CONFIG_LABEL, VGPU_CONFIG_STATE_LABEL
 from gpuop.planner.inventory import GpuCard
 from gpuop.vgpu import DEFAULT_CONFIG_NAME, Card, VgpuConfigFile, apply_vgpu_config
 
@@ -42,27 +62,6 @@ TOOLKIT_ANNOTATION = "container-runtime"
 DRIVER_VERSION_ANNOTATION = "driver-version"
 DRIVER_VERSION = "595.91.07"
 CUDA_VERSION = "13.2"
-KATA_RESOURCE = "nvidia.com/pgpu"
-
-GFD_LABEL_KEYS = (
-    "nvidia.com/gpu.product",
-    "nvidia.com/gpu.count",
-    "nvidia.com/gpu.memory",
-    "nvidia.com/gpu.family",
-    "nvidia.com/gpu.compute.major",
-    "nvidia.com/gpu.compute.minor",
-    "nvidia.com/gpu.replicas",
-    "nvidia.com/gpu.sharing-strategy",
-    "nvidia.com/gpu.mode",
-    "nvidia.com/mig.capable",
-    "nvidia.com/cuda.driver-version.major",
-    "nvidia.com/cuda.driver-version.minor",
-    "nvidia.com/cuda.driver-version.revision",
-    "nvidia.com/cuda.driver-version.full",
-    "nvidia.com/cuda.runtime-version.major",
-    "nvidia.com/cuda.runtime-version.minor",
-    "nvidia.com/cuda.runtime-version.full",
-)
 SIM_ANNOTATIONS = (
     DRIVER_ANNOTATION,
     VGPU_HOST_ANNOTATION,
@@ -132,23 +131,23 @@ def _gfd_labels(cards: tuple[GpuCard, ...], version: str) -> dict[str, str]:
     drv_major, drv_minor, drv_rev = version.split(".")
     cuda_major, cuda_minor = CUDA_VERSION.split(".")
     return {
-        "nvidia.com/gpu.product": model.product,
-        "nvidia.com/gpu.count": str(len(cards)),
-        "nvidia.com/gpu.memory": str(model.memory_mib),
-        "nvidia.com/gpu.family": model.family,
-        "nvidia.com/gpu.compute.major": major,
-        "nvidia.com/gpu.compute.minor": minor,
-        "nvidia.com/gpu.replicas": "1",
-        "nvidia.com/gpu.sharing-strategy": "none",
-        "nvidia.com/gpu.mode": "compute",
-        "nvidia.com/mig.capable": str(model.mig_capable).lower(),
-        "nvidia.com/cuda.driver-version.major": drv_major,
-        "nvidia.com/cuda.driver-version.minor": drv_minor,
-        "nvidia.com/cuda.driver-version.revision": drv_rev,
-        "nvidia.com/cuda.driver-version.full": version,
-        "nvidia.com/cuda.runtime-version.major": cuda_major,
-        "nvidia.com/cuda.runtime-version.minor": cuda_minor,
-        "nvidia.com/cuda.runtime-version.full": CUDA_VERSION,
+        GPU_PRODUCT_LABEL: model.product,
+        GPU_COUNT_LABEL: str(len(cards)),
+        GPU_MEMORY_LABEL: str(model.memory_mib),
+        GPU_FAMILY_LABEL: model.family,
+        GPU_COMPUTE_MAJOR_LABEL: major,
+        GPU_COMPUTE_MINOR_LABEL: minor,
+        GPU_REPLICAS_LABEL: "1",
+        GPU_SHARING_STRATEGY_LABEL: "none",
+        GPU_MODE_LABEL: "compute",
+        MIG_CAPABLE_LABEL: str(model.mig_capable).lower(),
+        DRIVER_VERSION_MAJOR_LABEL: drv_major,
+        DRIVER_VERSION_MINOR_LABEL: drv_minor,
+        DRIVER_VERSION_REVISION_LABEL: drv_rev,
+        DRIVER_VERSION_LABEL: version,
+        CUDA_RUNTIME_MAJOR_LABEL: cuda_major,
+        CUDA_RUNTIME_MINOR_LABEL: cuda_minor,
+        CUDA_RUNTIME_LABEL: CUDA_VERSION,
     }
 
 
@@ -257,7 +256,7 @@ def node_changes(
                 want_resources[name] = str(int(want_resources.get(name, "0")) + 1)
 
     changes = NodeChanges()
-    for key in (*GFD_LABEL_KEYS, VGPU_CONFIG_STATE_LABEL):
+    for key in (*GFD_LABELS, VGPU_CONFIG_STATE_LABEL):
         if labels.get(key) != want_labels.get(key):
             changes.labels[key] = want_labels.get(key)
     changes.host = {

@@ -18,12 +18,28 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuop.api.labels import (
+    ARCH_LABEL,
+    HOSTNAME_LABEL,
+    KWOK_NODE_ANNOTATION,
+    NFD_IOMMU_LABEL,
+    NFD_KERNEL,
+    NFD_KERNEL_MAJOR,
+    NFD_KERNEL_MINOR,
+    NFD_KERNEL_REVISION,
+    NFD_NVIDIA_PCI_LABEL,
+    NFD_OS_ID,
+    NFD_OS_VERSION_ID,
+    NFD_OS_VERSION_MAJOR,
+    NFD_OS_VERSION_MINOR,
+    NFD_SRIOV_LABEL,
+    OS_LABEL,
+    SIM_LABEL,
+)
 from gpuop.catalog import gpu_catalog
 from gpuop.planner.inventory import GpuCard, encode_inventory
 
-SIM_LABEL = "gpuop.io/simulated"
 HARDWARE_CONFIGMAP = "gpuop-sim-hardware"
-KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 _DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
@@ -73,22 +89,22 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
     """The Node object for a simulated GPU server (status included: nodes keep it on create)."""
     validate_spec(spec)
     labels = {
-        "kubernetes.io/hostname": spec.name,
-        "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64",
+        HOSTNAME_LABEL: spec.name,
+        OS_LABEL: "linux",
+        ARCH_LABEL: "amd64",
         "type": "kwok",
         SIM_LABEL: "true",
-        "feature.node.kubernetes.io/pci-10de.present": "true",
-        "feature.node.kubernetes.io/pci-10de.sriov.capable": "true",
-        "feature.node.kubernetes.io/iommu-enabled": "true",
-        "feature.node.kubernetes.io/system-os_release.ID": "ubuntu",
-        "feature.node.kubernetes.io/system-os_release.VERSION_ID": "24.04",
-        "feature.node.kubernetes.io/system-os_release.VERSION_ID.major": "24",
-        "feature.node.kubernetes.io/system-os_release.VERSION_ID.minor": "04",
-        "feature.node.kubernetes.io/kernel-version.full": "6.8.0-51-generic",
-        "feature.node.kubernetes.io/kernel-version.major": "6",
-        "feature.node.kubernetes.io/kernel-version.minor": "8",
-        "feature.node.kubernetes.io/kernel-version.revision": "0",
+        NFD_NVIDIA_PCI_LABEL: "true",
+        NFD_SRIOV_LABEL: "true",
+        NFD_IOMMU_LABEL: "true",
+        NFD_OS_ID: "ubuntu",
+        NFD_OS_VERSION_ID: "24.04",
+        NFD_OS_VERSION_MAJOR: "24",
+        NFD_OS_VERSION_MINOR: "04",
+        NFD_KERNEL: "6.8.0-51-generic",
+        NFD_KERNEL_MAJOR: "6",
+        NFD_KERNEL_MINOR: "8",
+        NFD_KERNEL_REVISION: "0",
         **spec.labels,
     }
     resources = {
@@ -103,7 +119,7 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
         "metadata": {
             "name": spec.name,
             "labels": labels,
-            "annotations": {KWOK_ANNOTATION: "fake"},
+            "annotations": {KWOK_NODE_ANNOTATION: "fake"},
         },
         "spec": {},
         "status": {

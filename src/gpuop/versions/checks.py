@@ -21,6 +21,16 @@ from datetime import date
 from typing import Any
 
 from gpuop import __version__
+from gpuop.api.labels import (
+    CUDA_RUNTIME_LABEL,
+    DRIVER_VERSION_LABEL,
+    GPU_COUNT_LABEL,
+    GPU_PRODUCT_LABEL,
+    LEGACY_DRIVER_LABELS,
+    LEGACY_RUNTIME_LABELS,
+    NFD_OS_ID,
+    NFD_OS_VERSION_ID,
+)
 from gpuop.catalog import operand_table
 from gpuop.catalog.versions import (
     DriverBranch,
@@ -37,8 +47,6 @@ from gpuop.manifests.fields import mapping, text
 from gpuop.planner import decide_workload, gpu_detection
 from gpuop.policy import ResolvedPolicy, default_policy
 from gpuop.versions.parse import (
-    NFD_OS_ID,
-    NFD_OS_VERSION,
     Key,
     OsInfo,
     VersionError,
@@ -55,20 +63,10 @@ from gpuop.versions.parse import (
 from gpuop.versions.release import Detection, describe_releases, detect_release
 from gpuop.versions.rules import VERSION_RULES, VersionFinding
 
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-GPU_COUNT_LABEL = "nvidia.com/gpu.count"
-DRIVER_LABEL = "nvidia.com/cuda.driver-version.full"
-CUDA_RUNTIME_LABEL = "nvidia.com/cuda.runtime-version.full"
-LEGACY_DRIVER_LABELS = (
-    "nvidia.com/cuda.driver.major",
-    "nvidia.com/cuda.driver.minor",
-    "nvidia.com/cuda.driver.rev",
-)
-LEGACY_RUNTIME_LABELS = ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor")
 _SHAPE_LABELS = (
     NFD_OS_ID,
-    NFD_OS_VERSION,
-    DRIVER_LABEL,
+    NFD_OS_VERSION_ID,
+    DRIVER_VERSION_LABEL,
     CUDA_RUNTIME_LABEL,
     *LEGACY_DRIVER_LABELS,
     *LEGACY_RUNTIME_LABELS,
@@ -107,7 +105,7 @@ class NodeVersions:
     @property
     def driver(self) -> str | None:
         """The driver version GPU feature discovery reports (new label, then the old ones)."""
-        value = self.labels.get(DRIVER_LABEL, "").strip()
+        value = self.labels.get(DRIVER_VERSION_LABEL, "").strip()
         if value:
             return value
         parts = [self.labels.get(key, "").strip() for key in LEGACY_DRIVER_LABELS]
@@ -704,7 +702,7 @@ def check_node_driver(ctx: _Context, node: NodeVersions) -> None:
             "VER004",
             "Node",
             node.name,
-            f"{DRIVER_LABEL}: {exc}; the driver was not checked",
+            f"{DRIVER_VERSION_LABEL}: {exc}; the driver was not checked",
             "check GPU feature discovery on the node",
         )
         return
@@ -916,7 +914,8 @@ def check_versions(
     items = list(objects)
     state = ClusterState.from_objects(items)
     choice = choose_policy(state.cluster_policies, policy, policy_source)
-    has_policy = policy is not None or bool(state.cluster_policies)
+    # A ClusterPolicy being deleted is none: the operator reconciles nothing then.
+    has_policy = policy is not None or not choice.assumed
     used = choice.policy if has_policy else None
     detection = detect_release(table, used, operator_release)
     planning_policy = choice.policy or default_policy()
@@ -949,7 +948,11 @@ def check_versions(
             f" ({describe_releases(table, table.release_names)}, as of {table.as_of})"
         )
     elif not has_policy:
-        reason = "no ClusterPolicy in the input, so its operand versions cannot name the release"
+        reason = (
+            "no live ClusterPolicy in the input, so its operand versions cannot name the release"
+            if state.cluster_policies
+            else "no ClusterPolicy in the input, so its operand versions cannot name the release"
+        )
     elif detection.unknown and not detection.pinned:
         reason = (
             "no operand version pinned in the ClusterPolicy is the default of a release in"
@@ -1004,9 +1007,6 @@ def check_versions(
 __all__ = [
     "CLUSTER_KIND",
     "CONTROL_PLANE",
-    "CUDA_RUNTIME_LABEL",
-    "DRIVER_LABEL",
-    "GPU_PRODUCT_LABEL",
     "NodeVersions",
     "VersionReport",
     "branch_findings",

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gpuop.api.labels import NFD_OS_ID, NFD_OS_VERSION_ID
+
 Key = tuple[int, ...]
 
 
@@ -122,8 +124,6 @@ def minor_text(value: Key) -> str:
 
 # --- Operating systems ---------------------------------------------------------------
 
-NFD_OS_ID = "feature.node.kubernetes.io/system-os_release.ID"
-NFD_OS_VERSION = "feature.node.kubernetes.io/system-os_release.VERSION_ID"
 
 _OS_IMAGES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^Red Hat Enterprise Linux CoreOS ([0-9])([0-9]{2})\.[0-9]"), "rhcos"),
@@ -173,7 +173,7 @@ def node_os(labels: Mapping[str, str], os_image: str) -> OsInfo | None:
     """The node's OS from NFD's os_release labels, else from `status.nodeInfo.osImage`."""
     os_id = labels.get(NFD_OS_ID, "").strip().lower()
     if os_id:
-        version = labels.get(NFD_OS_VERSION, "").strip() or None
+        version = labels.get(NFD_OS_VERSION_ID, "").strip() or None
         if version is not None and not _DOTTED.match(version):
             version = None
         if os_id == "rhcos" and version is not None and not version.startswith("4."):
@@ -223,8 +223,6 @@ def parse_runtime(text: str) -> RuntimeInfo | None:
 
 
 __all__ = [
-    "NFD_OS_ID",
-    "NFD_OS_VERSION",
     "Key",
     "OsInfo",
     "RuntimeInfo",

@@ -24,10 +24,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gpuop.api.labels import INVENTORY_ANNOTATION, WORKLOAD_LABEL
 from gpuop.catalog import gpu_catalog, operand_table
 from gpuop.naming import PciDatabase, mdev_type_name, passthrough_resource
-from gpuop.planner import WORKLOAD_LABEL, NodeFacts, NodePlan, plan
-from gpuop.planner.inventory import INVENTORY_ANNOTATION, GpuCard, encode_inventory
+from gpuop.planner import NodeFacts, NodePlan, plan
+from gpuop.planner.inventory import GpuCard, encode_inventory
 from gpuop.policy import ResolvedPolicy, default_policy_object, parse_cluster_policy
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "check"

@@ -17,13 +17,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpuop.api.labels import INVENTORY_ANNOTATION
 from gpuop.check import render_text, run_checks, to_sarif
 from gpuop.check.context import CheckContext
 from gpuop.check.state import ClusterState
 from gpuop.cli.check import check
 from gpuop.naming import PciDatabase
 from gpuop.planner import NodeFacts, plan
-from gpuop.planner.inventory import INVENTORY_ANNOTATION
 from gpuop.policy import default_policy
 
 # GPUOP_FUZZ_SCALE=10 runs ten times the examples (a deeper, slower run).

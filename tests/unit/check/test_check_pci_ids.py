@@ -6,9 +6,9 @@ from typing import Any
 
 import corpus_gen
 
+from gpuop.api.labels import INVENTORY_ANNOTATION
 from gpuop.check import run_checks
 from gpuop.naming import PciDatabase
-from gpuop.planner import INVENTORY_ANNOTATION
 from gpuop.planner.inventory import GpuCard, encode_inventory
 
 

@@ -295,6 +295,48 @@ def test_policy_override_wins_over_the_input() -> None:
     assert report.policy is not None and report.policy.source == "--policy x.yaml"
 
 
+def _lab_with_second_policy() -> tuple[list[Obj], Obj, Obj]:
+    """The healthy lab (sandbox on) and a second, newer ClusterPolicy with sandbox off."""
+    objects = corpus_gen.healthy_lab()
+    lab_policy = next(o for o in objects if o.get("kind") == "ClusterPolicy")
+    other = corpus_gen.policy_object(sandbox=False)
+    other["metadata"].update(name="b-new", creationTimestamp="2026-08-01T09:00:00Z")
+    return [*objects, other], lab_policy, other
+
+
+def test_the_policy_checked_is_the_one_the_operator_reconciles() -> None:
+    objects, lab_policy, _ = _lab_with_second_policy()
+    report = run_checks(objects)
+    assert report.policy is not None and report.policy.source == "ClusterPolicy cluster-policy"
+    assert ("GPU002", "ClusterPolicy/b-new") in report.codes()
+    # The oldest is being deleted: the operator reconciles the other one, so does the check,
+    # and the one going away is not reported as ignored.
+    lab_policy["metadata"]["deletionTimestamp"] = "2026-11-01T00:00:00Z"
+    report = run_checks(objects)
+    assert report.policy is not None and report.policy.source == "ClusterPolicy b-new"
+    assert ("GPU101", "Node/lab-2") in report.codes()
+    assert not any(code == "GPU002" for code, _ in report.codes())
+
+
+def test_a_policy_without_a_creation_time_is_the_oldest() -> None:
+    objects, _, other = _lab_with_second_policy()
+    del other["metadata"]["creationTimestamp"]
+    report = run_checks(objects)
+    assert report.policy is not None and report.policy.source == "ClusterPolicy b-new"
+    assert ("GPU002", "ClusterPolicy/cluster-policy") in report.codes()
+
+
+def test_every_policy_being_deleted_means_the_default_one() -> None:
+    objects = corpus_gen.healthy_lab()
+    for obj in objects:
+        if obj.get("kind") == "ClusterPolicy":
+            obj["metadata"]["deletionTimestamp"] = "2026-11-01T00:00:00Z"
+    report = run_checks(objects)
+    assert report.policy is not None and report.policy.source == "default"
+    gpu001 = [f for f in report.findings if f.code == "GPU001"]
+    assert len(gpu001) == 1 and "being deleted (cluster-policy)" in gpu001[0].message
+
+
 def test_salvage_drops_only_unknown_fields() -> None:
     obj: dict[str, Any] = {"spec": {"driver": {"enabled": True, "future": 1}, "list": [{"x": 1}]}}
     trimmed = salvage(obj, ["spec.driver.future: unknown field", "spec.list[0].x: unknown field"])

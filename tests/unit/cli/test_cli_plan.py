@@ -10,10 +10,10 @@ import pytest
 import yaml
 from cli_support import REPO_ROOT, GoldenCheck, RunCli
 
+from gpuop.api.labels import INVENTORY_ANNOTATION
 from gpuop.cli.common import UserError
 from gpuop.cli.support import SYSTEM_PCI_IDS, load_pci_database
 from gpuop.naming import PciDatabase
-from gpuop.planner import INVENTORY_ANNOTATION
 from gpuop.planner.inventory import GpuCard, encode_inventory
 
 REPO = REPO_ROOT

@@ -12,7 +12,7 @@ import yaml
 from cli_support import RunCli
 
 import gpuop.cli.plan as plan_module
-from gpuop.planner import INVENTORY_ANNOTATION
+from gpuop.api.labels import INVENTORY_ANNOTATION
 from gpuop.planner.inventory import GpuCard, encode_inventory
 
 NFD_LABEL = "feature.node.kubernetes.io/pci-10de.present"

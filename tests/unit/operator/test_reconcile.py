@@ -5,8 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from gpuop.api.policies import select_active
 from gpuop.lab.stack import lab_policy
-from gpuop.operator.reconcile import PodInfo, Snapshot, active_policy, daemonset_ready, reconcile
+from gpuop.operator.reconcile import PodInfo, Snapshot, daemonset_ready, reconcile
 from gpuop.sim.hardware import NodeSpec, node_manifest
 
 NOW = "2026-11-29T00:00:00Z"
@@ -116,10 +117,19 @@ def test_first_pass_labels_nodes_and_creates_daemonsets_second_pass_writes_nothi
 
 def test_oldest_policy_wins_and_the_other_is_marked_ignored() -> None:
     old, new = _policy("b-old", "2026-01-01T00:00:00Z"), _policy("a-new", "2026-06-01T00:00:00Z")
-    assert active_policy([new, old]) is old
+    assert select_active([new, old]).active is old
     actions = reconcile(Snapshot([old, new], _nodes(), {}, [], "gpu-operator"), NOW)
     assert actions.status["a-new"]["state"] == "ignored"
     assert actions.active_policy == "b-old"
+
+
+def test_a_policy_being_deleted_is_neither_active_nor_marked_ignored() -> None:
+    old, new = _policy("b-old", "2026-01-01T00:00:00Z"), _policy("a-new", "2026-06-01T00:00:00Z")
+    old["metadata"]["deletionTimestamp"] = "2026-11-28T00:00:00Z"
+    actions = reconcile(Snapshot([old, new], _nodes(), {}, [], "gpu-operator"), NOW)
+    assert actions.active_policy == "a-new"
+    assert "b-old" not in actions.status
+    assert actions.status["a-new"]["state"] != "ignored"
 
 
 def test_sandbox_disabled_ignores_labels_loudly() -> None:

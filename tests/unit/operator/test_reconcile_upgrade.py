@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuop.api.labels import UPGRADE_ENABLED_ANNOTATION, UPGRADE_STATE_LABEL
 from gpuop.lab.stack import lab_policy
 from gpuop.operator.reconcile import Snapshot, pod_info, reconcile
-from gpuop.planner.upgrade import UPGRADE_ENABLED_ANNOTATION, UPGRADE_STATE_LABEL
 from gpuop.sim.hardware import NodeSpec, node_manifest
 
 NOW = "2026-11-29T00:00:00Z"

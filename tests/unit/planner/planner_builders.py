@@ -6,8 +6,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from gpuop.api.labels import INVENTORY_ANNOTATION
 from gpuop.catalog import gpu_catalog, operand_table
-from gpuop.planner import INVENTORY_ANNOTATION, NodePlan, plan
+from gpuop.planner import NodePlan, plan
 from gpuop.planner.inventory import GpuCard, encode_inventory
 from gpuop.policy import ResolvedPolicy, default_policy_object, parse_cluster_policy
 

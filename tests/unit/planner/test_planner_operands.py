@@ -18,8 +18,9 @@ from planner_builders import (
     status_of,
 )
 
+from gpuop.api.labels import INVENTORY_ANNOTATION
 from gpuop.naming import PciDatabase
-from gpuop.planner import INVENTORY_ANNOTATION, NodeFacts, NodePlan, plan
+from gpuop.planner import NodeFacts, NodePlan, plan
 from gpuop.planner.inventory import GpuCard, encode_inventory
 from gpuop.policy import default_policy
 from gpuop.vgpu import parse_vgpu_config

@@ -11,10 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from planner_builders import MIG_CONFIG, NFD, NFD_0300, NFD_0302, PRESENT, WORKLOAD, applied
 
+from gpuop.api.labels import INVENTORY_ANNOTATION, PLANNED_LABEL_PREFIXES
 from gpuop.catalog import operand_table
 from gpuop.planner import (
-    INVENTORY_ANNOTATION,
-    PLANNED_LABEL_PREFIXES,
     NodeFacts,
     NodePlan,
     plan,

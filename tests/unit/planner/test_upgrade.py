@@ -9,12 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuop.planner.upgrade import (
+from gpuop.api.labels import (
     INITIAL_UNSCHEDULABLE_ANNOTATION,
     UPGRADE_REQUESTED_ANNOTATION,
     UPGRADE_SKIP_LABEL,
     UPGRADE_STATE_LABEL,
     VALIDATION_START_ANNOTATION,
+)
+from gpuop.planner.upgrade import (
     DriverPod,
     UpgradeNode,
     UpgradePolicy,

@@ -348,6 +348,15 @@ def test_release_lifecycle(release: str, severity: str | None) -> None:
     assert found == ([severity] if severity else [])
 
 
+def test_a_cluster_policy_being_deleted_is_no_policy() -> None:
+    policy = cluster_policy("26.7.0")
+    policy["metadata"]["deletionTimestamp"] = "2026-11-01T00:00:00Z"
+    result = run(policy, gpu_node("gpu-1", kubelet="v1.31.4"))
+    assert codes_on(result, "ClusterPolicy/(none)") == {"VER001"}
+    assert "no live ClusterPolicy in the input" in message(result, "VER001")
+    assert codes_on(result, "ClusterPolicy/cluster-policy") == set()
+
+
 def test_several_candidates_flag_only_what_none_supports() -> None:
     policy = cluster_policy(versions={"dcgm": "4.5.2-1"})  # 26.3.0–26.3.3
     fine = run(policy, gpu_node("gpu-1", kubelet="v1.36.0", os_version="22.04"))
