@@ -488,7 +488,22 @@ def test_a_driver_change_rolls_out_node_by_node(gpuop_stack: dict[str, Any]) -> 
         patch_type=PatchType.MERGE,
     )
 
+    # Every node is a container node first (the last test turned sandbox workloads back on).
+    wait_until(
+        lambda: (
+            all(gpu_allocatable(client, n) == {"nvidia.com/gpu": 2} for n in NODES),
+            {n: gpu_allocatable(client, n) for n in NODES},
+        ),
+        120,
+        "all nodes container",
+    )
+
     def settled() -> tuple[bool, Any]:
+        drivers = {
+            p.spec.nodeName
+            for p in client.list(Pod, namespace=stack.NAMESPACE, labels={"app": DRIVER_APP})
+            if p.spec and p.status and p.status.phase == "Running"
+        }
         seen = {n: _labels(client, n).get(UPGRADE_STATE_LABEL) for n in NODES}
         annotated = {
             n: ((ops.get_node(client, n) or {})["metadata"].get("annotations") or {}).get(
@@ -496,8 +511,8 @@ def test_a_driver_change_rolls_out_node_by_node(gpuop_stack: dict[str, Any]) -> 
             )
             for n in NODES
         }
-        done = all(v == "upgrade-done" for v in seen.values())
-        return done and all(v == "true" for v in annotated.values()), (seen, annotated)
+        done = all(v == "upgrade-done" for v in seen.values()) and drivers >= set(NODES)
+        return done and all(v == "true" for v in annotated.values()), (seen, annotated, drivers)
 
     wait_until(settled, 120, "every node upgrade-done with upgrades enabled")
     ops.create_or_replace_sync(client, _upgrade_deployment("cuda-upgrade"))
