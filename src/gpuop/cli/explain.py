@@ -28,7 +28,8 @@ import click
 from gpuop.check.context import KIND_CONFIG
 from gpuop.check.workloads import normalised
 from gpuop.cli.check import BUNDLE_MANIFEST, InputError, read_objects, require_kinds
-from gpuop.cli.common import UserError, emit_data
+from gpuop.cli.common import UserError, emit_data, text_width
+from gpuop.cli.layout import fit_lines
 from gpuop.cli.live import live_options, live_target
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
@@ -863,7 +864,8 @@ def explain_objects(
     default="text",
     show_default=True,
     help="Output format (json, yaml: the explainer's schema, a list when several pods;"
-    " name: Kind/namespace/name of each workload that does not fit; wide: every node).",
+    " name: Kind/namespace/name of each workload that does not fit; wide: every node,"
+    " lines not wrapped).",
 )
 def explain(
     manifests: tuple[str, ...],
@@ -923,7 +925,8 @@ def explain(
             sys.stdout.write("no Pending pods or waiting VMIs\n")
         else:
             every = all_nodes or output == "wide"
-            sys.stdout.write(printable(render_text(results, all_nodes=every)))
+            body_text = render_text(results, all_nodes=every)
+            sys.stdout.write(printable(fit_lines(body_text, text_width(output))))
         return EXIT_FITS if all(r.fits for r in results) else EXIT_UNSCHEDULABLE
 
     finish(guarded(body))

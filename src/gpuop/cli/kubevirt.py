@@ -51,6 +51,7 @@ from gpuop.cli.explain import (
     read_live,
 )
 from gpuop.cli.findings import finding_filter, findings_options
+from gpuop.cli.layout import fit_lines
 from gpuop.cli.live import live_options
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.kubevirt.permitted import FEATURE_GATES, permitted_host_devices, vmi_example
@@ -464,8 +465,10 @@ def check(
         elif output == "name":
             sys.stdout.write(finding_names(report))
         else:
-            body_text = render_text(report, color=color_enabled(color), width=text_width(output))
-            sys.stdout.write(_check_header(objects) + body_text.split("\n", 1)[1])
+            width = text_width(output)
+            body_text = render_text(report, color=color_enabled(color), width=width)
+            full = _check_header(objects) + body_text.split("\n", 1)[1]
+            sys.stdout.write(fit_lines(full, width))
         return report.exit_code
 
     finish(guarded(body))

@@ -11,7 +11,8 @@ import click
 
 from gpuop.catalog import gpu_catalog
 from gpuop.cli.common import UserError, emit_data, output_option
-from gpuop.cli.support import PciSource, load_pci_database, pci_ids_option, render_table
+from gpuop.cli.layout import render_table
+from gpuop.cli.support import PciSource, load_pci_database, pci_ids_option
 from gpuop.naming import (
     ECHO_LIMIT,
     NamingError,

@@ -21,8 +21,8 @@ SAMPLES = REPO / "tests" / "unit" / "policy" / "samples"
 # --- operands ---------------------------------------------------------------------------
 
 
-def test_operands_text_lists_every_operand(gpuop: RunCli) -> None:
-    run = gpuop("operands")
+def test_operands_wide_lists_every_operand(gpuop: RunCli) -> None:
+    run = gpuop("operands", "-o", "wide")
     assert run.code == 0
     lines = run.stdout.splitlines()
     assert lines[0].split()[:3] == ["OPERAND", "DAEMONSET", "DEPLOY"]
@@ -200,3 +200,25 @@ def test_help_texts(gpuop: RunCli) -> None:
     assert "Examples:" in gpuop("operands", "--help").stdout
     assert "Examples:" in gpuop("policy", "--help").stdout
     assert "Examples:" in gpuop("policy", "validate", "--help").stdout
+
+
+def test_operands_text_fits_80_columns_and_names_what_it_leaves_out(gpuop: RunCli) -> None:
+    run = gpuop("operands", columns=80)
+    assert run.code == 0
+    lines = run.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[0].split() == ["OPERAND", "ENABLED", "BY", "DEFAULT", "WORKLOADS"]
+    names = {line.split()[0] for line in lines if line and not line.startswith(" ")}
+    assert {op.name for op in operand_table().operands} <= names
+    assert "(-o wide adds DAEMONSET, DEPLOY LABEL, WAITS FOR, ADVERTISES)" in lines
+
+
+def test_operands_name_is_one_daemonset_a_line(gpuop: RunCli) -> None:
+    run = gpuop("operands", "-w", "vm-vgpu", "-o", "name")
+    assert run.code == 0
+    assert run.stdout.splitlines() == [
+        "DaemonSet/nvidia-vgpu-manager-daemonset",
+        "DaemonSet/nvidia-vgpu-device-manager",
+        "DaemonSet/nvidia-sandbox-validator",
+        "DaemonSet/nvidia-sandbox-device-plugin-daemonset",
+    ]
