@@ -132,7 +132,7 @@ def _widths(columns: Sequence[Column], cells: Sequence[Sequence[str]], available
     # The room left goes to the wrapped columns, first to let whole words fit, then evenly.
     for n, column in enumerate(columns):
         if column.wrap:
-            word = min(_longest_word([row[n] for row in cells]), natural[n])
+            word = min(_longest_word([row[n] for row in cells]), natural[n], WORD_LIMIT)
             grow = min(max(word - widths[n], 0), available - sum(widths))
             widths[n] += grow
     growing = [n for n, column in enumerate(columns) if column.wrap]

@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from gpuop.catalog import gpu_catalog
-from gpuop.cli.common import UserError, emit_data, output_option
-from gpuop.cli.layout import render_table
+from gpuop.cli.common import UserError, emit_data, output_option, text_width
+from gpuop.cli.layout import Column, render_table
 from gpuop.cli.support import PciSource, load_pci_database, pci_ids_option
 from gpuop.naming import (
     ECHO_LIMIT,
@@ -118,7 +118,9 @@ def _cell(value: str | None) -> str:
 
 
 def _report(results: list[NameResult], kind: str, output: str, source: PciSource | None) -> None:
-    if output != "text":
+    if output == "name":
+        click.echo("".join(f"{r.resource}\n" for r in results if r.resource is not None), nl=False)
+    elif output not in ("text", "wide"):
         emit_data([result.to_dict(kind) for result in results], output)
     elif len(results) == 1:
         # One name: just the resource, so `$(gpuop names pci 10de:2236)` works in scripts.
@@ -141,8 +143,14 @@ def _report(results: list[NameResult], kind: str, output: str, source: PciSource
                 [_cell(r.input), _cell(r.resource), _cell(r.mdev_type_name), r.problem or ""]
                 for r in results
             ]
-        click.echo(render_table(headers, rows))
-    if output == "text" and source is not None:
+        columns = [
+            Column(headers[0], wrap=True, min_width=10),
+            Column(headers[1], wrap=True, min_width=20),
+            Column(headers[2], wrap=True, drop=1, min_width=16),
+            Column(headers[3], wrap=True, min_width=20),
+        ]
+        click.echo(render_table(columns, rows, width=text_width(output)))
+    if output in ("text", "wide") and source is not None:
         click.echo(f"pci.ids: {source.describe()}", err=True)
     if any(not r.parsed for r in results):
         sys.exit(EXIT_UNPARSABLE)
@@ -155,7 +163,8 @@ def names() -> None:
     """Extended-resource names, exactly as the device plugins make them.
 
     One input prints just its resource name; several print a table (INPUT, RESOURCE,
-    the PCI or mdev type name, PROBLEM); --output json gives one object per input.
+    the PCI or mdev type name, PROBLEM); --output json gives one object per input, and
+    --output name one resource name a line.
 
     \b
     Exit status: 0 every name is good; 1 a name is not a valid Kubernetes resource
@@ -171,7 +180,7 @@ def _inputs_argument(func: Callable[..., Any]) -> Callable[..., Any]:
 @names.command("pci")
 @_inputs_argument
 @pci_ids_option
-@output_option("text", "json", "yaml")
+@output_option("text", "wide", "json", "yaml", "name")
 def pci(values: tuple[str, ...], pci_ids: str | None, output: str) -> None:
     """The passthrough resource for PCI device ids (KubeVirt GPU device plugin).
 
@@ -199,7 +208,7 @@ def pci(values: tuple[str, ...], pci_ids: str | None, output: str) -> None:
 
 @names.command("vgpu")
 @_inputs_argument
-@output_option("text", "json", "yaml")
+@output_option("text", "wide", "json", "yaml", "name")
 def vgpu(values: tuple[str, ...], output: str) -> None:
     """The vGPU resource for mdev type names, or for vGPU types.
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, output_option
+from gpuop.cli.common import UserError, emit_data, output_option, text_width
+from gpuop.cli.layout import Column, fit_lines, render_table
 from gpuop.cli.support import load_yaml_document
 from gpuop.policy import (
     PolicyError,
@@ -37,7 +39,7 @@ def policy() -> None:
 
 
 @policy.command()
-@output_option("yaml", "json")
+@output_option("yaml", "json", "name")
 def crd(output: str) -> None:
     """Print the ClusterPolicy CustomResourceDefinition.
 
@@ -45,7 +47,11 @@ def crd(output: str) -> None:
     what `gpuop policy validate` rejects (wrong types, unknown fields, bad enum values),
     naming the field. deploy/crd.yaml is this output.
     """
-    emit_data(crd_manifest(), output)
+    manifest = crd_manifest()
+    if output == "name":
+        click.echo(f"CustomResourceDefinition/{manifest['metadata']['name']}")
+        return
+    emit_data(manifest, output)
 
 
 def image_problems(resolved: ResolvedPolicy) -> list[str]:
@@ -102,23 +108,36 @@ def _policies(document: Any, source: str) -> list[tuple[str, Any]] | None:
     return [(f"{source} items[{index}]", item) for index, item in enumerate(items)]
 
 
-def _print_result(result: dict[str, Any], where: str) -> None:
+def _print_result(result: dict[str, Any], where: str, width: int) -> None:
+    lines: list[str] = []
     if result["valid"]:
         name = f" ClusterPolicy {result['name']}" if result.get("name") else ""
-        click.echo(f"{where}: valid{name}")
-        for warning in result["warnings"]:
-            click.echo(f"  warning: {warning}")
+        lines.append(f"{where}: valid{name}")
+        lines += [f"  warning: {warning}" for warning in result["warnings"]]
     else:
         count = len(result["problems"])
         name = f" {result['name']}" if result.get("name") else ""
-        click.echo(f"{where}: invalid ClusterPolicy{name} ({count} problem{'s' * (count != 1)})")
-        for problem in result["problems"]:
-            click.echo(f"  {problem}")
+        lines.append(f"{where}: invalid ClusterPolicy{name} ({count} problem{'s' * (count != 1)})")
+        lines += [f"  {problem}" for problem in result["problems"]]
+    click.echo(fit_lines("\n".join(lines), width))
+
+
+def _print_results(results: list[tuple[str, dict[str, Any]]], output: str) -> None:
+    """Text, wide or name (ClusterPolicy/NAME of each named invalid one) of the results."""
+    if output == "name":
+        for _, result in results:
+            if not result["valid"] and result.get("name"):
+                click.echo(f"ClusterPolicy/{result['name']}")
+    elif output in ("text", "wide"):
+        for where, result in results:
+            _print_result(result, where, text_width(output))
+    else:
+        emit_data([result for _, result in results], output)
 
 
 @policy.command()
 @click.argument("file", metavar="FILE|-")
-@output_option("text", "json", "yaml")
+@output_option("text", "wide", "json", "yaml", "name")
 def validate(file: str, output: str) -> None:
     """Check a ClusterPolicy: every problem with its field path.
 
@@ -126,7 +145,7 @@ def validate(file: str, output: str) -> None:
     fields) and what the operator needs to deploy the enabled operands (complete image
     settings). Warnings name fields that are accepted but ignored. A List (what
     `kubectl get clusterpolicies -o yaml` prints) is checked item by item; -o json
-    then prints one result per item.
+    then prints one result per item. -o name prints ClusterPolicy/NAME of each invalid one.
 
     Exit status: 0 valid, 2 invalid or unreadable (a List: any item invalid).
 
@@ -141,29 +160,54 @@ def validate(file: str, output: str) -> None:
     listed = _policies(document, source)
     if listed is None:
         result = check_policy(document, source)
-        if output != "text":
+        if output in ("json", "yaml"):
             emit_data(result, output)
         else:
-            _print_result(result, source)
+            _print_results([(source, result)], output)
         if not result["valid"]:
             sys.exit(EXIT_INVALID)
         return
     results = [(where, check_policy(item, where)) for where, item in listed]
-    if output != "text":
-        emit_data([result for _, result in results], output)
-    else:
-        for where, result in results:
-            _print_result(result, where)
+    _print_results(results, output)
     if not all(result["valid"] for _, result in results):
         sys.exit(EXIT_INVALID)
 
 
+def _setting(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def _defaults_text(document: dict[str, Any], width: int) -> str:
+    """The default ClusterPolicy's blocks: whether each is enabled, and its other settings."""
+    rows = []
+    for block, settings in document.get("spec", {}).items():
+        values = settings if isinstance(settings, dict) else {}
+        enabled = values.get("enabled")
+        shown = "-" if enabled is None else str(enabled).lower()
+        other = ", ".join(f"{key}={_setting(v)}" for key, v in values.items() if key != "enabled")
+        rows.append([block, shown, other or "-"])
+    columns = [Column("BLOCK"), Column("ENABLED"), Column("SETTINGS", wrap=True, min_width=20)]
+    name = document.get("metadata", {}).get("name", "")
+    lines = [
+        f"ClusterPolicy {name} (spec; `gpuop policy defaults` prints it as YAML)",
+        render_table(columns, rows, width=width),
+    ]
+    return fit_lines("\n".join(lines), width)
+
+
 @policy.command()
-@output_option("yaml", "json")
+@output_option("yaml", "json", "text", "wide", "name")
 def defaults(output: str) -> None:
     """Print the default ClusterPolicy (the Helm chart's values for release 26.7.0).
 
     Sandbox workloads are off, so every GPU node is a container node until
-    `spec.sandboxWorkloads.enabled` is true.
+    `spec.sandboxWorkloads.enabled` is true. -o text is a table of its blocks, -o name
+    ClusterPolicy/NAME.
     """
-    emit_data(default_policy_object(), output)
+    document = default_policy_object()
+    if output == "name":
+        click.echo(f"ClusterPolicy/{document['metadata']['name']}")
+    elif output in ("text", "wide"):
+        click.echo(_defaults_text(document, text_width(output)))
+    else:
+        emit_data(document, output)

@@ -40,7 +40,7 @@ def _nodes(path: str) -> list[dict[str, Any]]:
 @click.option("--policy", "policy_path", required=True, help="ClusterPolicy file (- for stdin).")
 @click.option("--nodes", "nodes_path", help="Nodes (a Node, NodeList or list) for per-OS tags.")
 @click.option("--namespace", default="gpu-operator", show_default=True, help="Operator namespace.")
-@output_option("yaml", "json")
+@output_option("yaml", "json", "name")
 def render(policy_path: str, nodes_path: str | None, namespace: str, output: str) -> None:
     """Every object the operator would create for a ClusterPolicy, rendered offline.
 
@@ -52,6 +52,7 @@ def render(policy_path: str, nodes_path: str | None, namespace: str, output: str
     Examples:
       gpuop render --policy cp.yaml
       kubectl get nodes -o json | gpuop render --policy cp.yaml --nodes - -o json
+      gpuop render --policy cp.yaml -o name     Kind/namespace/name of each object
     """
     from gpuop.render import render_all
 
@@ -62,7 +63,12 @@ def render(policy_path: str, nodes_path: str | None, namespace: str, output: str
         objects = render_all(policy, namespace, nodes=nodes)
     except PolicyError as exc:
         raise UserError(str(exc)) from exc
-    if output == "json":
+    if output == "name":
+        for obj in objects:
+            metadata = obj.get("metadata") or {}
+            where = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
+            click.echo(f"{obj.get('kind')}/{where}{metadata.get('name', '')}")
+    elif output == "json":
         emit_data({"apiVersion": "v1", "kind": "List", "items": objects}, "json")
     else:
         import yaml
