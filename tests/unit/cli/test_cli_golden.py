@@ -24,69 +24,62 @@ CHECK = "tests/corpus/check"
 EXPLAIN = "tests/corpus/explain"
 UPGRADE = "tests/golden/upgrade/inputs"
 UPSTREAM = "tests/data/upstream-v26.7.0"
-TODAY = ("--today", "2026-11-29")
-CLUSTER = ("--cluster", f"{EXPLAIN}/nodes.json", f"{EXPLAIN}/pods.json", f"{EXPLAIN}/kubevirt.json")
+TODAY = "--today 2026-11-29"
+CLUSTER = f"--cluster {EXPLAIN}/nodes.json {EXPLAIN}/pods.json {EXPLAIN}/kubevirt.json"
+INPUTS = "tests/golden/cli/inputs"
 
-# case name: (arguments, the exit status it has)
-CASES: dict[str, tuple[tuple[str, ...], int]] = {
-    "operands": (("operands",), 0),
-    "operands-vm-vgpu": (("operands", "-w", "vm-vgpu"), 0),
-    "audit": (("audit",), 0),
-    "audit-sandbox": (("audit", "--sandbox"), 0),
-    "plan-readme": (("plan", "--gpu", "A10", "--count", "2", "--workload", "vm-vgpu"), 0),
+# case name: (the command line after `gpuop`, split at spaces; the exit status it has)
+COMMANDS: dict[str, tuple[str, int]] = {
+    "operands": ("operands", 0),
+    "operands-vm-vgpu": ("operands -w vm-vgpu", 0),
+    "audit": ("audit", 0),
+    "audit-sandbox": ("audit --sandbox", 0),
+    "plan-readme": ("plan --gpu A10 --count 2 --workload vm-vgpu", 0),
     "plan-vgpu-infeasible": (
-        ("plan", "--gpu", "T4", "--count", "2", "--workload", "vm-vgpu", "--sandbox")
-        + ("--vgpu-config", "A10-12Q"),
+        "plan --gpu T4 --count 2 --workload vm-vgpu --sandbox --vgpu-config A10-12Q",
         1,
     ),
-    "plan-node-file": (("plan", "--node", "tests/golden/cli/inputs/node-a100.yaml"), 0),
-    "plan-kata-policy": (
-        ("plan", "--gpu", "L40S", "--policy", "tests/golden/cli/inputs/kata-policy.yaml"),
-        0,
-    ),
-    "plan-nodes": (("plan", "-f", f"{UPSTREAM}/nodes.yaml"), 0),
-    "explain-pod": (("explain", f"{EXPLAIN}/pod-gpu.yaml", *CLUSTER), 0),
-    "explain-vmi-blocked": (("explain", f"{EXPLAIN}/vmi-vgpu.yaml", *CLUSTER), 1),
-    "explain-misspelt": (("explain", f"{EXPLAIN}/pod-wrong-case.yaml", *CLUSTER), 1),
-    "explain-deployment": (("explain", f"{EXPLAIN}/deployment.yaml", *CLUSTER), 0),
-    "explain-all-pending": (("explain", "--all-pending", "--cluster", f"{EXPLAIN}/bundle"), 1),
-    "check-label-flip": (("check", f"{CHECK}/drift-label-flip.json"), 1),
-    "check-unadvertised": (("check", f"{CHECK}/workloads-unadvertised-request.json"), 1),
-    "check-healthy": (("check", f"{CHECK}/healthy-lab.json"), 0),
-    "kubevirt-check": (("kubevirt", "check", f"{CHECK}/kubevirt-not-permitted.json"), 1),
+    "plan-node-file": (f"plan --node {INPUTS}/node-a100.yaml", 0),
+    "plan-kata-policy": (f"plan --gpu L40S --policy {INPUTS}/kata-policy.yaml", 0),
+    "plan-nodes": (f"plan -f {UPSTREAM}/nodes.yaml", 0),
+    "explain-pod": (f"explain {EXPLAIN}/pod-gpu.yaml {CLUSTER}", 0),
+    "explain-vmi-blocked": (f"explain {EXPLAIN}/vmi-vgpu.yaml {CLUSTER}", 1),
+    "explain-misspelt": (f"explain {EXPLAIN}/pod-wrong-case.yaml {CLUSTER}", 1),
+    "explain-deployment": (f"explain {EXPLAIN}/deployment.yaml {CLUSTER}", 0),
+    "explain-all-pending": (f"explain --all-pending --cluster {EXPLAIN}/bundle", 1),
+    "check-label-flip": (f"check {CHECK}/drift-label-flip.json", 1),
+    "check-unadvertised": (f"check {CHECK}/workloads-unadvertised-request.json", 1),
+    "check-healthy": (f"check {CHECK}/healthy-lab.json", 0),
+    "kubevirt-check": (f"kubevirt check {CHECK}/kubevirt-not-permitted.json", 1),
     "kubevirt-permitted-devices": (
-        ("kubevirt", "permitted-devices", f"{EXPLAIN}/nodes.json", f"{EXPLAIN}/kubevirt.json")
-        + ("-o", "text"),
+        f"kubevirt permitted-devices {EXPLAIN}/nodes.json {EXPLAIN}/kubevirt.json -o text",
         0,
     ),
     "versions-check": (
-        ("versions", "check", f"{UPGRADE}/nodes.json", f"{UPGRADE}/policy-26.3.2.yaml", *TODAY),
+        f"versions check {UPGRADE}/nodes.json {UPGRADE}/policy-26.3.2.yaml {TODAY}",
         0,
     ),
     "versions-check-upstream": (
-        ("versions", "check", f"{UPSTREAM}/nodes.yaml", f"{UPSTREAM}/cluster-policy.yaml") + TODAY,
+        f"versions check {UPSTREAM}/nodes.yaml {UPSTREAM}/cluster-policy.yaml {TODAY}",
         0,
     ),
     "upgrade-preview-releases": (
-        ("upgrade", "preview", "26.3.3", "26.7.0", "--dump", f"{UPGRADE}/nodes.json", *TODAY),
+        f"upgrade preview 26.3.3 26.7.0 --dump {UPGRADE}/nodes.json {TODAY}",
         0,
     ),
     "upgrade-preview-policies": (
-        ("upgrade", "preview", f"{UPGRADE}/policy-26.3.2.yaml")
-        + (f"{UPGRADE}/policy-26.3.2-driver-595.yaml", "--dump", f"{UPGRADE}/nodes.json")
-        + TODAY,
+        f"upgrade preview {UPGRADE}/policy-26.3.2.yaml {UPGRADE}/policy-26.3.2-driver-595.yaml"
+        f" --dump {UPGRADE}/nodes.json {TODAY}",
         0,
     ),
-    "names-pci": (("names", "pci", "2236", "20b5", "25b6", "24fa", "1234", "zz"), 2),
-    "names-vgpu": (("names", "vgpu", "A10-12Q", "T4-1Q", "NVIDIA A10-12Q", "X-1Q"), 1),
-    "policy-validate": (("policy", "validate", f"{UPSTREAM}/cluster-policy.yaml"), 0),
-    "policy-validate-invalid": (
-        ("policy", "validate", "tests/golden/cli/inputs/invalid-policy.yaml"),
-        2,
-    ),
-    "policy-defaults": (("policy", "defaults", "-o", "text"), 0),
-    "sim-models": (("sim", "models"), 0),
+    "names-pci": ("names pci 2236 20b5 25b6 24fa 1234 zz", 2),
+    "names-vgpu": ("names vgpu A10-12Q T4-1Q X-1Q", 1),
+    "policy-validate": (f"policy validate {UPSTREAM}/cluster-policy.yaml", 0),
+    "policy-validate-invalid": (f"policy validate {INPUTS}/invalid-policy.yaml", 2),
+    "policy-defaults": ("policy defaults -o text", 0),
+    "sim-models": ("sim models", 0),
 }
+CASES = {name: (tuple(line.split()), code) for name, (line, code) in COMMANDS.items()}
 
 # The cases whose command takes -o wide, and the arguments without -o.
 WIDE = [name for name, (args, _) in CASES.items() if args[0] not in ("sim",)]
