@@ -90,7 +90,7 @@ def wrap_words(text: str, width: int, first: str = "", rest: str = "") -> list[s
                 lines.append(line)
                 line, started = rest, False
                 continue
-            cut = _break_at(word, width - len(line))
+            cut = _break_at(word, max(width - len(line), 1))
             lines.append(line + word[:cut])
             line, word = rest, word[cut:]
         gap = ""
@@ -225,7 +225,8 @@ def wrap_line(line: str, width: int, hang: int | None = None) -> list[str]:
         return [line]
     lead = len(plain) - len(plain.lstrip(" "))
     hang = hang_of(plain) if hang is None else hang
-    hang = min(hang, max(width // 2, lead))
+    # An indent of half the width or more leaves too little room: it is shortened.
+    lead, hang = min(lead, width // 2), min(hang, width // 2)
     return wrap_words(plain[lead:], width, " " * lead, " " * hang)
 
 

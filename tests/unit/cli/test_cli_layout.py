@@ -83,3 +83,14 @@ def test_spaces_inside_a_line_are_kept_and_wide_wraps_nothing() -> None:
     assert fit_lines(line, 60).splitlines()[0].startswith("  a10-passthrough  no: ")
     assert fit_lines(line + "\n", UNLIMITED_WIDTH) == line + "\n"
     assert fit_lines("short\n", 60) == "short\n"
+
+
+def test_deep_indents_and_huge_words_still_fit() -> None:
+    line = " " * 70 + "x" * 500 + " tail"
+    lines = fit_lines(line, 60).splitlines()
+    assert all(len(item) <= 60 for item in lines)
+    assert "".join(lines).replace(" ", "") == "x" * 500 + "tail"
+    table = fit_table(
+        [Column("A", wrap=True), Column("B", wrap=True)], [["a" * 10_000, "b"]], width=60
+    )
+    assert max(len(item) for item in table.text.splitlines()) <= 60
