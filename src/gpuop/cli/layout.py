@@ -58,41 +58,47 @@ def _as_columns(columns: Sequence[Column | str]) -> list[Column]:
     return [c if isinstance(c, Column) else Column(c) for c in columns]
 
 
-def _break_at(word: str, width: int) -> int:
-    """Where to cut a word longer than `width`: after `/`, `-`, `_`, `.`, `,` or `=`, or
-    between a lower- and an upper-case letter (`kataSandbox|DevicePlugin`), else at `width`."""
-    for cut in range(width, max(width // 3, 1) - 1, -1):
+def _break_at(word: str, start: int, room: int) -> int:
+    """Where to cut `word[start:]`, longer than `room`: after `/`, `-`, `_`, `.`, `,` or `=`,
+    or between a lower- and an upper-case letter (`kataSandbox|DevicePlugin`), else at
+    `room`. Returns the index in `word` the next piece starts at."""
+    room = max(room, 1)
+    for cut in range(start + room, start + max(room // 3, 1) - 1, -1):
         before, after = word[cut - 1], word[cut] if cut < len(word) else ""
         if before in "/-_.,=" or (before.islower() and after.isupper()):
             return cut
-    return max(width, 1)
+    return start + room
 
 
 def wrap_words(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     """`text` filled into lines of `width` columns: `first` starts the first line and `rest`
     the others; spaces inside a line are kept as written, words too long are cut (`_break_at`).
+    Linear in the text's length, however long its words.
     """
     lines: list[str] = []
     line, started = first, False
     tokens = re.split(r"( +)", text.strip(" "))
     gap = ""
-    for number, token in enumerate(tokens):
+    for number, word in enumerate(tokens):
         if number % 2:
-            gap = token
+            gap = word
             continue
-        word = token
-        while word:
-            candidate = f"{line}{gap}{word}" if started else f"{line}{word}"
-            if len(candidate) <= width:
-                line, started = candidate, True
-                break
+        position = 0
+        while position < len(word):
+            left = len(word) - position
             if started:
+                if len(line) + len(gap) + left <= width:
+                    line += gap + word[position:]
+                    break
                 lines.append(line)
                 line, started = rest, False
                 continue
-            cut = _break_at(word, max(width - len(line), 1))
-            lines.append(line + word[:cut])
-            line, word = rest, word[cut:]
+            if len(line) + left <= width:
+                line, started = line + word[position:], True
+                break
+            cut = _break_at(word, position, width - len(line))
+            lines.append(line + word[position:cut])
+            line, position = rest, cut
         gap = ""
     if started or not lines:
         lines.append(line)
@@ -122,12 +128,7 @@ def _widths(columns: Sequence[Column], cells: Sequence[Sequence[str]], available
         for n, column in enumerate(columns)
     ]
     if sum(least) > available:
-        # Nothing else fits: every column wraps, the widest narrowed first.
-        widths = list(natural)
-        while sum(widths) > available and max(widths) > 1:
-            widest = max(range(len(widths)), key=lambda n: (widths[n], -n))
-            widths[widest] -= 1
-        return widths
+        return _levelled(natural, available)
     widths = list(least)
     # The room left goes to the wrapped columns, first to let whole words fit, then evenly.
     for n, column in enumerate(columns):
@@ -136,13 +137,30 @@ def _widths(columns: Sequence[Column], cells: Sequence[Sequence[str]], available
             grow = min(max(word - widths[n], 0), available - sum(widths))
             widths[n] += grow
     growing = [n for n, column in enumerate(columns) if column.wrap]
+    text = [sum(len(row[n]) for row in cells) for n in range(len(columns))]
     while sum(widths) < available:
         wanting = [n for n in growing if widths[n] < natural[n]]
         if not wanting:
             break
         # The column with the most text still wrapped gets the next character.
-        best = max(wanting, key=lambda n: (sum(len(row[n]) for row in cells) / widths[n], -n))
+        best = max(wanting, key=lambda n: (text[n] / max(widths[n], 1), -n))
         widths[best] += 1
+    return widths
+
+
+def _levelled(natural: Sequence[int], available: int) -> list[int]:
+    """Every column at most one level wide, the highest level that fits (at least 1)."""
+    low, high = 1, max(natural)
+    while low < high:
+        level = (low + high + 1) // 2
+        if sum(min(width, level) for width in natural) <= available:
+            low = level
+        else:
+            high = level - 1
+    widths = [min(width, low) for width in natural]
+    for n, width in enumerate(natural):
+        if sum(widths) < available and width > widths[n]:
+            widths[n] += 1
     return widths
 
 
@@ -210,7 +228,7 @@ _ALIGNED = re.compile(r"^( *)(\S(?:\S| (?! ))*? {2,})(?=\S)")
 
 def hang_of(line: str) -> int:
     """Where a wrapped line continues: under the value of `label  value`, else indented by 2."""
-    match = _ALIGNED.match(line)
+    match = _ALIGNED.match(line[:64])
     if match is not None and len(match.group(0)) < 48:
         return len(match.group(0))
     return len(line) - len(line.lstrip(" ")) + 2

@@ -125,9 +125,15 @@ def _print_result(result: dict[str, Any], where: str, width: int) -> None:
 def _print_results(results: list[tuple[str, dict[str, Any]]], output: str) -> None:
     """Text, wide or name (ClusterPolicy/NAME of each named invalid one) of the results."""
     if output == "name":
-        for _, result in results:
-            if not result["valid"] and result.get("name"):
+        for where, result in results:
+            if result["valid"]:
+                continue
+            if result.get("name"):
                 click.echo(f"ClusterPolicy/{result['name']}")
+            count = len(result["problems"])
+            click.echo(
+                f"{where}: invalid ClusterPolicy ({count} problem{'s' * (count != 1)})", err=True
+            )
     elif output in ("text", "wide"):
         for where, result in results:
             _print_result(result, where, text_width(output))

@@ -233,6 +233,7 @@ def test_validate_name_lists_the_invalid_policies(gpuop: RunCli) -> None:
         "policy", "validate", "-", "-o", "name", input=json.dumps({"kind": "List", "items": items})
     )
     assert (run.code, run.stdout) == (2, "ClusterPolicy/bad\n")
+    assert run.stderr == "stdin items[0]: invalid ClusterPolicy (1 problem)\n"
 
 
 def test_defaults_and_crd_names(gpuop: RunCli) -> None:
