@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import yaml
 
-from gpuop.cli.common import UserError, emit_data, output_option
+from gpuop.cli.common import UserError, emit_data, output_option, text_width
+from gpuop.cli.layout import Column, fit_lines, fit_table
 from gpuop.cli.support import load_policy_document
+
+if TYPE_CHECKING:
+    from gpuop.render.audit import OperandAudit
 
 
 def _toolkit_changes(runtime_class: str) -> list[str]:
@@ -46,7 +51,7 @@ def _toolkit_changes(runtime_class: str) -> list[str]:
     "--sandbox", is_flag=True, help="Audit with sandboxWorkloads.enabled=true (VM operands too)."
 )
 @click.option("--namespace", default="gpu-operator", show_default=True)
-@output_option("text", "json", "markdown")
+@output_option("text", "wide", "json", "yaml", "name", "markdown")
 def audit(policy_file: str | None, sandbox: bool, namespace: str, output: str) -> None:
     """What each operand may do on a host and through the API.
 
@@ -61,6 +66,7 @@ def audit(policy_file: str | None, sandbox: bool, namespace: str, output: str) -
       gpuop audit                          # the default ClusterPolicy
       gpuop audit --policy cp.yaml -o markdown > operand-privileges.md
       gpuop audit -f cp.yaml -o json
+      gpuop audit -o name                  # DaemonSet/NAMESPACE/NAME of each operand
     """
     from gpuop.policy import PolicyError, default_policy_object, parse_cluster_policy
     from gpuop.render.audit import audit_operands, render_markdown, summary_counts
@@ -79,38 +85,75 @@ def audit(policy_file: str | None, sandbox: bool, namespace: str, output: str) -
         rows = audit_operands(policy, namespace, changes)
     except PolicyError as exc:
         raise UserError("; ".join(exc.problems)) from exc
-    if output == "json":
+    if output in ("json", "yaml"):
         emit_data(
             {
                 "policy": policy.name,
                 "summary": summary_counts(rows),
                 "operands": [r.to_dict() for r in rows],
             },
-            "json",
+            output,
         )
+        return
+    if output == "name":
+        click.echo("".join(f"DaemonSet/{namespace}/{row.daemonset}\n" for row in rows), nl=False)
         return
     if output == "markdown":
         click.echo(render_markdown(rows, policy.name))
         return
-    header = f"{'operand':<28} {'priv':<5} {'hostPID':<8} {'hostIPC':<8} {'kmod':<5} {'reboot':<7} writable host paths"
-    click.echo(header)
-    for row in rows:
-        writable = ", ".join(m.path for m in row.mounts if m.writable) or "-"
-        click.echo(
-            f"{row.operand:<28} {'yes' if row.privileged else 'no':<5} {'yes' if row.host_pid else 'no':<8}"
-            f" {'yes' if row.host_ipc else 'no':<8} {'yes' if row.kernel_modules else 'no':<5}"
-            f" {'yes' if row.reboots_node else 'no':<7} {writable}"
-        )
+    click.echo(_render_text(rows, changes["container-toolkit"], text_width(output)))
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def _render_text(rows: list[OperandAudit], toolkit_changes: list[str], width: int) -> str:
+    """The privileges table, the summary, the toolkit's host change and each operand's rights.
+
+    The writable host paths are the table's last column when it fits the width, else a
+    section of their own under it.
+    """
+    from gpuop.render.audit import summary_counts
+
+    writable = {row.operand: ", ".join(m.path for m in row.mounts if m.writable) for row in rows}
+    columns = [
+        Column("OPERAND"),
+        Column("PRIV"),
+        Column("HOSTPID"),
+        Column("HOSTIPC"),
+        Column("KMOD"),
+        Column("REBOOT"),
+        Column("WRITABLE HOST PATHS", wrap=True, drop=1, min_width=30),
+    ]
+    cells = [
+        [
+            row.operand,
+            _yes(row.privileged),
+            _yes(row.host_pid),
+            _yes(row.host_ipc),
+            _yes(row.kernel_modules),
+            _yes(row.reboots_node),
+            writable[row.operand] or "-",
+        ]
+        for row in rows
+    ]
+    table = fit_table(columns, cells, width=width)
+    out = [table.text]
+    if table.dropped:
+        out += ["", "Writable host paths:"]
+        out += [f"  {row.operand}: {writable[row.operand] or 'none'}" for row in rows]
     counts = summary_counts(rows)
-    click.echo(
-        f"\n{counts['operands']} operands: {counts['privileged']} privileged, {counts['hostPID']} see host"
-        f" processes, {counts['writes_host_files']} write host files, {counts['loads_kernel_modules']}"
-        f" load kernel modules, {counts['may_reboot_node']} may reboot the node"
-    )
-    for change in changes["container-toolkit"]:
-        click.echo(f"container-toolkit host change: {change}")
-    click.echo("\nAPI rights (each operand runs under its own ServiceAccount):")
+    out += [
+        "",
+        f"{counts['operands']} operands: {counts['privileged']} privileged,"
+        f" {counts['hostPID']} see host processes, {counts['writes_host_files']} write host"
+        f" files, {counts['loads_kernel_modules']} load kernel modules,"
+        f" {counts['may_reboot_node']} may reboot the node",
+    ]
+    out += [f"container-toolkit host change: {change}" for change in toolkit_changes]
+    out += ["", "API rights (each operand runs under its own ServiceAccount):"]
     for row in rows:
-        click.echo(f"{row.operand} (ServiceAccount {row.service_account or '-'}):")
-        for right in row.api_rights:
-            click.echo(f"  {right}")
+        out.append(f"{row.operand} (ServiceAccount {row.service_account or '-'}):")
+        out += [f"  {right}" for right in row.api_rights]
+    return fit_lines("\n".join(out), width)

@@ -42,6 +42,7 @@ from gpuop.cli.inputs import (
     read_objects,
     require_kinds,
 )
+from gpuop.cli.layout import fit_lines
 from gpuop.cli.live import LiveTarget, live_options, live_target
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.manifests import ManifestError, load_objects, load_yaml_documents
@@ -153,8 +154,9 @@ def _emit(report: Report, fmt: str, color: bool | None, target: LiveTarget | Non
     elif fmt == "name":
         sys.stdout.write(finding_names(report))
     else:
-        text = render_text(report, color=color_enabled(color), width=text_width(fmt))
-        sys.stdout.write(with_cluster_line(text, target))
+        width = text_width(fmt)
+        text = render_text(report, color=color_enabled(color), width=width)
+        sys.stdout.write(fit_lines(with_cluster_line(text, target), width))
 
 
 def _progress(message: str) -> None:

@@ -168,7 +168,7 @@ def down(name: str) -> None:
     metavar="NAME",
     help="Which local cluster (same as the NAME argument). Default: list every one.",
 )
-@output_option("text", "json")
+@output_option("text", "json", "yaml")
 def status(name_argument: str | None, name: str | None, output: str) -> None:
     """Show the local clusters: their processes (pid, alive), ports and memory.
 
@@ -196,8 +196,8 @@ def status(name_argument: str | None, name: str | None, output: str) -> None:
     with _user_errors():
         result = local.status()
         overview = local.overview(_lab_processes(local))
-    if output == "json":
-        emit_data(result.to_dict(), "json")
+    if output in ("json", "yaml"):
+        emit_data(result.to_dict(), output)
     else:
         ready = " (API ready)" if result.api_ready else ""
         click.echo(f"cluster '{result.name}': {result.state}{ready}")
@@ -244,7 +244,7 @@ def _status_all(output: str) -> None:
     root = state_root()
     with _user_errors():
         overviews = [c.overview(_lab_processes(c)) for c in local_clusters(root)]
-    if output == "json":
+    if output in ("json", "yaml"):
         emit_data(
             {
                 "state_dir": str(root / "clusters"),
@@ -252,7 +252,7 @@ def _status_all(output: str) -> None:
                 "processes_alive": sum(len(o.alive) for o in overviews),
                 "rss_bytes": sum(o.rss_bytes for o in overviews),
             },
-            "json",
+            output,
         )
         return
     if not overviews:

@@ -28,7 +28,7 @@ import click
 from gpuop.api.labels import WORKLOAD_LABEL
 from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
 from gpuop.cli.check import with_cluster_line
-from gpuop.cli.common import UserError, emit_data, filenames_option
+from gpuop.cli.common import UserError, emit_data, filenames_option, text_width
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
     POD_TEMPLATES,
@@ -39,6 +39,7 @@ from gpuop.cli.inputs import (
     split_paths,
 )
 from gpuop.cli.inputs import pod_from_template as _pod_from_template
+from gpuop.cli.layout import fit_lines
 from gpuop.cli.live import LiveTarget, live_options, live_target
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
@@ -901,7 +902,8 @@ def explain_objects(
     default="text",
     show_default=True,
     help="Output format (json, yaml: the explainer's schema, a list when several pods;"
-    " name: Kind/namespace/name of each workload that does not fit; wide: every node).",
+    " name: Kind/namespace/name of each workload that does not fit; wide: every node,"
+    " lines not wrapped).",
 )
 def explain(
     manifests: tuple[str, ...],
@@ -970,8 +972,9 @@ def explain(
             sys.stdout.write(with_cluster_line("no Pending pods or waiting VMIs\n", target))
         else:
             every = all_nodes or output == "wide"
-            text_out = printable(render_text(results, all_nodes=every))
-            sys.stdout.write(with_cluster_line(text_out, target))
+            body_text = render_text(results, all_nodes=every)
+            text_out = fit_lines(with_cluster_line(body_text, target), text_width(output))
+            sys.stdout.write(printable(text_out))
         return EXIT_FITS if all(r.fits for r in results) else EXIT_UNSCHEDULABLE
 
     finish(guarded(body))

@@ -60,6 +60,7 @@ from gpuop.cli.inputs import (
     read_objects,
     require_kinds,
 )
+from gpuop.cli.layout import Column, fit_lines, render_table
 from gpuop.cli.live import LiveTarget, live_options
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.kubevirt.permitted import needed_gates, permitted_host_devices, vmi_example
@@ -274,6 +275,30 @@ def permitted_snippet(permitted: Mapping[str, Any], kind: str = "KubeVirt") -> s
     return f"# under {where}\n" + body
 
 
+def _permitted_rows(built: PermittedPlan) -> list[tuple[str, str, str]]:
+    """(section, resourceName, selector) of each permitted entry, in the patch's order."""
+    rows = []
+    for section in _SECTIONS:
+        for entry in built.permitted.get(section, []):
+            if isinstance(entry, Mapping):
+                selector = text(entry, "pciVendorSelector") or text(entry, "mdevNameSelector")
+                rows.append((section, text(entry, "resourceName"), selector))
+    return rows
+
+
+def _permitted_text(built: PermittedPlan, kind: str, width: int) -> str:
+    """The permitted devices as a table, with the feature gates the patch sets."""
+    rows = [[resource, section, selector] for section, resource, selector in _permitted_rows(built)]
+    if not rows:
+        return "no devices to permit\n"
+    columns = [Column("RESOURCE"), Column("SECTION", drop=1), Column("SELECTOR", wrap=True)]
+    out = [render_table(columns, rows, width=width)]
+    if kind != "HyperConverged":
+        out += ["", f"feature gates: {', '.join(built.gates or []) or 'none'}"]
+    out += ["", f"(--format patch prints the merge patch for the {kind} CR)"]
+    return fit_lines("\n".join(out), width) + "\n"
+
+
 def _kubevirt_cr(objects: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     for obj in objects:
         if obj.get("kind") == "KubeVirt":
@@ -326,9 +351,10 @@ def _with_live(func: Any) -> Any:
 @click.option(
     "--output",
     "-o",
-    type=click.Choice(["json", "yaml"]),
+    type=click.Choice(["text", "wide", "json", "yaml", "name"]),
     default=None,
-    help="The merge patch as JSON (the same as --format patch) or YAML.",
+    help="json, yaml: the merge patch (json is --format patch); text, wide: a table of the"
+    " permitted devices; name: each permitted resource name, one a line.",
 )
 def permitted_devices(
     files: tuple[str, ...],
@@ -392,6 +418,10 @@ def permitted_devices(
         patch = permitted_patch(built.permitted, built.gates, kind, built.disable_mdev)
         if output == "yaml":
             sys.stdout.write(yaml.safe_dump(patch, sort_keys=False))
+        elif output == "name":
+            sys.stdout.write("".join(f"{resource}\n" for _, resource, _ in _permitted_rows(built)))
+        elif output in ("text", "wide"):
+            sys.stdout.write(_permitted_text(built, kind, text_width(output)))
         elif fmt == "patch":
             sys.stdout.write(json.dumps(patch, indent=2) + "\n")
         else:
@@ -528,9 +558,10 @@ def check(
         elif output == "name":
             sys.stdout.write(finding_names(report))
         else:
-            body_text = render_text(report, color=color_enabled(color), width=text_width(output))
+            width = text_width(output)
+            body_text = render_text(report, color=color_enabled(color), width=width)
             header = with_cluster_line(_check_header(objects), target)
-            sys.stdout.write(header + body_text.split("\n", 1)[1])
+            sys.stdout.write(fit_lines(header + body_text.split("\n", 1)[1], width))
         return report.exit_code
 
     finish(guarded(body))
@@ -693,7 +724,14 @@ class _VmiExampleCommand(GreedyClusterCommand):
     metavar="KEY",
     help="Read the resource from this key of --values instead of NODE|RESOURCE.",
 )
-@click.option("--output", "-o", type=click.Choice(["yaml", "json"]), default="yaml")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["yaml", "json", "name"]),
+    default="yaml",
+    show_default=True,
+    help="Output format (name: VirtualMachineInstance/NAMESPACE/NAME).",
+)
 def vmi_example_command(
     target: str | None,
     cluster_files: tuple[str, ...],
@@ -785,6 +823,9 @@ def vmi_example_command(
             vmi["metadata"]["namespace"] = namespace
         if output == "json":
             sys.stdout.write(json.dumps(vmi, indent=2) + "\n")
+        elif output == "name":
+            where = f"{namespace}/" if namespace else ""
+            sys.stdout.write(f"VirtualMachineInstance/{where}{name}\n")
         else:
             if source:
                 sys.stdout.write(f"# deviceName {resource} read from {source}\n")

@@ -10,9 +10,10 @@ from typing import Any
 import click
 
 from gpuop.catalog import gpu_catalog
-from gpuop.cli.common import UserError, emit_data, filenames_option, output_option
+from gpuop.cli.common import UserError, emit_data, filenames_option, output_option, text_width
 from gpuop.cli.inputs import input_paths, read_input_text, split_paths
-from gpuop.cli.support import PciSource, load_pci_database, pci_ids_option, render_table
+from gpuop.cli.layout import Column, fit_lines, render_table
+from gpuop.cli.support import PciSource, load_pci_database, pci_ids_option
 from gpuop.naming import (
     ECHO_LIMIT,
     NamingError,
@@ -126,16 +127,25 @@ def _cell(value: str | None) -> str:
 
 
 def _report(results: list[NameResult], kind: str, output: str, source: PciSource | None) -> None:
-    if output != "text":
+    if output == "name":
+        click.echo("".join(f"{r.resource}\n" for r in results if r.resource is not None), nl=False)
+        for result in results:
+            if result.problem:
+                label = "error" if not result.parsed else "problem"
+                line = f"{label}: {quoted(result.input)}: {result.problem}"
+                click.echo(fit_lines(line, text_width("text")), err=True)
+    elif output not in ("text", "wide"):
         emit_data([result.to_dict(kind) for result in results], output)
     elif len(results) == 1:
         # One name: just the resource, so `$(gpuop names pci 10de:2236)` works in scripts.
         (result,) = results
         if result.resource is not None:
-            click.echo(result.resource)
+            # A valid name as it is (scripts take it); an invalid one cut as messages cut it.
+            shown = result.resource if result.valid else _cell(result.resource)
+            click.echo(shown if result.valid else fit_lines(shown, text_width(output)))
         if result.problem:
             label = "error" if not result.parsed else "problem"
-            click.echo(f"{label}: {result.problem}", err=True)
+            click.echo(fit_lines(f"{label}: {result.problem}", text_width(output)), err=True)
     else:
         if kind == "pci":
             headers = ["INPUT", "RESOURCE", "PCI NAME", "PROBLEM"]
@@ -149,8 +159,14 @@ def _report(results: list[NameResult], kind: str, output: str, source: PciSource
                 [_cell(r.input), _cell(r.resource), _cell(r.mdev_type_name), r.problem or ""]
                 for r in results
             ]
-        click.echo(render_table(headers, rows))
-    if output == "text" and source is not None:
+        columns = [
+            Column(headers[0], wrap=True, min_width=10),
+            Column(headers[1], wrap=True, min_width=20),
+            Column(headers[2], wrap=True, drop=1, min_width=16),
+            Column(headers[3], wrap=True, min_width=20),
+        ]
+        click.echo(render_table(columns, rows, width=text_width(output)))
+    if output in ("text", "wide") and source is not None:
         click.echo(f"pci.ids: {source.describe()}", err=True)
     if any(not r.parsed for r in results):
         sys.exit(EXIT_UNPARSABLE)
@@ -163,7 +179,8 @@ def names() -> None:
     """Extended-resource names, exactly as the device plugins make them.
 
     One input prints just its resource name; several print a table (INPUT, RESOURCE,
-    the PCI or mdev type name, PROBLEM); --output json gives one object per input.
+    the PCI or mdev type name, PROBLEM); --output json gives one object per input, and
+    --output name one resource name a line.
 
     \b
     Exit status: 0 every name is good; 1 a name is not a valid Kubernetes resource
@@ -180,7 +197,7 @@ def _inputs_argument(func: Callable[..., Any]) -> Callable[..., Any]:
 @names.command("pci")
 @_inputs_argument
 @pci_ids_option
-@output_option("text", "json", "yaml")
+@output_option("text", "wide", "json", "yaml", "name")
 def pci(
     values: tuple[str, ...], filenames: tuple[str, ...], pci_ids: str | None, output: str
 ) -> None:
@@ -213,7 +230,7 @@ def pci(
 
 @names.command("vgpu")
 @_inputs_argument
-@output_option("text", "json", "yaml")
+@output_option("text", "wide", "json", "yaml", "name")
 def vgpu(values: tuple[str, ...], filenames: tuple[str, ...], output: str) -> None:
     """The vGPU resource for mdev type names, or for vGPU types.
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from gpuop.catalog import WORKLOAD_CONFIGS, operand_table
-from gpuop.cli.common import emit_data, output_option
-from gpuop.cli.support import render_table
+from gpuop.cli.common import emit_data, output_option, text_width
+from gpuop.cli.layout import Column, fit_lines, fit_table
 from gpuop.planner.tables import COLUMNS, OperandRow, operand_rows, operands_markdown
 
 _QUALIFIER: dict[str, str] = {
@@ -60,7 +60,7 @@ def _matches(row: OperandRow, workload: str | None) -> bool:
     is_flag=True,
     help="Print the per-workload Markdown table the docs embed (docs/operands.md).",
 )
-@output_option("text", "json", "yaml")
+@output_option("text", "wide", "json", "yaml", "name")
 def operands(workload: str | None, markdown: bool, output: str) -> None:
     """Show every operand gpuop deploys: its DaemonSet, what switches it on, and where it runs.
 
@@ -80,9 +80,13 @@ def operands(workload: str | None, markdown: bool, output: str) -> None:
         click.echo(operands_markdown(workload), nl=False)
         return
     rows = [row for row in operand_rows() if _matches(row, workload)]
-    if output != "text":
+    if output == "name":
+        click.echo("".join(f"DaemonSet/{row.operand.daemonset}\n" for row in rows), nl=False)
+        return
+    if output not in ("text", "wide"):
         emit_data([row.to_dict() for row in rows], output)
         return
+    width = text_width(output)
     prefix = operand_table().deploy_labels.prefix
     table = [
         [
@@ -97,20 +101,29 @@ def operands(workload: str | None, markdown: bool, output: str) -> None:
         ]
         for row in rows
     ]
-    headers = [
-        "OPERAND",
-        "DAEMONSET",
-        "DEPLOY LABEL",
-        "ENABLED BY",
-        "DEFAULT",
-        "WORKLOADS",
-        "WAITS FOR",
-        "ADVERTISES",
+    # Narrow terminals keep what an operand is, what switches it on and where it runs.
+    columns = [
+        Column("OPERAND"),
+        Column("DAEMONSET", drop=4),
+        Column("DEPLOY LABEL", drop=5),
+        Column("ENABLED BY", wrap=True, min_width=14),
+        Column("DEFAULT"),
+        Column("WORKLOADS", wrap=True, min_width=16),
+        Column("WAITS FOR", wrap=True, drop=3),
+        Column("ADVERTISES", wrap=True, drop=2, min_width=16),
     ]
-    click.echo(render_table(headers, table))
-    click.echo(
-        f"\nDEPLOY LABEL: the operand runs where {prefix}<DEPLOY LABEL>=true."
-        " ENABLED BY: the ClusterPolicy blocks whose\n`enabled` switches it on; sandbox is"
-        " sandboxWorkloads.enabled. DEFAULT: in the default ClusterPolicy.\n"
-        "`gpuop operands --markdown` prints the table per workload config."
-    )
+    fitted = fit_table(columns, table, width=width)
+    click.echo(fitted.text)
+    notes = [
+        f"DEPLOY LABEL: the operand runs where {prefix}<DEPLOY LABEL>=true."
+        if "DEPLOY LABEL" not in fitted.dropped
+        else f"An operand runs where {prefix}<its deploy label>=true.",
+        "ENABLED BY: the ClusterPolicy blocks whose `enabled` switches it on;"
+        " sandbox is sandboxWorkloads.enabled.",
+        "DEFAULT: in the default ClusterPolicy."
+        " `gpuop operands --markdown` prints the table per workload config.",
+    ]
+    wide = fitted.wide_note()
+    if wide is not None:
+        notes.append(wide)
+    click.echo("\n" + fit_lines("\n".join(notes), width))

@@ -19,8 +19,9 @@ from gpuop.api.labels import (
     WORKLOAD_LABEL,
 )
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
-from gpuop.cli.common import UserError, emit_data, output_option
+from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, output_option, text_width
 from gpuop.cli.inputs import expand, input_paths, require_kinds
+from gpuop.cli.layout import Column, fit_lines, render_table
 from gpuop.cli.support import (
     PciSource,
     heading,
@@ -29,7 +30,6 @@ from gpuop.cli.support import (
     load_policy_document,
     load_yaml_document,
     pci_ids_option,
-    render_table,
     summarise,
 )
 from gpuop.planner import (
@@ -203,7 +203,14 @@ def _describe_inventory(result: NodePlan) -> str:
     return f"{cards or 'no cards'}, from {_INVENTORY_SOURCES[inventory.source]}"
 
 
-def render_text(result: NodePlan, policy: ResolvedPolicy, source: str, pci: PciSource) -> str:
+def render_text(
+    result: NodePlan,
+    policy: ResolvedPolicy,
+    source: str,
+    pci: PciSource,
+    width: int = UNLIMITED_WIDTH,
+) -> str:
+    """The plan as text, fitted to `width` (tables wrap, long lines wrap with a hanging indent)."""
     out: list[str] = []
     name = result.node or "(unnamed)"
     if result.gpu_node:
@@ -249,7 +256,13 @@ def render_text(result: NodePlan, policy: ResolvedPolicy, source: str, pci: PciS
                 [str(op.stage), op.name, op.daemonset, ", ".join(op.waits_for) or "-"]
                 for op in running
             ]
-            out.append(render_table(["STAGE", "OPERAND", "DAEMONSET", "WAITS FOR"], rows, 2))
+            columns = [
+                Column("STAGE"),
+                Column("OPERAND"),
+                Column("DAEMONSET", drop=1),
+                Column("WAITS FOR", wrap=True),
+            ]
+            out.append(render_table(columns, rows, 2, width))
         for op in result.operands:
             if op.status == "held":
                 out.append(f"  held: {op.name} ({op.detail})")
@@ -264,7 +277,7 @@ def render_text(result: NodePlan, policy: ResolvedPolicy, source: str, pci: PciS
     out.append(heading("Advertises:"))
     if result.advertises:
         rows = [[resource, str(count)] for resource, count in result.advertises.items()]
-        out.append(render_table(["RESOURCE", "COUNT"], rows, 2))
+        out.append(render_table(["RESOURCE", "COUNT"], rows, 2, width))
     elif result.gpu_node and not result.inventory.count_known:
         out.append("  unknown: the node's GPUs are not described (see the notices)")
     else:
@@ -295,8 +308,9 @@ def render_text(result: NodePlan, policy: ResolvedPolicy, source: str, pci: PciS
         out.append("")
         out.append(heading("Notices:"))
         rows = [[n.severity, n.code, n.message] for n in listed]
-        out.append(render_table(["SEVERITY", "CODE", "MESSAGE"], rows, 2))
-    return "\n".join(out)
+        columns = [Column("SEVERITY"), Column("CODE"), Column("MESSAGE", wrap=True, min_width=30)]
+        out.append(render_table(columns, rows, 2, width))
+    return fit_lines("\n".join(out), width)
 
 
 def has_errors(result: NodePlan) -> bool:
@@ -342,10 +356,13 @@ def _emit_batch(
                 document = documents[key] = {**result.to_dict(), "inputs": inputs}
             # JSON Lines: one plan a line; only the node's name differs between equal keys.
             sys.stdout.write(json.dumps({**document, "node": result.node}) + "\n")
+        elif output == "name":
+            if result.node:
+                click.echo(f"Node/{result.node}")
         else:
             if number:
                 click.echo("")
-            click.echo(render_text(result, policy, source, pci))
+            click.echo(render_text(result, policy, source, pci, text_width(output)))
     return errors
 
 
@@ -399,7 +416,7 @@ def _emit_batch(
 )
 @click.option("--sandbox", is_flag=True, help="Enable sandboxWorkloads on the policy.")
 @pci_ids_option
-@output_option("text", "json", "yaml")
+@output_option("text", "wide", "json", "yaml", "name")
 def plan(
     node_file: str | None,
     nodes_files: tuple[str, ...],
@@ -424,7 +441,8 @@ def plan(
 
     Plan a whole cluster with -f/--nodes (`kubectl get nodes -o json | gpuop plan -f -`):
     one plan per node, in input order; with -o json one JSON document a line (JSON Lines),
-    with -o yaml one YAML document per node. The overlay flags apply to every node.
+    with -o yaml one YAML document per node, with -o name one Node/NAME a line. The
+    overlay flags apply to every node.
 
     The plan: the workload config and why, the label changes the operator makes, the
     operands that run (in bring-up stages), the resources the node should advertise
@@ -478,8 +496,11 @@ def plan(
     resolved, source = load_policy(policy_file, sandbox)
     pci = load_pci_database(pci_ids)
     result = plan_node(resolved, node, pci_db=pci.database)
-    if output == "text":
-        click.echo(render_text(result, resolved, source, pci))
+    if output in ("text", "wide"):
+        click.echo(render_text(result, resolved, source, pci, text_width(output)))
+    elif output == "name":
+        if result.node:
+            click.echo(f"Node/{result.node}")
     else:
         emit_data({**result.to_dict(), "inputs": _inputs(resolved, source, pci)}, output)
     if has_errors(result):

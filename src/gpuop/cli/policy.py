@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, filenames_option, output_option
+from gpuop.cli.common import UserError, emit_data, filenames_option, output_option, text_width
 from gpuop.cli.inputs import expand, input_paths, require_kinds
+from gpuop.cli.layout import Column, fit_lines, render_table
 from gpuop.cli.support import load_documents
 from gpuop.policy import (
     PolicyError,
@@ -38,7 +40,7 @@ def policy() -> None:
 
 
 @policy.command()
-@output_option("yaml", "json")
+@output_option("yaml", "json", "name")
 def crd(output: str) -> None:
     """Print the ClusterPolicy CustomResourceDefinition.
 
@@ -46,7 +48,11 @@ def crd(output: str) -> None:
     what `gpuop policy validate` rejects (wrong types, unknown fields, bad enum values),
     naming the field. deploy/crd.yaml is this output.
     """
-    emit_data(crd_manifest(), output)
+    manifest = crd_manifest()
+    if output == "name":
+        click.echo(f"CustomResourceDefinition/{manifest['metadata']['name']}")
+        return
+    emit_data(manifest, output)
 
 
 def image_problems(resolved: ResolvedPolicy) -> list[str]:
@@ -101,18 +107,37 @@ def _policies(document: Any, source: str) -> list[tuple[str, Any]] | None:
     return [(f"{source} items[{index}]", item) for index, item in enumerate(items)]
 
 
-def _print_result(result: dict[str, Any], where: str) -> None:
+def _print_result(result: dict[str, Any], where: str, width: int) -> None:
+    lines: list[str] = []
     if result["valid"]:
         name = f" ClusterPolicy {result['name']}" if result.get("name") else ""
-        click.echo(f"{where}: valid{name}")
-        for warning in result["warnings"]:
-            click.echo(f"  warning: {warning}")
+        lines.append(f"{where}: valid{name}")
+        lines += [f"  warning: {warning}" for warning in result["warnings"]]
     else:
         count = len(result["problems"])
         name = f" {result['name']}" if result.get("name") else ""
-        click.echo(f"{where}: invalid ClusterPolicy{name} ({count} problem{'s' * (count != 1)})")
-        for problem in result["problems"]:
-            click.echo(f"  {problem}")
+        lines.append(f"{where}: invalid ClusterPolicy{name} ({count} problem{'s' * (count != 1)})")
+        lines += [f"  {problem}" for problem in result["problems"]]
+    click.echo(fit_lines("\n".join(lines), width))
+
+
+def _print_results(results: list[tuple[str, dict[str, Any]]], output: str) -> None:
+    """Text, wide or name (ClusterPolicy/NAME of each named invalid one) of the results."""
+    if output == "name":
+        for where, result in results:
+            if result["valid"]:
+                continue
+            if result.get("name"):
+                click.echo(f"ClusterPolicy/{result['name']}")
+            count = len(result["problems"])
+            click.echo(
+                f"{where}: invalid ClusterPolicy ({count} problem{'s' * (count != 1)})", err=True
+            )
+    elif output in ("text", "wide"):
+        for where, result in results:
+            _print_result(result, where, text_width(output))
+    else:
+        emit_data([result for _, result in results], output)
 
 
 def _documents(paths: tuple[str, ...]) -> tuple[list[tuple[str, Any]], bool]:
@@ -135,7 +160,7 @@ def _documents(paths: tuple[str, ...]) -> tuple[list[tuple[str, Any]], bool]:
 @policy.command()
 @click.argument("files", nargs=-1, metavar="[FILE|-]...")
 @filenames_option("A ClusterPolicy file, directory or '-' (as FILE); repeatable, or A,B.")
-@output_option("text", "json", "yaml")
+@output_option("text", "wide", "json", "yaml", "name")
 def validate(files: tuple[str, ...], filenames: tuple[str, ...], output: str) -> None:
     """Check a ClusterPolicy: every problem with its field path.
 
@@ -144,7 +169,8 @@ def validate(files: tuple[str, ...], filenames: tuple[str, ...], output: str) ->
     settings). Warnings name fields that are accepted but ignored. A List (what
     `kubectl get clusterpolicies -o yaml` prints), multi-document YAML, several files and
     directories are checked document by document; -o json then prints one result per
-    ClusterPolicy (a single one: just its result).
+    ClusterPolicy (a single one: just its result). -o name prints ClusterPolicy/NAME of
+    each invalid one.
 
     Exit status: 0 valid, 2 invalid or unreadable (several: any invalid).
 
@@ -161,21 +187,49 @@ def validate(files: tuple[str, ...], filenames: tuple[str, ...], output: str) ->
     documents, lists = _documents(paths)
     single = len(documents) == 1 and not lists
     results = [(where, check_policy(item, where)) for where, item in documents]
-    if output != "text":
+    if output in ("json", "yaml"):
         emit_data(results[0][1] if single else [result for _, result in results], output)
     else:
-        for where, result in results:
-            _print_result(result, where)
+        _print_results(results, output)
     if not all(result["valid"] for _, result in results):
         sys.exit(EXIT_INVALID)
 
 
+def _setting(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def _defaults_text(document: dict[str, Any], width: int) -> str:
+    """The default ClusterPolicy's blocks: whether each is enabled, and its other settings."""
+    rows = []
+    for block, settings in document.get("spec", {}).items():
+        values = settings if isinstance(settings, dict) else {}
+        enabled = values.get("enabled")
+        shown = "-" if enabled is None else str(enabled).lower()
+        other = ", ".join(f"{key}={_setting(v)}" for key, v in values.items() if key != "enabled")
+        rows.append([block, shown, other or "-"])
+    columns = [Column("BLOCK"), Column("ENABLED"), Column("SETTINGS", wrap=True, min_width=20)]
+    name = document.get("metadata", {}).get("name", "")
+    lines = [
+        f"ClusterPolicy {name} (spec; `gpuop policy defaults` prints it as YAML)",
+        render_table(columns, rows, width=width),
+    ]
+    return fit_lines("\n".join(lines), width)
+
+
 @policy.command()
-@output_option("yaml", "json")
+@output_option("yaml", "json", "text", "wide", "name")
 def defaults(output: str) -> None:
     """Print the default ClusterPolicy (the Helm chart's values for release 26.7.0).
 
     Sandbox workloads are off, so every GPU node is a container node until
-    `spec.sandboxWorkloads.enabled` is true.
+    `spec.sandboxWorkloads.enabled` is true. -o text is a table of its blocks, -o name
+    ClusterPolicy/NAME.
     """
-    emit_data(default_policy_object(), output)
+    document = default_policy_object()
+    if output == "name":
+        click.echo(f"ClusterPolicy/{document['metadata']['name']}")
+    elif output in ("text", "wide"):
+        click.echo(_defaults_text(document, text_width(output)))
+    else:
+        emit_data(document, output)

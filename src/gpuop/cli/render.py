@@ -59,7 +59,7 @@ def _from_objects(paths: tuple[str, ...]) -> tuple[dict[str, Any] | None, list[d
     " repeatable, or A,B."
 )
 @click.option("--namespace", default="gpu-operator", show_default=True, help="Operator namespace.")
-@output_option("yaml", "json")
+@output_option("yaml", "json", "name")
 def render(
     policy_path: str | None,
     nodes_path: str | None,
@@ -79,6 +79,7 @@ def render(
       gpuop render --policy cp.yaml
       gpuop render -f cp.yaml -f nodes.json -o json
       kubectl get nodes -o json | gpuop render --policy cp.yaml --nodes - -o json
+      gpuop render --policy cp.yaml -o name     Kind/namespace/name of each object
     """
     from gpuop.render import render_all
 
@@ -103,7 +104,12 @@ def render(
         objects = render_all(policy, namespace, nodes=nodes)
     except PolicyError as exc:
         raise UserError(str(exc)) from exc
-    if output == "json":
+    if output == "name":
+        for obj in objects:
+            metadata = obj.get("metadata") or {}
+            where = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
+            click.echo(f"{obj.get('kind')}/{where}{metadata.get('name', '')}")
+    elif output == "json":
         emit_data({"apiVersion": "v1", "kind": "List", "items": objects}, "json")
     else:
         import yaml

@@ -17,7 +17,9 @@ from gpuop.cli.common import (
     parse_labels,
     read_text_input,
     resolve_kubeconfig,
+    text_width,
 )
+from gpuop.cli.layout import Column, render_table
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.manifests import ManifestError, load_yaml_documents
 from gpuop.sim.hardware import NodeSpec, SimError, node_manifest, parse_cluster_spec
@@ -132,7 +134,7 @@ def node_rm(names: tuple[str, ...], namespace: str, kubeconfig: str | None) -> N
 
 
 @node.command("list")
-@output_option("text", "json")
+@output_option("text", "wide", "json", "yaml", "name")
 @kubeconfig_option
 def node_list(output: str, kubeconfig: str | None) -> None:
     """List simulated nodes with their workload config and GPU resources."""
@@ -150,12 +152,22 @@ def node_list(output: str, kubeconfig: str | None) -> None:
                 "resources": {k: v for k, v in allocatable.items() if is_gpu_resource(k)},
             }
         )
-    if output == "json":
-        emit_data(rows, "json")
+    if output in ("json", "yaml"):
+        emit_data(rows, output)
         return
-    for row in rows:
-        resources = ", ".join(f"{k}={v}" for k, v in row["resources"].items()) or "-"
-        click.echo(f"{row['name']:<30} {row['workload'] or '(no label)':<16} {resources}")
+    if output == "name":
+        click.echo("".join(f"Node/{row['name']}\n" for row in rows), nl=False)
+        return
+    table = [
+        [
+            str(row["name"]),
+            row["workload"] or "(no label)",
+            ", ".join(f"{k}={v}" for k, v in row["resources"].items()) or "-",
+        ]
+        for row in rows
+    ]
+    columns = [Column("NAME"), Column("WORKLOAD"), Column("GPU RESOURCES", wrap=True)]
+    click.echo(render_table(columns, table, width=text_width(output)))
 
 
 @sim.command("apply")

@@ -1,7 +1,7 @@
-"""What the core commands share: the PCI database option, YAML input, and plain-text tables.
+"""What the core commands share: the PCI database option, YAML input, and text helpers.
 
-Text output is plain aligned columns (no wrapping, no box drawing), so it reads the same in
-a terminal, a pipe, a CI log and an issue comment; headings are bold only on a terminal.
+Tables and wrapping to the terminal's width are in `gpuop.cli.layout`; headings are bold
+only on a terminal.
 """
 
 from __future__ import annotations
@@ -202,19 +202,6 @@ def _check_nesting(documents: list[Any], shown: str) -> None:
 def heading(text: str) -> str:
     """A section heading (bold on a terminal; click strips the style elsewhere)."""
     return click.style(text, bold=True)
-
-
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: int = 0) -> str:
-    """Aligned columns, two spaces apart; the last column is never padded."""
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for number, cell in enumerate(row):
-            widths[number] = max(widths[number], len(cell))
-    lines = []
-    for row in [list(headers), *[list(r) for r in rows]]:
-        cells = [cell.ljust(widths[n]) for n, cell in enumerate(row[:-1])] + [row[-1]]
-        lines.append((" " * indent + "  ".join(cells)).rstrip())
-    return "\n".join(lines)
 
 
 def summarise(items: Sequence[str], limit: int) -> str:

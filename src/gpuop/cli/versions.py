@@ -32,6 +32,7 @@ from gpuop.cli.common import (
 )
 from gpuop.cli.findings import finding_filter, findings_options
 from gpuop.cli.inputs import InputError, input_paths, read_objects, require_kinds
+from gpuop.cli.layout import fit_lines
 from gpuop.cli.live import LiveTarget, live_options, live_target
 from gpuop.manifests import ManifestError, load_objects
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
@@ -255,10 +256,9 @@ def check(
         elif output == "name":
             sys.stdout.write(finding_names(result.report))
         else:
-            text = render_versions_text(
-                result, color=color_enabled(color), width=text_width(output)
-            )
-            sys.stdout.write(with_cluster_line(text, target))
+            width = text_width(output)
+            text = render_versions_text(result, color=color_enabled(color), width=width)
+            sys.stdout.write(fit_lines(with_cluster_line(text, target), width))
         return result.exit_code
 
     sys.exit(_guarded(body))
@@ -308,7 +308,7 @@ def _side(value: str, placement: ResolvedPolicy, matrix: VersionMatrix) -> Side:
 @click.option("--kubernetes-from", metavar="VERSION", help="Kubernetes before the change.")
 @click.option("--kubernetes-to", metavar="VERSION", help="Kubernetes after the change.")
 @click.option("--today", metavar="YYYY-MM-DD", help="Date for end-of-life checks (default: today).")
-@output_option("text", "json", "yaml")
+@output_option("text", "wide", "json", "yaml", "name")
 def preview(
     old: str,
     new: str,
@@ -333,6 +333,7 @@ def preview(
 
     It warns when one change moves more than one of driver, toolkit, operator release and
     Kubernetes: one change per maintenance window, or you cannot tell which one broke it.
+    -o name prints Node/NAME for each node where an operand pod restarts, starts or stops.
     """
 
     def body() -> int:
@@ -350,7 +351,7 @@ def preview(
         dumped_policy: ResolvedPolicy | None = None
         if live or dump_paths:
             if target is not None:
-                objects = _live(target, quiet=output != "text").objects
+                objects = _live(target, quiet=output not in ("text", "wide")).objects
             else:
                 objects = read_objects(dump_paths)
             if target is None:
@@ -375,8 +376,15 @@ def preview(
         )
         if output in ("json", "yaml"):
             emit_data(result.to_dict(), output)
+        elif output == "name":
+            moved = [
+                node.node
+                for node in result.nodes or ()
+                if node.restarts or node.starts or node.stops
+            ]
+            sys.stdout.write("".join(f"Node/{name}\n" for name in moved))
         else:
-            sys.stdout.write(render_preview_text(result))
+            sys.stdout.write(render_preview_text(result, width=text_width(output)))
         return result.exit_code
 
     sys.exit(_guarded(body))

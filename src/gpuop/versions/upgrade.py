@@ -716,15 +716,15 @@ def _version_cell(value: str | None, enabled: bool) -> str:
     return value or "(unset)"
 
 
-def _wrap(text: str, indent: str, hanging: int | None = None) -> str:
-    """`text` wrapped at 100 columns, later lines indented to `hanging` (default: indent)."""
+def _wrap(text: str, indent: str, hanging: int | None = None, width: int = TEXT_WIDTH) -> str:
+    """`text` wrapped at `width` columns, later lines indented to `hanging` (default: indent)."""
     later = " " * hanging if hanging is not None else indent
     return textwrap.fill(
         text,
-        width=TEXT_WIDTH,
+        width=max(width, 40),
         initial_indent=indent,
         subsequent_indent=later,
-        break_long_words=False,
+        break_long_words=True,
         break_on_hyphens=False,
     )
 
@@ -736,40 +736,53 @@ def _names(names: Sequence[str], shown: int = NAMES_SHOWN) -> str:
     return f"{', '.join(ordered[:shown])} and {len(ordered) - shown} more"
 
 
-def render_preview_text(preview: UpgradePreview) -> str:
-    """The preview as plain text (deterministic: golden tests compare it)."""
+def render_preview_text(preview: UpgradePreview, width: int = TEXT_WIDTH) -> str:
+    """The preview as plain text wrapped at `width` (deterministic: golden tests compare it)."""
+
+    def wrap(text: str, indent: str, hanging: int | None = None) -> str:
+        return _wrap(text, indent, hanging, width)
+
     matrix = preview.matrix
     out: list[str] = []
     add = out.append
-    add(f"gpuop upgrade preview: {preview.old.label} → {preview.new.label}")
-    add(f"  old: {preview.old.describe(matrix)}")
-    add(f"  new: {preview.new.describe(matrix)}")
+    add(wrap(f"gpuop upgrade preview: {preview.old.label} → {preview.new.label}", "", 2))
+    add(wrap(f"old: {preview.old.describe(matrix)}", "  ", 4))
+    add(wrap(f"new: {preview.new.describe(matrix)}", "  ", 4))
     if preview.kubernetes:
         add(f"  Kubernetes: {preview.kubernetes[0]} → {preview.kubernetes[1]}")
     moves = ", ".join(move.what for move in preview.moves) or "none of driver, toolkit,"
     if not preview.moves:
         moves += " operator release, Kubernetes"
     add(f"  moves: {moves}")
-    add(f"  version matrix as of {matrix.as_of}; end-of-life dates as of {preview.today}")
+    add(
+        wrap(
+            f"version matrix as of {matrix.as_of}; end-of-life dates as of {preview.today}", "  ", 4
+        )
+    )
     add("")
     changed = preview.changed
-    add(f"Operands ({len(changed)} of {len(preview.operands)} deployed operands change)")
+    add(wrap(f"Operands ({len(changed)} of {len(preview.operands)} deployed operands change)", ""))
     for change in changed:
         old = _version_cell(change.old, change.old_enabled)
         new = _version_cell(change.new, change.new_enabled)
-        add(f"  {change.operand:<27} {old} → {new}")
-        add(_wrap(f"{IMPACT_TEXT[change.impact]}: {change.effect}", "      "))
+        add(wrap(f"{change.operand:<27} {old} → {new}", "  ", 6))
+        add(wrap(f"{IMPACT_TEXT[change.impact]}: {change.effect}", "      "))
     same = [c for c in preview.operands if not c.changed]
     if same:
         unchanged = ", ".join(f"{c.operand} {c.new or '(unset)'}" for c in same)
-        add(_wrap(f"unchanged: {unchanged}", "  ", 4))
+        add(wrap(f"unchanged: {unchanged}", "  ", 4))
     for note in preview.notes:
-        add(_wrap(f"note: {note}", "  ", 4))
+        add(wrap(f"note: {note}", "  ", 4))
     add("")
     nodes = preview.nodes
     if nodes is None:
-        add("Nodes: none given (--dump FILES or --live shows which nodes restart what);")
-        add("  every node that runs a changed operand restarts its pod, with the effect above.")
+        add(wrap("Nodes: none given (--dump FILES or --live shows which nodes restart what);", ""))
+        add(
+            wrap(
+                "every node that runs a changed operand restarts its pod, with the effect above.",
+                "  ",
+            )
+        )
     else:
         gpu = sum(1 for node in nodes if node.gpu_node)
         add(f"Nodes ({len(nodes)}, {gpu} with GPUs)")
@@ -784,23 +797,23 @@ def render_preview_text(preview: UpgradePreview) -> str:
             gpu_node, workload, restarts, starts, stops, disruption = shape
             listed = _names(names)
             if not gpu_node:
-                add(_wrap(f"{listed} (no GPU): nothing restarts", "  ", 4))
+                add(wrap(f"{listed} (no GPU): nothing restarts", "  ", 4))
                 continue
-            add(_wrap(f"{listed} ({workload}): {IMPACT_TEXT[disruption]}", "  ", 4))
+            add(wrap(f"{listed} ({workload}): {IMPACT_TEXT[disruption]}", "  ", 4))
             if restarts:
-                add(_wrap(f"restart: {', '.join(restarts)}", "      ", 8))
+                add(wrap(f"restart: {', '.join(restarts)}", "      ", 8))
             if starts:
-                add(_wrap(f"start: {', '.join(starts)}", "      ", 8))
+                add(wrap(f"start: {', '.join(starts)}", "      ", 8))
             if stops:
-                add(_wrap(f"stop: {', '.join(stops)}", "      ", 8))
+                add(wrap(f"stop: {', '.join(stops)}", "      ", 8))
             if not (restarts or starts or stops):
                 add("      no operand pod changes")
     add("")
     if preview.findings:
         add("Findings")
         for finding in preview.findings:
-            add(_wrap(f"{finding.severity:<8}{finding.code}  {finding.message}", "  ", 18))
-            add(_wrap(f"fix: {finding.hint}", " " * 18))
+            add(wrap(f"{finding.severity:<8}{finding.code}  {finding.message}", "  ", 18))
+            add(wrap(f"fix: {finding.hint}", " " * 18))
         add("")
     summary = preview.summary()
     changed_count = summary["operands_changed"]
@@ -813,7 +826,7 @@ def render_preview_text(preview: UpgradePreview) -> str:
             f" {by['new-pods-wait']} where new GPU pods wait, {by['none']} unaffected"
         )
     parts.append(f"{summary['warnings']} warning{'s' if summary['warnings'] != 1 else ''}")
-    add(_wrap("; ".join(parts), ""))
+    add(wrap("; ".join(parts), ""))
     return "\n".join(out) + "\n"
 
 

@@ -15,11 +15,16 @@ from gpuop.cli import main
 
 @pytest.fixture
 def gpuop(monkeypatch: pytest.MonkeyPatch) -> RunCli:
-    """`gpuop(*args, input=...)` runs the command line as the `gpuop` script would."""
+    """`gpuop(*args, input=..., columns=100)` runs the command line as the `gpuop` script would."""
 
-    def run(*args: str, input: str | None = None) -> Run:
+    def run(*args: str, input: str | None = None, columns: int = 100) -> Run:
         runner = CliRunner()
-        env = {"COLUMNS": "100", "NO_COLOR": "1", "FORCE_COLOR": None, "TTY_COMPATIBLE": None}
+        env = {
+            "COLUMNS": str(columns),
+            "NO_COLOR": "1",
+            "FORCE_COLOR": None,
+            "TTY_COMPATIBLE": None,
+        }
         with runner.isolation(input=input, env=env) as (stdout, stderr, _):
             monkeypatch.setattr(sys, "argv", ["gpuop", *args])
             try:

@@ -181,21 +181,25 @@ COMMANDS: list[list[str]] = [
     ["upgrade", "preview", "26.3.3", "26.7.0", "-f", "FILE", "--today", "2026-01-01"],
 ]
 
+EVERY = ["text", "wide", "json", "yaml", "name"]
 OUTPUTS: dict[str, list[str]] = {
-    "check": ["text", "wide", "json", "yaml", "name", "sarif"],
-    "kubevirt check": ["text", "wide", "json", "yaml", "name"],
-    "kubevirt permitted-devices": ["json", "yaml"],
-    "versions check": ["text", "wide", "json", "yaml", "name", "sarif"],
-    "upgrade preview": ["text", "json", "yaml"],
-    "explain": ["text", "wide", "json", "yaml", "name"],
-    "plan": ["text", "json", "yaml"],
-    "policy validate": ["text", "json", "yaml"],
-    "audit": ["text", "json", "markdown"],
-    "render": ["yaml", "json"],
-    "kubevirt vmi-example": ["yaml", "json"],
-    "names pci": ["text", "json"],
-    "names vgpu": ["text", "json"],
+    "check": [*EVERY, "sarif"],
+    "kubevirt check": EVERY,
+    "kubevirt permitted-devices": EVERY,
+    "versions check": [*EVERY, "sarif"],
+    "upgrade preview": EVERY,
+    "explain": EVERY,
+    "plan": EVERY,
+    "policy validate": EVERY,
+    "audit": [*EVERY, "markdown"],
+    "render": ["yaml", "json", "name"],
+    "kubevirt vmi-example": ["yaml", "json", "name"],
+    "names pci": EVERY,
+    "names vgpu": EVERY,
 }
+# Commands whose default output is text: it fits the 80 columns the cases run in.
+TEXT_BY_DEFAULT = set(OUTPUTS) - {"render", "kubevirt vmi-example", "kubevirt permitted-devices"}
+WIDTH = 80
 FINDINGS = {"check", "kubevirt check", "versions check"}
 FINDING_FLAGS = [
     [],
@@ -222,7 +226,16 @@ def cases(files: dict[str, Path]) -> Iterator[tuple[str, list[str]]]:
             if name in HEAVY and extra:
                 continue  # large inputs once per command: their cost is in reading them
             argv = [arg.replace("FILE", str(path)) for arg in command] + extra
-            yield f"{' '.join(command[:2])}|{name}|{' '.join(extra)}", argv
+            yield f"{group}|{name}|{' '.join(extra)}", argv
+
+
+def _is_text(label: str) -> bool:
+    """Whether the case's stdout is text (its command's default, or `-o text`)."""
+    group, _, extra = label.split("|")
+    explicit = extra.split("-o ")[1].split()[0] if "-o " in extra else None
+    if explicit is not None:
+        return explicit == "text"
+    return group in TEXT_BY_DEFAULT
 
 
 def run_main(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str, float]:
@@ -277,6 +290,8 @@ def _run_all(
             problem = f"took {seconds:.1f} s"
         elif code == 2 and not (err.strip() or out.strip()):
             problem = "exit 2 without saying why"
+        elif _is_text(label) and any(len(line) > WIDTH for line in out.splitlines()):
+            problem = f"text wider than {WIDTH} columns"
         if problem:
             failures.append(f"{label}: {problem}: {err.strip()[-300:]}")
     assert not failures, f"{len(failures)} of {count} cases failed:\n" + "\n".join(failures[:40])

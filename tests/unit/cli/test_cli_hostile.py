@@ -145,7 +145,7 @@ def test_plan_help_documents_exit_codes(gpuop: RunCli) -> None:
 
 
 def test_plan_states_the_readme_notice_once(gpuop: RunCli) -> None:
-    run = gpuop("plan", "--gpu", "A10", "--count", "2", "--workload", "vm-vgpu")
+    run = gpuop("plan", "--gpu", "A10", "--count", "2", "--workload", "vm-vgpu", columns=1000)
     assert run.code == 0
     assert run.stdout.count("is ignored because sandboxWorkloads.enabled is false") == 1
     assert "warning: nvidia.com/gpu.workload.config=vm-vgpu is ignored" in run.stdout

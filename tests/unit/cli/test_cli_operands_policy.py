@@ -21,8 +21,8 @@ SAMPLES = REPO / "tests" / "unit" / "policy" / "samples"
 # --- operands ---------------------------------------------------------------------------
 
 
-def test_operands_text_lists_every_operand(gpuop: RunCli) -> None:
-    run = gpuop("operands")
+def test_operands_wide_lists_every_operand(gpuop: RunCli) -> None:
+    run = gpuop("operands", "-o", "wide")
     assert run.code == 0
     lines = run.stdout.splitlines()
     assert lines[0].split()[:3] == ["OPERAND", "DAEMONSET", "DEPLOY"]
@@ -92,13 +92,14 @@ def test_policy_crd_is_deploy_crd_yaml(gpuop: RunCli) -> None:
 
 @pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.yaml")))
 def test_validate_samples(gpuop: RunCli, sample: str) -> None:
-    run = gpuop("policy", "validate", str(SAMPLES / sample))
+    # Wide: the sample's absolute path would wrap the line on a narrow terminal.
+    run = gpuop("policy", "validate", str(SAMPLES / sample), "-o", "wide")
     assert run.code == 0, run.stdout
     assert run.stdout.splitlines()[0].startswith(f"{SAMPLES / sample}: valid ClusterPolicy ")
 
 
 def test_validate_prints_warnings(gpuop: RunCli) -> None:
-    run = gpuop("policy", "validate", str(SAMPLES / "helm-default.yaml"))
+    run = gpuop("policy", "validate", str(SAMPLES / "helm-default.yaml"), "-o", "wide")
     assert run.stdout.splitlines()[1:] == [
         "  warning: spec.psp is ignored (PodSecurityPolicy no longer exists)",
         "  warning: spec.operator.defaultRuntime is deprecated and ignored",
@@ -111,7 +112,7 @@ def test_validate_invalid_lists_every_problem(gpuop: RunCli) -> None:
         "  driver: {enabled: 'yes'}\n  daemonsets: {tolerations: [{effect: Never}]}\n"
         "  gfd: {enabeld: true}\n"
     )
-    run = gpuop("policy", "validate", "-", input=text)
+    run = gpuop("policy", "validate", "-", input=text, columns=120)
     assert run.code == 2
     assert run.stdout.splitlines() == [
         "stdin: invalid ClusterPolicy p (3 problems)",
@@ -197,3 +198,53 @@ def test_help_texts(gpuop: RunCli) -> None:
     assert "Examples:" in gpuop("operands", "--help").stdout
     assert "Examples:" in gpuop("policy", "--help").stdout
     assert "Examples:" in gpuop("policy", "validate", "--help").stdout
+
+
+def test_operands_text_fits_80_columns_and_names_what_it_leaves_out(gpuop: RunCli) -> None:
+    run = gpuop("operands", columns=80)
+    assert run.code == 0
+    lines = run.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[0].split() == ["OPERAND", "ENABLED", "BY", "DEFAULT", "WORKLOADS"]
+    names = {line.split()[0] for line in lines if line and not line.startswith(" ")}
+    assert {op.name for op in operand_table().operands} <= names
+    assert "(-o wide adds DAEMONSET, DEPLOY LABEL, WAITS FOR, ADVERTISES)" in lines
+
+
+def test_operands_name_is_one_daemonset_a_line(gpuop: RunCli) -> None:
+    run = gpuop("operands", "-w", "vm-vgpu", "-o", "name")
+    assert run.code == 0
+    assert run.stdout.splitlines() == [
+        "DaemonSet/nvidia-vgpu-manager-daemonset",
+        "DaemonSet/nvidia-vgpu-device-manager",
+        "DaemonSet/nvidia-sandbox-validator",
+        "DaemonSet/nvidia-sandbox-device-plugin-daemonset",
+    ]
+
+
+def test_validate_name_lists_the_invalid_policies(gpuop: RunCli) -> None:
+    bad = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "bad"}}
+    good = {**bad, "metadata": {"name": "good"}, "spec": {}}
+    items = [{**bad, "spec": {"driver": {"enabled": "yes"}}}, good]
+    run = gpuop(
+        "policy", "validate", "-", "-o", "name", input=json.dumps({"kind": "List", "items": items})
+    )
+    assert (run.code, run.stdout) == (2, "ClusterPolicy/bad\n")
+    assert run.stderr == "stdin items[0]: invalid ClusterPolicy (1 problem)\n"
+
+
+def test_defaults_and_crd_names(gpuop: RunCli) -> None:
+    assert gpuop("policy", "defaults", "-o", "name").stdout == "ClusterPolicy/cluster-policy\n"
+    crd = gpuop("policy", "crd", "-o", "name").stdout
+    assert crd == "CustomResourceDefinition/clusterpolicies.nvidia.com\n"
+
+
+def test_defaults_text_is_a_table_of_the_blocks(gpuop: RunCli) -> None:
+    run = gpuop("policy", "defaults", "-o", "text", columns=80)
+    assert run.code == 0
+    rows = {line.split()[0]: line.split()[1:] for line in run.stdout.splitlines()[1:]}
+    assert rows["BLOCK"] == ["ENABLED", "SETTINGS"]
+    assert rows["driver"][0] == "true"
+    assert "upgradePolicy=" in "".join(rows["driver"][1:])
+    assert rows["sandboxWorkloads"][0] == "false"
+    assert max(len(line) for line in run.stdout.splitlines()) <= 80

@@ -199,7 +199,7 @@ def test_pci_ids_file_decides_passthrough_names(
 
 
 def test_text_summarises_long_must_not_lists(gpuop: RunCli) -> None:
-    run = gpuop("plan", *A10X2)
+    run = gpuop("plan", *A10X2, "-o", "wide")
     line = next(x for x in run.stdout.splitlines() if x.startswith("Must not advertise"))
     assert line.startswith("Must not advertise (25): ")
     assert line.endswith(" and 19 more")

@@ -8,6 +8,7 @@ passthrough resource (and misspells the vGPU one), and a `gpuop collect` bundle.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from pathlib import Path
@@ -55,9 +56,13 @@ ENGINE_KEYS = {
 
 @pytest.fixture
 def run(gpuop: RunCli, monkeypatch: pytest.MonkeyPatch) -> RunCli:
-    """`gpuop explain ...` through `gpuop.cli.main`, registered here if it is not yet."""
+    """`gpuop explain ...` through `gpuop.cli.main`, registered here if it is not yet.
+
+    Lines are not wrapped (a 1000-column terminal): these tests read what is said, and
+    test_cli_golden.py how it is laid out at 80 and 120 columns.
+    """
     monkeypatch.setitem(cli.commands, "explain", explain)
-    return gpuop
+    return functools.partial(gpuop, columns=1000)
 
 
 def corpus(name: str) -> str:

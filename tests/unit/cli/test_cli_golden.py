@@ -1,0 +1,150 @@
+"""Every command's text output at 80 and 120 columns, against golden files.
+
+Each case runs `gpuop` in-process with COLUMNS set, from the repository root on the inputs
+in tests/ (fixed dates, relative paths), and compares stdout with
+tests/golden/cli/<case>.<width>.txt. After an intended change, rewrite them with
+`UPDATE_GOLDEN=1 .venv/bin/pytest tests/unit/cli/test_cli_golden.py` and review the diff.
+
+Text output fits the width: no line is longer (tables wrap, or leave columns out and say
+so); `-o wide` is the same output with nothing wrapped or left out.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from cli_support import GOLDEN_DIR, REPO_ROOT, GoldenCheck, RunCli
+
+WIDTHS = (80, 120)
+# A width nothing here reaches: the output as `-o wide` gives it.
+UNLIMITED = 100_000
+
+CHECK = "tests/corpus/check"
+EXPLAIN = "tests/corpus/explain"
+UPGRADE = "tests/golden/upgrade/inputs"
+UPSTREAM = "tests/data/upstream-v26.7.0"
+TODAY = "--today 2026-11-29"
+CLUSTER = f"--cluster {EXPLAIN}/nodes.json {EXPLAIN}/pods.json {EXPLAIN}/kubevirt.json"
+INPUTS = "tests/golden/cli/inputs"
+
+# case name: (the command line after `gpuop`, split at spaces; the exit status it has)
+COMMANDS: dict[str, tuple[str, int]] = {
+    "operands": ("operands", 0),
+    "operands-vm-vgpu": ("operands -w vm-vgpu", 0),
+    "audit": ("audit", 0),
+    "audit-sandbox": ("audit --sandbox", 0),
+    "plan-readme": ("plan --gpu A10 --count 2 --workload vm-vgpu", 0),
+    "plan-vgpu-infeasible": (
+        "plan --gpu T4 --count 2 --workload vm-vgpu --sandbox --vgpu-config A10-12Q",
+        1,
+    ),
+    "plan-node-file": (f"plan --node {INPUTS}/node-a100.yaml", 0),
+    "plan-kata-policy": (f"plan --gpu L40S --policy {INPUTS}/kata-policy.yaml", 0),
+    "plan-nodes": (f"plan -f {UPSTREAM}/nodes.yaml", 0),
+    "explain-pod": (f"explain {EXPLAIN}/pod-gpu.yaml {CLUSTER}", 0),
+    "explain-vmi-blocked": (f"explain {EXPLAIN}/vmi-vgpu.yaml {CLUSTER}", 1),
+    "explain-misspelt": (f"explain {EXPLAIN}/pod-wrong-case.yaml {CLUSTER}", 1),
+    "explain-deployment": (f"explain {EXPLAIN}/deployment.yaml {CLUSTER}", 0),
+    "explain-all-pending": (f"explain --all-pending --cluster {EXPLAIN}/bundle", 1),
+    "check-label-flip": (f"check {CHECK}/drift-label-flip.json", 1),
+    "check-unadvertised": (f"check {CHECK}/workloads-unadvertised-request.json", 1),
+    "check-healthy": (f"check {CHECK}/healthy-lab.json", 0),
+    "kubevirt-check": (f"kubevirt check {CHECK}/kubevirt-not-permitted.json", 1),
+    "kubevirt-permitted-devices": (
+        f"kubevirt permitted-devices {EXPLAIN}/nodes.json {EXPLAIN}/kubevirt.json -o text",
+        0,
+    ),
+    "versions-check": (
+        f"versions check {UPGRADE}/nodes.json {UPGRADE}/policy-26.3.2.yaml {TODAY}",
+        0,
+    ),
+    "versions-check-upstream": (
+        f"versions check {UPSTREAM}/nodes.yaml {UPSTREAM}/cluster-policy.yaml {TODAY}",
+        0,
+    ),
+    "upgrade-preview-releases": (
+        f"upgrade preview 26.3.3 26.7.0 --dump {UPGRADE}/nodes.json {TODAY}",
+        0,
+    ),
+    "upgrade-preview-policies": (
+        f"upgrade preview {UPGRADE}/policy-26.3.2.yaml {UPGRADE}/policy-26.3.2-driver-595.yaml"
+        f" --dump {UPGRADE}/nodes.json {TODAY}",
+        0,
+    ),
+    "names-pci": ("names pci 2236 20b5 25b6 24fa 1234 zz", 2),
+    "names-vgpu": ("names vgpu A10-12Q T4-1Q X-1Q", 1),
+    "policy-validate": (f"policy validate {UPSTREAM}/cluster-policy.yaml", 0),
+    "policy-validate-invalid": (f"policy validate {INPUTS}/invalid-policy.yaml", 2),
+    "policy-defaults": ("policy defaults -o text", 0),
+    "sim-models": ("sim models", 0),
+}
+CASES = {name: (tuple(line.split()), code) for name, (line, code) in COMMANDS.items()}
+
+# The cases whose command takes -o wide, and the arguments without -o.
+WIDE = [name for name, (args, _) in CASES.items() if args[0] not in ("sim",)]
+
+
+@pytest.fixture(autouse=True)
+def _at_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inputs are named relative to the repository root, as the output shows them."""
+    monkeypatch.chdir(REPO_ROOT)
+
+
+def _text_args(args: tuple[str, ...]) -> tuple[str, ...]:
+    """`args` with any `-o text` taken out (text is every command's default but these)."""
+    if "-o" in args:
+        at = args.index("-o")
+        return args[:at] + args[at + 2 :]
+    return args
+
+
+def _with_output(args: tuple[str, ...], output: str) -> tuple[str, ...]:
+    return (*_text_args(args), "-o", output)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_text_output_is_the_golden_one(
+    gpuop: RunCli, golden: GoldenCheck, case: str, width: int
+) -> None:
+    args, code = CASES[case]
+    run = gpuop(*args, columns=width)
+    assert "Traceback" not in run.stderr
+    assert run.code == code, (run.stdout, run.stderr)
+    assert run.stdout, run.stderr
+    golden(f"{case}.{width}.txt", run.stdout)
+    too_long = [line for line in run.stdout.splitlines() if len(line) > width]
+    assert not too_long, f"{len(too_long)} line(s) over {width} columns: {too_long[:3]}"
+
+
+@pytest.mark.parametrize("case", sorted(WIDE))
+def test_wide_is_the_text_unwrapped(gpuop: RunCli, case: str) -> None:
+    """`-o wide` on 80 columns is the text a terminal wide enough for everything shows."""
+    args, code = CASES[case]
+    wide = gpuop(*_with_output(args, "wide"), columns=80)
+    unlimited = gpuop(*args, columns=UNLIMITED)
+    assert wide.code == unlimited.code == code, (wide.stderr, unlimited.stderr)
+    # (explain's wide also lists every node: these clusters are small enough to list anyway.)
+    assert wide.stdout == unlimited.stdout
+    assert "-o wide adds" not in wide.stdout
+
+
+def test_narrow_tables_name_the_columns_they_leave_out(gpuop: RunCli) -> None:
+    run = gpuop("operands", columns=80)
+    assert "(-o wide adds DAEMONSET, DEPLOY LABEL, WAITS FOR, ADVERTISES)" in run.stdout
+    audit = gpuop("audit", columns=80)
+    # The writable host paths leave the table for a section of their own.
+    assert "WRITABLE HOST PATHS" not in audit.stdout
+    assert "Writable host paths:\n  driver: /dev/log," in audit.stdout
+    assert "WRITABLE HOST PATHS" in gpuop("audit", columns=120).stdout
+
+
+def test_every_golden_file_belongs_to_a_case() -> None:
+    expected = {f"{case}.{width}.txt" for case in CASES for width in WIDTHS}
+    found = {p.name for width in WIDTHS for p in GOLDEN_DIR.glob(f"*.{width}.txt")}
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        for stale in found - expected:
+            (GOLDEN_DIR / stale).unlink()
+        found &= expected
+    assert found == expected
