@@ -46,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -53,7 +54,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 import httpx2
 from lightkube import Client
 from lightkube.core.exceptions import ApiError
@@ -62,7 +62,7 @@ from lightkube.resources.core_v1 import Pod
 
 from gpuop.controlplane import LocalCluster
 from gpuop.controlplane.cluster import APISERVER, ETCD
-from gpuop.controlplane.kubeconfig import api_client
+from gpuop.controlplane.kubeconfig import TRANSPORT_ERRORS, api_request, http_request
 from gpuop.kube import ClusterPolicy, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
@@ -73,8 +73,9 @@ from gpuop.sim.hardware import NodeSpec, node_manifest
 from gpuop.sim.registry import register_hardware
 
 FAULTS = ("kill-apiserver", "kill-etcd", "kill-operator", "expire-watches")
-# What a client call raises while the API server is down (lightkube ships its own httpx).
-API_ERRORS = (ApiError, httpx.HTTPError, httpx2.HTTPError)
+# What a client call raises while the API server is down: lightkube's errors (it ships its
+# own HTTP library) and those of the control plane's own standard-library requests.
+API_ERRORS = (ApiError, httpx2.HTTPError, *TRANSPORT_ERRORS)
 SCENARIOS = ("mode-switch", "vgpu-change", "conflicting-writers")
 NODE_LABEL = "gpuop.test/faults"
 WORKLOAD = "nvidia.com/gpu.workload.config"
@@ -279,27 +280,34 @@ def compact_etcd(cluster: LocalCluster) -> int:
     info = cluster.require_running()
     base = f"http://127.0.0.1:{info.ports[ETCD]}"
     key = base64.b64encode(b"/registry/").decode()
-    with httpx.Client(base_url=base, timeout=10, trust_env=False) as http:
-        header = http.post("/v3/kv/range", json={"key": key, "limit": 1}).json()["header"]
-        revision = int(header["revision"])
-        http.post("/v3/kv/compaction", json={"revision": revision, "physical": True})
+
+    def post(path: str, body: dict[str, Any]) -> Any:
+        data = json.dumps(body).encode()
+        headers = {"Content-Type": "application/json"}
+        return http_request(
+            base + path, method="POST", body=data, headers=headers, timeout=10
+        ).json()
+
+    revision = int(post("/v3/kv/range", {"key": key, "limit": 1})["header"]["revision"])
+    post("/v3/kv/compaction", {"revision": revision, "physical": True})
     return revision
 
 
 def watch_status(cluster: LocalCluster, resource_version: int) -> int | None:
     """The status code a Node watch resumed at ``resource_version`` gets (410: expired)."""
     params = {"watch": "true", "resourceVersion": str(resource_version), "timeoutSeconds": "5"}
-    with (
-        api_client(cluster.kubeconfig_path, timeout=15) as http,
-        http.stream("GET", "/api/v1/nodes", params=params) as response,
-    ):
-        if response.status_code != 200:
-            return response.status_code
-        for line in response.iter_lines():
-            event = json.loads(line)
-            if event.get("type") == "ERROR":
-                return int(event["object"].get("code") or 0)
-            return 200
+    # The watch ends by itself after timeoutSeconds; its first event says how it started.
+    query = urllib.parse.urlencode(params)
+    answer = api_request(cluster.kubeconfig_path, "GET", f"/api/v1/nodes?{query}", timeout=15)
+    if answer.status_code != 200:
+        return answer.status_code
+    for line in answer.text.splitlines():
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        if event.get("type") == "ERROR":
+            return int(event["object"].get("code") or 0)
+        return 200
     return None
 
 

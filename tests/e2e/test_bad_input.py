@@ -23,7 +23,7 @@ import pytest
 from lightkube.resources.core_v1 import Event
 
 from gpuop.controlplane.audit import AuditMark, audit_mark, write_requests
-from gpuop.controlplane.kubeconfig import api_client
+from gpuop.controlplane.kubeconfig import api_request
 from gpuop.kube import ops, sync_client
 from gpuop.lab import stack
 from gpuop.planner import plan
@@ -182,10 +182,10 @@ def test_invalid_cluster_policy_is_rejected_at_admission(
     crd_installed: Path, case: str, path: tuple[str | int, ...], value: Any, field: str
 ) -> None:
     body = _bad_policy(case, path, value)
-    with api_client(crd_installed) as http:
-        response = http.post(POLICIES, params={"fieldValidation": "Strict"}, json=body)
-        if response.status_code < 300:
-            http.delete(f"{POLICIES}/{body['metadata']['name']}")
+    strict = f"{POLICIES}?fieldValidation=Strict"
+    response = api_request(crd_installed, "POST", strict, json_body=body)
+    if response.status_code < 300:
+        api_request(crd_installed, "DELETE", f"{POLICIES}/{body['metadata']['name']}")
     assert response.status_code in (400, 422), (
         f"{case}: the API server accepted it ({response.status_code})"
     )
@@ -196,9 +196,8 @@ def test_invalid_cluster_policy_is_rejected_at_admission(
 def test_the_valid_base_policy_is_accepted(crd_installed: Path) -> None:
     """The cases above differ from an accepted policy only in the field they break."""
     body = stack.lab_policy(name="bad-input-baseline")
-    params = {"fieldValidation": "Strict", "dryRun": "All"}
-    with api_client(crd_installed) as http:
-        response = http.post(POLICIES, params=params, json=body)
+    query = "fieldValidation=Strict&dryRun=All"
+    response = api_request(crd_installed, "POST", f"{POLICIES}?{query}", json_body=body)
     assert response.status_code == 201, response.text
 
 

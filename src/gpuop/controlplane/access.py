@@ -13,23 +13,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-import httpx
-
 from gpuop.controlplane.errors import ClusterNotRunningError, ControlPlaneError
 from gpuop.controlplane.kubeconfig import (
+    TRANSPORT_ERRORS,
+    Answer,
     Credentials,
-    api_client,
+    api_request,
     read_kubeconfig,
     write_kubeconfig,
 )
 
 
-def _request(kubeconfig: Path, method: str, path: str, **kwargs: Any) -> httpx.Response:
+def _request(kubeconfig: Path, method: str, path: str, json_body: Any = None) -> Answer:
     entry = read_kubeconfig(kubeconfig)
     try:
-        with api_client(kubeconfig) as client:
-            return client.request(method, path, **kwargs)
-    except httpx.TransportError as exc:
+        return api_request(kubeconfig, method, path, json_body=json_body)
+    except TRANSPORT_ERRORS as exc:
         raise ClusterNotRunningError(
             f"the API server {entry.server} of {kubeconfig} does not answer ({exc}); is the "
             "cluster running? Try 'gpuop cluster status'"
@@ -66,7 +65,7 @@ def service_account_token(
         kubeconfig,
         "POST",
         f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
-        json=body,
+        json_body=body,
     )
     if response.status_code == 404:
         raise ControlPlaneError(

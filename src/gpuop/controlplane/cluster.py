@@ -37,7 +37,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
 import yaml
 
 from gpuop.controlplane import procs
@@ -51,7 +50,14 @@ from gpuop.controlplane.errors import (
     ControlPlaneError,
     PortInUseError,
 )
-from gpuop.controlplane.kubeconfig import Credentials, api_client, write_kubeconfig
+from gpuop.controlplane.kubeconfig import (
+    TRANSPORT_ERRORS,
+    Credentials,
+    api_request,
+    http_request,
+    unverified_context,
+    write_kubeconfig,
+)
 from gpuop.controlplane.kwok_stages import kwok_config
 from gpuop.controlplane.paths import cluster_dir, state_root, validate_cluster_name
 from gpuop.controlplane.pki import SERVICE_CLUSTER_IP_RANGE, ClusterPki, generate_pki
@@ -87,6 +93,9 @@ rules:
   nonResourceURLs: ["/healthz*", "/livez*", "/readyz*", "/version"]
 - level: Metadata
 """
+
+# A probe of the API server that gets no usable answer (or has no usable kubeconfig).
+_NO_ANSWER: tuple[type[Exception], ...] = (*TRANSPORT_ERRORS, ControlPlaneError)
 
 
 @dataclass(frozen=True)
@@ -278,10 +287,10 @@ class LocalCluster:
         if not self.kubeconfig_path.exists():
             return False
         try:
-            with api_client(self.kubeconfig_path, timeout=timeout) as client:
-                return client.get("/readyz").status_code == 200
-        except (httpx.HTTPError, ControlPlaneError, OSError):
+            answer = api_request(self.kubeconfig_path, "GET", "/readyz", timeout=timeout)
+        except _NO_ANSWER:
             return False
+        return answer.status_code == 200
 
     def status(self) -> ClusterStatus:
         """Per component: running, stopped, or a stale pid file (dead or foreign pid)."""
@@ -682,12 +691,12 @@ class LocalCluster:
         )
 
     def _default_service_account_exists(self) -> bool:
+        path = "/api/v1/namespaces/default/serviceaccounts/default"
         try:
-            with api_client(self.kubeconfig_path, timeout=3.0) as client:
-                path = "/api/v1/namespaces/default/serviceaccounts/default"
-                return client.get(path).status_code == 200
-        except (httpx.HTTPError, ControlPlaneError):
+            answer = api_request(self.kubeconfig_path, "GET", path, timeout=3.0)
+        except _NO_ANSWER:
             return False
+        return answer.status_code == 200
 
     # ----------------------------------------------------------------------------- access
     def require_running(self) -> ClusterInfo:
@@ -866,7 +875,7 @@ def _http_ok(url: str) -> bool:
     # The controller manager and scheduler serve a self-signed certificate on loopback;
     # only their liveness is asked here, nothing secret is sent.
     try:
-        response = httpx.get(url, verify=False, timeout=2.0, trust_env=False)
-    except httpx.HTTPError:
+        answer = http_request(url, context=unverified_context(), timeout=2.0)
+    except TRANSPORT_ERRORS:
         return False
-    return response.status_code == 200
+    return answer.status_code == 200

@@ -23,19 +23,23 @@ path under its root, i.e. ``<base>/dl.k8s.io/release/...`` and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import http.client
 import os
 import platform
 import shutil
+import ssl
 import tarfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from gpuop.controlplane.errors import DownloadError
 from gpuop.controlplane.versions import ETCD, HELM, KUBERNETES, KWOK, Component
@@ -44,7 +48,7 @@ Progress = Callable[[str], None]
 
 CONNECT_TIMEOUT_S = 3.0
 READ_TIMEOUT_S = 60.0
-# The first request of a component also covers DNS, which httpx's connect timeout does not bound.
+# The first request of a component also covers DNS, which the connect timeout does not bound.
 FIRST_CONTACT_DEADLINE_S = 10.0
 
 KUBERNETES_RELEASE_URL = "https://dl.k8s.io/release"
@@ -151,22 +155,79 @@ def parse_checksum(text: str, entry: str | None, source: str) -> str:
     raise DownloadError(f"{source} holds no {wanted}")
 
 
-def _client() -> httpx.Client:
-    timeout = httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S, pool=CONNECT_TIMEOUT_S)
-    return httpx.Client(timeout=timeout, follow_redirects=True)
+class _HTTPConnection(http.client.HTTPConnection):
+    """Connect within CONNECT_TIMEOUT_S, then wait up to READ_TIMEOUT_S for each read."""
+
+    def connect(self) -> None:
+        self.timeout = CONNECT_TIMEOUT_S
+        super().connect()
+        self.sock.settimeout(READ_TIMEOUT_S)
 
 
-def _get_text(client: httpx.Client, url: str, deadline_s: float | None) -> str:
+class _HTTPSConnection(http.client.HTTPSConnection):
+    """The same timeouts over TLS (the handshake counts as connecting)."""
+
+    def connect(self) -> None:
+        self.timeout = CONNECT_TIMEOUT_S
+        super().connect()
+        self.sock.settimeout(READ_TIMEOUT_S)
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_HTTPConnection, req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self) -> None:
+        self._tls = ssl.create_default_context()
+        super().__init__(context=self._tls)
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_HTTPSConnection, req, context=self._tls)
+
+
+def _client() -> urllib.request.OpenerDirector:
+    """An opener that follows redirects and honours the *_proxy variables, with our timeouts."""
+    return urllib.request.build_opener(_HTTPHandler(), _HTTPSHandler())
+
+
+def _open(client: urllib.request.OpenerDirector, url: str) -> Any:
+    """GET ``url``; a status other than 200 raises DownloadError."""
+    try:
+        response = client.open(url)
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        raise DownloadError(f"{url} answered HTTP {exc.code}") from None
+    if response.status != 200:
+        response.close()
+        raise DownloadError(f"{url} answered HTTP {response.status}")
+    return response
+
+
+# What fetching raises when the transfer fails (urllib's URLError is an OSError).
+_TRANSFER_ERRORS = (OSError, http.client.HTTPException)
+
+
+def _transfer_failure(url: str, exc: BaseException) -> DownloadError:
+    # No connection (DNS, refused, connect timeout) or no answer in time: the server is
+    # unreachable, so trying the other components' downloads would only lose time.
+    unreachable = isinstance(exc, TimeoutError) or (
+        isinstance(exc, urllib.error.URLError) and not isinstance(exc, urllib.error.HTTPError)
+    )
+    what = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    return DownloadError(f"{url}: {type(exc).__name__}: {what}", unreachable=unreachable)
+
+
+def _get_text(client: urllib.request.OpenerDirector, url: str, deadline_s: float | None) -> str:
     """GET a small file; with a deadline, bound DNS and connect by running it in a thread."""
     result: list[str] = []
     failure: list[BaseException] = []
 
     def fetch() -> None:
         try:
-            response = client.get(url)
-            if response.status_code != 200:
-                raise DownloadError(f"{url} answered HTTP {response.status_code}")
-            result.append(response.text)
+            with _open(client, url) as response:
+                result.append(response.read().decode("utf-8", errors="replace"))
         except BaseException as exc:  # handed to the caller below
             failure.append(exc)
 
@@ -182,29 +243,25 @@ def _get_text(client: httpx.Client, url: str, deadline_s: float | None) -> str:
         exc = failure[0]
         if isinstance(exc, DownloadError):
             raise exc
-        if isinstance(exc, httpx.HTTPError):
-            unreachable = isinstance(exc, httpx.ConnectError | httpx.TimeoutException)
-            raise DownloadError(
-                f"{url}: {type(exc).__name__}: {exc}", unreachable=unreachable
-            ) from exc
+        if isinstance(exc, _TRANSFER_ERRORS):
+            raise _transfer_failure(url, exc) from exc
         raise exc
     return result[0]
 
 
-def _fetch_verified(client: httpx.Client, url: str, sha256: str, target: Path) -> int:
+def _fetch_verified(
+    client: urllib.request.OpenerDirector, url: str, sha256: str, target: Path
+) -> int:
     """Stream ``url`` into ``target``; raise DownloadError unless its sha256 is ``sha256``."""
     digest = hashlib.sha256()
     size = 0
     try:
-        with client.stream("GET", url) as response:
-            if response.status_code != 200:
-                raise DownloadError(f"{url} answered HTTP {response.status_code}")
-            with target.open("wb") as out:
-                for chunk in response.iter_bytes(1 << 20):
-                    digest.update(chunk)
-                    out.write(chunk)
-                    size += len(chunk)
-    except httpx.HTTPError as exc:
+        with _open(client, url) as response, target.open("wb") as out:
+            while chunk := response.read(1 << 20):
+                digest.update(chunk)
+                out.write(chunk)
+                size += len(chunk)
+    except _TRANSFER_ERRORS as exc:
         raise DownloadError(f"{url}: {type(exc).__name__}: {exc}") from exc
     actual = digest.hexdigest()
     if actual != sha256:
@@ -247,7 +304,7 @@ def download_component(
             f"no {comp.name} release exists for this machine ({platform.machine()})"
         )
     base = base_url if base_url is not None else os.environ.get("GPUOP_DOWNLOAD_BASE_URL")
-    with _client() as client:
+    with contextlib.closing(_client()) as client:
         first = True
         for art in artifacts(comp, arch, base):
             text = _get_text(client, art.checksum_url, FIRST_CONTACT_DEADLINE_S if first else None)

@@ -5,21 +5,26 @@ controller manager, the scheduler, kwok, and ServiceAccounts the tests run the o
 needs its own kubeconfig file. They are self-contained (certificates embedded as ``*-data``)
 so they can be copied around, and they never touch ``~/.kube/config``.
 
-:func:`api_client` opens an ``httpx.Client`` from such a file, for the few raw API calls the
-control plane makes itself (readiness, TokenRequest, ``/version``).
+:func:`api_request` makes one request as such a file's user, for the few raw API calls the
+control plane makes itself (readiness, TokenRequest, ``/version``), and :func:`http_request`
+asks a loopback health endpoint. Both use the standard library: these are a handful of
+loopback requests, not worth a second HTTP library beside the one lightkube ships.
 """
 
 from __future__ import annotations
 
 import base64
+import http.client
+import json
 import os
 import ssl
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-import httpx
 import yaml
 
 from gpuop.controlplane.errors import ControlPlaneError
@@ -148,16 +153,83 @@ def ssl_context(entry: KubeconfigEntry) -> ssl.SSLContext:
     return ctx
 
 
-def api_client(kubeconfig: Path, timeout: float = 10.0) -> httpx.Client:
-    """An httpx client for the API server of ``kubeconfig`` (no proxies: loopback only)."""
+# What a request raises when there is no usable answer: refused, reset, timed out, TLS
+# failed, or a reply that is not HTTP.
+TRANSPORT_ERRORS: tuple[type[Exception], ...] = (OSError, http.client.HTTPException)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An HTTP answer, read whole (the control plane's own requests are small)."""
+
+    status_code: int
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def http_request(
+    url: str,
+    *,
+    method: str = "GET",
+    context: ssl.SSLContext | None = None,
+    headers: Mapping[str, str] | None = None,
+    body: bytes | None = None,
+    timeout: float = 10.0,
+) -> Answer:
+    """One request straight to ``url`` (no proxies: loopback only); raises TRANSPORT_ERRORS."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    connection: http.client.HTTPConnection
+    if parts.scheme == "https":
+        connection = http.client.HTTPSConnection(host, parts.port, timeout=timeout, context=context)
+    else:
+        connection = http.client.HTTPConnection(host, parts.port, timeout=timeout)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    try:
+        connection.request(method, target, body=body, headers=dict(headers or {}))
+        response = connection.getresponse()
+        return Answer(response.status, response.read())
+    finally:
+        connection.close()
+
+
+def unverified_context() -> ssl.SSLContext:
+    """TLS without checking the certificate: for loopback liveness probes that send nothing."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def api_request(
+    kubeconfig: Path,
+    method: str,
+    path: str,
+    *,
+    json_body: Any = None,
+    timeout: float = 10.0,
+) -> Answer:
+    """``method path`` on the API server of ``kubeconfig``, as its user; raises TRANSPORT_ERRORS
+    when there is no answer and ControlPlaneError when the kubeconfig cannot be used."""
     entry = read_kubeconfig(kubeconfig)
-    headers = {}
+    headers = {"Accept": "application/json"}
     if entry.credentials.token:
         headers["Authorization"] = f"Bearer {entry.credentials.token}"
-    return httpx.Client(
-        base_url=entry.server,
-        verify=ssl_context(entry),
+    body = None
+    if json_body is not None:
+        body = json.dumps(json_body).encode("utf-8")
+        headers["Content-Type"] = "application/json"
+    return http_request(
+        entry.server.rstrip("/") + path,
+        method=method,
+        context=ssl_context(entry),
         headers=headers,
+        body=body,
         timeout=timeout,
-        trust_env=False,
     )
