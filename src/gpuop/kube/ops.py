@@ -17,7 +17,15 @@ from lightkube.generic_resource import create_namespaced_resource
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.resources.apps_v1 import ControllerRevision, DaemonSet
-from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, Pod, Service, ServiceAccount
+from lightkube.resources.core_v1 import (
+    ConfigMap,
+    Event,
+    Namespace,
+    Node,
+    Pod,
+    Service,
+    ServiceAccount,
+)
 from lightkube.resources.node_v1 import RuntimeClass
 from lightkube.resources.rbac_authorization_v1 import (
     ClusterRole,
@@ -405,3 +413,33 @@ def ensure_namespace_sync(client: Client, name: str) -> None:
     except ApiError as exc:
         if exc.status.code != CONFLICT:
             raise
+
+
+# --- what the lab reads and deletes as the admin (the operator's RBAC holds none of it)
+
+
+def get_pod_sync(client: Client, name: str, namespace: str) -> dict[str, Any]:
+    """A Pod as a dict; an ApiError (404) when it does not exist."""
+    return _as_dict(client.get(Pod, name, namespace=namespace))
+
+
+def list_pods_sync(client: Client, namespace: str) -> list[dict[str, Any]]:
+    return [_as_dict(pod) for pod in client.list(Pod, namespace=namespace)]
+
+
+def delete_pod_sync(
+    client: Client, name: str, namespace: str, grace_period: int | None = None
+) -> None:
+    client.delete(Pod, name, namespace=namespace, grace_period=grace_period)
+
+
+def list_events_sync(client: Client, namespace: str) -> list[dict[str, Any]]:
+    """The core/v1 Events of a namespace, as dicts."""
+    return [_as_dict(event) for event in client.list(Event, namespace=namespace)]
+
+
+def crd_established_sync(client: Client, name: str) -> bool:
+    """Whether the CustomResourceDefinition `name` has condition Established=True."""
+    crd = client.get(CustomResourceDefinition, name)
+    conditions = (crd.status.conditions if crd.status else None) or []
+    return any(c.type == "Established" and c.status == "True" for c in conditions)

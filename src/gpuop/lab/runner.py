@@ -396,9 +396,7 @@ def step3(ctx: LabContext) -> dict[str, Any]:
 
 
 def _placement(ctx: LabContext, name: str) -> tuple[str | None, str, str]:
-    from lightkube.resources.core_v1 import Pod
-
-    pod = ctx.client().get(Pod, name, namespace=LAB_NAMESPACE).to_dict()
+    pod = ops.get_pod_sync(ctx.client(), name, LAB_NAMESPACE)
     node = (pod.get("spec") or {}).get("nodeName")
     phase = (pod.get("status") or {}).get("phase", "")
     message = ""
@@ -409,17 +407,11 @@ def _placement(ctx: LabContext, name: str) -> tuple[str | None, str, str]:
 
 
 def step4(ctx: LabContext) -> dict[str, Any]:
-    from lightkube.resources.core_v1 import Namespace, Pod
-
     from gpuop.explain import explain_pod
 
     _ensure_running(ctx)
     client = ctx.client()
-    try:
-        client.create(Namespace(metadata={"name": LAB_NAMESPACE}))  # type: ignore[arg-type]
-    except ApiError as exc:
-        if exc.status.code != 409:
-            raise
+    ops.ensure_namespace_sync(client, LAB_NAMESPACE)
     vmis = {
         "vm-passthrough": vmi_example("vm-passthrough", "nvidia.com/GA102GL_A10"),
         "vm-vgpu": vmi_example("vm-vgpu", "nvidia.com/NVIDIA_A10-12Q"),
@@ -525,7 +517,6 @@ def step4(ctx: LabContext) -> dict[str, Any]:
             raise LabFailure(
                 4, f"explain's prediction for {name} ({feasible}) to match the scheduler", where
             )
-    _ = Pod
     return {
         "placements": results,
         "kubevirt": {"vmis": list(vmis.values()), "patch": kubevirt_merge_patch(permitted)},
@@ -533,17 +524,15 @@ def step4(ctx: LabContext) -> dict[str, Any]:
 
 
 def step5(ctx: LabContext) -> dict[str, Any]:
-    from lightkube.resources.core_v1 import Pod
-
     _ensure_running(ctx)
     client = ctx.client()
     ctx.say("moving the vGPU VM off the node first (deleting its launcher pod)")
-    for pod in list(client.list(Pod, namespace=LAB_NAMESPACE)):
+    for pod in ops.list_pods_sync(client, LAB_NAMESPACE):
         limits: dict[str, Any] = {}
-        for container in pod.spec.containers if pod.spec else []:
-            limits.update((container.resources.limits or {}) if container.resources else {})
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            limits.update((container.get("resources") or {}).get("limits") or {})
         if any(k.startswith("nvidia.com/NVIDIA_A10") for k in limits):
-            client.delete(Pod, pod.metadata.name, namespace=LAB_NAMESPACE, grace_period=0)
+            ops.delete_pod_sync(client, pod["metadata"]["name"], LAB_NAMESPACE, grace_period=0)
     before = _gpu_allocatable(ops.get_node(client, "a10-vgpu") or {})
     ops.patch_node_sync(client, "a10-vgpu", labels={VGPU_CONFIG_LABEL: "A10-4Q"})
     ctx.say(f"labelled a10-vgpu {VGPU_CONFIG_LABEL}=A10-4Q")
@@ -571,13 +560,11 @@ def _set_sandbox(ctx: LabContext, enabled: bool) -> None:
 
 
 def step6(ctx: LabContext) -> dict[str, Any]:
-    from lightkube.resources.core_v1 import Event, Pod
-
     _ensure_running(ctx)
     client = ctx.client()
     ctx.say("removing the lab's GPU pods (a mode switch is held while GPU pods run)")
-    for pod in list(client.list(Pod, namespace=LAB_NAMESPACE)):
-        client.delete(Pod, pod.metadata.name, namespace=LAB_NAMESPACE, grace_period=0)
+    for pod in ops.list_pods_sync(client, LAB_NAMESPACE):
+        ops.delete_pod_sync(client, pod["metadata"]["name"], LAB_NAMESPACE, grace_period=0)
     _set_sandbox(ctx, False)
     ctx.say("sandboxWorkloads.enabled=false")
 
@@ -593,13 +580,14 @@ def step6(ctx: LabContext) -> dict[str, Any]:
 
     def warned() -> tuple[bool, str]:
         events.clear()
-        for event in client.list(Event, namespace="default"):
-            if event.reason == "WorkloadLabelIgnored" and event.involvedObject.name in NODES:
+        for event in ops.list_events_sync(client, "default"):
+            involved = event.get("involvedObject") or {}
+            if event.get("reason") == "WorkloadLabelIgnored" and involved.get("name") in NODES:
                 events.append(
                     {
-                        "node": event.involvedObject.name,
-                        "type": event.type or "",
-                        "message": event.message or "",
+                        "node": involved["name"],
+                        "type": event.get("type") or "",
+                        "message": event.get("message") or "",
                     }
                 )
         nodes = {e["node"] for e in events}

@@ -43,16 +43,12 @@ def deploy_manifests(name: str) -> list[dict[str, Any]]:
 
 
 def install_crd(kubeconfig: str, timeout: float = 60) -> None:
-    from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
-
     client = sync_client(kubeconfig)
     manifest = crd_manifest()
     ops.apply_object_sync(client, manifest)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        crd = client.get(CustomResourceDefinition, manifest["metadata"]["name"])
-        conditions = (crd.status.conditions if crd.status else None) or []
-        if any(c.type == "Established" and c.status == "True" for c in conditions):
+        if ops.crd_established_sync(client, manifest["metadata"]["name"]):
             return
         time.sleep(0.2)
     raise StackError("the ClusterPolicy CRD did not become Established")
