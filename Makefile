@@ -2,7 +2,9 @@
 #
 #   make setup   Debian packages, .venv with gpuop[dev], control-plane binaries and helm (cached;
 #                the first build takes ~20 min on 2 cores)
-#   make test    ruff check, ruff format --check, mypy, lint-imports, pytest (unit + e2e)
+#   make test    ruff check, ruff format --check, mypy, lint-imports, pytest (unit + fuzz + e2e)
+#   make unit    the unit tests without the fuzz runs (no cluster, no build; 2-3 minutes)
+#   make fuzz    the fuzz runs alone (HYPOTHESIS_PROFILE=deep for a long hunt)
 #   make image   the operator image (OCI layout, an archive for docker load / ctr images import,
 #                an SPDX SBOM) in dist/image/, from Debian packages and the wheel; no daemon
 #
@@ -18,7 +20,7 @@ PYTEST_ARGS ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_PACKAGES := $(shell sed -e 's/\#.*//' scripts/debian-packages.txt)
 
-.PHONY: setup system-packages venv binaries containerd2 test lint format-check typecheck imports pytest lab image
+.PHONY: setup system-packages venv binaries containerd2 test unit fuzz lint format-check typecheck imports pytest lab image
 
 setup: system-packages venv binaries containerd2
 
@@ -42,6 +44,13 @@ containerd2:
 test: setup
 	$(MAKE) lint format-check typecheck imports pytest
 
+# No setup: the unit tests need neither the control plane nor containerd.
+unit:
+	$(BIN)/pytest tests/unit -m "not fuzz" $(PYTEST_ARGS)
+
+fuzz:
+	$(BIN)/pytest tests/unit -m fuzz $(PYTEST_ARGS)
+
 lint:
 	$(BIN)/ruff check .
 
@@ -54,9 +63,10 @@ typecheck:
 imports:
 	$(BIN)/lint-imports
 
-# pytest's exit code 5 means it collected no tests: that is a failure, and says so.
+# pytest's exit code 5 means it collected no tests: that is a failure, and says so. A bare
+# `pytest` leaves the end-to-end tests out; here they run (setup has made the binaries).
 pytest:
-	rc=0; GPUOP_REQUIRE_CONTAINERD=1 $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
+	rc=0; GPUOP_REQUIRE_CONTAINERD=1 $(BIN)/pytest --with-e2e $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; fi; \
 	exit $$rc
 

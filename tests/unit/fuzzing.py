@@ -1,11 +1,22 @@
-"""A cheap mutator of JSON-like objects, shared by the checker's and the explainer's fuzz
-counts: replace the value at random paths with odd values, empty ones, or a value of the
-right shape moved to the wrong place."""
+"""What the fuzz tests share: example counts sized by the Hypothesis profile, and a cheap
+mutator of JSON-like objects for the checker's and the explainer's fuzz counts (replace the
+value at random paths with odd values, empty ones, or a value of the right shape moved to
+the wrong place)."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
+
+from hypothesis import settings
+
+
+def scaled(count: int) -> int:
+    """`count`, the number of inputs a test was sized for under the `ci` profile, under the
+    loaded one: a tenth under `dev`, ten times under `deep` (see tests/conftest.py)."""
+    ci = settings.get_profile("ci").max_examples
+    return max(1, count * settings.default.max_examples // ci)
+
 
 ODD_VALUES: list[Any] = [
     None,

@@ -1,19 +1,22 @@
 """Malformed and adversarial dumps never crash the checker: findings or exit 2, no traceback.
 
 Wrong types in every field, huge strings, missing metadata, non-dict items, bad quantities
-and invalid UTF-8 through the CLI. 2,000 examples in all (550 + 350 + 250 + 550 + 300),
-kept small so the file runs in seconds.
+and invalid UTF-8 through the CLI. 1,750 examples in all (550 + 350 + 550 + 300) under the
+`ci` Hypothesis profile, a tenth under `dev`, ten times under `deep`; they carry the `fuzz`
+marker (`make unit` leaves them out, `make test` runs them). The planning projection's
+property test takes the profile's own count and always runs.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import corpus_gen
+import pytest
 import yaml
 from click.testing import CliRunner
+from fuzzing import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +29,6 @@ from gpuop.naming import PciDatabase
 from gpuop.planner import NodeFacts, plan
 from gpuop.policy import default_policy
 
-# GPUOP_FUZZ_SCALE=10 runs ten times the examples (a deeper, slower run).
-SCALE = max(1, int(os.environ.get("GPUOP_FUZZ_SCALE", "1")))
 FUZZ = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -387,19 +388,21 @@ def _assert_sound(objects: list[Any], *, text: bool = True) -> None:
         render_text(report)
 
 
-@settings(FUZZ, max_examples=550 * SCALE)
+@pytest.mark.fuzz
+@settings(FUZZ, max_examples=scaled(550))
 @given(_objects)
 def test_adversarial_objects_never_crash(objects: list[Any]) -> None:
     _assert_sound(objects)
 
 
-@settings(FUZZ, max_examples=350 * SCALE)
+@pytest.mark.fuzz
+@settings(FUZZ, max_examples=scaled(350))
 @given(st.lists(nodes(), min_size=1, max_size=4), st.sampled_from([True, False]))
 def test_adversarial_nodes_under_both_policies(node_list: list[Any], sandbox: bool) -> None:
     _assert_sound([_POLICIES[sandbox], *node_list], text=False)
 
 
-@settings(FUZZ, max_examples=250 * SCALE)
+@settings(FUZZ)
 @given(st.lists(nodes(), min_size=1, max_size=3))
 def test_the_planning_projection_matches_plan_on_odd_nodes(node_list: list[Any]) -> None:
     state = ClusterState.from_objects(node_list)
@@ -429,7 +432,8 @@ def test_the_planning_projection_matches_plan_on_odd_nodes(node_list: list[Any])
 _runner = CliRunner()
 
 
-@settings(FUZZ, max_examples=550 * SCALE)
+@pytest.mark.fuzz
+@settings(FUZZ, max_examples=scaled(550))
 @given(st.binary(max_size=300))
 def test_cli_with_random_bytes_exits_cleanly(data: bytes) -> None:
     result = _runner.invoke(check, ["-", "-o", "json"], input=data)
@@ -438,7 +442,8 @@ def test_cli_with_random_bytes_exits_cleanly(data: bytes) -> None:
     assert "Traceback" not in result.output
 
 
-@settings(FUZZ, max_examples=300 * SCALE)
+@pytest.mark.fuzz
+@settings(FUZZ, max_examples=scaled(300))
 @given(_objects, st.sampled_from(["json", "yaml", "yaml-broken", "latin1"]))
 def test_cli_with_adversarial_documents(objects: list[Any], form: str) -> None:
     listing = {"apiVersion": "v1", "kind": "List", "items": objects}

@@ -19,6 +19,7 @@ import pytest
 import yaml
 from cli_support import Run, RunCli
 from click.testing import CliRunner
+from fuzzing import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lightkube.core.exceptions import ApiError
@@ -1204,7 +1205,8 @@ def mutated_inputs(rng: random.Random) -> tuple[str, str]:
 PER_EXAMPLE = 8
 
 
-@settings(FUZZ, max_examples=10_000 // PER_EXAMPLE)
+@pytest.mark.fuzz
+@settings(FUZZ, max_examples=scaled(10_000) // PER_EXAMPLE)
 @given(seed=st.integers(0, 2**64))
 def test_malformed_inputs_give_a_result_or_exit_2(seed: int) -> None:
     """10,000 malformed inputs through the command's pipeline (reading, explaining, output)."""
@@ -1231,7 +1233,8 @@ def _through_the_command(tmp: Path, manifest: str, cluster_text: str, output: st
         assert result.exit_code == explain_text(manifest, cluster_text)
 
 
-@settings(FUZZ, max_examples=300)
+@pytest.mark.fuzz
+@settings(FUZZ, max_examples=scaled(300))
 @given(seed=st.integers(0, 2**64), output=st.sampled_from(["text", "json"]))
 def test_mutated_inputs_through_the_command(
     tmp_path_factory: pytest.TempPathFactory, seed: int, output: str
@@ -1241,7 +1244,8 @@ def test_mutated_inputs_through_the_command(
     _through_the_command(tmp_path_factory.mktemp("fuzz"), manifest, cluster_text, output)
 
 
-@settings(FUZZ, max_examples=500)
+@pytest.mark.fuzz
+@settings(FUZZ, max_examples=scaled(500))
 @given(manifest=_texts, cluster_text=_cluster_texts, output=st.sampled_from(["text", "json"]))
 def test_malformed_inputs_through_the_command_never_trace_back(
     tmp_path_factory: pytest.TempPathFactory, manifest: str, cluster_text: str, output: str
