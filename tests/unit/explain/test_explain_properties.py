@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.corpus import generate_case
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# The count comes from the Hypothesis profile (tests/conftest.py).
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 scalars = (
     st.none()

@@ -43,15 +43,53 @@ def plugin_device_name(pci_ids: list[str], device_id: str) -> str:
         if not line.startswith("\t"):
             break
         if line.startswith("\t" + device_id):
-            name = line[len(device_id) + 1 :].strip()
-            name = name.upper().replace("/", "_").replace(".", "_")
-            name = _GO_WHITESPACE_RUN.sub("_", name)
-            return _GO_NOT_NAME_CHARS.sub("", name)
+            return _normalised(line[len(device_id) + 1 :])
     return ""
+
+
+def _normalised(name: str) -> str:
+    name = name.strip().upper().replace("/", "_").replace(".", "_")
+    name = _GO_WHITESPACE_RUN.sub("_", name)
+    return _GO_NOT_NAME_CHARS.sub("", name)
+
+
+def plugin_device_names(pci_ids: list[str]) -> dict[str, str]:
+    """`plugin_device_name` of every device in one scan instead of one scan a device: the
+    same walk, keeping the first line of each id (where the plugin's scan stops)."""
+    names: dict[str, str] = {}
+    nvidia_vendor_found = False
+    for line in pci_ids:
+        if not nvidia_vendor_found:
+            nvidia_vendor_found = line.startswith("10de")
+            continue
+        if line.startswith("#"):
+            continue
+        if not line.startswith("\t"):
+            break
+        names.setdefault(line[1:5], _normalised(line[5:]))
+    return names
 
 
 def plugin_resource(pci_ids: list[str], device_id: str) -> str:
     return "nvidia.com/" + (plugin_device_name(pci_ids, device_id) or device_id)
+
+
+def plugin_resources(pci_ids: list[str]) -> dict[str, str]:
+    """`plugin_resource` of every device in DEVICE_IDS, from one scan."""
+    names = plugin_device_names(pci_ids)
+    return {device: "nvidia.com/" + (names.get(device) or device) for device in DEVICE_IDS}
+
+
+def test_the_one_scan_names_every_device_as_the_line_by_line_scan(pci_ids_excerpt: str) -> None:
+    lines = pci_ids_excerpt.split("\n")
+    names = plugin_device_names(lines)
+    ids = {line[1:5] for line in lines if re.match(r"^\t[0-9a-f]{4}\s", line)}
+    for device in sorted(ids):
+        assert names.get(device, "") == plugin_device_name(lines, device), device
+    shipped = shipped_pci_ids().split("\n")
+    sample = DEVICE_IDS[:: max(1, len(DEVICE_IDS) // 25)]
+    every = plugin_device_names(shipped)
+    assert all(every[device] == plugin_device_name(shipped, device) for device in sample)
 
 
 def load_script() -> ModuleType:
@@ -78,14 +116,15 @@ def test_builtin_is_the_shipped_table_loaded_once() -> None:
 def test_every_device_is_named_as_the_plugin_names_it() -> None:
     text = shipped_pci_ids().split("\n")
     db = PciDatabase.builtin()
+    theirs = plugin_resources(text)
     wrong = {}
     for device in DEVICE_IDS:
         ours = passthrough_resource(f"10de:{device}", db).resource
-        theirs = plugin_resource(text, device)
-        if ours != theirs:
-            wrong[device] = (ours, theirs)
+        if ours != theirs[device]:
+            wrong[device] = (ours, theirs[device])
     assert wrong == {}
-    assert all(plugin_device_name(text, device) for device in DEVICE_IDS)  # no raw ids
+    names = plugin_device_names(text)
+    assert all(names.get(device) for device in DEVICE_IDS)  # no raw ids
 
 
 def test_known_quirks_of_the_2025_07_11_names() -> None:
@@ -162,9 +201,7 @@ def test_shipped_table_is_the_reference_files_nvidia_section(reference_pci_ids: 
 
 def test_reference_file_names_agree_with_the_plugin_reading_it(reference_pci_ids: Path) -> None:
     reference = reference_pci_ids.read_text(encoding="utf-8").split("\n")
-    shipped = shipped_pci_ids().split("\n")
-    for device in DEVICE_IDS:
-        assert plugin_resource(reference, device) == plugin_resource(shipped, device)
+    assert plugin_resources(reference) == plugin_resources(shipped_pci_ids().split("\n"))
 
 
 # --- scripts/pci_ids_nvidia.py ----------------------------------------------------------

@@ -41,7 +41,7 @@ LABELS = st.dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)  # the count comes from the Hypothesis profile
 @given(
     labels=LABELS,
     allocatable=st.dictionaries(RESOURCES, QUANTITIES, max_size=4),

@@ -23,7 +23,8 @@ from gpuop.policy import ResolvedPolicy, parse_cluster_policy
 
 PREFIX = operand_table().deploy_labels.prefix
 KNOWN = sorted(operand_table().deploy_labels.known_keys)
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# The count comes from the Hypothesis profile (tests/conftest.py).
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 label_values = st.one_of(
     st.sampled_from(["true", "false", "", "pre-installed", "paused-for-vgpu-change", "True"]),

@@ -25,12 +25,18 @@ from hypothesis import strategies as st
 from toolkit_configs import PLUGIN, containerd_configs
 from toolkit_support import CONFIG, contents, make_root, snapshot
 
-from gpuop.toolkit import ConfigShapeError, RuntimeOptions, configure_runtime, revert_runtime
+from gpuop.toolkit import (
+    ConfigShapeError,
+    RuntimeOptions,
+    RuntimeResult,
+    configure_runtime,
+    revert_runtime,
+)
 from gpuop.toolkit.containerd import merge_plugin_sections
 from gpuop.toolkit.tomledit import LayoutError, parse
 
+# The count comes from the Hypothesis profile (tests/conftest.py).
 SETTINGS = settings(
-    max_examples=150,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -48,30 +54,28 @@ def runtime_options(draw: st.DrawFn) -> RuntimeOptions:
     )
 
 
-def editable(text: str, root: Path, options: RuntimeOptions) -> bool:
-    """Whether the format-preserving parser can edit `text`; if not, check the refusal.
+def configured(root: Path, options: RuntimeOptions) -> RuntimeResult | None:
+    """Configure `root`; None where the format-preserving parser refuses, after checking the
+    refusal.
 
     Two refusals are expected: text the parser cannot keep the layout of, and an edit
     whose result tomlkit cannot read back (out-of-order tables); either changes nothing.
     """
+    text = (root / CONFIG).read_text()
+    before = snapshot(root)
     try:
         parse(text)
     except LayoutError:
-        before = snapshot(root)
         with pytest.raises(ConfigShapeError, match="format-preserving"):
             configure_runtime(str(root), options)
         assert snapshot(root) == before
-        return False
-    with tempfile.TemporaryDirectory() as scratch:
-        trial = make_root(Path(scratch), text)
-        before = snapshot(trial)
-        try:
-            configure_runtime(str(trial), options)
-        except ConfigShapeError as exc:
-            assert "could not be edited again" in str(exc)
-            assert snapshot(trial) == before
-            return False
-    return True
+        return None
+    try:
+        return configure_runtime(str(root), options)
+    except ConfigShapeError as exc:
+        assert "could not be edited again" in str(exc)
+        assert snapshot(root) == before
+        return None
 
 
 def effective_runtimes(root: Path, options: RuntimeOptions) -> tuple[dict[str, Any], int]:
@@ -103,9 +107,9 @@ def test_configure_registers_keeps_lines_and_is_idempotent(
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = make_root(Path(tmp), text)
-        if not editable(text, root, options):
+        result = configured(root, options)
+        if result is None:
             return
-        result = configure_runtime(str(root), options)
 
         section, version = effective_runtimes(root, options)
         runtimes = section["containerd"]["runtimes"]
@@ -168,10 +172,9 @@ OUT_OF_ORDER_TABLES = (
 def test_configure_then_revert_is_the_identity(text: str, options: RuntimeOptions) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = make_root(Path(tmp), text)
-        if not editable(text, root, options):
-            return
         before = contents(root)
-        configure_runtime(str(root), options)
+        if configured(root, options) is None:
+            return
         revert_runtime(str(root), options)
         assert contents(root) == before
 
@@ -181,9 +184,8 @@ def test_configure_then_revert_is_the_identity(text: str, options: RuntimeOption
 def test_revert_after_an_edit_keeps_the_edit(text: str, options: RuntimeOptions) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = make_root(Path(tmp), text)
-        if not editable(text, root, options):
+        if configured(root, options) is None:
             return
-        configure_runtime(str(root), options)
         config = root / CONFIG
         current = config.read_text()
         edited = current + ("" if current.endswith("\n") else "\n") + "# edited later\n"
