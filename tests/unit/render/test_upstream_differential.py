@@ -8,6 +8,8 @@ below (each also in docs/operator.md, "Deliberate deviations from upstream").
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import sys
 from pathlib import Path
@@ -52,20 +54,35 @@ DEVIATIONS: list[tuple[str, str]] = [
 ]
 
 
-def _upstream() -> dict[str, dict[str, Any]]:
+@functools.cache
+def _upstream_once() -> dict[str, dict[str, Any]]:
     data = json.loads((DATA / "daemonsets.json").read_text())
     items = data["items"] if isinstance(data, dict) else data
     return {ds["metadata"]["name"]: ds for ds in items}
+
+
+def _upstream() -> dict[str, dict[str, Any]]:
+    """A fresh copy of upstream's DaemonSets (read once: each test may change its copy)."""
+    return copy.deepcopy(_upstream_once())
 
 
 def _nodes() -> list[dict[str, Any]]:
     return list(yaml.safe_load((DATA / "nodes.yaml").read_text())["items"])
 
 
-def _gpuop() -> dict[str, dict[str, Any]]:
+@functools.cache
+def _rendered_once() -> tuple[dict[str, Any], ...]:
     policy = parse_cluster_policy(yaml.safe_load((DATA / "cluster-policy.yaml").read_text()))
-    objects = render_all(policy, "gpu-operator", nodes=_nodes())
-    return {o["metadata"]["name"]: o for o in objects if o["kind"] == "DaemonSet"}
+    return tuple(render_all(policy, "gpu-operator", nodes=_nodes()))
+
+
+def _rendered() -> list[dict[str, Any]]:
+    """A fresh copy of gpuop's rendering of the reference inputs (rendered once)."""
+    return copy.deepcopy(list(_rendered_once()))
+
+
+def _gpuop() -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for o in _rendered() if o["kind"] == "DaemonSet"}
 
 
 def _remove(obj: Any, parts: list[str]) -> None:
@@ -199,11 +216,6 @@ def test_render_command_prints_the_same_objects() -> None:
 
 # Objects in upstream's list that neither operator creates.
 NOT_THE_OPERATORS = {"configmap/kube-root-ca.crt", "serviceaccount/default"}
-
-
-def _rendered() -> list[dict[str, Any]]:
-    policy = parse_cluster_policy(yaml.safe_load((DATA / "cluster-policy.yaml").read_text()))
-    return render_all(policy, "gpu-operator", nodes=_nodes())
 
 
 def _kubectl_name(obj: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fuzzing import scaled
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from toolkit_configs import PLUGIN, containerd_configs
@@ -35,8 +36,10 @@ from gpuop.toolkit import (
 from gpuop.toolkit.containerd import merge_plugin_sections
 from gpuop.toolkit.tomledit import LayoutError, parse
 
-# The count comes from the Hypothesis profile (tests/conftest.py).
+# Each example configures a containerd root through tomlkit (and reverts it): 40 under the
+# `ci` profile, scaled like every count by the Hypothesis profile (tests/conftest.py).
 SETTINGS = settings(
+    max_examples=scaled(40),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
