@@ -24,12 +24,12 @@ from typing import Any
 
 import yaml
 
+from gpuop.api.cards import GpuCard
 from gpuop.api.labels import OPERAND_LABEL, SIM_LABEL
 from gpuop.kube import API_ERRORS, async_client, describe_api_error, ops
 from gpuop.kube.informer import Informer
 from gpuop.kube.running import run_controller, supervise
 from gpuop.naming import PciDatabase
-from gpuop.planner.inventory import GpuCard
 from gpuop.sim.effects import NodeChanges, OperandPod, node_changes
 from gpuop.sim.hardware import HARDWARE_CONFIGMAP
 from gpuop.sim.hostroot import configure_host_runtime

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuop.api.cards import GpuCard
 from gpuop.api.labels import (
     DEVICE_PLUGIN_DEPLOY_LABEL,
     NFD_GPU_LABELS,
@@ -27,7 +28,6 @@ from gpuop.naming import (
     passthrough_resource,
     vgpu_resource,
 )
-from gpuop.planner.inventory import GpuCard
 from gpuop.sim.hardware import SimError
 
 

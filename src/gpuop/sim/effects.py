@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuop.api.cards import GpuCard
 from gpuop.api.labels import (
     CUDA_RUNTIME_LABEL,
     CUDA_RUNTIME_MAJOR_LABEL,
@@ -50,7 +51,6 @@ from gpuop.naming import (
     passthrough_resource,
     vgpu_resource,
 )
-from gpuop.planner.inventory import GpuCard
 from gpuop.vgpu import DEFAULT_CONFIG_NAME, Card, VgpuConfigFile, apply_vgpu_config
 
 # Keys of the host state the simulator keeps per node.

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuop.api.cards import GpuCard, encode_inventory
 from gpuop.api.labels import (
     ARCH_LABEL,
     HOSTNAME_LABEL,
@@ -37,7 +38,6 @@ from gpuop.api.labels import (
     SIM_LABEL,
 )
 from gpuop.catalog import gpu_catalog
-from gpuop.planner.inventory import GpuCard, encode_inventory
 
 HARDWARE_CONFIGMAP = "gpuop-sim-hardware"
 _DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from gpuop.api.cards import GpuCard, decode_cards
 from gpuop.kube import ops
-from gpuop.planner.inventory import GpuCard, decode_cards
 from gpuop.sim.hardware import HARDWARE_CONFIGMAP, NodeSpec, hardware_entries, node_manifest
 
 DEFAULT_NAMESPACE = "gpu-operator"
