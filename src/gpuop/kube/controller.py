@@ -24,7 +24,6 @@ ends without an event: a status write held back, a driver upgrade's timeout).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -146,11 +145,17 @@ class Trigger:
         self._event.clear()
 
     async def wait(self, timeout: float) -> bool:
-        """True when poked, False when `timeout` seconds passed without a change."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._event.wait(), timeout=timeout)
-            return True
-        return False
+        """True when poked, False when `timeout` seconds passed without a change.
+
+        (Not `asyncio.wait_for`: on Python 3.11 it can swallow a cancellation that arrives
+        as the event is set, and a controller being stopped would wait on.)
+        """
+        try:
+            async with asyncio.timeout(timeout):
+                await self._event.wait()
+        except TimeoutError:
+            return False
+        return True
 
 
 @dataclass(frozen=True)
