@@ -25,8 +25,9 @@ import copy
 import itertools
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+from lightkube import AsyncClient
 from lightkube.codecs import from_dict
 from lightkube.core import resource as lkr
 from lightkube.core.exceptions import ApiError
@@ -181,6 +182,11 @@ class FakeKube:
         self._names = itertools.count(1)
         for obj in objects:
             self.put(obj)
+
+    @property
+    def client(self) -> AsyncClient:
+        """This fake, typed as the client `gpuop.kube.ops` takes."""
+        return cast(AsyncClient, self)
 
     # -- error injection ----------------------------------------------------------------
 

@@ -29,8 +29,8 @@ def test_merge_patch_merges_objects_and_none_deletes() -> None:
 
 def test_patches_bump_the_version_only_when_something_changed() -> None:
     async def main(fake: FakeKube) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        first = await ops.patch_node_labels(fake, "a", {"x": "1", "gone": None})
-        again = await ops.patch_node_labels(fake, "a", {"x": "1"})
+        first = await ops.patch_node_labels(fake.client, "a", {"x": "1", "gone": None})
+        again = await ops.patch_node_labels(fake.client, "a", {"x": "1"})
         return first, again
 
     fake = FakeKube([node("a", gone="yes")])
@@ -42,10 +42,10 @@ def test_patches_bump_the_version_only_when_something_changed() -> None:
 
 def test_a_status_patch_touches_only_status() -> None:
     fake = FakeKube([node("a")])
-    asyncio.run(ops.patch_node_resources(fake, "a", {"nvidia.com/gpu": "2"}))
+    asyncio.run(ops.patch_node_resources(fake.client, "a", {"nvidia.com/gpu": "2"}))
     stored = fake.get_object("Node", "a") or {}
     assert stored["status"]["allocatable"] == {"nvidia.com/gpu": "2"}
-    asyncio.run(ops.patch_node(fake, "a", labels={"y": "1"}))
+    asyncio.run(ops.patch_node(fake.client, "a", labels={"y": "1"}))
     assert (fake.get_object("Node", "a") or {})["status"]["allocatable"] == {"nvidia.com/gpu": "2"}
 
 
@@ -55,12 +55,12 @@ def test_faults_fire_on_the_nth_matching_call_and_drops_keep_nothing() -> None:
     fake.drop("patch", "Node/status")
 
     async def main() -> None:
-        await ops.patch_node_labels(fake, "a", {"x": "1"})
+        await ops.patch_node_labels(fake.client, "a", {"x": "1"})
         with pytest.raises(ApiError) as failed:
-            await ops.patch_node_labels(fake, "b", {"x": "1"})
+            await ops.patch_node_labels(fake.client, "b", {"x": "1"})
         assert failed.value.status.code == 500
-        await ops.patch_node_labels(fake, "b", {"x": "1"})
-        answer = await ops.patch_node_resources(fake, "a", {"nvidia.com/gpu": "1"})
+        await ops.patch_node_labels(fake.client, "b", {"x": "1"})
+        answer = await ops.patch_node_resources(fake.client, "a", {"nvidia.com/gpu": "1"})
         assert answer is not None and "nvidia.com/gpu" not in answer.get("status", {}).get(
             "allocatable", {}
         )
@@ -82,15 +82,15 @@ def test_apply_creates_then_updates_and_eviction_deletes_the_pod() -> None:
     fake = FakeKube([pod])
 
     async def main() -> None:
-        created = await ops.apply_object(fake, config)
-        updated = await ops.apply_object(fake, {**config, "data": {"a": "2"}})
+        created = await ops.apply_object(fake.client, config)
+        updated = await ops.apply_object(fake.client, {**config, "data": {"a": "2"}})
         assert int(updated["metadata"]["resourceVersion"]) > int(
             created["metadata"]["resourceVersion"]
         )
-        assert await ops.configmap_data(fake, "c", "ns") == {"a": "2"}
-        assert await ops.managed_objects(fake, "ConfigMap", "ns", "x", "h") == {}
-        assert await ops.evict_pod(fake, "ns", "p")
-        assert await ops.evict_pod(fake, "ns", "p")  # gone already counts as evicted
+        assert await ops.configmap_data(fake.client, "c", "ns") == {"a": "2"}
+        assert await ops.managed_objects(fake.client, "ConfigMap", "ns", "x", "h") == {}
+        assert await ops.evict_pod(fake.client, "ns", "p")
+        assert await ops.evict_pod(fake.client, "ns", "p")  # gone already counts as evicted
 
     asyncio.run(main())
     assert fake.objects_of("Pod") == {}
@@ -105,7 +105,11 @@ def test_an_informer_on_the_fake_follows_selectors_and_relists_after_compaction(
 
     async def main() -> Informer[Any]:
         nodes: Informer[Any] = Informer(
-            fake, "Node", dict, lambda k, v: changes.append((k, v is not None)), {"gpu": None}
+            fake.client,
+            "Node",
+            dict,
+            lambda k, v: changes.append((k, v is not None)),
+            {"gpu": None},
         )
         async with running(nodes.run()):
             await eventually(lambda: nodes.synced.is_set() and fake.watches_open)
