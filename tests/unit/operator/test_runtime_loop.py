@@ -17,11 +17,13 @@ from typing import Any
 import pytest
 
 from gpuop.kube import controller, informer
+from gpuop.kube.controller import Outcome
 from gpuop.kube.ops import MANAGED_KINDS
 from gpuop.kube.running import supervise
 from gpuop.lab.stack import lab_policy
 from gpuop.operator import runtime
 from gpuop.operator.reconcile import Actions, Snapshot, pod_info, reconcile
+from gpuop.planner.upgrade import UpgradeCounts
 from gpuop.render import HASH_ANNOTATION, MANAGED_BY
 from gpuop.sim.hardware import NodeSpec, node_manifest
 from kit.aio import eventually, running
@@ -207,3 +209,37 @@ def test_writes_the_server_dropped_are_made_again() -> None:
     asyncio.run(operate(fake, lambda: converged(fake)))
     assert_converged(fake)
     assert len(fake.dropped) == 3
+
+
+def test_a_held_status_write_and_a_driver_upgrade_ask_for_later_passes() -> None:
+    fake = cluster()
+    state = runtime.OperatorState(runtime.OperatorConfig(namespace=NS))
+    state.watch(fake.client)
+    assert state.policies is not None
+    written = {"state": "notReady", "nodes": {"ready": 1}}
+    state.policies.store["cluster-policy"] = {**lab_policy(sandbox=True), "status": written}
+    passes = runtime.OperatorPasses(state, fake.client)
+
+    def execute(actions: Actions) -> Outcome:
+        return asyncio.run(passes.execute(actions))
+
+    upgrading = UpgradeCounts(in_progress=1, total=3)
+    # The first status write goes out at once; progress figures right after it wait.
+    first = execute(Actions(status={"cluster-policy": {"state": "notReady", "nodes": {}}}))
+    assert first.requeue_after is None and first.again
+    held = execute(
+        Actions(
+            status={"cluster-policy": {**written, "nodes": {"ready": 2}}}, upgrade_counts=upgrading
+        )
+    )
+    assert held.requeue_after == runtime.STATUS_INTERVAL_SECONDS
+    assert fake.calls[("patch", "ClusterPolicy/status")] == 1
+    # A change of state is written at once; the upgrade asks to look again later.
+    urgent = execute(
+        Actions(status={"cluster-policy": {"state": "ready"}}, upgrade_counts=upgrading)
+    )
+    assert fake.calls[("patch", "ClusterPolicy/status")] == 2
+    assert urgent.requeue_after == runtime.STATUS_INTERVAL_SECONDS
+    state.last_status_write = 0.0
+    later = execute(Actions(upgrade_counts=upgrading))
+    assert later.requeue_after == runtime.UPGRADE_RECHECK_SECONDS and not later.again
