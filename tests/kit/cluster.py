@@ -15,9 +15,8 @@ import json
 from functools import partial
 from typing import Any
 
+from gpuop.api.labels import REVISION_LABEL
 from kit.fake_kube import FakeKube
-
-REVISION_LABEL = "controller-revision-hash"
 
 
 def _template_hash(template: dict[str, Any]) -> str:

@@ -16,6 +16,13 @@ from typing import Any
 
 import pytest
 
+from gpuop.api.labels import (
+    HASH_ANNOTATION,
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    WORKLOAD_LABEL,
+    deploy_label,
+)
 from gpuop.kube import controller, informer
 from gpuop.kube.controller import Outcome
 from gpuop.kube.ops import MANAGED_KINDS
@@ -24,7 +31,6 @@ from gpuop.lab.stack import lab_policy
 from gpuop.operator import runtime
 from gpuop.operator.reconcile import Actions, Snapshot, pod_info, reconcile
 from gpuop.planner.upgrade import UpgradeCounts
-from gpuop.render import HASH_ANNOTATION, MANAGED_BY
 from gpuop.sim.hardware import NodeSpec, node_manifest
 from kit.aio import eventually, running
 from kit.cluster import play_daemonsets
@@ -34,9 +40,9 @@ NS = "gpu-operator"
 NOW = "2026-12-01T00:00:00Z"
 WORKLOADS = {"c": "container", "p": "vm-passthrough", "v": "vm-vgpu"}
 DEPLOYED = {
-    "c": "nvidia.com/gpu.deploy.device-plugin",
-    "p": "nvidia.com/gpu.deploy.vfio-manager",
-    "v": "nvidia.com/gpu.deploy.vgpu-manager",
+    "c": deploy_label("device-plugin"),
+    "p": deploy_label("vfio-manager"),
+    "v": deploy_label("vgpu-manager"),
 }
 TIMEOUT = 60.0
 
@@ -50,7 +56,7 @@ def quick(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def gpu_node(name: str, workload: str | None = None) -> dict[str, Any]:
-    labels = {"nvidia.com/gpu.workload.config": workload} if workload else {}
+    labels = {WORKLOAD_LABEL: workload} if workload else {}
     return node_manifest(NodeSpec(name, "A10", 2, labels))
 
 
@@ -83,7 +89,7 @@ def what_is_left(fake: FakeKube) -> Actions:
         (kind, name): obj["metadata"].get("annotations", {}).get(HASH_ANNOTATION, "")
         for kind in MANAGED_KINDS
         for name, obj in fake.objects_of(kind).items()
-        if obj["metadata"].get("labels", {}).get("app.kubernetes.io/managed-by") == MANAGED_BY
+        if obj["metadata"].get("labels", {}).get(MANAGED_BY_LABEL) == MANAGED_BY
     }
     snapshot = Snapshot(
         policies=list(fake.objects_of("ClusterPolicy").values()),
@@ -116,8 +122,8 @@ def assert_converged(fake: FakeKube) -> None:
     labels = {n: o["metadata"]["labels"] for n, o in fake.objects_of("Node").items()}
     for name, key in DEPLOYED.items():
         assert labels[name][key] == "true"
-    assert labels["c"].get("nvidia.com/gpu.deploy.vfio-manager") is None
-    assert labels["p"].get("nvidia.com/gpu.deploy.device-plugin") is None
+    assert labels["c"].get(DEPLOYED["p"]) is None
+    assert labels["p"].get(DEPLOYED["c"]) is None
     daemonsets = fake.objects_of("DaemonSet", NS)
     assert {
         "nvidia-driver-daemonset",

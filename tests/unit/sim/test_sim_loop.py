@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from gpuop.api.labels import GPU_PRODUCT_LABEL, OPERAND_LABEL, VGPU_CONFIG_STATE_LABEL
 from gpuop.kube import controller, informer
 from gpuop.kube.running import supervise
 from gpuop.naming import is_gpu_resource
@@ -70,7 +71,7 @@ def operand_pod(operand: str, node: str, ready: bool = True) -> dict[str, Any]:
         "metadata": {
             "name": f"{operand}-{node}",
             "namespace": NS,
-            "labels": {"gpuop.io/operand": operand},
+            "labels": {OPERAND_LABEL: operand},
         },
         "spec": {"nodeName": node, "containers": [{"name": operand, "image": "x:1"}]},
         "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
@@ -114,10 +115,8 @@ async def simulate(fake: FakeKube, hosts: Path, ready_later: bool = False) -> si
 def assert_settled(fake: FakeKube, hosts: Path) -> None:
     assert advertised(fake) == ADVERTISED
     labels = fake.objects_of("Node")["c"]["metadata"]["labels"]
-    assert labels["nvidia.com/gpu.product"] == "NVIDIA-A10"
-    assert fake.objects_of("Node")["v"]["metadata"]["labels"]["nvidia.com/vgpu.config.state"] == (
-        "success"
-    )
+    assert labels[GPU_PRODUCT_LABEL] == "NVIDIA-A10"
+    assert fake.objects_of("Node")["v"]["metadata"]["labels"][VGPU_CONFIG_STATE_LABEL] == "success"
     config = (hosts / "c" / "etc" / "containerd" / "config.toml").read_text()
     assert "nvidia" in config
     assert not fake.faults_left()
