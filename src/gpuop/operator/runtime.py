@@ -3,10 +3,11 @@
 Informers (`gpuop.kube.informer`) list and watch Nodes, ClusterPolicies, gpuop's
 DaemonSets and the pods that matter (operand pods and pods using GPU resources), relisting
 after expired resource versions and riding out API server restarts. A change only pokes a
-trigger; a single background loop then takes a snapshot of the stores, asks the pure
-`reconcile` what to write, and writes it with lightkube (merge patches on the keys gpuop
-owns, server-side apply for rendered objects). Nothing is ever written onto objects for the
-operator's own bookkeeping.
+trigger; the controller loop (`gpuop.kube.controller`, shared with the simulator) then
+runs a pass: `OperatorPasses` takes a snapshot of the stores (through the write overlays),
+asks the pure `reconcile` what to write, and writes it with lightkube (merge patches on the
+keys gpuop owns, server-side apply for rendered objects). Nothing is ever written onto
+objects for the operator's own bookkeeping.
 """
 
 from __future__ import annotations
