@@ -138,9 +138,6 @@ class Trigger:
     def set_after(self, seconds: float) -> None:
         asyncio.get_running_loop().call_later(seconds, self._event.set)
 
-    def is_set(self) -> bool:
-        return self._event.is_set()
-
     def clear(self) -> None:
         self._event.clear()
 
