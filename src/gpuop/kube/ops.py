@@ -213,9 +213,9 @@ async def patch_node_resources(
     return _as_dict(result)
 
 
-async def apply_object(client: AsyncClient, obj: Mapping[str, Any]) -> None:
-    """Server-side apply with gpuop's field manager."""
-    await client.apply(from_dict(dict(obj)), force=True)
+async def apply_object(client: AsyncClient, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Server-side apply with gpuop's field manager; the object as the server now has it."""
+    return _as_dict(await client.apply(from_dict(dict(obj)), force=True))
 
 
 async def delete_daemonset(client: AsyncClient, name: str, namespace: str) -> None:

@@ -3,20 +3,21 @@
 Informers (`gpuop.kube.informer`) list and watch Nodes, ClusterPolicies, gpuop's
 DaemonSets and the pods that matter (operand pods and pods using GPU resources), relisting
 after expired resource versions and riding out API server restarts. A change only pokes a
-trigger; a single background loop then takes a snapshot of the stores, asks the pure
-`reconcile` what to write, and writes it with lightkube (merge patches on the keys gpuop
-owns, server-side apply for rendered objects). Nothing is ever written onto objects for the
-operator's own bookkeeping.
+trigger; the controller loop (`gpuop.kube.controller`, shared with the simulator) then
+runs a pass: `OperatorPasses` takes a snapshot of the stores (through the write overlays),
+asks the pure `reconcile` what to write, and writes it with lightkube (merge patches on the
+keys gpuop owns, server-side apply for rendered objects). Nothing is ever written onto
+objects for the operator's own bookkeeping.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from gpuop.api.labels import (
@@ -37,6 +38,17 @@ from gpuop.kube import (
     event_body,
     now_rfc3339,
     ops,
+)
+from gpuop.kube.controller import (
+    BoundedWriter,
+    ControllerLoop,
+    LoopSettings,
+    Outcome,
+    Trigger,
+    WriteOverlay,
+    replace,
+    resource_version,
+    wait_synced,
 )
 from gpuop.kube.informer import Informer
 from gpuop.kube.running import run_controller, supervise, with_retries
@@ -129,6 +141,7 @@ def slim_daemonset(body: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "metadata": {
             "name": meta.get("name"),
+            "resourceVersion": meta.get("resourceVersion"),
             "generation": meta.get("generation"),
             "annotations": dict(meta.get("annotations") or {}),
         },
@@ -162,11 +175,15 @@ def newest_revisions(revisions: list[dict[str, Any]]) -> dict[str, str]:
     return {owner: digest for owner, (_, digest) in newest.items()}
 
 
-def _rv(obj: Mapping[str, Any]) -> int:
-    try:
-        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
-    except ValueError:
-        return 0
+def _with_hash(ds: dict[str, Any], digest: str) -> dict[str, Any]:
+    """A DaemonSet as gpuop applied it: its stored copy with the hash it was applied with."""
+    meta = ds["metadata"]
+    annotations = {**(meta.get("annotations") or {}), HASH_ANNOTATION: digest}
+    return {**ds, "metadata": {**meta, "annotations": annotations}}
+
+
+def _with_status(policy: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    return {**policy, "status": status}
 
 
 class OperatorState:
@@ -174,7 +191,7 @@ class OperatorState:
 
     def __init__(self, config: OperatorConfig) -> None:
         self.config = config
-        self.trigger = asyncio.Event()
+        self.trigger = Trigger()
         self.client: Any = None
         self.nodes: Informer[dict[str, Any]] | None = None
         self.policies: Informer[dict[str, Any]] | None = None
@@ -185,9 +202,13 @@ class OperatorState:
         # and when this process began evicting each node's GPU pods.
         self.node_pods: dict[str, tuple[WorkloadPod, ...]] = {}
         self.evicting_since: dict[str, float] = {}
-        self.node_overlay: dict[str, dict[str, Any]] = {}
-        self.ds_overlay: dict[str, str] = {}
-        self.status_overlay: dict[str, tuple[int, dict[str, Any]]] = {}
+        # Read your own writes: Nodes as patched, DaemonSets' applied hash, policy status.
+        self.node_overlay: WriteOverlay[dict[str, Any], dict[str, Any]] = WriteOverlay(replace)
+        self.ds_overlay: WriteOverlay[dict[str, Any], str] = WriteOverlay(_with_hash)
+        self.status_overlay: WriteOverlay[dict[str, Any], dict[str, Any]] = WriteOverlay(
+            _with_status
+        )
+        self.writer = BoundedWriter(config.write_concurrency)
         self.posted_events: set[tuple[str, str, str]] = set()
         # What gpuop applied beside DaemonSets: (kind, name) -> hash; read again every resync.
         self.applied: dict[tuple[str, str], str] = {}
@@ -228,44 +249,16 @@ class OperatorState:
     def _stored(informer: Informer[Any] | None) -> list[Any]:
         return [] if informer is None else list(informer.store.values())
 
+    @classmethod
+    def _by_name(cls, informer: Informer[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+        return {obj["metadata"]["name"]: obj for obj in cls._stored(informer)}
+
     def snapshot(self) -> Snapshot:
-        nodes: dict[str, dict[str, Any]] = {}
-        for node in self._stored(self.nodes):
-            name = node["metadata"]["name"]
-            overlay = self.node_overlay.get(name)
-            if overlay is not None and _rv(overlay) > _rv(node):
-                node = overlay
-            else:
-                self.node_overlay.pop(name, None)
-            nodes[name] = node
-        for name in list(self.node_overlay):
-            if name not in nodes:
-                self.node_overlay.pop(name)
-        policies = []
-        for policy in self._stored(self.policies):
-            name = policy["metadata"]["name"]
-            written = self.status_overlay.get(name)
-            if written is not None and written[0] > _rv(policy):
-                policy = {**policy, "status": written[1]}
-            else:
-                self.status_overlay.pop(name, None)
-            policies.append(policy)
-        daemonsets: dict[str, dict[str, Any]] = {}
-        for ds in self._stored(self.daemonsets):
-            name = ds["metadata"]["name"]
-            applied = self.ds_overlay.get(name)
-            annotations = ds["metadata"].get("annotations") or {}
-            if applied is not None and annotations.get(HASH_ANNOTATION) != applied:
-                ds = {
-                    **ds,
-                    "metadata": {
-                        **ds["metadata"],
-                        "annotations": {**annotations, HASH_ANNOTATION: applied},
-                    },
-                }
-            else:
-                self.ds_overlay.pop(name, None)
-            daemonsets[name] = ds
+        nodes = self.node_overlay.over(self._by_name(self.nodes), resource_version)
+        policies = list(
+            self.status_overlay.over(self._by_name(self.policies), resource_version).values()
+        )
+        daemonsets = self.ds_overlay.over(self._by_name(self.daemonsets), resource_version)
         pods: list[PodInfo] = self._stored(self.pods)
         if len(self.plan_cache) > 4 * max(len(nodes), 64):
             self.plan_cache.clear()
@@ -319,23 +312,22 @@ async def _prime(state: OperatorState, client: Any) -> None:
 
 
 async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
-    semaphore = asyncio.Semaphore(state.config.write_concurrency)
+    writer = state.writer
     before = state.snapshot()
     nodes, policies = before.nodes, before.policies
     namespace = state.config.namespace
 
     async def patch_node(name: str) -> None:
-        async with semaphore:
-            result = await ops.patch_node(
-                client,
-                name,
-                labels=actions.node_label_patches.get(name),
-                annotations=actions.node_annotation_patches.get(name),
-                unschedulable=actions.cordon.get(name),
-            )
-            metrics.WRITES.labels(kind="node-labels").inc()
-            if result is not None:
-                state.node_overlay[name] = slim_node(result)
+        result = await ops.patch_node(
+            client,
+            name,
+            labels=actions.node_label_patches.get(name),
+            annotations=actions.node_annotation_patches.get(name),
+            unschedulable=actions.cordon.get(name),
+        )
+        metrics.WRITES.labels(kind="node-labels").inc()
+        if result is not None:
+            state.node_overlay.wrote(name, resource_version(result), slim_node(result))
 
     async def post_event(node: str, reason: str, message: str, kind: str) -> None:
         key = (node, reason, message)
@@ -345,70 +337,58 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         uid = (nodes.get(node, {}).get("metadata") or {}).get("uid")
         involved = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "uid": uid}}
         body = event_body(involved, reason, message, kind, namespace="default")
-        async with semaphore:
-            try:
-                await ops.create_event(client, body)
-                metrics.WRITES.labels(kind="event").inc()
-            except ApiError as exc:
-                log.warning("cannot post event %s on node %s: %s", reason, node, exc.status.message)
+        try:
+            await ops.create_event(client, body)
+            metrics.WRITES.labels(kind="event").inc()
+        except ApiError as exc:
+            log.warning("cannot post event %s on node %s: %s", reason, node, exc.status.message)
 
     patched = {*actions.node_label_patches, *actions.node_annotation_patches, *actions.cordon}
-    await asyncio.gather(*(patch_node(n) for n in sorted(patched)))
+    await writer.gather(partial(patch_node, n) for n in sorted(patched))
 
     async def evict(pod_namespace: str, pod_name: str) -> None:
-        async with semaphore:
-            try:
-                done = await ops.evict_pod(client, pod_namespace, pod_name)
-            except ApiError as exc:
-                log.warning(
-                    "cannot evict pod %s/%s: %s", pod_namespace, pod_name, exc.status.message
-                )
-                return
-            metrics.WRITES.labels(kind="pod-eviction").inc()
-            if not done:
-                log.info(
-                    "eviction of %s/%s refused by a disruption budget", pod_namespace, pod_name
-                )
+        try:
+            done = await ops.evict_pod(client, pod_namespace, pod_name)
+        except ApiError as exc:
+            log.warning("cannot evict pod %s/%s: %s", pod_namespace, pod_name, exc.status.message)
+            return
+        metrics.WRITES.labels(kind="pod-eviction").inc()
+        if not done:
+            log.info("eviction of %s/%s refused by a disruption budget", pod_namespace, pod_name)
 
     # Nodes are cordoned (above) before their GPU pods are evicted and driver pods restarted.
     now = time.time()
     evicting = set(actions.evictions)
     for name in {p.node for p in before.pods if (p.namespace, p.name) in evicting}:
         state.evicting_since.setdefault(name, now)
-    await asyncio.gather(*(evict(ns, pod) for ns, pod in actions.evictions))
+    await writer.gather(partial(evict, ns, pod) for ns, pod in actions.evictions)
     for pod_namespace, pod_name in actions.delete_pods:
         await ops.delete_pod(client, pod_namespace, pod_name)
         metrics.WRITES.labels(kind="pod-delete").inc()
 
     async def apply(obj: dict[str, Any]) -> None:
-        async with semaphore:
+        try:
             try:
-                try:
-                    await ops.apply_object(client, obj)
-                except ApiError as exc:
-                    if not _immutable_selector(obj, exc):
-                        raise
-                    # A DaemonSet's selector cannot change (older gpuop releases selected on
-                    # `app` only): replace the DaemonSet.
-                    log.info(
-                        "replacing DaemonSet %s: its selector changed", obj["metadata"]["name"]
-                    )
-                    await ops.delete_daemonset(client, obj["metadata"]["name"], namespace)
-                    await ops.apply_object(client, obj)
+                result = await ops.apply_object(client, obj)
             except ApiError as exc:
-                metrics.RECONCILE_ERRORS.inc()
-                log.error(
-                    "cannot apply %s %s: %s",
-                    obj["kind"],
-                    obj["metadata"]["name"],
-                    exc.status.message,
-                )
-                return
+                if not _immutable_selector(obj, exc):
+                    raise
+                # A DaemonSet's selector cannot change (older gpuop releases selected on
+                # `app` only): replace the DaemonSet.
+                log.info("replacing DaemonSet %s: its selector changed", obj["metadata"]["name"])
+                await ops.delete_daemonset(client, obj["metadata"]["name"], namespace)
+                result = await ops.apply_object(client, obj)
+        except ApiError as exc:
+            metrics.RECONCILE_ERRORS.inc()
+            log.error(
+                "cannot apply %s %s: %s", obj["kind"], obj["metadata"]["name"], exc.status.message
+            )
+            return
         metrics.WRITES.labels(kind=obj["kind"]).inc()
         name = obj["metadata"]["name"]
         digest = obj["metadata"]["annotations"][HASH_ANNOTATION]
         if obj["kind"] == "DaemonSet":
-            state.ds_overlay[name] = digest
+            state.ds_overlay.wrote(name, resource_version(result), digest)
         else:
             state.applied[(obj["kind"], name)] = digest
 
@@ -417,8 +397,8 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
     # checks a binding against its role); each kind is written at once.
     order = ("RuntimeClass", *SUPPORT_KINDS, "DaemonSet")
     for kind in order:
-        await asyncio.gather(*(apply(o) for o in actions.apply if o["kind"] == kind))
-    await asyncio.gather(*(apply(o) for o in actions.apply if o["kind"] not in order))
+        await writer.gather(partial(apply, o) for o in actions.apply if o["kind"] == kind)
+    await writer.gather(partial(apply, o) for o in actions.apply if o["kind"] not in order)
 
     for name in actions.delete_daemonsets:
         await ops.delete_daemonset(client, name, namespace)
@@ -436,9 +416,13 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         result = await ops.patch_policy_status(client, name, patch_status)
         metrics.WRITES.labels(kind="clusterpolicy-status").inc()
         if result is not None:
-            state.status_overlay[name] = (_rv(result), dict(result.get("status") or {}))
+            state.status_overlay.wrote(
+                name, resource_version(result), dict(result.get("status") or {})
+            )
 
-    await asyncio.gather(*(post_event(e.node, e.reason, e.message, e.type) for e in actions.events))
+    await writer.gather(
+        partial(post_event, e.node, e.reason, e.message, e.type) for e in actions.events
+    )
 
 
 STATUS_INTERVAL_SECONDS = 2.0
@@ -462,18 +446,18 @@ async def _read_node_pods(state: OperatorState, client: Any) -> None:
     }
 
 
-def _throttle_status(state: OperatorState, actions: Actions) -> None:
+def _throttle_status(state: OperatorState, actions: Actions) -> float | None:
     """At most one status write per interval while nodes come up one by one.
 
     A change of `state` (ready/notReady/ignored) is written at once; progress counts wait,
-    and a later pass (the loop re-triggers itself) writes the newest figures.
+    and a later pass (after the seconds returned) writes the newest figures.
     """
     if not actions.status:
-        return
+        return None
     now = time.monotonic()
     if now - state.last_status_write >= STATUS_INTERVAL_SECONDS:
         state.last_status_write = now
-        return
+        return None
     current = {
         p["metadata"]["name"]: (p.get("status") or {}).get("state")
         for p in state.snapshot().policies
@@ -482,8 +466,70 @@ def _throttle_status(state: OperatorState, actions: Actions) -> None:
     if urgent:
         state.last_status_write = now
     actions.status = urgent
-    loop = asyncio.get_running_loop()
-    loop.call_later(STATUS_INTERVAL_SECONDS, state.trigger.set)
+    return STATUS_INTERVAL_SECONDS
+
+
+class OperatorPasses:
+    """The operator's part of the controller loop: snapshot, `reconcile`, write."""
+
+    def __init__(self, state: OperatorState, client: Any) -> None:
+        self.state = state
+        self.client = client
+        self.started = 0.0
+
+    async def snapshot(self, resync: bool) -> Snapshot:
+        state = self.state
+        self.started = time.monotonic()
+        if self.started - state.last_prime >= state.config.resync_seconds:
+            await _prime(state, self.client)
+        await _read_node_pods(state, self.client)
+        return state.snapshot()
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        return reconcile(snapshot, now_rfc3339(), self.state.plan_cache)
+
+    async def execute(self, actions: Actions) -> Outcome:
+        state = self.state
+        waits = [_throttle_status(state, actions)]
+        await _execute(state, self.client, actions)
+        state.passes += 1
+        state.last_actions = actions
+        seconds = time.monotonic() - self.started
+        metrics.RECONCILES.inc()
+        metrics.RECONCILE_SECONDS.observe(seconds)
+        metrics.observe_plans(actions)
+        if actions.upgrade_counts is not None and actions.upgrade_counts.in_progress:
+            # Waits with a timeout (jobs, pod deletion, validation) end without an event.
+            waits.append(UPGRADE_RECHECK_SECONDS)
+        if actions.write_count:
+            log.info(
+                "reconciled in %.2fs: %d node patches, %d applies, %d deletes, %d status writes,"
+                " ready=%s",
+                seconds,
+                len(actions.node_label_patches),
+                len(actions.apply),
+                len(actions.delete_daemonsets),
+                len(actions.status),
+                actions.ready,
+            )
+        # Our own writes come back as watch events; a follow-up pass confirms the fixed point.
+        return Outcome(
+            again=bool(actions.write_count),
+            requeue_after=min((w for w in waits if w is not None), default=None),
+        )
+
+    def failed(self, error: BaseException) -> None:
+        metrics.RECONCILE_ERRORS.inc()
+
+
+async def _prime_until_read(state: OperatorState, client: Any) -> None:
+    while True:
+        try:
+            await _prime(state, client)
+            return
+        except API_ERRORS as exc:
+            log.warning("cannot read the objects gpuop manages yet: %s", describe_api_error(exc))
+            await asyncio.sleep(1.0)
 
 
 async def reconcile_loop(state: OperatorState) -> None:
@@ -494,67 +540,16 @@ async def reconcile_loop(state: OperatorState) -> None:
     """
     client = state.client
     assert client is not None
-    await asyncio.gather(*(informer.synced.wait() for informer in state.informers()))
-    while True:
-        try:
-            await _prime(state, client)
-            break
-        except API_ERRORS as exc:
-            log.warning("cannot read the objects gpuop manages yet: %s", describe_api_error(exc))
-            await asyncio.sleep(1.0)
+    await wait_synced(state.informers())
+    await _prime_until_read(state, client)
     log.info("ready: watching %d nodes", len(state.snapshot().nodes))
-    last_pass_seconds = 0.0
-    while True:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(state.trigger.wait(), timeout=state.config.resync_seconds)
-        # While thousands of operand pods roll out, events never stop: waiting at least as
-        # long as the last pass took to decide keeps the operator to half a core, not a whole one.
-        await asyncio.sleep(max(state.config.debounce_seconds, last_pass_seconds))
-        state.trigger.clear()
-        started = time.monotonic()
-        try:
-            if started - state.last_prime >= state.config.resync_seconds:
-                await _prime(state, client)
-            await _read_node_pods(state, client)
-            snapshot = state.snapshot()
-            actions = reconcile(snapshot, now_rfc3339(), state.plan_cache)
-            last_pass_seconds = time.monotonic() - started
-            _throttle_status(state, actions)
-            await _execute(state, client, actions)
-        except API_ERRORS as exc:
-            # Refused (429 while the API server sheds load, 5xx) or unreachable: try again.
-            metrics.RECONCILE_ERRORS.inc()
-            log.warning("reconcile failed: %s", describe_api_error(exc))
-            await asyncio.sleep(1.0)
-            state.trigger.set()
-            continue
-        except Exception:
-            metrics.RECONCILE_ERRORS.inc()
-            log.exception("reconcile failed")
-            await asyncio.sleep(2.0)
-            state.trigger.set()
-            continue
-        state.passes += 1
-        state.last_actions = actions
-        metrics.RECONCILES.inc()
-        metrics.RECONCILE_SECONDS.observe(time.monotonic() - started)
-        metrics.observe_plans(actions)
-        if actions.upgrade_counts is not None and actions.upgrade_counts.in_progress:
-            # Waits with a timeout (jobs, pod deletion, validation) end without an event.
-            asyncio.get_running_loop().call_later(UPGRADE_RECHECK_SECONDS, state.trigger.set)
-        if actions.write_count:
-            log.info(
-                "reconciled in %.2fs: %d node patches, %d applies, %d deletes, %d status writes,"
-                " ready=%s",
-                time.monotonic() - started,
-                len(actions.node_label_patches),
-                len(actions.apply),
-                len(actions.delete_daemonsets),
-                len(actions.status),
-                actions.ready,
-            )
-            # Our own writes come back as watch events; a follow-up pass confirms the fixed point.
-            state.trigger.set()
+    settings = LoopSettings(
+        what="reconcile",
+        resync_seconds=state.config.resync_seconds,
+        debounce_seconds=state.config.debounce_seconds,
+        pace_by_decide=True,
+    )
+    await ControllerLoop(OperatorPasses(state, client), state.trigger, settings, log).run()
 
 
 async def serve(config: OperatorConfig) -> None:

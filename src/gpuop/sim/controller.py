@@ -15,10 +15,10 @@ real ones: the simulator acts only where node-side software would.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,18 @@ import yaml
 
 from gpuop.api.cards import GpuCard
 from gpuop.api.labels import OPERAND_LABEL, SIM_LABEL
-from gpuop.kube import API_ERRORS, async_client, describe_api_error, ops
+from gpuop.kube import async_client, ops
+from gpuop.kube.controller import (
+    BoundedWriter,
+    ControllerLoop,
+    LoopSettings,
+    Outcome,
+    Trigger,
+    WriteOverlay,
+    replace,
+    resource_version,
+    wait_synced,
+)
 from gpuop.kube.informer import Informer
 from gpuop.kube.running import run_controller, supervise
 from gpuop.naming import PciDatabase
@@ -49,13 +60,6 @@ class SimConfig:
     pci_db: PciDatabase = field(default_factory=PciDatabase.builtin)
     debounce_seconds: float = 0.1
     write_concurrency: int = 32
-
-
-def _rv(obj: dict[str, Any]) -> int:
-    try:
-        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
-    except ValueError:
-        return 0
 
 
 def _slim_node(body: dict[str, Any]) -> dict[str, Any]:
@@ -99,11 +103,13 @@ class SimState:
 
     def __init__(self, config: SimConfig) -> None:
         self.config = config
-        self.trigger = asyncio.Event()
+        self.trigger = Trigger()
         self.client: Any = None
         self.nodes: Informer[dict[str, Any]] | None = None
         self.pods: Informer[tuple[str, OperandPod]] | None = None
-        self.overlay: dict[str, dict[str, Any]] = {}
+        self.overlay: WriteOverlay[dict[str, Any], dict[str, Any]] = WriteOverlay(replace)
+        self.writer = BoundedWriter(config.write_concurrency)
+        self.last_config_check = 0.0
         self.runtime_configured: dict[str, bool] = {}
         self.vgpu_config: VgpuConfigFile = default_vgpu_config()
         self.vgpu_config_text: str | None = None
@@ -156,15 +162,12 @@ class SimState:
         return names
 
     def node(self, name: str) -> dict[str, Any] | None:
+        """The node as the informer has it, or as this simulator last wrote it if newer."""
         node = None if self.nodes is None else self.nodes.store.get(name)
-        overlay = self.overlay.get(name)
         if node is None:
-            self.overlay.pop(name, None)
+            self.overlay.forget(name)
             return None
-        if overlay is not None and _rv(overlay) > _rv(node):
-            return overlay
-        self.overlay.pop(name, None)
-        return dict(node)
+        return self.overlay.view(name, dict(node), resource_version(node))
 
     def node_names(self) -> list[str]:
         return [] if self.nodes is None else list(self.nodes.store)
@@ -192,17 +195,14 @@ async def _refresh_vgpu_config(state: SimState) -> bool:
     return True
 
 
-async def _apply(
-    state: SimState, name: str, changes: NodeChanges, semaphore: asyncio.Semaphore
-) -> None:
-    async with semaphore:
-        result = None
-        if changes.labels:
-            result = await ops.patch_node(state.client, name, labels=changes.labels)
-        if changes.resources:
-            result = await ops.patch_node_resources(state.client, name, changes.resources) or result
-        if result is not None:
-            state.overlay[name] = _slim_node(result)
+async def _apply(state: SimState, name: str, changes: NodeChanges) -> None:
+    result = None
+    if changes.labels:
+        result = await ops.patch_node(state.client, name, labels=changes.labels)
+    if changes.resources:
+        result = await ops.patch_node_resources(state.client, name, changes.resources) or result
+    if result is not None:
+        state.overlay.wrote(name, resource_version(result), _slim_node(result))
 
 
 async def _refresh_hardware(state: SimState) -> None:
@@ -210,69 +210,120 @@ async def _refresh_hardware(state: SimState) -> None:
     state.hardware = parse_hardware(data)
 
 
+CONFIG_CHECK_SECONDS = 5.0
+RESYNC_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class SimSnapshot:
+    """The nodes a pass looks at (None: deleted), with what the simulator knows of them."""
+
+    nodes: dict[str, dict[str, Any] | None]
+    hardware: dict[str, tuple[GpuCard, ...]]
+    host: dict[str, dict[str, str]]
+    pods: dict[str, dict[str, OperandPod]]
+    vgpu_config: VgpuConfigFile
+
+
+@dataclass(frozen=True)
+class NodeWork:
+    name: str
+    host_before: dict[str, str]
+    changes: NodeChanges
+
+
+@dataclass
+class SimDecision:
+    gone: list[str] = field(default_factory=list)
+    work: list[NodeWork] = field(default_factory=list)
+
+
+class SimPasses:
+    """The simulator's part of the controller loop: the changed nodes, their effects, writes."""
+
+    def __init__(self, state: SimState) -> None:
+        self.state = state
+
+    async def snapshot(self, resync: bool) -> SimSnapshot:
+        state = self.state
+        if resync:
+            state.everything_dirty = True
+        if time.monotonic() - state.last_config_check > CONFIG_CHECK_SECONDS:
+            state.last_config_check = time.monotonic()
+            if await _refresh_vgpu_config(state):
+                state.everything_dirty = True
+        names = state.take_dirty()
+        nodes = {
+            name: state.node(name)
+            for name in sorted(state.node_names() if names is None else names)
+        }
+        # A machine registers its cards before its Node is made: read them again for new nodes.
+        if any(node is not None and name not in state.hardware for name, node in nodes.items()):
+            await _refresh_hardware(state)
+        present = [name for name, node in nodes.items() if node is not None]
+        return SimSnapshot(
+            nodes=nodes,
+            hardware={n: state.hardware.get(n, ()) for n in present},
+            host={n: state.host.get(n, {}) for n in present},
+            pods={n: state.pods_on(n) for n in present},
+            vgpu_config=state.vgpu_config,
+        )
+
+    def decide(self, snapshot: SimSnapshot) -> SimDecision:
+        decision = SimDecision()
+        for name, node in snapshot.nodes.items():
+            if node is None:
+                decision.gone.append(name)
+                continue
+            changes = node_changes(
+                node,
+                snapshot.hardware[name],
+                snapshot.host[name],
+                snapshot.pods[name],
+                snapshot.vgpu_config,
+                self.state.config.pci_db,
+            )
+            decision.work.append(NodeWork(name, snapshot.host[name], changes))
+        return decision
+
+    async def execute(self, decision: SimDecision) -> Outcome:
+        state = self.state
+        for name in decision.gone:
+            state.host.pop(name, None)
+        host_changed = False
+        for item in decision.work:
+            name, changes = item.name, item.changes
+            if changes.host != item.host_before:
+                # The host moved on (a driver loaded, devices made): look at the node again.
+                state.host[name] = changes.host
+                state.dirty.add(name)
+                host_changed = True
+            wants_runtime = bool(changes.configure_runtime)
+            if state.runtime_configured.get(name) != wants_runtime:
+                configure_host_runtime(state.config.hosts_dir / name, wants_runtime)
+                state.runtime_configured[name] = wants_runtime
+        await state.writer.gather(
+            partial(_apply, state, item.name, item.changes)
+            for item in decision.work
+            if item.changes
+        )
+        state.passes += 1
+        return Outcome(again=host_changed)
+
+    def failed(self, error: BaseException) -> None:
+        # The nodes this pass took are not done: look at every node again.
+        self.state.everything_dirty = True
+
+
 async def sim_loop(state: SimState) -> None:
-    await asyncio.gather(*(i.synced.wait() for i in (state.nodes, state.pods) if i is not None))
+    await wait_synced(i for i in (state.nodes, state.pods) if i is not None)
     log.info("ready: simulating %d nodes", len(state.node_names()))
-    semaphore = asyncio.Semaphore(state.config.write_concurrency)
-    last_config_check = 0.0
-    while True:
-        try:
-            await asyncio.wait_for(state.trigger.wait(), timeout=30)
-        except TimeoutError:
-            state.everything_dirty = True
-        await asyncio.sleep(state.config.debounce_seconds)
-        state.trigger.clear()
-        try:
-            if time.monotonic() - last_config_check > 5:
-                last_config_check = time.monotonic()
-                if await _refresh_vgpu_config(state):
-                    state.everything_dirty = True
-            names = state.take_dirty()
-            work = []
-            hardware_read = False
-            host_changed = False
-            for name in sorted(state.node_names() if names is None else names):
-                node = state.node(name)
-                if node is None:
-                    state.host.pop(name, None)
-                    continue
-                if name not in state.hardware and not hardware_read:
-                    await _refresh_hardware(state)
-                    hardware_read = True
-                host = state.host.get(name, {})
-                changes = node_changes(
-                    node,
-                    state.hardware.get(name, ()),
-                    host,
-                    state.pods_on(name),
-                    state.vgpu_config,
-                    state.config.pci_db,
-                )
-                if changes.host != host:
-                    state.host[name] = changes.host
-                    state.dirty.add(name)
-                    host_changed = True
-                wants_runtime = bool(changes.configure_runtime)
-                if state.runtime_configured.get(name) != wants_runtime:
-                    configure_host_runtime(state.config.hosts_dir / name, wants_runtime)
-                    state.runtime_configured[name] = wants_runtime
-                if changes:
-                    work.append(_apply(state, name, changes, semaphore))
-            if work:
-                await asyncio.gather(*work)
-            if host_changed:
-                state.trigger.set()
-            state.passes += 1
-        except API_ERRORS as exc:
-            log.warning("simulator pass failed: %s", describe_api_error(exc))
-            state.everything_dirty = True
-            await asyncio.sleep(1)
-            state.trigger.set()
-        except Exception:
-            log.exception("simulator pass failed")
-            state.everything_dirty = True
-            await asyncio.sleep(2)
-            state.trigger.set()
+    settings = LoopSettings(
+        what="simulator pass",
+        resync_seconds=RESYNC_SECONDS,
+        debounce_seconds=state.config.debounce_seconds,
+    )
+    await ControllerLoop(SimPasses(state), state.trigger, settings, log).run()
 
 
 async def serve(config: SimConfig) -> None:

@@ -1,0 +1,262 @@
+"""One controller loop: trigger, debounce, resync, read-your-writes, bounded writes, outcomes.
+
+The operator and the node simulator are the same machine with different decisions: informers
+poke a trigger, one loop waits for it (or for the resync period), waits a little longer so a
+burst of watch events becomes one pass, takes a snapshot of what the informers hold, decides
+what to write, and writes it. This module is that machine; each controller supplies only a
+`Reconciler`:
+
+- `snapshot(resync)`: read what the pass needs (the informers' stores, seen through the
+  controller's `WriteOverlay`s, and whatever it reads from the API per pass);
+- `decide(snapshot)`: what to write, without I/O;
+- `execute(decision)`: the writes (through a `BoundedWriter`), and an `Outcome` saying what the
+  loop does next;
+- `failed(error)`: what the controller does when a pass raised (count it, forget what it
+  thought was done).
+
+`ControllerLoop.handle_outcome` is the one place a pass's result becomes "sleep, retry,
+count": a refused or unanswered API request is retried after a second, any other failure
+after two, and a successful pass may ask for another one at once (its own writes come back
+as watch events and a follow-up pass confirms the fixed point) or after a delay (a wait that
+ends without an event: a status write held back, a driver upgrade's timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from gpuop.kube import API_ERRORS, describe_api_error
+
+S = TypeVar("S")
+D = TypeVar("D")
+T = TypeVar("T")
+W = TypeVar("W")
+
+API_RETRY_SECONDS = 1.0
+ERROR_RETRY_SECONDS = 2.0
+
+
+def resource_version(obj: Mapping[str, Any] | None) -> int:
+    """An object's `metadata.resourceVersion` as a number (0 when absent or not a number).
+
+    The API server documents resource versions as opaque; every server gpuop meets (etcd's
+    revision) hands out increasing integers, and comparing them is how a controller tells
+    its own write from an older copy still in an informer's store.
+    """
+    try:
+        return int(((obj or {}).get("metadata") or {}).get("resourceVersion") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def replace(_stored: T, written: T) -> T:
+    """A `WriteOverlay` merge for writes whose answer is the whole (slimmed) object."""
+    return written
+
+
+class WriteOverlay(Generic[T, W]):
+    """Read your own writes: what this process wrote, laid over an informer's copy.
+
+    A write's answer carries the object's new resourceVersion, but the informer learns of it
+    only when the watch event arrives. Until the stored copy has reached that version, `view`
+    shows the stored copy with the write laid over it (`merge(stored, written)`; with
+    `replace`, the written object itself), so a pass started in between does not write the
+    same thing again. Once the informer has caught up (or moved past: someone else wrote
+    since), the entry is forgotten and the stored copy is the truth.
+    """
+
+    def __init__(self, merge: Callable[[T, W], T]) -> None:
+        self._merge = merge
+        self._written: dict[str, tuple[int, W]] = {}
+
+    def wrote(self, key: str, version: int, written: W) -> None:
+        self._written[key] = (version, written)
+
+    def view(self, key: str, stored: T, stored_version: int) -> T:
+        entry = self._written.get(key)
+        if entry is not None and entry[0] > stored_version:
+            return self._merge(stored, entry[1])
+        self._written.pop(key, None)
+        return stored
+
+    def over(self, stored: Mapping[str, T], version: Callable[[T], int]) -> dict[str, T]:
+        """Every stored object, each seen through this overlay; writes to objects no longer
+        stored are forgotten."""
+        for key in [k for k in self._written if k not in stored]:
+            del self._written[key]
+        return {key: self.view(key, value, version(value)) for key, value in stored.items()}
+
+    def forget(self, key: str) -> None:
+        self._written.pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._written
+
+    def __len__(self) -> int:
+        return len(self._written)
+
+
+class BoundedWriter:
+    """At most `concurrency` requests of a controller in flight at once.
+
+    A pass on a thousand nodes has a thousand patches to send; sending them together keeps
+    a pass short, and the bound keeps the API server's priority and fairness from shedding
+    them (a 429 fails the pass).
+    """
+
+    def __init__(self, concurrency: int) -> None:
+        self._slots = asyncio.Semaphore(max(1, concurrency))
+
+    async def run(self, write: Callable[[], Awaitable[T]]) -> T:
+        async with self._slots:
+            return await write()
+
+    async def gather(self, writes: Iterable[Callable[[], Awaitable[Any]]]) -> None:
+        """Run the writes together, bounded; the first error raises once all have ended."""
+        results = await asyncio.gather(
+            *(self.run(write) for write in writes), return_exceptions=True
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+
+
+class Trigger:
+    """What informers poke when something changed; the loop waits on it."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def set_after(self, seconds: float) -> None:
+        asyncio.get_running_loop().call_later(seconds, self._event.set)
+
+    def clear(self) -> None:
+        self._event.clear()
+
+    async def wait(self, timeout: float) -> bool:
+        """True when poked, False when `timeout` seconds passed without a change.
+
+        (Not `asyncio.wait_for`: on Python 3.11 it can swallow a cancellation that arrives
+        as the event is set, and a controller being stopped would wait on.)
+        """
+        try:
+            async with asyncio.timeout(timeout):
+                await self._event.wait()
+        except TimeoutError:
+            return False
+        return True
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a pass asks of the loop: another pass at once (`again`), one after
+    `requeue_after` seconds, or (both unset) nothing until the next change or resync.
+    `error` is set by the loop when the pass raised."""
+
+    again: bool = False
+    requeue_after: float | None = None
+    error: BaseException | None = None
+
+
+class Reconciler(Protocol[S, D]):
+    async def snapshot(self, resync: bool) -> S:
+        """What this pass works on; `resync` when the loop woke for its period, not a change."""
+
+    def decide(self, snapshot: S) -> D:
+        """What to write, without I/O."""
+
+    async def execute(self, decision: D) -> Outcome:
+        """Write the decision; what the loop does next."""
+
+    def failed(self, error: BaseException) -> None:
+        """The pass raised `error` (the loop logs it and retries)."""
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    """`what` names a pass in logs ("reconcile", "simulator pass"). `resync_seconds`: the
+    longest wait without a change. `debounce_seconds`: how long to gather changes after the
+    trigger. `pace_by_decide`: wait at least as long as the last pass took to decide, so that
+    while events never stop (thousands of operand pods rolling out) a large cluster costs
+    the controller half a core, not a whole one."""
+
+    what: str
+    resync_seconds: float
+    debounce_seconds: float
+    pace_by_decide: bool = False
+
+
+class ControllerLoop(Generic[S, D]):
+    """Runs a `Reconciler` pass after pass until cancelled; counts `passes` and `failures`."""
+
+    def __init__(
+        self,
+        reconciler: Reconciler[S, D],
+        trigger: Trigger,
+        settings: LoopSettings,
+        log: logging.Logger,
+    ) -> None:
+        self.reconciler = reconciler
+        self.trigger = trigger
+        self.settings = settings
+        self.log = log
+        self.passes = 0
+        self.failures = 0
+        self.decide_seconds = 0.0
+
+    async def run(self) -> None:
+        settings = self.settings
+        while True:
+            changed = await self.trigger.wait(settings.resync_seconds)
+            pause = settings.debounce_seconds
+            if settings.pace_by_decide:
+                pause = max(pause, self.decide_seconds)
+            await asyncio.sleep(pause)
+            self.trigger.clear()
+            await self.handle_outcome(await self.run_pass(resync=not changed))
+
+    async def run_pass(self, resync: bool = False) -> Outcome:
+        """One pass; its failure comes back as an `Outcome` with `error` set."""
+        started = time.monotonic()
+        try:
+            snapshot = await self.reconciler.snapshot(resync)
+            decision = self.reconciler.decide(snapshot)
+            self.decide_seconds = time.monotonic() - started
+            return await self.reconciler.execute(decision)
+        except Exception as exc:  # every failure is retried; cancellation is not caught
+            return Outcome(error=exc)
+
+    async def handle_outcome(self, outcome: Outcome) -> None:
+        """The one place a pass's result becomes "sleep, retry, count"."""
+        error = outcome.error
+        if error is not None:
+            self.failures += 1
+            self.reconciler.failed(error)
+            if isinstance(error, API_ERRORS):
+                # Refused (429 while the API server sheds load, 5xx) or unreachable.
+                self.log.warning("%s failed: %s", self.settings.what, describe_api_error(error))
+                delay = API_RETRY_SECONDS
+            else:
+                self.log.error("%s failed", self.settings.what, exc_info=error)
+                delay = ERROR_RETRY_SECONDS
+            await asyncio.sleep(delay)
+            self.trigger.set()
+            return
+        self.passes += 1
+        if outcome.requeue_after is not None:
+            self.trigger.set_after(outcome.requeue_after)
+        if outcome.again:
+            self.trigger.set()
+
+
+async def wait_synced(informers: Iterable[Any]) -> None:
+    """Until every informer's first list is in (a pass before would see a partial cluster)."""
+    await asyncio.gather(*(informer.synced.wait() for informer in informers))

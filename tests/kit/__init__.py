@@ -1,0 +1,1 @@
+"""What the tests share: the in-memory Kubernetes API (`kit.fake_kube`)."""

@@ -1,0 +1,251 @@
+"""The operator process on the in-memory API: informers, the loop and the writes together.
+
+Each test runs the real runtime (`reconcile_loop` and the informers) against `FakeKube`,
+with the DaemonSet controller and kubelets played by `kit.cluster`, injects a fault, and
+asserts where the cluster ends up: three GPU nodes labelled for their workload, every
+operand's DaemonSet and support object made, the ClusterPolicy `ready`, and nothing left
+for another pass to write. The faults are the API's: an error in the middle of a pass, a
+409, a watch answered 410 Gone, a write the server dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from gpuop.api.labels import (
+    HASH_ANNOTATION,
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    WORKLOAD_LABEL,
+    deploy_label,
+)
+from gpuop.kube import controller, informer
+from gpuop.kube.controller import Outcome
+from gpuop.kube.ops import MANAGED_KINDS
+from gpuop.kube.running import supervise
+from gpuop.lab.stack import lab_policy
+from gpuop.operator import runtime
+from gpuop.operator.reconcile import Actions, Snapshot, pod_info, reconcile
+from gpuop.planner.upgrade import UpgradeCounts
+from gpuop.sim.hardware import NodeSpec, node_manifest
+from kit.aio import eventually, running
+from kit.cluster import play_daemonsets
+from kit.fake_kube import FakeKube
+
+NS = "gpu-operator"
+NOW = "2026-12-01T00:00:00Z"
+WORKLOADS = {"c": "container", "p": "vm-passthrough", "v": "vm-vgpu"}
+DEPLOYED = {
+    "c": deploy_label("device-plugin"),
+    "p": deploy_label("vfio-manager"),
+    "v": deploy_label("vgpu-manager"),
+}
+TIMEOUT = 60.0
+
+
+@pytest.fixture(autouse=True)
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(controller, "API_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(controller, "ERROR_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(informer, "RETRY_DELAYS_SECONDS", (0.01,))
+    monkeypatch.setattr(runtime, "STATUS_INTERVAL_SECONDS", 0.05)
+
+
+def gpu_node(name: str, workload: str | None = None) -> dict[str, Any]:
+    labels = {WORKLOAD_LABEL: workload} if workload else {}
+    return node_manifest(NodeSpec(name, "A10", 2, labels))
+
+
+def cluster() -> FakeKube:
+    return FakeKube(
+        [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
+            lab_policy(sandbox=True),
+            *(gpu_node(name, workload) for name, workload in WORKLOADS.items()),
+        ]
+    )
+
+
+def operator(fake: FakeKube) -> tuple[runtime.OperatorState, Any]:
+    """The operator's state and its informers and loop, ready to run."""
+    config = runtime.OperatorConfig(namespace=NS, debounce_seconds=0.01, resync_seconds=3600)
+    state = runtime.OperatorState(config)
+    state.client = fake
+    informers = state.watch(fake)
+    return state, supervise(runtime.reconcile_loop(state), *(i.run() for i in informers))
+
+
+def what_is_left(fake: FakeKube) -> Actions:
+    """A fresh reconcile of what the API holds now: what a new operator would still write."""
+    revisions = [
+        runtime.slim_revision(o) for o in fake.objects_of("ControllerRevision", NS).values()
+    ]
+    daemonsets = {n: runtime.slim_daemonset(o) for n, o in fake.objects_of("DaemonSet", NS).items()}
+    existing = {
+        (kind, name): obj["metadata"].get("annotations", {}).get(HASH_ANNOTATION, "")
+        for kind in MANAGED_KINDS
+        for name, obj in fake.objects_of(kind).items()
+        if obj["metadata"].get("labels", {}).get(MANAGED_BY_LABEL) == MANAGED_BY
+    }
+    snapshot = Snapshot(
+        policies=list(fake.objects_of("ClusterPolicy").values()),
+        nodes={n: runtime.slim_node(o) for n, o in fake.objects_of("Node").items()},
+        daemonsets=daemonsets,
+        pods=[p for o in fake.objects_of("Pod").values() if (p := pod_info(o, NS)) is not None],
+        namespace=NS,
+        existing_objects=existing,
+        revisions=runtime.newest_revisions([r for r in revisions if r is not None]),
+        template_digests={
+            n: ds["configDigest"] for n, ds in daemonsets.items() if ds["configDigest"] is not None
+        },
+    )
+    return reconcile(snapshot, NOW)
+
+
+def converged(fake: FakeKube) -> bool:
+    policy = fake.get_object("ClusterPolicy", "cluster-policy") or {}
+    if (policy.get("status") or {}).get("state") != "ready":
+        return False
+    nodes = fake.objects_of("Node")
+    if any(nodes[n]["metadata"]["labels"].get(key) != "true" for n, key in DEPLOYED.items()):
+        return False
+    return what_is_left(fake).write_count == 0
+
+
+def assert_converged(fake: FakeKube) -> None:
+    left = what_is_left(fake)
+    assert left.write_count == 0, left
+    labels = {n: o["metadata"]["labels"] for n, o in fake.objects_of("Node").items()}
+    for name, key in DEPLOYED.items():
+        assert labels[name][key] == "true"
+    assert labels["c"].get(DEPLOYED["p"]) is None
+    assert labels["p"].get(DEPLOYED["c"]) is None
+    daemonsets = fake.objects_of("DaemonSet", NS)
+    assert {
+        "nvidia-driver-daemonset",
+        "nvidia-vfio-manager",
+        "nvidia-vgpu-manager-daemonset",
+    } <= set(daemonsets)
+    policy = fake.get_object("ClusterPolicy", "cluster-policy") or {}
+    assert policy["status"]["state"] == "ready"
+    assert not fake.faults_left()
+
+
+async def operate(
+    fake: FakeKube, until: Callable[[], Any], what: str = "the cluster to converge"
+) -> runtime.OperatorState:
+    state, work = operator(fake)
+    async with running(work, play_daemonsets(fake, NS)):
+        await eventually(until, TIMEOUT, what)
+    return state
+
+
+def test_labels_the_nodes_makes_the_daemonsets_and_reports_ready() -> None:
+    fake = cluster()
+    state = asyncio.run(operate(fake, lambda: converged(fake)))
+    assert_converged(fake)
+    assert state.passes >= 2
+
+
+def test_an_api_error_in_the_middle_of_a_pass_is_retried() -> None:
+    fake = cluster()
+    # The second node patch of the first pass fails, and the first DaemonSet applied.
+    fake.fail("patch", "Node", 500, nth=2)
+    fake.fail("apply", "DaemonSet", 503, nth=1)
+    asyncio.run(operate(fake, lambda: converged(fake)))
+    assert_converged(fake)
+
+
+def test_a_409_conflict_is_retried() -> None:
+    fake = cluster()
+    fake.fail("patch", "ClusterPolicy/status", 409, times=2)
+    fake.fail("apply", "ConfigMap", 409, nth=2)
+    asyncio.run(operate(fake, lambda: converged(fake)))
+    assert_converged(fake)
+
+
+def test_a_watch_answered_410_gone_relists_and_catches_up() -> None:
+    async def scenario(fake: FakeKube) -> runtime.OperatorState:
+        state, work = operator(fake)
+        async with running(work, play_daemonsets(fake, NS)):
+            await eventually(lambda: converged(fake), TIMEOUT, "the first convergence")
+            # The API server restarts; while the operator is away its deploy label is taken
+            # off a node and a new GPU node joins; the versions the informers hold are gone.
+            fake.end_watches()
+            fake.modify(
+                "Node",
+                "c",
+                lambda node: node["metadata"]["labels"].pop(DEPLOYED["c"]),
+            )
+            fake.put(gpu_node("c2", "container"))
+            fake.compact()
+            await eventually(
+                lambda: (
+                    converged(fake)
+                    and fake.objects_of("Node")["c2"]["metadata"]["labels"].get(DEPLOYED["c"])
+                ),
+                TIMEOUT,
+                "the relisted nodes to converge",
+            )
+        return state
+
+    fake = cluster()
+    state = asyncio.run(scenario(fake))
+    assert_converged(fake)
+    assert state.nodes is not None and state.nodes.relists >= 2
+
+
+def test_a_410_on_the_first_watch_relists() -> None:
+    fake = cluster()
+    fake.fail("watch", "Node", 410)
+    fake.fail("watch", "DaemonSet", 410, times=2)
+    asyncio.run(operate(fake, lambda: converged(fake)))
+    assert_converged(fake)
+
+
+def test_writes_the_server_dropped_are_made_again() -> None:
+    fake = cluster()
+    fake.drop("patch", "Node", nth=1)
+    fake.drop("apply", "DaemonSet", nth=2)
+    fake.drop("patch", "ClusterPolicy/status", nth=1)
+    asyncio.run(operate(fake, lambda: converged(fake)))
+    assert_converged(fake)
+    assert len(fake.dropped) == 3
+
+
+def test_a_held_status_write_and_a_driver_upgrade_ask_for_later_passes() -> None:
+    fake = cluster()
+    state = runtime.OperatorState(runtime.OperatorConfig(namespace=NS))
+    state.watch(fake.client)
+    assert state.policies is not None
+    written = {"state": "notReady", "nodes": {"ready": 1}}
+    state.policies.store["cluster-policy"] = {**lab_policy(sandbox=True), "status": written}
+    passes = runtime.OperatorPasses(state, fake.client)
+
+    def execute(actions: Actions) -> Outcome:
+        return asyncio.run(passes.execute(actions))
+
+    upgrading = UpgradeCounts(in_progress=1, total=3)
+    # The first status write goes out at once; progress figures right after it wait.
+    first = execute(Actions(status={"cluster-policy": {"state": "notReady", "nodes": {}}}))
+    assert first.requeue_after is None and first.again
+    held = execute(
+        Actions(
+            status={"cluster-policy": {**written, "nodes": {"ready": 2}}}, upgrade_counts=upgrading
+        )
+    )
+    assert held.requeue_after == runtime.STATUS_INTERVAL_SECONDS
+    assert fake.calls[("patch", "ClusterPolicy/status")] == 1
+    # A change of state is written at once; the upgrade asks to look again later.
+    urgent = execute(
+        Actions(status={"cluster-policy": {"state": "ready"}}, upgrade_counts=upgrading)
+    )
+    assert fake.calls[("patch", "ClusterPolicy/status")] == 2
+    assert urgent.requeue_after == runtime.STATUS_INTERVAL_SECONDS
+    state.last_status_write = 0.0
+    later = execute(Actions(upgrade_counts=upgrading))
+    assert later.requeue_after == runtime.UPGRADE_RECHECK_SECONDS and not later.again
