@@ -123,6 +123,24 @@ COMMANDS: dict[str, LazyCommand] = {
 }
 
 
+class FittingHelpFormatter(click.HelpFormatter):
+    """click's help, with the blocks it must not rewrap (examples, tables) fitted too.
+
+    click wraps prose to the terminal but leaves `\\b` blocks as written; a long line there
+    is wrapped with its hanging indent instead, so every `--help` fits 80 columns.
+    """
+
+    def getvalue(self) -> str:
+        from gpuop.cli.common import text_width
+        from gpuop.cli.layout import fit_lines
+
+        return fit_lines(super().getvalue(), min((self.width or 78) + 2, text_width("text")))
+
+
+# Every command's context (not only this module's group) makes its help with this formatter.
+click.Context.formatter_class = FittingHelpFormatter
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported from `COMMANDS` the first time they are asked for.
 
