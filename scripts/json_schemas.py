@@ -148,8 +148,13 @@ def main() -> int:
         ("plan", "gpuop plan -o json (one node)", plans),
         ("explain", "gpuop explain -o json (one workload)", explains),
     ):
+        schema = schema_for(title, docs)
+        if name == "explain":
+            # A --live run names the cluster it read, as check does (not in offline samples).
+            check = json.loads((out / "check.schema.json").read_text())
+            schema["properties"]["cluster"] = check["properties"]["cluster"]
         path = out / f"{name}.schema.json"
-        path.write_text(json.dumps(schema_for(title, docs), indent=2) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
     return 0
 

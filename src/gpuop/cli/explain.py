@@ -962,7 +962,9 @@ def explain(
         )
         target = targets[0] if targets else None
         if output in ("json", "yaml"):
-            data: Any = [r.to_dict() for r in results] if as_list else results[0].to_dict()
+            named = {"cluster": target.to_dict()} if target is not None else {}
+            documents = [{**r.to_dict(), **named} for r in results]
+            data: Any = documents if as_list else documents[0]
             emit_data(data, output)
         elif output == "name":
             for result in results:

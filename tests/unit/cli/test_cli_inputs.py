@@ -378,6 +378,20 @@ def test_explain_live_names_the_cluster(gpuop: RunCli, live_cluster: str) -> Non
     assert CLUSTER_LINE in pending.stdout.splitlines()[:2]
 
 
+def test_explain_live_json_names_the_cluster(gpuop: RunCli, live_cluster: str) -> None:
+    import json as json_module
+
+    from jsonschema import validate
+
+    run = gpuop("explain", POD, "--live", "--kubeconfig", live_cluster, "-o", "json")
+    document = json_module.loads(run.stdout)
+    assert document["cluster"]["kubeconfig"] == live_cluster
+    schema = json_module.loads(
+        (Path(__file__).parents[3] / "docs" / "schemas" / "explain.schema.json").read_text()
+    )
+    validate(document, schema)
+
+
 def test_kubevirt_check_live_names_the_cluster(gpuop: RunCli, live_cluster: str) -> None:
     run = gpuop("kubevirt", "check", "--live", "--kubeconfig", live_cluster)
     assert run.code in (0, 1), run.stderr
