@@ -677,55 +677,48 @@ def reconcile(
                 "ClusterPolicy is not ready; " + "; ".join(parts),
             ),
         ]
-    conditions.append(
-        condition(
+    # The per-node problem conditions: True with the nodes named while any node has it.
+    node_conditions = (
+        (
             ConditionType.WORKLOAD_LABELS_IGNORED,
-            bool(ignored_nodes),
-            Reason.SANDBOX_WORKLOADS_DISABLED if ignored_nodes else Reason.NONE,
-            (
-                f"{WORKLOAD_LABEL} is set but ignored because"
-                f" sandboxWorkloads.enabled is false on: {_names(ignored_nodes)}"
-                if ignored_nodes
-                else ""
-            ),
-        )
-    )
-    conditions.append(
-        condition(
+            Reason.SANDBOX_WORKLOADS_DISABLED,
+            ignored_nodes,
+            f"{WORKLOAD_LABEL} is set but ignored because sandboxWorkloads.enabled is false on",
+        ),
+        (
             ConditionType.INVALID_WORKLOAD_LABELS,
-            bool(invalid_nodes),
-            Reason.INVALID_VALUE if invalid_nodes else Reason.NONE,
-            f"invalid {WORKLOAD_LABEL} on: {_names(invalid_nodes)}" if invalid_nodes else "",
-        )
-    )
-    conditions.append(
-        condition(
+            Reason.INVALID_VALUE,
+            invalid_nodes,
+            f"invalid {WORKLOAD_LABEL} on",
+        ),
+        (
             ConditionType.VGPU_CONFIG_INVALID,
-            bool(vgpu_problem_nodes),
-            Reason.INFEASIBLE if vgpu_problem_nodes else Reason.NONE,
-            f"{VGPU_CONFIG_LABEL} cannot be applied on: {_names(vgpu_problem_nodes)}"
-            if vgpu_problem_nodes
-            else "",
-        )
-    )
-    conditions.append(
-        condition(
+            Reason.INFEASIBLE,
+            vgpu_problem_nodes,
+            f"{VGPU_CONFIG_LABEL} cannot be applied on",
+        ),
+        (
             ConditionType.WORKLOAD_SWITCH_HELD,
-            bool(held_nodes),
-            Reason.GPU_PODS_RUNNING if held_nodes else Reason.NONE,
-            f"workload switch held on: {_names(held_nodes)}" if held_nodes else "",
-        )
-    )
-    conditions.append(
-        condition(
+            Reason.GPU_PODS_RUNNING,
+            held_nodes,
+            "workload switch held on",
+        ),
+        (
             ConditionType.VGPU_CONFIG_CHANGE_HELD,
-            bool(vgpu_held_nodes),
-            Reason.VGPU_DEVICES_IN_USE if vgpu_held_nodes else Reason.NONE,
-            f"{VGPU_CONFIG_LABEL} change held on: {_names(vgpu_held_nodes)}"
-            if vgpu_held_nodes
-            else "",
-        )
+            Reason.VGPU_DEVICES_IN_USE,
+            vgpu_held_nodes,
+            f"{VGPU_CONFIG_LABEL} change held on",
+        ),
     )
+    for kind, reason, affected, what in node_conditions:
+        conditions.append(
+            condition(
+                kind,
+                bool(affected),
+                reason if affected else Reason.NONE,
+                f"{what}: {_names(affected)}" if affected else "",
+            )
+        )
     nodes_summary = {
         "gpuNodes": gpu_nodes,
         "readyNodes": ready_nodes,
