@@ -66,7 +66,7 @@ from gpuop.controlplane.kubeconfig import TRANSPORT_ERRORS, api_request, http_re
 from gpuop.kube import ClusterPolicy, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
-from gpuop.operator.reconcile import current_workload
+from gpuop.api.resources import current_workload
 from gpuop.planner import plan
 from gpuop.policy import parse_cluster_policy
 from gpuop.sim.hardware import NodeSpec, node_manifest

@@ -23,7 +23,7 @@ test, and keeps every rule in one place:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuop.api.conditions import (
@@ -34,15 +34,11 @@ from gpuop.api.conditions import (
     status_differs,
 )
 from gpuop.api.labels import (
-    APP_LABEL,
     FORCE_SWITCH_ANNOTATION,
     HASH_ANNOTATION,
-    MIRROR_POD_ANNOTATION,
     NFD_KERNEL,
     NFD_OS_ID,
     NFD_OS_VERSION_ID,
-    OPERAND_LABEL,
-    REVISION_LABEL,
     UPGRADE_ENABLED_ANNOTATION,
     UPGRADE_STATE_LABEL,
     VGPU_CONFIG_LABEL,
@@ -50,21 +46,22 @@ from gpuop.api.labels import (
     WORKLOAD_LABEL,
 )
 from gpuop.api.policies import select_active
-from gpuop.api.resources import GPU_POD_RESOURCE_PREFIXES, current_workload
+from gpuop.api.resources import current_workload
 from gpuop.catalog import WorkloadConfig, operand_table
-from gpuop.naming import classify_resource, is_gpu_resource
-from gpuop.planner import NodeFacts, NodePlan, plan, planning_key
-from gpuop.planner.upgrade import (
-    DRIVER_CONFIG_DIGEST_ENV,
-    EVENT_REASON,
-    MAX_RESTARTS,
-    DriverPod,
-    UpgradeCounts,
-    UpgradeNode,
-    UpgradePolicy,
-    WorkloadPod,
-    plan_upgrades,
+from gpuop.naming import classify_resource
+from gpuop.operator.model import (
+    DRIVER_APP,
+    UPGRADE_APPS,
+    VALIDATOR_APP,
+    Actions,
+    NodeEvent,
+    PodInfo,
+    Snapshot,
+    pod_info,
+    workload_pod,
 )
+from gpuop.operator.upgrades import driver_upgrades
+from gpuop.planner import NodeFacts, NodePlan, plan, planning_key
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
 from gpuop.render import (
     os_tag_of,
@@ -74,187 +71,22 @@ from gpuop.render import (
 )
 from gpuop.render.support import SERVICE_MONITOR_KIND, object_key
 
+__all__ = [
+    "DRIVER_APP",
+    "UPGRADE_APPS",
+    "VALIDATOR_APP",
+    "Actions",
+    "NodeEvent",
+    "PodInfo",
+    "Snapshot",
+    "daemonset_ready",
+    "pod_info",
+    "reconcile",
+    "workload_pod",
+]
+
 VGPU_PAUSED = "paused-for-vgpu-change"
 MAX_LISTED_NODES = 50
-DRIVER_APP = "nvidia-driver-daemonset"
-VALIDATOR_APP = "nvidia-operator-validator"
-# Pods the upgrade state machine reads by upstream's `app` labels, whoever made them.
-UPGRADE_APPS = frozenset({DRIVER_APP, VALIDATOR_APP})
-
-
-@dataclass(frozen=True)
-class PodInfo:
-    """The parts of a pod the operator needs."""
-
-    namespace: str
-    name: str
-    node: str
-    operand: str | None
-    ready: bool
-    gpu_resources: tuple[str, ...]
-    terminal: bool
-    # For driver upgrades: the `app` label, the owning DaemonSet (None: no owner at all;
-    # "": another kind of controller), the pod's revision and health, eviction blockers.
-    app: str | None = None
-    owner: str | None = None
-    revision: str | None = None
-    running: bool = False
-    containers_ready: bool = False
-    failing: bool = False
-    terminating: bool = False
-    controlled: bool = True
-    empty_dir: bool = False
-    config_digest: str | None = None
-
-
-@dataclass
-class Snapshot:
-    policies: list[dict[str, Any]]
-    nodes: dict[str, dict[str, Any]]
-    daemonsets: dict[str, dict[str, Any]]
-    pods: list[PodInfo]
-    namespace: str
-    operator_env: dict[str, str] = field(default_factory=dict)
-    # Objects gpuop manages beside DaemonSets: (kind, name) -> the hash they were applied with.
-    existing_objects: dict[tuple[str, str], str] = field(default_factory=dict)
-    # Whether Prometheus operator's ServiceMonitor kind is served.
-    service_monitors_served: bool = False
-    # Driver upgrades: DaemonSet -> hash of its newest ControllerRevision, and the
-    # DRIVER_CONFIG_DIGEST of its template; the pods on nodes waiting for jobs or a drain;
-    # when this process began evicting each node's GPU pods; the clock, in epoch seconds.
-    revisions: dict[str, str] = field(default_factory=dict)
-    template_digests: dict[str, str] = field(default_factory=dict)
-    node_pods: dict[str, tuple[WorkloadPod, ...]] = field(default_factory=dict)
-    evicting_since: dict[str, float] = field(default_factory=dict)
-    now_seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class NodeEvent:
-    node: str
-    reason: str
-    message: str
-    type: str = "Warning"
-
-
-@dataclass
-class Actions:
-    """Writes for one pass. Empty when the cluster already matches."""
-
-    node_label_patches: dict[str, dict[str, str | None]] = field(default_factory=dict)
-    apply: list[dict[str, Any]] = field(default_factory=list)
-    delete_daemonsets: list[str] = field(default_factory=list)
-    delete_objects: list[tuple[str, str]] = field(default_factory=list)
-    status: dict[str, dict[str, Any]] = field(default_factory=dict)
-    events: list[NodeEvent] = field(default_factory=list)
-    plans: dict[str, NodePlan] = field(default_factory=dict)
-    ready: bool = False
-    active_policy: str | None = None
-    # Driver upgrades: node annotations, cordon (True) / uncordon (False), GPU pods to
-    # evict and driver pods to delete, as (namespace, name).
-    node_annotation_patches: dict[str, dict[str, str | None]] = field(default_factory=dict)
-    cordon: dict[str, bool] = field(default_factory=dict)
-    evictions: list[tuple[str, str]] = field(default_factory=list)
-    delete_pods: list[tuple[str, str]] = field(default_factory=list)
-    upgrades_enabled: bool = False
-    upgrade_counts: UpgradeCounts | None = None
-
-    @property
-    def write_count(self) -> int:
-        return (
-            len(self.node_label_patches)
-            + len(set(self.node_annotation_patches) | set(self.cordon))
-            + len(self.evictions)
-            + len(self.delete_pods)
-            + len(self.apply)
-            + len(self.delete_daemonsets)
-            + len(self.delete_objects)
-            + len(self.status)
-        )
-
-
-def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
-    """Reduce a Pod object; None for pods the operator does not care about."""
-    meta = pod.get("metadata") or {}
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
-    labels = meta.get("labels") or {}
-    operand = labels.get(OPERAND_LABEL) if meta.get("namespace") == namespace else None
-    resources: set[str] = set()
-    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
-        res = container.get("resources") or {}
-        for part in ("limits", "requests"):
-            for name in res.get(part) or {}:
-                if is_gpu_resource(str(name)):
-                    resources.add(str(name))
-    app = labels.get(APP_LABEL) if meta.get("namespace") == namespace else None
-    if operand is None and not resources and app not in UPGRADE_APPS:
-        return None
-    ready = any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in status.get("conditions") or []
-    )
-    phase = status.get("phase")
-    owners = meta.get("ownerReferences") or []
-    controller = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
-    owner = None
-    if controller is not None:
-        owner = str(controller.get("name") or "") if controller.get("kind") == "DaemonSet" else ""
-    statuses = [
-        *(status.get("initContainerStatuses") or []),
-        *(status.get("containerStatuses") or []),
-    ]
-    containers = status.get("containerStatuses") or []
-    digest = next(
-        (
-            str(env.get("value") or "")
-            for container in spec.get("containers") or []
-            for env in container.get("env") or []
-            if env.get("name") == DRIVER_CONFIG_DIGEST_ENV
-        ),
-        None,
-    )
-    return PodInfo(
-        namespace=str(meta.get("namespace") or ""),
-        name=str(meta.get("name") or ""),
-        node=str(spec.get("nodeName") or ""),
-        operand=operand,
-        ready=ready,
-        gpu_resources=tuple(sorted(resources)),
-        terminal=phase in ("Succeeded", "Failed") or meta.get("deletionTimestamp") is not None,
-        app=app,
-        owner=owner,
-        revision=labels.get(REVISION_LABEL),
-        running=phase == "Running",
-        containers_ready=bool(containers) and all(c.get("ready") for c in containers),
-        failing=any(
-            not c.get("ready") and int(c.get("restartCount") or 0) > MAX_RESTARTS for c in statuses
-        ),
-        terminating=meta.get("deletionTimestamp") is not None,
-        controlled=controller is not None,
-        empty_dir=any("emptyDir" in v for v in spec.get("volumes") or []),
-        config_digest=digest,
-    )
-
-
-def workload_pod(pod: Mapping[str, Any]) -> WorkloadPod:
-    """A pod on an upgrading node, for `waitForCompletion` and drain."""
-    meta = pod.get("metadata") or {}
-    spec = pod.get("spec") or {}
-    owners = meta.get("ownerReferences") or []
-    annotations = meta.get("annotations") or {}
-    phase = (pod.get("status") or {}).get("phase")
-    return WorkloadPod(
-        namespace=str(meta.get("namespace") or ""),
-        name=str(meta.get("name") or ""),
-        controlled=any(o.get("controller") for o in owners),
-        empty_dir=any("emptyDir" in v for v in spec.get("volumes") or []),
-        finished=phase in ("Succeeded", "Failed"),
-        labels=dict(meta.get("labels") or {}),
-        terminating=meta.get("deletionTimestamp") is not None,
-        daemonset=any(o.get("kind") == "DaemonSet" and o.get("controller") for o in owners),
-        mirror=MIRROR_POD_ANNOTATION in annotations,
-    )
 
 
 def daemonset_ready(ds: Mapping[str, Any]) -> bool:
@@ -570,7 +402,7 @@ def reconcile(
         )
         return actions
     _supporting_objects(policy, policy_key, snapshot, plan_cache, actions)
-    _driver_upgrades(policy, snapshot, actions)
+    driver_upgrades(policy, snapshot, actions)
     for ds in rendered:
         live = snapshot.daemonsets.get(ds["metadata"]["name"])
         live_hash = ((live or {}).get("metadata") or {}).get("annotations", {}).get(HASH_ANNOTATION)
@@ -736,148 +568,6 @@ def reconcile(
         nodes_summary,
     )
     return actions
-
-
-def _upgrade_policy(policy: ResolvedPolicy) -> UpgradePolicy | None:
-    """The upgrade policy when automatic upgrades are on (upstream: a driver the operator
-    deploys, `autoUpgrade`, and no sandbox workloads), else None."""
-    driver = policy.policy.spec.driver
-    raw = driver.upgradePolicy if driver is not None else None
-    if raw is None or policy.sandbox_enabled:
-        return None
-    if not policy.operand_enabled(operand_table().operand("driver")):
-        return None
-    upgrade = UpgradePolicy.from_spec(raw.model_dump(exclude_none=True))
-    return upgrade if upgrade.auto_upgrade else None
-
-
-def _merge_node_labels(actions: Actions, node: str, changes: Mapping[str, str | None]) -> None:
-    if changes:
-        actions.node_label_patches.setdefault(node, {}).update(changes)
-
-
-def _driver_upgrades(policy: ResolvedPolicy, snapshot: Snapshot, actions: Actions) -> None:
-    """Upstream's upgrade controller: the enabled annotation on GPU nodes, and one step of the
-    upgrade state machine for every node that runs a driver pod (`gpuop.planner.upgrade`).
-    With upgrades off, the state labels go, as upstream removes them."""
-    upgrade = _upgrade_policy(policy)
-    actions.upgrades_enabled = upgrade is not None
-    for name, node in snapshot.nodes.items():
-        meta = node.get("metadata") or {}
-        annotations = meta.get("annotations") or {}
-        labels = meta.get("labels") or {}
-        wanted = "true" if upgrade is not None and actions.plans[name].gpu_node else None
-        if annotations.get(UPGRADE_ENABLED_ANNOTATION) != wanted:
-            actions.node_annotation_patches.setdefault(name, {})[UPGRADE_ENABLED_ANNOTATION] = (
-                wanted
-            )
-        if upgrade is None and UPGRADE_STATE_LABEL in labels:
-            _merge_node_labels(actions, name, {UPGRADE_STATE_LABEL: None})
-    if upgrade is None:
-        return
-    driver_daemonset = operand_table().operand("driver").daemonset
-
-    def is_driver_daemonset(name: str) -> bool:
-        return name == driver_daemonset or name.startswith(f"{driver_daemonset}-")
-
-    drivers: dict[str, PodInfo] = {}
-    validators: set[str] = set()
-    owned: dict[str, int] = {}
-    gpu_pods: dict[str, list[WorkloadPod]] = {}
-    for pod in snapshot.pods:
-        if not pod.node:
-            continue
-        if pod.app == DRIVER_APP and pod.namespace == snapshot.namespace:
-            if pod.owner and is_driver_daemonset(pod.owner):
-                owned[pod.owner] = owned.get(pod.owner, 0) + 1
-            if pod.owner is None or is_driver_daemonset(pod.owner or ""):
-                current = drivers.get(pod.node)
-                # A node briefly runs two (the old one terminating): the live one counts.
-                if current is None or (current.terminating and not pod.terminating):
-                    drivers[pod.node] = pod
-        elif pod.app == VALIDATOR_APP and pod.namespace == snapshot.namespace:
-            if pod.running and pod.ready and not pod.terminating:
-                validators.add(pod.node)
-        elif (
-            pod.operand is None
-            and (pod.terminating or not pod.terminal)
-            and any(r.startswith(GPU_POD_RESOURCE_PREFIXES) for r in pod.gpu_resources)
-        ):
-            gpu_pods.setdefault(pod.node, []).append(
-                WorkloadPod(
-                    namespace=pod.namespace,
-                    name=pod.name,
-                    controlled=pod.controlled,
-                    empty_dir=pod.empty_dir,
-                    finished=False,
-                    terminating=pod.terminating,
-                )
-            )
-    for name, ds in snapshot.daemonsets.items():
-        if not is_driver_daemonset(name):
-            continue
-        desired = int(((ds.get("status") or {}).get("desiredNumberScheduled")) or 0)
-        if desired != owned.get(name, 0):
-            # Upstream's BuildState refuses to decide while a driver pod is missing.
-            actions.upgrade_counts = None
-            return
-    nodes = []
-    for node_name, pod in sorted(drivers.items()):
-        if node_name not in snapshot.nodes:
-            continue
-        node = snapshot.nodes[node_name]
-        meta = node.get("metadata") or {}
-        nodes.append(
-            UpgradeNode(
-                name=node_name,
-                labels=meta.get("labels") or {},
-                annotations=meta.get("annotations") or {},
-                unschedulable=bool((node.get("spec") or {}).get("unschedulable")),
-                ready=_node_ready(node),
-                driver_pod=DriverPod(
-                    namespace=pod.namespace,
-                    name=pod.name,
-                    owner=pod.owner or None,
-                    revision=pod.revision,
-                    running=pod.running,
-                    containers_ready=pod.containers_ready,
-                    failing=pod.failing,
-                    terminating=pod.terminating,
-                    config_digest=pod.config_digest,
-                ),
-                gpu_pods=tuple(gpu_pods.get(node_name, ())),
-                validator_ready=node_name in validators,
-                node_pods=snapshot.node_pods.get(node_name),
-            )
-        )
-    result = plan_upgrades(
-        upgrade,
-        nodes,
-        snapshot.revisions,
-        snapshot.template_digests,
-        snapshot.now_seconds,
-        snapshot.evicting_since,
-    )
-    actions.upgrade_counts = result.counts
-    for node_name, step in result.steps.items():
-        _merge_node_labels(actions, node_name, step.labels)
-        if step.annotations:
-            actions.node_annotation_patches.setdefault(node_name, {}).update(step.annotations)
-        if step.cordon is not None:
-            actions.cordon[node_name] = step.cordon
-        actions.evictions.extend(step.evict)
-        if step.delete_driver_pod is not None:
-            actions.delete_pods.append(step.delete_driver_pod)
-        if step.state is not None:
-            kind = "Warning" if step.state == "upgrade-failed" else "Normal"
-            actions.events.append(NodeEvent(node_name, EVENT_REASON, step.message, kind))
-
-
-def _node_ready(node: Mapping[str, Any]) -> bool:
-    for item in (node.get("status") or {}).get("conditions") or []:
-        if item.get("type") == "Ready":
-            return bool(item.get("status") == "True")
-    return True
 
 
 def _set_status(

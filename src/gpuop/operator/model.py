@@ -1,0 +1,208 @@
+"""What one reconcile pass reads and writes: the snapshot of the cluster, and the actions.
+
+Why this module exists: the runtime builds a `Snapshot` from its informers and performs the
+`Actions`; the reconcile pass (`gpuop.operator.reconcile`) and the driver upgrade step
+(`gpuop.operator.upgrades`) both read the one and fill the other, so they live here, below
+both. `pod_info` reduces a Pod to the parts any of them needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuop.api.labels import (
+    APP_LABEL,
+    MIRROR_POD_ANNOTATION,
+    OPERAND_LABEL,
+    REVISION_LABEL,
+)
+from gpuop.naming import is_gpu_resource
+from gpuop.planner import NodePlan
+from gpuop.planner.upgrade import (
+    DRIVER_CONFIG_DIGEST_ENV,
+    MAX_RESTARTS,
+    UpgradeCounts,
+    WorkloadPod,
+)
+
+DRIVER_APP = "nvidia-driver-daemonset"
+VALIDATOR_APP = "nvidia-operator-validator"
+# Pods the upgrade state machine reads by upstream's `app` labels, whoever made them.
+UPGRADE_APPS = frozenset({DRIVER_APP, VALIDATOR_APP})
+
+
+@dataclass(frozen=True)
+class PodInfo:
+    """The parts of a pod the operator needs."""
+
+    namespace: str
+    name: str
+    node: str
+    operand: str | None
+    ready: bool
+    gpu_resources: tuple[str, ...]
+    terminal: bool
+    # For driver upgrades: the `app` label, the owning DaemonSet (None: no owner at all;
+    # "": another kind of controller), the pod's revision and health, eviction blockers.
+    app: str | None = None
+    owner: str | None = None
+    revision: str | None = None
+    running: bool = False
+    containers_ready: bool = False
+    failing: bool = False
+    terminating: bool = False
+    controlled: bool = True
+    empty_dir: bool = False
+    config_digest: str | None = None
+
+
+@dataclass
+class Snapshot:
+    policies: list[dict[str, Any]]
+    nodes: dict[str, dict[str, Any]]
+    daemonsets: dict[str, dict[str, Any]]
+    pods: list[PodInfo]
+    namespace: str
+    operator_env: dict[str, str] = field(default_factory=dict)
+    # Objects gpuop manages beside DaemonSets: (kind, name) -> the hash they were applied with.
+    existing_objects: dict[tuple[str, str], str] = field(default_factory=dict)
+    # Whether Prometheus operator's ServiceMonitor kind is served.
+    service_monitors_served: bool = False
+    # Driver upgrades: DaemonSet -> hash of its newest ControllerRevision, and the
+    # DRIVER_CONFIG_DIGEST of its template; the pods on nodes waiting for jobs or a drain;
+    # when this process began evicting each node's GPU pods; the clock, in epoch seconds.
+    revisions: dict[str, str] = field(default_factory=dict)
+    template_digests: dict[str, str] = field(default_factory=dict)
+    node_pods: dict[str, tuple[WorkloadPod, ...]] = field(default_factory=dict)
+    evicting_since: dict[str, float] = field(default_factory=dict)
+    now_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class NodeEvent:
+    node: str
+    reason: str
+    message: str
+    type: str = "Warning"
+
+
+@dataclass
+class Actions:
+    """Writes for one pass. Empty when the cluster already matches."""
+
+    node_label_patches: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    apply: list[dict[str, Any]] = field(default_factory=list)
+    delete_daemonsets: list[str] = field(default_factory=list)
+    delete_objects: list[tuple[str, str]] = field(default_factory=list)
+    status: dict[str, dict[str, Any]] = field(default_factory=dict)
+    events: list[NodeEvent] = field(default_factory=list)
+    plans: dict[str, NodePlan] = field(default_factory=dict)
+    ready: bool = False
+    active_policy: str | None = None
+    # Driver upgrades: node annotations, cordon (True) / uncordon (False), GPU pods to
+    # evict and driver pods to delete, as (namespace, name).
+    node_annotation_patches: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    cordon: dict[str, bool] = field(default_factory=dict)
+    evictions: list[tuple[str, str]] = field(default_factory=list)
+    delete_pods: list[tuple[str, str]] = field(default_factory=list)
+    upgrades_enabled: bool = False
+    upgrade_counts: UpgradeCounts | None = None
+
+    @property
+    def write_count(self) -> int:
+        return (
+            len(self.node_label_patches)
+            + len(set(self.node_annotation_patches) | set(self.cordon))
+            + len(self.evictions)
+            + len(self.delete_pods)
+            + len(self.apply)
+            + len(self.delete_daemonsets)
+            + len(self.delete_objects)
+            + len(self.status)
+        )
+
+
+def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
+    """Reduce a Pod object; None for pods the operator does not care about."""
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    labels = meta.get("labels") or {}
+    operand = labels.get(OPERAND_LABEL) if meta.get("namespace") == namespace else None
+    resources: set[str] = set()
+    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        res = container.get("resources") or {}
+        for part in ("limits", "requests"):
+            for name in res.get(part) or {}:
+                if is_gpu_resource(str(name)):
+                    resources.add(str(name))
+    app = labels.get(APP_LABEL) if meta.get("namespace") == namespace else None
+    if operand is None and not resources and app not in UPGRADE_APPS:
+        return None
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    phase = status.get("phase")
+    owners = meta.get("ownerReferences") or []
+    controller = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
+    owner = None
+    if controller is not None:
+        owner = str(controller.get("name") or "") if controller.get("kind") == "DaemonSet" else ""
+    statuses = [
+        *(status.get("initContainerStatuses") or []),
+        *(status.get("containerStatuses") or []),
+    ]
+    containers = status.get("containerStatuses") or []
+    digest = next(
+        (
+            str(env.get("value") or "")
+            for container in spec.get("containers") or []
+            for env in container.get("env") or []
+            if env.get("name") == DRIVER_CONFIG_DIGEST_ENV
+        ),
+        None,
+    )
+    return PodInfo(
+        namespace=str(meta.get("namespace") or ""),
+        name=str(meta.get("name") or ""),
+        node=str(spec.get("nodeName") or ""),
+        operand=operand,
+        ready=ready,
+        gpu_resources=tuple(sorted(resources)),
+        terminal=phase in ("Succeeded", "Failed") or meta.get("deletionTimestamp") is not None,
+        app=app,
+        owner=owner,
+        revision=labels.get(REVISION_LABEL),
+        running=phase == "Running",
+        containers_ready=bool(containers) and all(c.get("ready") for c in containers),
+        failing=any(
+            not c.get("ready") and int(c.get("restartCount") or 0) > MAX_RESTARTS for c in statuses
+        ),
+        terminating=meta.get("deletionTimestamp") is not None,
+        controlled=controller is not None,
+        empty_dir=any("emptyDir" in v for v in spec.get("volumes") or []),
+        config_digest=digest,
+    )
+
+
+def workload_pod(pod: Mapping[str, Any]) -> WorkloadPod:
+    """A pod on an upgrading node, for `waitForCompletion` and drain."""
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    owners = meta.get("ownerReferences") or []
+    annotations = meta.get("annotations") or {}
+    phase = (pod.get("status") or {}).get("phase")
+    return WorkloadPod(
+        namespace=str(meta.get("namespace") or ""),
+        name=str(meta.get("name") or ""),
+        controlled=any(o.get("controller") for o in owners),
+        empty_dir=any("emptyDir" in v for v in spec.get("volumes") or []),
+        finished=phase in ("Succeeded", "Failed"),
+        labels=dict(meta.get("labels") or {}),
+        terminating=meta.get("deletionTimestamp") is not None,
+        daemonset=any(o.get("kind") == "DaemonSet" and o.get("controller") for o in owners),
+        mirror=MIRROR_POD_ANNOTATION in annotations,
+    )
