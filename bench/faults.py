@@ -60,13 +60,13 @@ from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import DaemonSet
 from lightkube.resources.core_v1 import Pod
 
+from gpuop.api.resources import current_workload
 from gpuop.controlplane import LocalCluster
 from gpuop.controlplane.cluster import APISERVER, ETCD
 from gpuop.controlplane.kubeconfig import TRANSPORT_ERRORS, api_request, http_request
 from gpuop.kube import ClusterPolicy, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
-from gpuop.api.resources import current_workload
 from gpuop.planner import plan
 from gpuop.policy import parse_cluster_policy
 from gpuop.sim.hardware import NodeSpec, node_manifest
