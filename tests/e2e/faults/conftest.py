@@ -4,7 +4,8 @@ Right after a kube-apiserver restart, requests are denied (403) for a moment, un
 RBAC caches have synced; the operator and simulator retry and recover. Those entries in
 the audit log would read as denials to the least-privilege test
 (`test_operator_sim.py::test_shipped_rbac_is_exactly_what_the_operator_used`), which
-reads the whole session's log, so the fault tests are moved behind every other test.
+reads the whole session's log, so the fault tests (the fault sequence, and the driver
+upgrade that kills the API server mid-rollout) are moved behind every other test.
 """
 
 from __future__ import annotations
