@@ -212,21 +212,26 @@ def load_yaml_documents(
                 check_aliases(value, source, number)
             check_nesting(value, source, number)
             documents.append(value)
-    except yaml.MarkedYAMLError as exc:
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise _yaml_failure(exc, source, number + 1) from None
+    return documents
+
+
+def _yaml_failure(exc: BaseException, source: str, document: int) -> ManifestError:
+    """The one-line error for YAML that does not parse (with its position when known)."""
+    if isinstance(exc, RecursionError):
+        return ManifestError(source, NESTED_TOO_DEEPLY, document=document)
+    if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "not valid YAML"
-        raise ManifestError(
+        return ManifestError(
             source,
             f"not valid YAML: {problem}",
-            document=number + 1,
+            document=document,
             line=mark.line + 1 if mark is not None else None,
             column=mark.column + 1 if mark is not None else None,
-        ) from None
-    except yaml.YAMLError as exc:
-        raise ManifestError(source, f"not valid YAML: {exc}", document=number + 1) from None
-    except RecursionError:
-        raise ManifestError(source, NESTED_TOO_DEEPLY, document=number + 1) from None
-    return documents
+        )
+    return ManifestError(source, f"not valid YAML: {exc}", document=document)
 
 
 def _kind_of(value: Any) -> str:
@@ -303,20 +308,8 @@ def _load_yaml(text: str, source: str) -> list[dict[str, Any]]:
         aliases = "*" in text
         for document, value in enumerate(yaml.safe_load_all(text), start=1):
             objects.extend(_top_level(value, source, document, aliases))
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or exc.context or "not valid YAML"
-        raise ManifestError(
-            source,
-            f"not valid YAML: {problem}",
-            document=document + 1,
-            line=mark.line + 1 if mark is not None else None,
-            column=mark.column + 1 if mark is not None else None,
-        ) from None
-    except yaml.YAMLError as exc:
-        raise ManifestError(source, f"not valid YAML: {exc}", document=document + 1) from None
-    except RecursionError:
-        raise ManifestError(source, NESTED_TOO_DEEPLY, document=document + 1) from None
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise _yaml_failure(exc, source, document + 1) from None
     return objects
 
 
