@@ -33,7 +33,7 @@ from gpuop.cli.common import (
     output_option,
     text_width,
 )
-from gpuop.cli.findings import finding_filter, findings_options
+from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
     InputError,
@@ -43,7 +43,7 @@ from gpuop.cli.inputs import (
     require_kinds,
 )
 from gpuop.cli.layout import fit_lines
-from gpuop.cli.live import LiveTarget, live_options, live_target
+from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.manifests import ManifestError, load_objects, load_yaml_documents
 from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
@@ -118,29 +118,6 @@ def _collect_live(target: LiveTarget, progress: Callable[[str], None] | None) ->
         raise InputError(f"the API server refused: {exc}") from None
     except OSError as exc:
         raise InputError(f"cannot reach the cluster: {exc}") from None
-
-
-def report_data(report: Report, target: LiveTarget | None) -> dict[str, Any]:
-    """The report's JSON/YAML document, naming the cluster for a live read."""
-    data = report.to_dict()
-    if target is None:
-        return data
-    head = {key: data.pop(key) for key in ("schema_version", "tool")}
-    return {**head, "cluster": target.to_dict(), **data}
-
-
-def finding_names(report: Report) -> str:
-    """`-o name`: each object with findings once, as `Kind/name` (what `--ignore` takes)."""
-    seen = dict.fromkeys(finding.subject for finding in report.findings)
-    return "".join(f"{subject}\n" for subject in seen)
-
-
-def with_cluster_line(text: str, target: LiveTarget | None) -> str:
-    """The text report with the cluster named under its first line."""
-    if target is None:
-        return text
-    first, _, rest = text.partition("\n")
-    return f"{first}\n{target.describe()}\n{rest}"
 
 
 def _emit(report: Report, fmt: str, color: bool | None, target: LiveTarget | None) -> None:

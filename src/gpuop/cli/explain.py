@@ -27,7 +27,6 @@ import click
 
 from gpuop.api.labels import WORKLOAD_LABEL
 from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
-from gpuop.cli.check import with_cluster_line
 from gpuop.cli.common import UserError, emit_data, filenames_option, text_width
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
@@ -40,7 +39,7 @@ from gpuop.cli.inputs import (
 )
 from gpuop.cli.inputs import pod_from_template as _pod_from_template
 from gpuop.cli.layout import fit_lines
-from gpuop.cli.live import LiveTarget, live_options, live_target
+from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
 from gpuop.kubevirt.launcher import (

@@ -24,9 +24,11 @@ from typing import Any, TypeVar
 import click
 
 from gpuop.api.labels import IGNORE_ANNOTATION
+from gpuop.check import Report
 from gpuop.check.filters import FilterError, FindingFilter, build_filter
 from gpuop.check.rules import SEVERITIES
 from gpuop.cli.common import UserError
+from gpuop.cli.live import LiveTarget
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -139,3 +141,18 @@ def finding_filter(
 
 
 __all__ = ["CONFIG_FILE", "finding_filter", "findings_options"]
+
+
+def report_data(report: Report, target: LiveTarget | None) -> dict[str, Any]:
+    """The report's JSON/YAML document, naming the cluster for a live read."""
+    data = report.to_dict()
+    if target is None:
+        return data
+    head = {key: data.pop(key) for key in ("schema_version", "tool")}
+    return {**head, "cluster": target.to_dict(), **data}
+
+
+def finding_names(report: Report) -> str:
+    """`-o name`: each object with findings once, as `Kind/name` (what `--ignore` takes)."""
+    seen = dict.fromkeys(finding.subject for finding in report.findings)
+    return "".join(f"{subject}\n" for subject in seen)

@@ -33,7 +33,6 @@ import yaml
 from gpuop.api.resources import normalised
 from gpuop.check import Report, render_text, run_checks
 from gpuop.check.kubevirt import parse_version, read_hyperconverged, read_kubevirt
-from gpuop.cli.check import finding_names, report_data, with_cluster_line
 from gpuop.cli.common import (
     UserError,
     color_enabled,
@@ -52,7 +51,7 @@ from gpuop.cli.explain import (
     quantity_problem,
     read_live_target,
 )
-from gpuop.cli.findings import finding_filter, findings_options
+from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
 from gpuop.cli.inputs import (
     InputError,
     input_paths,
@@ -61,7 +60,7 @@ from gpuop.cli.inputs import (
     require_kinds,
 )
 from gpuop.cli.layout import Column, fit_lines, render_table
-from gpuop.cli.live import LiveTarget, live_options
+from gpuop.cli.live import LiveTarget, live_options, with_cluster_line
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.kubevirt.permitted import needed_gates, permitted_host_devices, vmi_example
 from gpuop.manifests import load_yaml_documents

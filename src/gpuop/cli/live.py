@@ -144,3 +144,11 @@ def live_target(live: bool, kubeconfig: str | None, context: str | None) -> Live
 
 
 __all__ = ["LiveTarget", "kubeconfig_path", "live_options", "live_target"]
+
+
+def with_cluster_line(text: str, target: LiveTarget | None) -> str:
+    """The text report with the cluster named under its first line."""
+    if target is None:
+        return text
+    first, _, rest = text.partition("\n")
+    return f"{first}\n{target.describe()}\n{rest}"

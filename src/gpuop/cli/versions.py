@@ -18,7 +18,6 @@ from typing import Any, NoReturn
 import click
 
 from gpuop.catalog.versions import VersionMatrix, version_matrix
-from gpuop.cli.check import finding_names, with_cluster_line
 from gpuop.cli.common import (
     UserError,
     color_enabled,
@@ -30,10 +29,10 @@ from gpuop.cli.common import (
     read_text_input,
     text_width,
 )
-from gpuop.cli.findings import finding_filter, findings_options
+from gpuop.cli.findings import finding_filter, finding_names, findings_options
 from gpuop.cli.inputs import InputError, input_paths, read_objects, require_kinds
 from gpuop.cli.layout import fit_lines
-from gpuop.cli.live import LiveTarget, live_options, live_target
+from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
 from gpuop.manifests import ManifestError, load_objects
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
 from gpuop.versions import (
