@@ -18,28 +18,37 @@ from __future__ import annotations
 import copy
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Final, NoReturn
+from typing import Any, Final
 
 import click
 
 from gpuop.api.labels import WORKLOAD_LABEL
 from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
-from gpuop.cli.common import UserError, emit_data, filenames_option, text_width
+from gpuop.cli.common import emit_data, filenames_option, text_width
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
     POD_TEMPLATES,
     InputError,
     input_paths,
-    read_objects,
     require_kinds,
     split_paths,
 )
 from gpuop.cli.inputs import pod_from_template as _pod_from_template
 from gpuop.cli.layout import fit_lines
-from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
+from gpuop.cli.live import LiveTarget, live_options, with_cluster_line
+from gpuop.cli.running import (
+    EXIT_INPUT,
+    GreedyClusterCommand,
+    finish,
+    guarded,
+    objects_from_files,
+    printable,
+    quantity_problem,
+    read_live_target,
+)
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
 from gpuop.kubevirt.launcher import (
@@ -47,7 +56,7 @@ from gpuop.kubevirt.launcher import (
     LauncherError,
     render_launcher_pod,
 )
-from gpuop.manifests import ManifestError, QuantityError, format_quantity, parse_quantity
+from gpuop.manifests import format_quantity
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import classify_resource
 
@@ -66,8 +75,6 @@ __all__ = [
 
 EXIT_FITS: Final = 0
 EXIT_UNSCHEDULABLE: Final = 1
-EXIT_INPUT: Final = 2
-EXIT_INTERNAL: Final = 3
 
 POD: Final = "Pod"
 VMI: Final = "VirtualMachineInstance"
@@ -112,20 +119,6 @@ def _describe(obj: Mapping[str, Any]) -> str:
     kind = text(obj, "kind") or "an object without a kind"
     name = text(obj, "metadata", "name")
     return f"{kind} {name!r}" if name else kind
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
-
-
-def quantity_problem(raw: Any) -> str | None:
-    """Why the API server would refuse `raw` as a resource quantity, or None."""
-    try:
-        parse_quantity(raw)
-    except QuantityError as exc:
-        return f"{_shown(raw)} is not a quantity ({exc.problem})"
-    return None
 
 
 def _check_list(obj: Mapping[str, Any], where: str, raw: Any) -> None:
@@ -607,161 +600,6 @@ def render_text(results: Sequence[Explained], *, all_nodes: bool = False) -> str
 
 
 # --------------------------------------------------------------------------- the command
-
-
-def printable(message: str) -> str:
-    """`message` with anything UTF-8 cannot encode (lone surrogates from JSON) escaped."""
-    return message.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def one_line(message: str) -> str:
-    """An error message on one line (YAML parser messages span several)."""
-    return " ".join(message.split())
-
-
-def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    click.echo(printable(f"error: {one_line(message)}"), err=True)
-    sys.exit(code)
-
-
-def finish(code: int) -> NoReturn:
-    """End the command with `code`.
-
-    `SystemExit`, not `click.exceptions.Exit`: click's non-standalone mode (which
-    `gpuop.cli.main` uses) turns an `Exit` into a return value and the status is lost.
-    """
-    sys.stdout.flush()
-    sys.exit(code)
-
-
-def guarded(body: Callable[[], int]) -> int:
-    try:
-        return body()
-    except (InputError, ManifestError) as exc:
-        _fail(str(exc))
-    except UserError as exc:
-        _fail(str(exc), exc.exit_code)
-    except (click.exceptions.Exit, SystemExit):
-        raise
-    except RecursionError:
-        _fail("the input is nested too deeply to read")
-    except Exception as exc:  # one line, never a traceback; GPUOP_TRACEBACK=1 shows it
-        if os.environ.get("GPUOP_TRACEBACK"):
-            raise
-        _fail(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}", EXIT_INTERNAL)
-
-
-def spread_greedy(args: Sequence[str], option: str) -> list[str]:
-    """Let `option` take several values: `--cluster a b -o json` -> `--cluster a --cluster b ...`.
-
-    Every argument after the option's first value that does not start with `-` (or is
-    exactly `-`) is another value, up to the next option or `--`.
-    """
-    out: list[str] = []
-    greedy = False
-    expecting = False
-    items = list(args)
-    for index, arg in enumerate(items):
-        if expecting:
-            out.append(arg)
-            expecting, greedy = False, True
-            continue
-        if arg == "--":
-            out.extend(items[index:])
-            return out
-        if greedy and (arg == "-" or not arg.startswith("-")):
-            out.extend([option, arg])
-            continue
-        greedy = False
-        out.append(arg)
-        if arg == option:
-            expecting = True
-        elif arg.startswith(option + "="):
-            greedy = True
-    return out
-
-
-def _takes_value(command: click.Command) -> dict[str, bool]:
-    """Each option name of `command` and whether it takes a value."""
-    names: dict[str, bool] = {}
-    for param in command.params:
-        if isinstance(param, click.Option):
-            for name in (*param.opts, *param.secondary_opts):
-                names[name] = not (param.is_flag or param.count)
-    return names
-
-
-def positional_before(args: Sequence[str], option: str, takes_value: Mapping[str, bool]) -> bool:
-    """Whether a positional argument comes before the first `option` in `args`."""
-    expecting = False
-    for arg in args:
-        if expecting:
-            expecting = False
-            continue
-        if arg == option or arg.startswith(option + "=") or arg == "--":
-            return False
-        if arg == "-" or not arg.startswith("-"):
-            return True
-        expecting = "=" not in arg and takes_value.get(arg, False)
-    return False
-
-
-class GreedyClusterCommand(click.Command):
-    """A command whose `--cluster FILE` is repeatable and takes `A,B`.
-
-    The older `--cluster A B` form still reads B as a cluster file where B cannot be what
-    the command is about: when a positional argument came before `--cluster`, or an option
-    in `subject_options` names the subject. Elsewhere (`explain --cluster dump.json
-    pod.yaml`) the argument after the file is the command's own positional argument.
-    """
-
-    subject_options: tuple[str, ...] = ("--pod", "--vmi", "--vm", "--all-pending")
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        takes_value = _takes_value(self)
-        old_form = positional_before(args, "--cluster", takes_value) or any(
-            arg == name or arg.startswith(name + "=")
-            for arg in args
-            for name in self.subject_options
-        )
-        return super().parse_args(ctx, spread_greedy(args, "--cluster") if old_form else args)
-
-
-def _live_read(target: LiveTarget, kinds: Sequence[str]) -> list[Any]:
-    """The objects of `kinds` from the target's cluster (Nodes and Pods required)."""
-    from gpuop.kube import ApiError, KubeError, sync_client
-    from gpuop.kube.reads import ReadError, read_cluster
-
-    try:
-        client = sync_client(target.kubeconfig, target.context)
-        read = read_cluster(client, kinds)
-    except (KubeError, ReadError) as exc:
-        raise InputError(str(exc)) from None
-    except ApiError as exc:
-        raise InputError(f"the API server refused: {exc}") from None
-    except OSError as exc:
-        raise InputError(f"cannot reach the cluster: {exc}") from None
-    return list(read.objects)
-
-
-def read_live_target(
-    kubeconfig: str | None, context: str | None, kinds: Sequence[str]
-) -> tuple[list[Any], LiveTarget]:
-    """Objects of `kinds` from the cluster kubectl would read, and that cluster."""
-    target = live_target(True, kubeconfig, context)
-    assert target is not None
-    return _live_read(target, kinds), target
-
-
-def read_live(kubeconfig: str | None, context: str | None, kinds: Sequence[str]) -> list[Any]:
-    """Objects of `kinds` from the cluster (Nodes and Pods required), by kubectl's rule."""
-    return read_live_target(kubeconfig, context, kinds)[0]
-
-
-def objects_from_files(files: Sequence[str]) -> list[dict[str, Any]]:
-    """Every object in the files, bundle directories and `-` (stdin), in order."""
-    found = read_objects(tuple(files))
-    return [obj for obj in found if isinstance(obj, dict)]
 
 
 def run_explain(

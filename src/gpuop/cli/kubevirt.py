@@ -43,14 +43,6 @@ from gpuop.cli.common import (
     filenames_option,
     text_width,
 )
-from gpuop.cli.explain import (
-    GreedyClusterCommand,
-    finish,
-    guarded,
-    objects_from_files,
-    quantity_problem,
-    read_live_target,
-)
 from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
 from gpuop.cli.inputs import (
     InputError,
@@ -61,6 +53,14 @@ from gpuop.cli.inputs import (
 )
 from gpuop.cli.layout import Column, fit_lines, render_table
 from gpuop.cli.live import LiveTarget, live_options, with_cluster_line
+from gpuop.cli.running import (
+    GreedyClusterCommand,
+    finish,
+    guarded,
+    objects_from_files,
+    quantity_problem,
+    read_live_target,
+)
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.kubevirt.permitted import needed_gates, permitted_host_devices, vmi_example
 from gpuop.manifests import load_yaml_documents

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from cli_support import REPO_ROOT, RunCli
 
-from gpuop.cli import explain as explain_cli
+from gpuop.cli import running as running_cli
 from gpuop.manifests import MAX_ALIAS_EXPANSION, alias_growth
 
 EXPLAIN = REPO_ROOT / "tests" / "corpus" / "explain"
@@ -366,7 +366,7 @@ def live_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         assert target.cluster == "lab"
         return [obj for obj in objects if obj.get("kind") in kinds]
 
-    monkeypatch.setattr(explain_cli, "_live_read", fake_read)
+    monkeypatch.setattr(running_cli, "_live_read", fake_read)
     return str(path)
 
 

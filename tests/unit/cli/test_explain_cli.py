@@ -29,11 +29,10 @@ from gpuop.cli.check import InputError
 from gpuop.cli.explain import (
     explain,
     explain_objects,
-    printable,
     render_text,
-    spread_greedy,
     validate_cluster,
 )
+from gpuop.cli.running import printable, spread_greedy
 from gpuop.explain.corpus import generate_case
 from gpuop.kube.reads import ReadError, read_cluster
 from gpuop.manifests import ManifestError, load_objects
