@@ -42,7 +42,7 @@ from gpuop.cli.inputs import (
     read_objects,
     require_kinds,
 )
-from gpuop.cli.layout import fit_lines
+from gpuop.cli.layout import fit_lines, note
 from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
 from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.manifests import ManifestError, load_objects, load_yaml_documents
@@ -134,10 +134,6 @@ def _emit(report: Report, fmt: str, color: bool | None, target: LiveTarget | Non
         width = text_width(fmt)
         text = render_text(report, color=color_enabled(color), width=width)
         sys.stdout.write(fit_lines(with_cluster_line(text, target), width))
-
-
-def _progress(message: str) -> None:
-    click.echo(f"gpuop: {message}", err=True)
 
 
 def _guarded(body: Callable[[], int]) -> int:
@@ -242,7 +238,7 @@ def check(
             raise InputError(str(exc)) from None
         if target is not None:
             quiet = output not in ("text", "wide")
-            collected = _collect_live(target, None if quiet else _progress)
+            collected = _collect_live(target, None if quiet else note)
             objects: list[Any] = collected.all_objects()
         else:
             objects = read_objects(paths)
@@ -318,7 +314,7 @@ def collect(output_dir: str, kubeconfig: str | None, context_name: str | None) -
     def body() -> int:
         target = live_target(True, kubeconfig, context_name)
         assert target is not None
-        collected = _collect_live(target, _progress)
+        collected = _collect_live(target, note)
         try:
             written = write_bundle(collected, Path(output_dir), target.context)
         except OSError as exc:
@@ -326,9 +322,9 @@ def collect(output_dir: str, kubeconfig: str | None, context_name: str | None) -
         counts = ", ".join(
             f"{len(items)} {kind}" for kind, items in collected.objects.items() if items
         )
-        _progress(f"wrote {len(written)} files to {output_dir} ({counts or 'nothing found'})")
+        note(f"wrote {len(written)} files to {output_dir} ({counts or 'nothing found'})")
         for kind, reason in collected.skipped:
-            _progress(f"skipped {kind}: {reason}")
+            note(f"skipped {kind}: {reason}")
         click.echo(output_dir)
         return 0
 

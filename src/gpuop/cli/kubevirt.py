@@ -51,7 +51,7 @@ from gpuop.cli.inputs import (
     read_objects,
     require_kinds,
 )
-from gpuop.cli.layout import Column, fit_lines, render_table
+from gpuop.cli.layout import Column, fit_lines, note, render_table
 from gpuop.cli.live import LiveTarget, live_options, with_cluster_line
 from gpuop.cli.running import (
     GreedyClusterCommand,
@@ -72,10 +72,6 @@ __all__ = ["check", "kubevirt", "permitted_devices", "vmi_example_command"]
 _SANDBOX_KINDS: Final = ("passthrough", "vgpu")
 _SECTIONS: Final = ("pciHostDevices", "mediatedDevices", "usb")
 DEFAULT_VALUES_KEY: Final = "gpuResource"
-
-
-def _say(message: str) -> None:
-    click.echo(f"gpuop: {message}", err=True)
 
 
 def _load_pci_ids(path: str | None, files: Sequence[str]) -> PciDatabase:
@@ -401,7 +397,7 @@ def permitted_devices(
             "permitted-devices",
         )
         if target is not None:
-            _say(f"read {target.describe()}")
+            note(f"read {target.describe()}")
         nodes = [obj for obj in objects if obj.get("kind") == "Node"]
         if not nodes:
             raise InputError("no Nodes in the input")
@@ -426,26 +422,26 @@ def permitted_devices(
         else:
             sys.stdout.write(permitted_snippet(built.permitted, kind))
             if built.gates is not None and hco is None:
-                _say(
+                note(
                     "the CR also needs spec.configuration.developerConfiguration.featureGates: "
                     + ", ".join(built.gates)
                 )
             if built.disable_mdev and hco is None:
-                _say(
+                note(
                     "the CR also needs spec.configuration.mediatedDevicesConfiguration"
                     ".enabled: false"
                 )
         if hco is not None:
-            _say(
+            note(
                 f"HyperConverged {text(hco, 'metadata', 'name')} owns KubeVirt's settings:"
                 " patch it (kubectl patch hyperconverged ... --type merge), not the KubeVirt CR"
             )
-        for note in built.notes:
-            _say(note)
+        for advice in built.notes:
+            note(advice)
         if not _advertised_sandbox(nodes):
-            _say("no node advertises a passthrough or vGPU resource")
+            note("no node advertises a passthrough or vGPU resource")
         for problem in built.problems:
-            _say(f"problem: {problem}")
+            note(f"problem: {problem}")
         return 1 if built.problems else 0
 
     finish(guarded(body))
@@ -789,7 +785,7 @@ def vmi_example_command(
         nodes: list[dict[str, Any]] | None = None
         if live:
             objects, read_from = read_live_target(kubeconfig, context_name, ("Node",))
-            _say(f"read {read_from.describe()}")
+            note(f"read {read_from.describe()}")
             nodes = [o for o in objects if isinstance(o, dict) and o.get("kind") == "Node"]
         elif paths:
             nodes = [
@@ -814,9 +810,9 @@ def vmi_example_command(
             if values_file is not None:
                 write_key = key or DEFAULT_VALUES_KEY
                 write_values(values_file, write_key, resource)
-                _say(f"wrote {write_key}: {resource} to {values_file}")
+                note(f"wrote {write_key}: {resource} to {values_file}")
         for warning in _resource_warnings(resource, count, nodes):
-            _say(f"warning: {warning}")
+            note(f"warning: {warning}")
         vmi = vmi_example(name, resource, count=count, memory=memory)
         if namespace:
             vmi["metadata"]["namespace"] = namespace

@@ -255,3 +255,10 @@ def fit_lines(text: str, width: int) -> str:
     ending = "\n" if text.endswith("\n") else ""
     lines = text[: len(text) - len(ending)].split("\n")
     return "\n".join(part for line in lines for part in wrap_line(line, width)) + ending
+
+
+def note(message: str) -> None:
+    """A `gpuop: ...` note on stderr, wrapped to the terminal like the reports."""
+    from gpuop.cli.common import text_width
+
+    click.echo(fit_lines(f"gpuop: {message}", text_width("text")), err=True)

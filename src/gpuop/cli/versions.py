@@ -31,7 +31,7 @@ from gpuop.cli.common import (
 )
 from gpuop.cli.findings import finding_filter, finding_names, findings_options
 from gpuop.cli.inputs import InputError, input_paths, read_objects, require_kinds
-from gpuop.cli.layout import fit_lines
+from gpuop.cli.layout import fit_lines, note
 from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
 from gpuop.manifests import ManifestError, load_objects
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
@@ -123,7 +123,7 @@ def _live(target: LiveTarget, quiet: bool = False) -> Any:
     from gpuop.kube.versions import read_version_inputs
 
     if not quiet:
-        _progress(f"reading Nodes, ClusterPolicies and /version of {target.describe()}")
+        note(f"reading Nodes, ClusterPolicies and /version of {target.describe()}")
     try:
         client = sync_client(target.kubeconfig, target.context)
         return read_version_inputs(client)
@@ -133,10 +133,6 @@ def _live(target: LiveTarget, quiet: bool = False) -> Any:
         raise UserError(f"the API server refused: {exc}") from None
     except OSError as exc:
         raise UserError(f"cannot reach the cluster: {exc}") from None
-
-
-def _progress(message: str) -> None:
-    click.echo(f"gpuop: {message}", err=True)
 
 
 def _with_cluster(data: dict[str, Any], target: LiveTarget | None) -> dict[str, Any]:
