@@ -72,6 +72,18 @@ def wait_for_resources(
     wait_until(check, timeout, what)
 
 
+def wait_all_container(client: Client, timeout: float) -> None:
+    """Wait until every node of the stack advertises its two GPUs as nvidia.com/gpu."""
+    wait_until(
+        lambda: (
+            all(gpu_allocatable(client, n) == {"nvidia.com/gpu": 2} for n in NODES),
+            {n: gpu_allocatable(client, n) for n in NODES},
+        ),
+        timeout,
+        "all nodes container",
+    )
+
+
 def run_gpu_pod(client: Client, name: str, node: str, resource: str) -> None:
     """A pod on `node` using one `resource` (a CUDA pod, or a VM's launcher pod), Running."""
     pod = stack.gpu_pod(name, resource, node)
@@ -416,14 +428,7 @@ def test_sandbox_disabled_makes_all_container_and_warns(gpuop_stack: dict[str, A
         {"spec": {"sandboxWorkloads": {"enabled": False}}},
         patch_type=PatchType.MERGE,
     )
-    wait_until(
-        lambda: (
-            all(gpu_allocatable(client, n) == {"nvidia.com/gpu": 2} for n in NODES),
-            {n: gpu_allocatable(client, n) for n in NODES},
-        ),
-        90,
-        "all nodes container",
-    )
+    wait_all_container(client, 90)
 
     def warned() -> tuple[bool, Any]:
         nodes = {
@@ -489,14 +494,7 @@ def test_a_driver_change_rolls_out_node_by_node(gpuop_stack: dict[str, Any]) -> 
     )
 
     # Every node is a container node first (the last test turned sandbox workloads back on).
-    wait_until(
-        lambda: (
-            all(gpu_allocatable(client, n) == {"nvidia.com/gpu": 2} for n in NODES),
-            {n: gpu_allocatable(client, n) for n in NODES},
-        ),
-        120,
-        "all nodes container",
-    )
+    wait_all_container(client, 120)
 
     def settled() -> tuple[bool, Any]:
         drivers = {
