@@ -46,7 +46,7 @@ test: setup
 
 # No setup: the unit tests need neither the control plane nor containerd.
 unit:
-	$(BIN)/pytest tests/unit -m "not fuzz" $(PYTEST_ARGS)
+	$(BIN)/pytest tests/unit -m "not fuzz" -n auto $(PYTEST_ARGS)
 
 fuzz:
 	$(BIN)/pytest tests/unit -m fuzz $(PYTEST_ARGS)
