@@ -245,6 +245,25 @@ def test_partial_card_counters() -> None:
     )
 
 
+def test_an_overcommitted_counter_set_blocks_its_whole_pool() -> None:
+    """checkAvailableCounters compares every counter set of the pool, not only the device's."""
+    held = [
+        claim("a", request("x"), namespace="ns", allocated=[("x", "n1", "gpu-0")]),
+        claim(
+            "b",
+            request("x", "vfio.gpu.nvidia.com"),
+            namespace="ns",
+            allocated=[("x", "n1", "gpu-vfio-0")],
+        ),
+    ]
+    v = run(two_faced("n1", 2, counters=True), [claim("c", request("gpu"))], held)
+    assert not v.fits
+    notes = dict((n.device, n.reason) for n in v.requests[0].notes)
+    assert (
+        notes["gpu-1"] == "counter set gpu-0-counter-set of pool gpu.nvidia.com/n1 is overcommitted"
+    )
+
+
 # --- properties ---------------------------------------------------------------------------
 
 cards_st = st.integers(min_value=1, max_value=3)
@@ -263,6 +282,8 @@ def test_never_twice_never_over_a_counter_and_complete(
     slices = two_faced("n1", cards, counters=counters)
     names = [d["name"] for s in slices for d in s["spec"].get("devices", [])]
     held_names = [names[i] for i in held if i < len(names)]
+    if counters:  # what the scheduler can produce: at most one holder per card
+        held_names = list({n.rsplit("-", 1)[1]: n for n in held_names}.values())
     others = [
         claim(f"h{i}", request("x"), namespace="ns", allocated=[("x", "n1", n)])
         for i, n in enumerate(held_names)
