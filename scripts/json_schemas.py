@@ -42,6 +42,7 @@ MAPS = {
     "missing",
     "remaining",
     "used",
+    "allocation",
 }
 
 PLAN_ARGS = [
@@ -70,6 +71,19 @@ EXPLAIN_ARGS = [
         "vmi-vgpu.yaml",
         "vm-passthrough-two.yaml",
         "deployment.yaml",
+    )
+] + [
+    [
+        "explain",
+        str(EXPLAIN / "dra" / name),
+        "--cluster",
+        str(EXPLAIN / "dra" / "cluster.json"),
+    ]
+    for name in (
+        "pod-big-gpu.yaml",
+        "pod-two-vfio.yaml",
+        "claim-unknown-class.yaml",
+        "claim-missing-attribute.yaml",
     )
 ]
 

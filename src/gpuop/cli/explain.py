@@ -49,7 +49,9 @@ from gpuop.cli.running import (
     quantity_problem,
     read_live_target,
 )
+from gpuop.dra.model import DraInputError
 from gpuop.explain import PodExplanation, explain_pod
+from gpuop.explain.claims import DRA_KINDS, DraCluster, pod_for_claim, read_dra
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
 from gpuop.kubevirt.launcher import (
     DeviceNotPermittedError,
@@ -79,7 +81,8 @@ EXIT_UNSCHEDULABLE: Final = 1
 POD: Final = "Pod"
 VMI: Final = "VirtualMachineInstance"
 VM: Final = "VirtualMachine"
-EXPLAINABLE: Final = (POD, VMI, VM)
+CLAIM: Final = "ResourceClaim"
+EXPLAINABLE: Final = (POD, VMI, VM, CLAIM)
 _FINAL_PHASES: Final = ("Succeeded", "Failed")
 _VMI_WAITING: Final = ("", "Pending", "Scheduling")
 #: Beyond this many nodes, the text output groups rejected nodes by reason.
@@ -276,8 +279,18 @@ def subject_for(
         return _template_subject(obj, kind)
     if kind not in EXPLAINABLE:
         raise InputError(
-            f"{_describe(obj)} is not a Pod, VirtualMachineInstance, VirtualMachine or a"
-            f" workload controller ({', '.join(POD_TEMPLATES)})"
+            f"{_describe(obj)} is not a Pod, VirtualMachineInstance, VirtualMachine,"
+            f" ResourceClaim or a workload controller ({', '.join(POD_TEMPLATES)})"
+        )
+    if kind == CLAIM:
+        pod = pod_for_claim(obj)
+        note = "explained through a pod that uses only this claim"
+        return Subject(
+            kind,
+            text(pod, "metadata", "namespace"),
+            text(obj, "metadata", "name"),
+            pod,
+            notes=(note,),
         )
     spec = obj.get("spec")
     if spec is not None and not isinstance(spec, Mapping):
@@ -440,8 +453,10 @@ def explain_subjects(
     subjects: Sequence[Subject],
     nodes: Sequence[Mapping[str, Any]],
     pods: Sequence[Mapping[str, Any]],
+    *,
+    dra: DraCluster | None = None,
 ) -> list[Explained]:
-    """Explain every subject against the same cluster state."""
+    """Explain every subject against the same cluster state (and its DRA objects)."""
     advertised = _advertised(nodes)
     pods = relevant_pods(nodes, pods)
     by_form: dict[str, list[str]] = {}
@@ -449,7 +464,7 @@ def explain_subjects(
         by_form.setdefault(normalised(resource), []).append(resource)
     results = []
     for subject in subjects:
-        explanation = explain_pod(subject.pod, nodes, pods)
+        explanation = explain_pod(subject.pod, nodes, pods, dra=dra)
         advertised_by = {r: workload_config_for(r) for r in explanation.never_fits_anywhere}
         near = {
             r: sorted(by_form[normalised(r)])
@@ -644,7 +659,7 @@ def run_explain(
         raise InputError(f"--memory-overhead: {quantity_problem(memory_overhead)}")
 
     if live:
-        kinds = ["Node", POD, "KubeVirt", VMI] + ([VM] if vm_name else [])
+        kinds = ["Node", POD, "KubeVirt", VMI, *DRA_KINDS] + ([VM] if vm_name else [])
         cluster, target = read_live_target(kubeconfig, context, kinds)
         if target_out is not None:
             target_out.append(target)
@@ -698,7 +713,22 @@ def explain_objects(
             raise InputError(f"{source}: {exc}") from None
     nodes = [obj for obj in cluster if obj.get("kind") == "Node"]
     pods = [obj for obj in cluster if obj.get("kind") == POD]
-    return explain_subjects(subjects, nodes, pods)
+    known = {
+        (text(o, "metadata", "namespace"), text(o, "metadata", "name"))
+        for o in cluster
+        if o.get("kind") == CLAIM
+    }
+    given = [
+        obj
+        for _, obj in sourced
+        if obj.get("kind") == CLAIM
+        and (text(obj, "metadata", "namespace"), text(obj, "metadata", "name")) not in known
+    ]
+    try:
+        dra = read_dra([*cluster, *given], [text(n, "metadata", "name") for n in nodes])
+        return explain_subjects(subjects, nodes, pods, dra=dra)
+    except DraInputError as exc:
+        raise InputError(str(exc)) from None
 
 
 @click.command("explain", cls=GreedyClusterCommand)

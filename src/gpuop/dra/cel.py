@@ -410,8 +410,9 @@ def compile_selector(expression: str) -> Selector:
     try:
         tree = _ENV.compile(expression)
     except Exception as error:  # celpy's parse errors have no common base beyond Exception
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise CelError(expression, f"syntax error: {first}", compile_time=True) from None
+        column = getattr(error, "column", None)
+        where = f" at column {column}" if isinstance(column, int) else ""
+        raise CelError(expression, f"syntax error{where}", compile_time=True) from None
     unknown = sorted(_called_names(tree) - _KNOWN)
     if unknown:
         raise CelError(expression, f"undeclared reference to {unknown[0]!r}", compile_time=True)

@@ -17,10 +17,16 @@ DefaultPreemption, so that :attr:`PodExplanation.summary` is the
     available: 3 Preemption is not helpful for scheduling.
 
 (on one line).  :class:`ExplainOptions` switches to older wordings.  Not
-modelled: inter-pod affinity, topology spread, volume plugins, DRA claims
-and DRA-backed extended resources, NodeDeclaredFeatures, scheduling gates
+modelled: inter-pod affinity, topology spread, volume plugins,
+DRA-backed extended resources, NodeDeclaredFeatures, scheduling gates
 and non-default profiles; the pod's warnings say when one of those
 applies.
+
+Pods with ResourceClaims go through the DynamicResources filter when the
+cluster's DRA objects are given (``dra=``, :mod:`gpuop.explain.claims`): the
+structured allocator is replayed per node (:mod:`gpuop.dra.allocate`), and a
+node it rejects gets ``cannot allocate all claims`` with, in ``details``, the
+reason per request and per device.
 
 Pure: no I/O and no API client.  VMIs and VMs are explained through
 :mod:`gpuop.kubevirt.launcher`, which renders the launcher pod first.
@@ -54,7 +60,17 @@ JSON shape
                      "message": "0/3 nodes are available: 3 ..."},
       "never_fits_anywhere": ["nvidia.com/NVIDIA_A10-12Q"],  # no node lists it at all
       "requests": {"cpu": "500m", "memory": "1073741824", "nvidia.com/gpu": "1"},
-      "warnings": ["..."]
+      "warnings": ["..."],
+      "claims": [                           # only for pods with ResourceClaims
+        {"node": "n", "fits": false, "error": null,   # error: the cycle aborts
+         "reason": "claim ns/c, request gpu: wants 2, 1 usable device",
+         "problems": ["pool gpu.nvidia.com/n is incomplete (being updated)"],
+         "allocation": {"ns/c": ["gpu.nvidia.com/n/gpu-0"]},   # when it fits
+         "by_request": [{"claim": "ns/c", "request": "gpu", "wanted": "2",
+                         "usable": ["gpu-1"],
+                         "considered": [{"device": "gpu-0",
+                                         "reason": "already allocated to ns/x"}]}]}
+      ]
     }
 
 Units in ``insufficient`` and ``requests`` are the scheduler's: cpu in

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gpuop.explain.claims import DRA_PLUGIN, DraCluster, claims_filter, pod_claims, verdict_to_dict
 from gpuop.explain.filters import (
     NodeState,
     PodFacts,
@@ -72,7 +73,9 @@ def _is_kind(obj: Mapping[str, Any], kind: str) -> bool:
     return found is None or found == "" or found == kind
 
 
-def _pod_warnings(pod: Mapping[str, Any], options: ExplainOptions, warnings: list[str]) -> None:
+def _pod_warnings(
+    pod: Mapping[str, Any], options: ExplainOptions, warnings: list[str], *, dra: bool = False
+) -> None:
     if not _is_kind(pod, "Pod"):
         warnings.append(
             f"kind {pod.get('kind')!r} is not a Pod: explain a VMI or VM through "
@@ -105,8 +108,11 @@ def _pod_warnings(pod: Mapping[str, Any], options: ExplainOptions, warnings: lis
             "(alpha, off by default): without it the API server refuses the pod and the "
             "scheduler lets them tolerate nothing"
         )
-    if sequence(spec, "resourceClaims"):
-        warnings.append("DRA resource claims are not modelled (DynamicResources filter)")
+    if sequence(spec, "resourceClaims") and not dra:
+        warnings.append(
+            "DRA resource claims are not modelled without the cluster's ResourceSlices,"
+            " DeviceClasses and ResourceClaims (DynamicResources filter)"
+        )
     affinity = mapping(spec, "affinity")
     if affinity.get("podAffinity") or affinity.get("podAntiAffinity"):
         warnings.append("inter-pod (anti-)affinity is not modelled (InterPodAffinity filter)")
@@ -259,6 +265,7 @@ def explain_pod(
     pods_on_nodes: Iterable[Mapping[str, Any]] = (),
     *,
     options: ExplainOptions | None = None,
+    dra: DraCluster | None = None,
 ) -> PodExplanation:
     """Which ``nodes`` would take ``pod``, and why the others would not.
 
@@ -268,10 +275,17 @@ def explain_pod(
     pod slots and host ports; pending pods nominated to a node
     (``status.nominatedNodeName``) with at least the pod's priority are
     counted as the scheduler does.  The pod itself is skipped if listed.
+
+    With ``dra`` (the cluster's ResourceSlices, DeviceClasses and claims), the pod's
+    ResourceClaims go through the DynamicResources filter (:mod:`gpuop.explain.claims`);
+    a claim that cannot be read raises :class:`gpuop.dra.model.DraInputError`.
     """
     options = options or ExplainOptions()
     warnings: list[str] = []
-    _pod_warnings(pod, options, warnings)
+    _pod_warnings(pod, options, warnings, dra=dra is not None)
+    claims = pod_claims(pod, dra) if dra is not None else None
+    if dra is not None and claims is not None:
+        warnings.extend((*dra.warnings, *claims.notes))
     me = _pod_facts(pod, options, warnings)
     states = _node_states(nodes, warnings)
     nominated = _place_other_pods(pods_on_nodes, me, states, options)
@@ -298,6 +312,10 @@ def explain_pod(
     statuses: dict[str, Status] = {}
     prefilter_message = ""
     rejected, pinned, pinning = _prefilter(me)
+    if rejected is None and claims is not None and claims.problem is not None:
+        rejected = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (claims.problem,), DRA_PLUGIN)
+    claim_verdicts: list[dict[str, Any]] = []
+    aborted: str | None = None
     if rejected is not None:
         prefilter_message = rejected.reasons[0]
         statuses = dict.fromkeys(states, rejected)
@@ -312,15 +330,27 @@ def explain_pod(
                 )
                 continue
             status = run_filters_with_nominated(me, state, nominated.get(name, ()))
+            if status is None and claims is not None and dra is not None:
+                status, verdict = claims_filter(claims, name, state.labels, dra)
+                if verdict is not None:
+                    claim_verdicts.append(verdict_to_dict(verdict))
+                if status is not None and status.code is Code.ERROR and aborted is None:
+                    aborted = f'running "{DRA_PLUGIN}" filter plugin: {status.reasons[0]}'
             if status is not None:
                 statuses[name] = status
     feasible = tuple(name for name in states if name not in statuses)
+    if aborted is not None:
+        # An Error from a filter ends the scheduling cycle: no node is chosen.
+        warnings.append(f"the scheduling cycle fails with an error: {aborted}")
+        feasible = ()
 
     summary: str | None = None
     filter_summary: str | None = None
     outcome = PreemptionOutcome()
     preemption_notes: dict[str, tuple[str, ...]] = {}
-    if not feasible:
+    if aborted is not None:
+        summary = filter_summary = aborted
+    elif not feasible:
         filter_summary = fit_error_message(
             len(states), (s.reasons for s in statuses.values()), prefilter_message=prefilter_message
         )
@@ -361,6 +391,7 @@ def explain_pod(
         never_fits_anywhere=missing,
         requests=requests,
         warnings=tuple(warnings),
+        claims=tuple(claim_verdicts),
     )
 
 

@@ -172,6 +172,9 @@ class PodExplanation:
     never_fits_anywhere: tuple[str, ...] = ()
     requests: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
+    #: For pods with ResourceClaims: the allocator's verdict per node it reached
+    #: (:func:`gpuop.explain.claims.verdict_to_dict`).
+    claims: tuple[dict[str, Any], ...] = ()
 
     @property
     def schedulable(self) -> bool:
@@ -189,4 +192,5 @@ class PodExplanation:
             "never_fits_anywhere": list(self.never_fits_anywhere),
             "requests": dict(self.requests),
             "warnings": list(self.warnings),
+            **({"claims": list(self.claims)} if self.claims else {}),
         }

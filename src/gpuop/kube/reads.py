@@ -17,6 +17,12 @@ import httpx2
 from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import create_namespaced_resource
 from lightkube.resources.core_v1 import Node, Pod
+from lightkube.resources.resource_v1 import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 
 from gpuop.kube import HyperConverged, KubeVirt, VirtualMachineInstance
 
@@ -46,7 +52,12 @@ _RESOURCES: Mapping[str, tuple[Any, bool]] = {
     "HyperConverged": (HyperConverged, True),
     "VirtualMachineInstance": (VirtualMachineInstance, True),
     "VirtualMachine": (VirtualMachine, True),
+    "ResourceSlice": (ResourceSlice, False),
+    "DeviceClass": (DeviceClass, False),
+    "ResourceClaim": (ResourceClaim, True),
+    "ResourceClaimTemplate": (ResourceClaimTemplate, True),
 }
+
 DEFAULT_KINDS: tuple[str, ...] = ("Node", "Pod", "KubeVirt", "VirtualMachineInstance")
 
 

@@ -27,6 +27,7 @@ UPSTREAM = "tests/data/upstream-v26.7.0"
 TODAY = "--today 2026-11-29"
 CLUSTER = f"--cluster {EXPLAIN}/nodes.json {EXPLAIN}/pods.json {EXPLAIN}/kubevirt.json"
 INPUTS = "tests/golden/cli/inputs"
+DRA = "tests/corpus/explain/dra"
 
 # case name: (the command line after `gpuop`, split at spaces; the exit status it has)
 COMMANDS: dict[str, tuple[str, int]] = {
@@ -47,6 +48,12 @@ COMMANDS: dict[str, tuple[str, int]] = {
     "explain-misspelt": (f"explain {EXPLAIN}/pod-wrong-case.yaml {CLUSTER}", 1),
     "explain-deployment": (f"explain {EXPLAIN}/deployment.yaml {CLUSTER}", 0),
     "explain-all-pending": (f"explain --all-pending --cluster {EXPLAIN}/bundle", 1),
+    "explain-claims": (f"explain {DRA}/pod-two-vfio.yaml --cluster {DRA}/cluster.json", 1),
+    "explain-claims-cel-error": (
+        f"explain {DRA}/claim-missing-attribute.yaml"
+        f" --cluster {DRA}/cluster.json,{DRA}/slice-unknown-node.yaml",
+        1,
+    ),
     "check-label-flip": (f"check {CHECK}/drift-label-flip.json", 1),
     "check-unadvertised": (f"check {CHECK}/workloads-unadvertised-request.json", 1),
     "check-healthy": (f"check {CHECK}/healthy-lab.json", 0),

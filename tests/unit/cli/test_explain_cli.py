@@ -547,7 +547,7 @@ def test_not_a_workload(run: RunCli, tmp_path: Path) -> None:
     line = single_error_line(run("explain", str(manifest), "--cluster", NODES))
     assert line == (
         f"error: {manifest}: Service 'web' is not a Pod, VirtualMachineInstance,"
-        " VirtualMachine or a workload controller (Deployment, ReplicaSet, StatefulSet,"
+        " VirtualMachine, ResourceClaim or a workload controller (Deployment, ReplicaSet, StatefulSet,"
         " DaemonSet, Job, CronJob)"
     )
 
