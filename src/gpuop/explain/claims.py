@@ -239,7 +239,9 @@ def claims_filter(
     if verdict.error:
         return Status(Code.ERROR, (verdict.error,), DRA_PLUGIN, _details(verdict)), verdict
     return (
-        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (CANNOT_ALLOCATE,), DRA_PLUGIN, _details(verdict)),
+        Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (CANNOT_ALLOCATE,), DRA_PLUGIN, _details(verdict)
+        ),
         verdict,
     )
 
