@@ -581,6 +581,12 @@ def render_result(result: Explained, *, all_nodes: bool = False) -> str:
     elif subject.launcher:
         lines.append(f"  launcher pod: {subject.launcher}")
     lines.append(f"  {_requests_line(explanation)}")
+    claims = [
+        f"{text(c, 'name')} ({'claim ' + text(c, 'resourceClaimName') if text(c, 'resourceClaimName') else 'template ' + text(c, 'resourceClaimTemplateName')})"
+        for c in sequence(subject.pod, "spec", "resourceClaims")
+    ]
+    if claims:
+        lines.append(f"  resource claims: {', '.join(claims)}")
     if subject.refusal is not None:
         lines.append(f"  KubeVirt: {subject.refusal}")
         lines.append(

@@ -1251,3 +1251,74 @@ def test_malformed_inputs_through_the_command_never_trace_back(
 ) -> None:
     """Structured malformed inputs (wrong types in every field) through the real command."""
     _through_the_command(tmp_path_factory.mktemp("fuzz"), manifest, cluster_text, output)
+
+
+# --------------------------------------------------------------------------- DRA claims
+
+DRA = CORPUS / "dra"
+
+
+def test_invalid_cel_in_a_claim_is_one_line(run: RunCli) -> None:
+    line = single_error_line(
+        run("explain", str(DRA / "claim-bad-cel.yaml"), "--cluster", str(DRA / "cluster.json"))
+    )
+    assert line == (
+        "error: ResourceClaim ml/bad-cel, request gpu: selector #0: CEL compile error in"
+        " \"device.attributes['gpu.nvidia.com'].productName ==\": syntax error at column 49"
+    )
+
+
+def test_invalid_cel_in_a_device_class_is_one_line(run: RunCli, tmp_path: Path) -> None:
+    bad = tmp_path / "class.yaml"
+    bad.write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: broken}\n"
+        "spec: {selectors: [{cel: {expression: 'device.driver.nope()'}}]}\n"
+    )
+    line = single_error_line(
+        run(
+            "explain",
+            str(DRA / "pod-big-gpu.yaml"),
+            "--cluster",
+            f"{DRA / 'cluster.json'},{bad}",
+        )
+    )
+    assert "DeviceClass broken: selector #0: CEL compile error" in line
+    assert "undeclared reference to 'nope'" in line
+
+
+def test_malformed_slice_is_one_line(run: RunCli, tmp_path: Path) -> None:
+    bad = tmp_path / "slice.yaml"
+    bad.write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
+        "spec: {driver: gpu.nvidia.com, nodeName: dra-a, pool: {name: p},"
+        " devices: [{name: d, capacity: {memory: {value: lots}}}]}\n"
+    )
+    line = single_error_line(
+        run("explain", str(DRA / "pod-big-gpu.yaml"), "--cluster", f"{DRA / 'cluster.json'},{bad}")
+    )
+    assert line.startswith("error: ResourceSlice s.spec.devices[0] (d).capacity[memory].value:")
+
+
+def test_unknown_device_class_is_the_schedulers_reason(run: RunCli) -> None:
+    result = run(
+        "explain", str(DRA / "claim-unknown-class.yaml"), "--cluster", str(DRA / "cluster.json")
+    )
+    assert result.code == 1 and "Traceback" not in result.stderr
+    assert "request gpu: device class gpu.example.com does not exist" in result.stdout
+
+
+def test_claims_json_has_the_reason_per_device(run: RunCli) -> None:
+    data = as_json(
+        run(
+            "explain",
+            str(DRA / "pod-two-vfio.yaml"),
+            "--cluster",
+            str(DRA / "cluster.json"),
+            "-o",
+            "json",
+        )
+    )
+    by_node = {c["node"]: c for c in data["claims"]}
+    considered = {d["device"]: d["reason"] for d in by_node["dra-b"]["by_request"][0]["considered"]}
+    assert considered["gpu-vfio-0"] == "already allocated to vms/vm-0"
+    assert data["feasible"] == []
