@@ -216,7 +216,9 @@ def _exactly(rng: random.Random) -> dict[str, Any]:
         count = rng.choices((1, 2, 3), weights=(8, 3, 1))[0]
         if count > 1:
             exactly["count"] = count
-    exprs = rng.sample(_SELECTORS, rng.choices((1, 2), weights=(4, 1))[0]) if rng.random() < 0.4 else []
+    exprs = (
+        rng.sample(_SELECTORS, rng.choices((1, 2), weights=(4, 1))[0]) if rng.random() < 0.4 else []
+    )
     if rng.random() < 0.03:
         exprs.append(_MISSING_ATTRIBUTE)
     if exprs:
