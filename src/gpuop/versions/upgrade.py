@@ -20,12 +20,14 @@ from typing import Any, Literal
 from gpuop import __version__
 from gpuop.catalog import Operand, operand_table
 from gpuop.catalog.versions import Release, VersionMatrix, version_matrix
-from gpuop.check.model import SCHEMA_VERSION
+from gpuop.check.model import SCHEMA_VERSION, Finding
+from gpuop.check.rules import rule
 from gpuop.check.state import planned_labels, string_map
 from gpuop.manifests.fields import mapping, text
 from gpuop.planner import NodeFacts, NodePlan, gpu_detection, plan
 from gpuop.policy import ResolvedPolicy
-from gpuop.versions.checks import branch_findings, branch_text, releases_supporting_kubernetes
+from gpuop.versions.checks_driver import branch_findings, branch_text
+from gpuop.versions.checks_platform import releases_supporting_kubernetes
 from gpuop.versions.parse import (
     OsInfo,
     VersionError,
@@ -37,7 +39,6 @@ from gpuop.versions.parse import (
     os_listed,
 )
 from gpuop.versions.release import Detection, describe_releases, detect_release, policy_version
-from gpuop.versions.rules import VERSION_RULES, VersionFinding
 
 Impact = Literal["gpu-workloads", "container-runtime", "new-pods-wait", "none"]
 IMPACT_ORDER: Mapping[Impact, int] = {
@@ -278,7 +279,7 @@ class UpgradePreview:
     operands: tuple[OperandChange, ...]
     moves: tuple[Move, ...]
     nodes: tuple[NodeImpact, ...] | None
-    findings: tuple[VersionFinding, ...]
+    findings: tuple[Finding, ...]
     notes: tuple[str, ...]
     matrix: VersionMatrix
     today: date
@@ -333,10 +334,8 @@ def _subject(old: Side, new: Side) -> str:
     return f"{old.label} → {new.label}"
 
 
-def _finding(code: str, old: Side, new: Side, message: str, hint: str) -> VersionFinding:
-    return VersionFinding(
-        code, VERSION_RULES[code].severity, UPGRADE_KIND, _subject(old, new), message, hint
-    )
+def _finding(code: str, old: Side, new: Side, message: str, hint: str) -> Finding:
+    return Finding(code, rule(code).severity, UPGRADE_KIND, _subject(old, new), message, hint)
 
 
 def _operand_changes(old: Side, new: Side) -> tuple[OperandChange, ...]:
@@ -443,7 +442,7 @@ def _kubernetes_findings(
     kubernetes: tuple[str, str] | None,
     node_facts: Sequence[tuple[str, OsInfo | None, str]],
     matrix: VersionMatrix,
-) -> list[VersionFinding]:
+) -> list[Finding]:
     """VER403: the Kubernetes the nodes will run, against the new release's ranges."""
     releases = new.detection.candidates
     if not releases:
@@ -508,7 +507,7 @@ def _kubernetes_findings(
     return findings
 
 
-def _line_findings(old: Side, new: Side, matrix: VersionMatrix) -> list[VersionFinding]:
+def _line_findings(old: Side, new: Side, matrix: VersionMatrix) -> list[Finding]:
     """VER402: an upgrade that crosses more than one release line."""
     if not old.detection.candidates or not new.detection.candidates:
         return []
@@ -637,7 +636,7 @@ def preview_upgrade(
     table = matrix or version_matrix()
     changes = _operand_changes(old, new)
     moves = _moves(old, new, changes, kubernetes, table)
-    findings: list[VersionFinding] = []
+    findings: list[Finding] = []
     notes: list[str] = []
     if len(moves) >= 2:
         findings.append(
