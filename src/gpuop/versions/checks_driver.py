@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from typing import Any
 
 from gpuop.api.labels import DRIVER_VERSION_LABEL
 from gpuop.catalog.versions import DriverBranch, VersionMatrix
+from gpuop.check.drift import drifted
 from gpuop.versions.context import NodeVersions, VersionContext, end_of_life_day
 from gpuop.versions.parse import VersionError, cuda_minor, driver_branch, driver_key
 
@@ -213,33 +213,29 @@ def check_drift(ctx: VersionContext, nodes: Sequence[NodeVersions]) -> None:
     for product, versions in sorted(pools.items()):
         if len(versions) < 2:
             continue
-
-        def rank(version: str, versions: dict[str, list[str]] = versions) -> tuple[Any, ...]:
-            try:
-                key: tuple[int, ...] = driver_key(version)
-            except VersionError:
-                key = ()
-            return (len(versions[version]), key, version)
-
-        reference = max(versions, key=rank)
+        reference, off = drifted(versions, _drift_key)
         count = len(versions[reference])
         summary = ", ".join(
             f"{version} on {len(names)}" for version, names in sorted(versions.items())
         )
-        for version, names in sorted(versions.items()):
-            if version == reference:
-                continue
-            for name in sorted(names):
-                ctx.add(
-                    "VER301",
-                    "Node",
-                    name,
-                    f"driver {version}, while {count} other {product}"
-                    f" {'nodes run' if count != 1 else 'node runs'} {reference}"
-                    f" (pool {product}: {summary})",
-                    f"bring the {product} pool to one driver ({reference}): let the operator"
-                    " manage it, or rebuild the node from the pool's image",
-                )
+        for version, name in off:
+            ctx.add(
+                "VER301",
+                "Node",
+                name,
+                f"driver {version}, while {count} other {product}"
+                f" {'nodes run' if count != 1 else 'node runs'} {reference}"
+                f" (pool {product}: {summary})",
+                f"bring the {product} pool to one driver ({reference}): let the operator"
+                " manage it, or rebuild the node from the pool's image",
+            )
+
+
+def _drift_key(version: str) -> tuple[int, ...]:
+    try:
+        return driver_key(version)
+    except VersionError:
+        return ()
 
 
 __all__ = [
