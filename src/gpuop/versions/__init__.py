@@ -16,16 +16,11 @@ from gpuop.check.rules import VERSION_RULES
 from gpuop.versions.checks import check_versions
 from gpuop.versions.docs import render_docs
 from gpuop.versions.parse import VersionError
+from gpuop.versions.preview_text import render_preview_text
 from gpuop.versions.release import Detection, detect_release
 from gpuop.versions.report import VersionReport, render_versions_text, to_json, to_versions_sarif
-from gpuop.versions.upgrade import (
-    Side,
-    UpgradePreview,
-    preview_upgrade,
-    render_preview_text,
-    side_from_policy,
-    side_from_release,
-)
+from gpuop.versions.sides import Side, side_from_policy, side_from_release
+from gpuop.versions.upgrade import UpgradePreview, preview_upgrade
 
 __all__ = [
     "VERSION_RULES",

@@ -11,7 +11,7 @@ from gpuop.catalog import operand_table
 from gpuop.catalog.versions import version_matrix
 from gpuop.check.docs import render_rule_docs
 from gpuop.versions.release import describe_releases
-from gpuop.versions.upgrade import IMPACT_TEXT, OPERAND_IMPACT
+from gpuop.versions.sides import IMPACT_TEXT, OPERAND_IMPACT
 
 _INTRO = """\
 # `gpuop versions check` and `gpuop upgrade preview`
