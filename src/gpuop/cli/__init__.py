@@ -88,17 +88,17 @@ COMMANDS: dict[str, LazyCommand] = {
     "plan": LazyCommand(
         "gpuop.cli.plan",
         "plan",
-        "What a node would run and advertise under a ClusterPolicy, and why.",
+        "What a node would run and advertise under a ClusterPolicy or GPUCluster, and why.",
     ),
     "policy": LazyCommand(
         "gpuop.cli.policy",
         "policy",
-        "The ClusterPolicy (nvidia.com/v1): its CRD, checking one, and the defaults.",
+        "The ClusterPolicy (nvidia.com/v1) and GPUCluster (v1alpha1): CRDs, checks, defaults.",
     ),
     "render": LazyCommand(
         "gpuop.cli.render",
         "render",
-        "Every object the operator would create for a ClusterPolicy, rendered offline.",
+        "Every object the operator would create for a ClusterPolicy or GPUCluster, offline.",
     ),
     "sim": LazyCommand(
         "gpuop.cli.sim",
