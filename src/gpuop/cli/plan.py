@@ -7,7 +7,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -23,6 +23,7 @@ from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
 from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, output_option, text_width
 from gpuop.cli.inputs import expand, input_paths, require_kinds
 from gpuop.cli.layout import Column, fit_lines, render_table
+from gpuop.cli.stacks import Stacks, load_stacks
 from gpuop.cli.support import (
     PciSource,
     heading,
@@ -42,17 +43,11 @@ from gpuop.planner import (
     plan as plan_node,
 )
 from gpuop.planner.inventory import MAX_GPUS_PER_NODE, GpuCard, encode_inventory
-from gpuop.planner.stack import plan_node as plan_stacks
 from gpuop.policy import (
     PolicyError,
     ResolvedPolicy,
     default_policy_object,
     parse_cluster_policy,
-)
-from gpuop.policy.gpucluster import (
-    ResolvedGpuCluster,
-    default_gpu_cluster_object,
-    parse_gpu_cluster,
 )
 
 DEFAULT_NODE_NAME = "gpu-node"
@@ -188,68 +183,6 @@ def load_policy(path: str | None, sandbox: bool) -> tuple[ResolvedPolicy, str]:
     except PolicyError as exc:
         lines = "\n".join(f"  {problem}" for problem in exc.problems)
         raise UserError(f"{source}: not a valid ClusterPolicy\n{lines}") from None
-
-
-def load_gpu_cluster(path: str | None) -> tuple[ResolvedGpuCluster | None, str | None]:
-    """The GPUCluster to plan with (`default`: gpuop's default one), and its name."""
-    if path is None:
-        return None, None
-    if path == "default":
-        obj: Any = default_gpu_cluster_object()
-        source = "default GPUCluster"
-    else:
-        obj = load_policy_document(path, "gpuop plan --gpu-cluster")
-        source = "stdin" if path == "-" else path
-    try:
-        return parse_gpu_cluster(obj, source), source
-    except PolicyError as exc:
-        lines = "\n".join(f"  {problem}" for problem in exc.problems)
-        raise UserError(f"{source}: not a valid GPUCluster\n{lines}") from None
-
-
-@dataclass(frozen=True)
-class Stacks:
-    """What the plan reads besides the node: the ClusterPolicy (if any) and GPUCluster."""
-
-    policy: ResolvedPolicy
-    source: str
-    gpu_cluster: ResolvedGpuCluster | None = None
-    gpu_cluster_source: str | None = None
-    cluster_policy: bool = True
-
-    def plan(self, node: NodeFacts | dict[str, Any], pci: PciSource) -> NodePlan:
-        facts = node if isinstance(node, NodeFacts) else NodeFacts.from_object(node)
-        if self.gpu_cluster is None and GPU_STACK_LABEL not in facts.labels:
-            return plan_node(self.policy, facts, pci_db=pci.database)
-        policy = self.policy if self.cluster_policy else None
-        return plan_stacks(policy, self.gpu_cluster, facts, pci_db=pci.database)
-
-    def inputs(self, pci: PciSource) -> dict[str, Any]:
-        inputs = _inputs(self.policy, self.source, pci)
-        if self.gpu_cluster_source is not None:
-            inputs["gpu_cluster"] = self.gpu_cluster_source
-            inputs["cluster_policy"] = self.cluster_policy
-        return inputs
-
-
-def _stacks(
-    policy_file: str | None, sandbox: bool, gpu_cluster_file: str | None, no_cluster_policy: bool
-) -> Stacks:
-    resolved, source = load_policy(policy_file, sandbox)
-    gpu_cluster, gpu_cluster_source = load_gpu_cluster(gpu_cluster_file)
-    if no_cluster_policy:
-        source = "none"
-    return Stacks(resolved, source, gpu_cluster, gpu_cluster_source, not no_cluster_policy)
-
-
-def _inputs(policy: ResolvedPolicy, source: str, pci: PciSource) -> dict[str, Any]:
-    return {
-        "policy": source,
-        "sandbox_enabled": policy.sandbox_enabled,
-        "sandbox_mode": policy.sandbox_mode,
-        "default_workload": policy.default_workload,
-        "pci_ids": pci.to_dict(),
-    }
 
 
 def _describe_inventory(result: NodePlan) -> str:
@@ -389,6 +322,12 @@ def has_errors(result: NodePlan) -> bool:
     return any(notice.severity == "error" for notice in result.notices)
 
 
+def _plan_one(stacks: Stacks, facts: NodeFacts, pci: PciSource) -> NodePlan:
+    if stacks.involved(facts):
+        return stacks.plan(facts, pci)
+    return plan_node(stacks.policy, facts, pci_db=pci.database)
+
+
 def plan_nodes(
     stacks: Stacks, nodes: list[dict[str, Any]], pci: PciSource
 ) -> Iterator[tuple[NodePlan, tuple[Any, ...]]]:
@@ -399,7 +338,7 @@ def plan_nodes(
         key = planning_key(facts)
         shared = planned.get(key)
         if shared is None:
-            shared = planned[key] = stacks.plan(facts, pci)
+            shared = planned[key] = _plan_one(stacks, facts, pci)
             yield shared, key
         else:
             yield replace(shared, node=facts.name), key
@@ -579,7 +518,7 @@ def plan(
         nodes = nodes_from_files(nodes_paths)
         for node in nodes:
             _overlay_labels(node, extra)
-        stacks = _stacks(policy_file, sandbox, gpu_cluster_file, no_cluster_policy)
+        stacks = load_stacks(policy_file, sandbox, gpu_cluster_file, no_cluster_policy, load_policy)
         if _emit_batch(nodes, stacks, load_pci_database(pci_ids), output):
             sys.exit(EXIT_PLAN_ERRORS)
         return
@@ -589,10 +528,10 @@ def plan(
         assert gpu_model is not None
         node = node_from_flags(name, gpu_model, count)
     _overlay_labels(node, extra)
-    stacks = _stacks(policy_file, sandbox, gpu_cluster_file, no_cluster_policy)
+    stacks = load_stacks(policy_file, sandbox, gpu_cluster_file, no_cluster_policy, load_policy)
     resolved, source = stacks.policy, stacks.source
     pci = load_pci_database(pci_ids)
-    result = stacks.plan(node, pci)
+    result = _plan_one(stacks, NodeFacts.from_object(node), pci)
     if output in ("text", "wide"):
         click.echo(render_text(result, resolved, source, pci, text_width(output)))
     elif output == "name":

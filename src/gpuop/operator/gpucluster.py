@@ -17,9 +17,9 @@ from dataclasses import replace
 from typing import Any
 
 from gpuop.api.conditions import merge_conditions, status_differs
-from gpuop.api.labels import HASH_ANNOTATION
+from gpuop.api.labels import FORCE_SWITCH_ANNOTATION, HASH_ANNOTATION
 from gpuop.catalog.dra import dra_catalog
-from gpuop.operator.model import Actions, Snapshot
+from gpuop.operator.model import Actions, NodeEvent, PodInfo, Snapshot
 from gpuop.planner import NodeFacts, NodePlan, planning_key
 from gpuop.planner.stack import plan_node
 from gpuop.policy import PolicyError, ResolvedPolicy
@@ -198,3 +198,33 @@ def reconcile_gpu_cluster_only(
         == "ready"
     )
     return actions
+
+
+def dra_node(
+    name: str,
+    before: str | None,
+    node_plan: NodePlan,
+    busy: list[PodInfo],
+    forced: bool,
+    actions: Actions,
+) -> bool:
+    """A node of the DRA stack next to a ClusterPolicy: its labels, or a held switch.
+
+    A node still labelled for a device-plugin workload while pods use its GPUs is held
+    (True), as a workload switch is, until they are gone or the switch is forced.
+    """
+    if before is not None and busy and not forced:
+        users = ", ".join(f"{p.namespace}/{p.name}" for p in busy[:5])
+        actions.events.append(
+            NodeEvent(
+                name,
+                "WorkloadSwitchHeld",
+                f"switch from {before} to the DRA stack is held while {len(busy)} pod(s) use"
+                f" this node's GPUs ({users}); annotate the node {FORCE_SWITCH_ANNOTATION}=true"
+                " to switch anyway",
+            )
+        )
+        return True
+    if node_plan.label_changes:
+        actions.node_label_patches[name] = dict(node_plan.label_changes)
+    return False

@@ -52,6 +52,7 @@ from gpuop.naming import classify_resource
 from gpuop.operator.gpucluster import (
     active_gpu_cluster,
     claim_nodes,
+    dra_node,
     gpu_cluster_objects,
     object_version,
     parse_active,
@@ -347,24 +348,10 @@ def reconcile(
             dra_nodes += 1
             actions.plans[name] = node_plan
             planned_nodes[name] = planned
-            before = planned.workload_before
-            busy = consumers.get(name, [])
             forced = policy_forces or facts.annotations.get(FORCE_SWITCH_ANNOTATION) == "true"
-            if before is not None and busy and not forced:
+            if dra_node(name, planned.workload_before, node_plan, consumers.get(name, []),
+                        forced, actions):  # fmt: skip
                 held_nodes.append(name)
-                users = ", ".join(f"{p.namespace}/{p.name}" for p in busy[:5])
-                actions.events.append(
-                    NodeEvent(
-                        name,
-                        "WorkloadSwitchHeld",
-                        f"switch from {before} to the DRA stack is held while {len(busy)}"
-                        f" pod(s) use this node's GPUs ({users}); annotate the node"
-                        f" {FORCE_SWITCH_ANNOTATION}=true to switch anyway",
-                    )
-                )
-                continue
-            if node_plan.label_changes:
-                actions.node_label_patches[name] = dict(node_plan.label_changes)
             continue
         planned_nodes[name] = planned
         actions.plans[name] = node_plan
