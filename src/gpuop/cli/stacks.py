@@ -13,7 +13,7 @@ from typing import Any
 
 from gpuop.api.labels import GPU_STACK_LABEL
 from gpuop.cli.common import UserError
-from gpuop.cli.support import PciSource, load_policy_document
+from gpuop.cli.support import PciSource, load_yaml_document
 from gpuop.planner import NodeFacts, NodePlan
 from gpuop.planner.stack import plan_node as plan_stacks
 from gpuop.policy import PolicyError, ResolvedPolicy
@@ -42,7 +42,7 @@ def load_gpu_cluster(path: str | None) -> tuple[ResolvedGpuCluster | None, str |
         obj: Any = default_gpu_cluster_object()
         source = "default GPUCluster"
     else:
-        obj = load_policy_document(path, "gpuop plan --gpu-cluster")
+        obj = load_yaml_document(path, "GPUCluster", "gpuop plan --gpu-cluster")
         source = "stdin" if path == "-" else path
     try:
         return parse_gpu_cluster(obj, source), source
