@@ -38,16 +38,16 @@ from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
     InputError,
     input_paths,
-    read_input_text,
+    load_pci_database,
+    load_policy,
+    load_vgpu_config,
     read_objects,
     require_kinds,
 )
 from gpuop.cli.layout import fit_lines, note
 from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
-from gpuop.cli.support import load_pci_database, pci_ids_option
-from gpuop.manifests import ManifestError, load_objects, load_yaml_documents
-from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
-from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, parse_vgpu_config
+from gpuop.cli.support import pci_ids_option
+from gpuop.manifests import ManifestError
 
 BUNDLE_SCHEMA_VERSION = 1
 EXIT_INPUT = 2
@@ -63,44 +63,6 @@ def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
 
 # The kinds `gpuop check` reports on; Events and ConfigMaps only add to what these say.
 CHECK_KINDS = tuple(kind for kind in KNOWN_KINDS if kind not in ("Event", "ConfigMap"))
-
-
-def _read_text(path: str) -> str:
-    return read_input_text(path)
-
-
-def _load_policy(path: str) -> ResolvedPolicy:
-    candidates = [
-        obj for obj in load_objects(_read_text(path), path) if obj.get("kind") == "ClusterPolicy"
-    ]
-    if not candidates:
-        raise InputError(f"{path}: no ClusterPolicy in the file")
-    try:
-        return parse_cluster_policy(candidates[0], path)
-    except PolicyError as exc:
-        raise InputError(str(exc)) from None
-
-
-def _load_vgpu_config(path: str) -> VgpuConfigFile:
-    text = _read_text(path)
-    shown = "<stdin>" if path == "-" else path
-    documents = load_yaml_documents(text, shown)
-    if len(documents) > 1:
-        raise InputError(f"{shown}: {len(documents)} documents; expected one vGPU device config")
-    document = documents[0] if documents else None
-    if isinstance(document, dict) and document.get("kind") == "ConfigMap":
-        values = [v for v in (document.get("data") or {}).values() if isinstance(v, str)]
-        if not values:
-            raise InputError(f"{shown}: the ConfigMap has no data")
-        try:
-            inner = load_yaml_documents(values[0], f"{shown}: its data")
-        except ManifestError as exc:
-            raise InputError(str(exc)) from None
-        document = inner[0] if inner else None
-    try:
-        return parse_vgpu_config(document)
-    except VgpuConfigError as exc:
-        raise InputError(f"{shown}: {exc}") from None
 
 
 def _collect_live(target: LiveTarget, progress: Callable[[str], None] | None) -> Any:
@@ -229,9 +191,9 @@ def check(
             raise InputError("'-' (stdin) can be given once")
         target = live_target(live, kubeconfig, context_name)
         chosen = finding_filter(severity, fail_on, ignores, config_file)
-        policy = _load_policy(policy_file) if policy_file else None
+        policy = load_policy(policy_file, "gpuop check --policy")[0] if policy_file else None
         database = load_pci_database(pci_ids).database
-        vgpu = _load_vgpu_config(vgpu_config_file) if vgpu_config_file else None
+        vgpu = load_vgpu_config(vgpu_config_file) if vgpu_config_file else None
         try:
             release = parse_operator_version(operator_version) if operator_version else None
         except ReleaseError as exc:

@@ -47,6 +47,7 @@ from gpuop.cli.findings import finding_filter, finding_names, findings_options, 
 from gpuop.cli.inputs import (
     InputError,
     input_paths,
+    load_pci_database,
     read_input_text,
     read_objects,
     require_kinds,
@@ -61,7 +62,7 @@ from gpuop.cli.running import (
     quantity_problem,
     read_live_target,
 )
-from gpuop.cli.support import load_pci_database, pci_ids_option
+from gpuop.cli.support import pci_ids_option
 from gpuop.kubevirt.permitted import needed_gates, permitted_host_devices, vmi_example
 from gpuop.manifests import load_yaml_documents
 from gpuop.manifests.fields import get, mapping, sequence, text
@@ -77,10 +78,7 @@ DEFAULT_VALUES_KEY: Final = "gpuResource"
 def _load_pci_ids(path: str | None, files: Sequence[str]) -> PciDatabase:
     if path == "-" and "-" in files:
         raise InputError("'-' (stdin) can be given once")
-    try:
-        return load_pci_database(path).database
-    except UserError as exc:
-        raise InputError(str(exc)) from None
+    return load_pci_database(path).database
 
 
 def _input_objects(

@@ -91,7 +91,7 @@ def kubeconfig_path(flag: str | None, environ: Mapping[str, str] | None = None) 
 
 def _named(path: str, context: str | None) -> LiveTarget:
     """The context's cluster name and server, read from the kubeconfig for the header."""
-    from gpuop.cli.support import load_yaml_document
+    from gpuop.cli.inputs import load_yaml_document
 
     if not os.path.isfile(path):
         raise UserError(f"--kubeconfig {path}: no such file")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 from collections import Counter
@@ -20,18 +19,18 @@ from gpuop.api.labels import (
 )
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
 from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, output_option, text_width
-from gpuop.cli.inputs import expand, input_paths, require_kinds
-from gpuop.cli.layout import Column, fit_lines, render_table
-from gpuop.cli.support import (
+from gpuop.cli.inputs import (
     PciSource,
-    heading,
+    expand,
+    input_paths,
     load_documents,
     load_pci_database,
-    load_policy_document,
+    load_policy,
     load_yaml_document,
-    pci_ids_option,
-    summarise,
+    require_kinds,
 )
+from gpuop.cli.layout import Column, fit_lines, render_table
+from gpuop.cli.support import heading, pci_ids_option, summarise
 from gpuop.planner import (
     NodeFacts,
     NodePlan,
@@ -41,14 +40,10 @@ from gpuop.planner import (
     plan as plan_node,
 )
 from gpuop.planner.inventory import MAX_GPUS_PER_NODE, GpuCard, encode_inventory
-from gpuop.policy import (
-    PolicyError,
-    ResolvedPolicy,
-    default_policy_object,
-    parse_cluster_policy,
-)
+from gpuop.policy import ResolvedPolicy
 
 DEFAULT_NODE_NAME = "gpu-node"
+_POLICY_COMMAND = "gpuop plan --policy"
 EXIT_PLAN_ERRORS = 1
 # Notices the text output already states in their own section (workload, vGPU config).
 _SAID_ABOVE = frozenset({"WorkloadLabelIgnored", "VgpuConfigInfeasible"})
@@ -158,29 +153,6 @@ def nodes_from_files(paths: Sequence[str]) -> list[dict[str, Any]]:
     if not nodes:
         require_kinds([], ("Node",), "gpuop plan -f", paths)
     return nodes
-
-
-def load_policy(path: str | None, sandbox: bool) -> tuple[ResolvedPolicy, str]:
-    """The ClusterPolicy to plan with, and how to name it in the output."""
-    if path is None:
-        obj: Any = copy.deepcopy(default_policy_object())
-        source = "default ClusterPolicy"
-    else:
-        obj = load_policy_document(path, "gpuop plan --policy")
-        source = "stdin" if path == "-" else path
-    if sandbox and isinstance(obj, dict):
-        spec = obj.setdefault("spec", {})
-        if isinstance(spec, dict):
-            block = spec.get("sandboxWorkloads")
-            spec["sandboxWorkloads"] = {
-                **(block if isinstance(block, dict) else {}),
-                "enabled": True,
-            }
-    try:
-        return parse_cluster_policy(obj, source), source
-    except PolicyError as exc:
-        lines = "\n".join(f"  {problem}" for problem in exc.problems)
-        raise UserError(f"{source}: not a valid ClusterPolicy\n{lines}") from None
 
 
 def _inputs(policy: ResolvedPolicy, source: str, pci: PciSource) -> dict[str, Any]:
@@ -483,7 +455,7 @@ def plan(
         nodes = nodes_from_files(nodes_paths)
         for node in nodes:
             _overlay_labels(node, extra)
-        resolved, source = load_policy(policy_file, sandbox)
+        resolved, source = load_policy(policy_file, _POLICY_COMMAND, sandbox=sandbox)
         if _emit_batch(nodes, resolved, source, load_pci_database(pci_ids), output):
             sys.exit(EXIT_PLAN_ERRORS)
         return
@@ -493,7 +465,7 @@ def plan(
         assert gpu_model is not None
         node = node_from_flags(name, gpu_model, count)
     _overlay_labels(node, extra)
-    resolved, source = load_policy(policy_file, sandbox)
+    resolved, source = load_policy(policy_file, _POLICY_COMMAND, sandbox=sandbox)
     pci = load_pci_database(pci_ids)
     result = plan_node(resolved, node, pci_db=pci.database)
     if output in ("text", "wide"):

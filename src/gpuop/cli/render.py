@@ -12,9 +12,15 @@ from typing import Any
 import click
 
 from gpuop.cli.common import UserError, emit_data, filenames_option, output_option
-from gpuop.cli.inputs import input_paths, read_objects, require_kinds
-from gpuop.cli.support import load_documents, load_policy_document
-from gpuop.policy import PolicyError, parse_cluster_policy
+from gpuop.cli.inputs import (
+    input_paths,
+    load_documents,
+    load_policy_document,
+    parsed_policy,
+    read_objects,
+    require_kinds,
+)
+from gpuop.policy import PolicyError
 
 
 def _nodes(path: str) -> list[dict[str, Any]]:
@@ -100,7 +106,7 @@ def render(
         )
     nodes += _nodes(nodes_path) if nodes_path else []
     try:
-        policy = parse_cluster_policy(document, source=source)
+        policy = parsed_policy(document, source)
         objects = render_all(policy, namespace, nodes=nodes)
     except PolicyError as exc:
         raise UserError(str(exc)) from exc

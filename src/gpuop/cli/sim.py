@@ -19,8 +19,9 @@ from gpuop.cli.common import (
     resolve_kubeconfig,
     text_width,
 )
+from gpuop.cli.inputs import load_pci_database
 from gpuop.cli.layout import Column, render_table
-from gpuop.cli.support import load_pci_database, pci_ids_option
+from gpuop.cli.support import pci_ids_option
 from gpuop.manifests import ManifestError, load_yaml_documents
 from gpuop.sim.hardware import NodeSpec, SimError, node_manifest, parse_cluster_spec
 

@@ -26,14 +26,13 @@ from gpuop.cli.common import (
     exit_codes_help,
     filename_option,
     output_option,
-    read_text_input,
     text_width,
 )
 from gpuop.cli.findings import finding_filter, finding_names, findings_options
-from gpuop.cli.inputs import InputError, input_paths, read_objects, require_kinds
+from gpuop.cli.inputs import InputError, input_paths, load_policy, read_objects, require_kinds
 from gpuop.cli.layout import fit_lines, note
 from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
-from gpuop.manifests import ManifestError, load_objects
+from gpuop.manifests import ManifestError
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
 from gpuop.versions import (
     Side,
@@ -102,19 +101,6 @@ def _release_option(value: str | None) -> str | None:
         return release_name(value)
     except VersionError as exc:
         raise UserError(f"--operator-release: {exc}") from None
-
-
-def _load_policy(path: str) -> ResolvedPolicy:
-    shown = "<stdin>" if path == "-" else path
-    objects = load_objects(read_text_input(path), shown)
-    candidates = [obj for obj in objects if obj.get("kind") == "ClusterPolicy"]
-    if not candidates:
-        raise UserError(f"{shown}: no ClusterPolicy in the file")
-    try:
-        return parse_cluster_policy(candidates[0], shown)
-    except PolicyError as exc:
-        problems = "; ".join(exc.problems[:8])
-        raise UserError(f"{shown}: not a valid ClusterPolicy: {problems}") from None
 
 
 def _live(target: LiveTarget, quiet: bool = False) -> Any:
@@ -220,7 +206,9 @@ def check(
         release = _release_option(operator_release)
         kube = _kubernetes("--kubernetes-version", kubernetes_version)
         day = _today(today)
-        policy = _load_policy(policy_file) if policy_file else None
+        policy = (
+            load_policy(policy_file, "gpuop versions check --policy")[0] if policy_file else None
+        )
         kube_source = "--kubernetes-version"
         if target is not None:
             inputs = _live(target, quiet=output not in ("text", "wide"))
@@ -266,7 +254,7 @@ def upgrade() -> None:
 
 def _side(value: str, placement: ResolvedPolicy, matrix: VersionMatrix) -> Side:
     if value == "-" or os.path.exists(value):
-        policy = _load_policy(value)
+        policy = load_policy(value, "gpuop upgrade preview")[0]
         return side_from_policy(policy, "<stdin>" if value == "-" else value, matrix)
     if looks_like_release(value):
         name = release_name(value)
@@ -362,7 +350,11 @@ def preview(
                     dumped_policy = parse_cluster_policy(policies[0], "the dump's ClusterPolicy")
                 except PolicyError:
                     dumped_policy = None
-        placement = _load_policy(policy_file) if policy_file else dumped_policy or default_policy()
+        placement = (
+            load_policy(policy_file, "gpuop upgrade preview --policy")[0]
+            if policy_file
+            else dumped_policy or default_policy()
+        )
         old_side = _side(old, placement, matrix)
         new_side = _side(new, placement, matrix)
         kubernetes = (start, end) if start is not None and end is not None else None

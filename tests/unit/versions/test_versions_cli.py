@@ -240,7 +240,7 @@ def test_preview_rejects_a_file_without_a_valid_cluster_policy(tmp_path: Path) -
     empty = tmp_path / "empty.yaml"
     empty.write_text("kind: ConfigMap\nmetadata: {name: x}\n")
     result = invoke(upgrade, "preview", str(empty), "26.7.0")
-    assert result.exit_code == 2 and "no ClusterPolicy in the file" in result.stderr
+    assert result.exit_code == 2 and "expected ClusterPolicy, got 'ConfigMap'" in result.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(cluster_policy(spec={"driver": {"enabled": "yes"}})))
     result = invoke(upgrade, "preview", str(bad), "26.7.0")
