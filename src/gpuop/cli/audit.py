@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, output_option, text_width
+from gpuop.cli.common import UserError, emit_data, text_width
 from gpuop.cli.inputs import load_policy
 from gpuop.cli.layout import Column, fit_lines, fit_table
+from gpuop.cli.options import output_option
 
 if TYPE_CHECKING:
     from gpuop.render.audit import OperandAudit

@@ -12,27 +12,17 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from gpuop.check import Report, render_text, run_checks, to_sarif
 from gpuop.check.release import ReleaseError, parse_operator_version
 from gpuop.check.state import KNOWN_KINDS
-from gpuop.cli.common import (
-    UserError,
-    color_enabled,
-    color_option,
-    emit_data,
-    exit_codes_help,
-    filename_option,
-    output_option,
-    text_width,
-)
+from gpuop.cli.common import color_enabled, emit_data, exit_codes_help, text_width
 from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
@@ -45,22 +35,18 @@ from gpuop.cli.inputs import (
     require_kinds,
 )
 from gpuop.cli.layout import fit_lines, note
-from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
-from gpuop.cli.support import pci_ids_option
-from gpuop.manifests import ManifestError
+from gpuop.cli.live import LiveTarget, live_target, with_cluster_line
+from gpuop.cli.options import (
+    cluster_options,
+    color_option,
+    filename_option,
+    live_options,
+    output_option,
+    pci_ids_option,
+)
+from gpuop.cli.running import guarded
 
 BUNDLE_SCHEMA_VERSION = 1
-EXIT_INPUT = 2
-EXIT_INTERNAL = 3
-
-
-def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    # SystemExit, not click's Exit: `gpuop.cli.main` runs click with standalone_mode=False,
-    # where an Exit's code would be returned and lost.
-    sys.exit(code)
-
-
 # The kinds `gpuop check` reports on; Events and ConfigMaps only add to what these say.
 CHECK_KINDS = tuple(kind for kind in KNOWN_KINDS if kind not in ("Event", "ConfigMap"))
 
@@ -103,17 +89,7 @@ def _guarded(body: Callable[[], int]) -> int:
     # millions of objects a large dump holds (a third of the run on 10,000 nodes).
     gc.disable()
     try:
-        return body()
-    except InputError as exc:
-        _fail(str(exc))
-    except UserError as exc:
-        _fail(str(exc), exc.exit_code)
-    except ManifestError as exc:
-        _fail(str(exc))
-    except Exception as exc:  # one line, never a traceback; set GPUOP_TRACEBACK=1 to see it
-        if os.environ.get("GPUOP_TRACEBACK"):
-            raise
-        _fail(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+        return guarded(body)
     finally:
         gc.enable()
 
@@ -259,12 +235,7 @@ def write_bundle(collected: Any, directory: Path, context: str | None) -> list[P
     metavar="DIR",
     help="Directory for the bundle (created if missing).",
 )
-@click.option(
-    "--kubeconfig",
-    metavar="FILE",
-    help="Kubeconfig (default, as kubectl: $KUBECONFIG, else ~/.kube/config).",
-)
-@click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context.")
+@cluster_options
 def collect(output_dir: str, kubeconfig: str | None, context_name: str | None) -> None:
     """Save what `gpuop check` reads from a live cluster into a bundle directory.
 

@@ -27,7 +27,8 @@ import click
 
 from gpuop.api.labels import WORKLOAD_LABEL
 from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
-from gpuop.cli.common import emit_data, filenames_option, text_width
+from gpuop.cli import EXIT_INPUT
+from gpuop.cli.common import emit_data, text_width
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
     POD_TEMPLATES,
@@ -38,9 +39,9 @@ from gpuop.cli.inputs import (
 )
 from gpuop.cli.inputs import pod_from_template as _pod_from_template
 from gpuop.cli.layout import fit_lines
-from gpuop.cli.live import LiveTarget, live_options, with_cluster_line
+from gpuop.cli.live import LiveTarget, with_cluster_line
+from gpuop.cli.options import filenames_option, live_options, output_option
 from gpuop.cli.running import (
-    EXIT_INPUT,
     GreedyClusterCommand,
     finish,
     guarded,
@@ -732,12 +733,12 @@ def explain_objects(
     help="Add this to a rendered launcher pod's memory request (virt-launcher's overhead).",
 )
 @click.option("--all-nodes", is_flag=True, help="List every node even in large clusters.")
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "wide", "json", "yaml", "name"]),
-    default="text",
-    show_default=True,
+@output_option(
+    "text",
+    "wide",
+    "json",
+    "yaml",
+    "name",
     help="Output format (json, yaml: the explainer's schema, a list when several pods;"
     " name: Kind/namespace/name of each workload that does not fit; wide: every node,"
     " lines not wrapped).",

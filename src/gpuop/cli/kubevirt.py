@@ -33,16 +33,7 @@ import yaml
 from gpuop.api.resources import normalised
 from gpuop.check import Report, render_text, run_checks
 from gpuop.check.kubevirt import parse_version, read_hyperconverged, read_kubevirt
-from gpuop.cli.common import (
-    UserError,
-    color_enabled,
-    color_option,
-    emit_data,
-    exit_codes_help,
-    filename_option,
-    filenames_option,
-    text_width,
-)
+from gpuop.cli.common import UserError, color_enabled, emit_data, exit_codes_help, text_width
 from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
 from gpuop.cli.inputs import (
     InputError,
@@ -53,7 +44,15 @@ from gpuop.cli.inputs import (
     require_kinds,
 )
 from gpuop.cli.layout import Column, fit_lines, note, render_table
-from gpuop.cli.live import LiveTarget, live_options, with_cluster_line
+from gpuop.cli.live import LiveTarget, with_cluster_line
+from gpuop.cli.options import (
+    color_option,
+    filename_option,
+    filenames_option,
+    live_options,
+    output_option,
+    pci_ids_option,
+)
 from gpuop.cli.running import (
     GreedyClusterCommand,
     finish,
@@ -62,7 +61,6 @@ from gpuop.cli.running import (
     quantity_problem,
     read_live_target,
 )
-from gpuop.cli.support import pci_ids_option
 from gpuop.kubevirt.permitted import needed_gates, permitted_host_devices, vmi_example
 from gpuop.manifests import load_yaml_documents
 from gpuop.manifests.fields import get, mapping, sequence, text
@@ -324,14 +322,10 @@ def kubevirt() -> None:
     """
 
 
-def _with_live(func: Any) -> Any:
-    return live_options(func)
-
-
 @kubevirt.command("permitted-devices")
 @click.argument("files", nargs=-1, metavar="[FILES]...")
 @filename_option
-@_with_live
+@live_options
 @click.option(
     "--format",
     "fmt",
@@ -341,10 +335,12 @@ def _with_live(func: Any) -> Any:
     help="patch: a JSON merge patch for the KubeVirt CR; snippet: the YAML block.",
 )
 @pci_ids_option
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "wide", "json", "yaml", "name"]),
+@output_option(
+    "text",
+    "wide",
+    "json",
+    "yaml",
+    "name",
     default=None,
     help="json, yaml: the merge patch (json is --format patch); text, wide: a table of the"
     " permitted devices; name: each permitted resource name, one a line.",
@@ -484,15 +480,15 @@ def _check_header(objects: Sequence[Mapping[str, Any]]) -> str:
 @kubevirt.command("check", epilog=exit_codes_help())
 @click.argument("files", nargs=-1, metavar="[FILES]...")
 @filename_option
-@_with_live
+@live_options
 @pci_ids_option
 @findings_options
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "wide", "json", "yaml", "name"]),
-    default="text",
-    show_default=True,
+@output_option(
+    "text",
+    "wide",
+    "json",
+    "yaml",
+    "name",
     help="Output format (json, yaml: gpuop check's schema; name: objects with findings).",
 )
 @color_option
@@ -688,7 +684,7 @@ class _VmiExampleCommand(GreedyClusterCommand):
     help="A node dump to look NODE up in (file, directory or '-'); repeatable, or A,B.",
 )
 @filenames_option("The same as --cluster.")
-@_with_live
+@live_options
 @click.option(
     "--count",
     type=click.IntRange(1, 64),
@@ -717,12 +713,10 @@ class _VmiExampleCommand(GreedyClusterCommand):
     metavar="KEY",
     help="Read the resource from this key of --values instead of NODE|RESOURCE.",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["yaml", "json", "name"]),
-    default="yaml",
-    show_default=True,
+@output_option(
+    "yaml",
+    "json",
+    "name",
     help="Output format (name: VirtualMachineInstance/NAMESPACE/NAME).",
 )
 def vmi_example_command(

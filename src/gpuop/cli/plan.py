@@ -18,7 +18,7 @@ from gpuop.api.labels import (
     WORKLOAD_LABEL,
 )
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
-from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, output_option, text_width
+from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, text_width
 from gpuop.cli.inputs import (
     PciSource,
     expand,
@@ -30,7 +30,8 @@ from gpuop.cli.inputs import (
     require_kinds,
 )
 from gpuop.cli.layout import Column, fit_lines, render_table
-from gpuop.cli.support import heading, pci_ids_option, summarise
+from gpuop.cli.options import labels_option, output_option, parse_labels, pci_ids_option
+from gpuop.cli.support import heading, summarise
 from gpuop.planner import (
     NodeFacts,
     NodePlan,
@@ -56,16 +57,6 @@ _INVENTORY_SOURCES = {
     "nfd-device-label": "an NFD PCI device label (count unknown)",
     "none": "nowhere (unknown)",
 }
-
-
-def _parse_labels(values: tuple[str, ...]) -> dict[str, str]:
-    labels: dict[str, str] = {}
-    for value in values:
-        key, sep, label_value = value.partition("=")
-        if not sep or not key:
-            raise UserError(f"--label {value!r}: expected KEY=VALUE (the value may be empty)")
-        labels[key] = label_value
-    return labels
 
 
 def node_from_flags(name: str, model_name: str, count: int) -> dict[str, Any]:
@@ -373,13 +364,7 @@ def _emit_batch(
     help=f"Set {WORKLOAD_LABEL} on the node.",
 )
 @click.option("--vgpu-config", metavar="NAME", help=f"Set {VGPU_CONFIG_LABEL} on the node.")
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Set a node label (repeatable).",
-)
+@labels_option("Set a node label (repeatable).")
 @click.option(
     "--policy",
     "policy_file",
@@ -446,7 +431,7 @@ def plan(
             "give --node FILE (a Node manifest) or --gpu MODEL (e.g. --gpu A10),"
             " or -f FILE for many nodes"
         )
-    extra = _parse_labels(labels)
+    extra = parse_labels(labels)
     if workload is not None:
         extra[WORKLOAD_LABEL] = workload
     if vgpu_config is not None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, filenames_option, output_option
+from gpuop.cli.common import UserError, emit_data
 from gpuop.cli.inputs import (
     input_paths,
     load_documents,
@@ -20,6 +20,7 @@ from gpuop.cli.inputs import (
     read_objects,
     require_kinds,
 )
+from gpuop.cli.options import filenames_option, output_option
 from gpuop.policy import PolicyError
 
 

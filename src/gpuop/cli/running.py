@@ -8,20 +8,15 @@ older `--cluster A B` form; keeping that here means no command imports another.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, NoReturn
+from typing import Any, NoReturn
 
 import click
 
-from gpuop.cli.common import UserError
 from gpuop.cli.inputs import InputError, read_objects
 from gpuop.cli.live import LiveTarget, live_target
-from gpuop.manifests import ManifestError, QuantityError, parse_quantity
-
-EXIT_INPUT: Final = 2
-EXIT_INTERNAL: Final = 3
+from gpuop.manifests import QuantityError, parse_quantity
 
 
 def shown(value: Any, limit: int = 60) -> str:
@@ -43,16 +38,6 @@ def printable(message: str) -> str:
     return message.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def one_line(message: str) -> str:
-    """An error message on one line (YAML parser messages span several)."""
-    return " ".join(message.split())
-
-
-def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    click.echo(printable(f"error: {one_line(message)}"), err=True)
-    sys.exit(code)
-
-
 def finish(code: int) -> NoReturn:
     """End the command with `code`.
 
@@ -63,21 +48,23 @@ def finish(code: int) -> NoReturn:
     sys.exit(code)
 
 
-def guarded(body: Callable[[], int]) -> int:
+def guarded(body: Callable[[], int], input_errors: tuple[type[Exception], ...] = ()) -> int:
+    """Run a command's body, ending it as `gpuop.cli.main` would when it fails.
+
+    `gpuop.cli.exit_status` maps the error (a command run on its own, as the tests and
+    click's runner do, ends the same way as under `main`); `input_errors` are a domain's
+    errors that are bad input (exit status 2), such as a version that cannot be read.
+    """
+    from gpuop.cli import exit_status
+
     try:
         return body()
-    except (InputError, ManifestError) as exc:
-        fail(str(exc))
-    except UserError as exc:
-        fail(str(exc), exc.exit_code)
     except (click.exceptions.Exit, SystemExit):
         raise
-    except RecursionError:
-        fail("the input is nested too deeply to read")
-    except Exception as exc:  # one line, never a traceback; GPUOP_TRACEBACK=1 shows it
-        if os.environ.get("GPUOP_TRACEBACK"):
-            raise
-        fail(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+    except input_errors as exc:
+        sys.exit(exit_status(InputError(str(exc))))
+    except Exception as exc:
+        sys.exit(exit_status(exc))
 
 
 def spread_greedy(args: Sequence[str], option: str) -> list[str]:

@@ -12,26 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from gpuop.catalog.pci_ids import SHIPPED_PCI_IDS_VERSION
-from gpuop.cli.inputs import BUILTIN, SYSTEM, SYSTEM_PCI_IDS
-
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def pci_ids_option(func: F) -> F:
-    """`--pci-ids FILE|-|builtin|system`, the same for every command that names devices."""
-    return click.option(
-        "--pci-ids",
-        "pci_ids",
-        metavar="FILE|-|system",
-        default=None,
-        help=(
-            "The pci.ids the sandbox device plugin names passthrough devices from. Default"
-            f" ('{BUILTIN}'): the NVIDIA section of pci.ids {SHIPPED_PCI_IDS_VERSION} shipped with"
-            " gpuop, the copy the KubeVirt GPU device plugin's image carries."
-            f" '{SYSTEM}': this host's {SYSTEM_PCI_IDS}. '-': standard input."
-        ),
-    )(func)
 
 
 def heading(text: str) -> str:

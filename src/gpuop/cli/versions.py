@@ -13,26 +13,18 @@ import os
 import sys
 from collections.abc import Callable
 from datetime import date
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from gpuop.catalog.versions import VersionMatrix, version_matrix
-from gpuop.cli.common import (
-    UserError,
-    color_enabled,
-    color_option,
-    emit_data,
-    exit_codes_help,
-    filename_option,
-    output_option,
-    text_width,
-)
+from gpuop.cli.common import UserError, color_enabled, emit_data, exit_codes_help, text_width
 from gpuop.cli.findings import finding_filter, finding_names, findings_options
-from gpuop.cli.inputs import InputError, input_paths, load_policy, read_objects, require_kinds
+from gpuop.cli.inputs import input_paths, load_policy, read_objects, require_kinds
 from gpuop.cli.layout import fit_lines, note
-from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
-from gpuop.manifests import ManifestError
+from gpuop.cli.live import LiveTarget, live_target, with_cluster_line
+from gpuop.cli.options import color_option, filename_option, live_options, output_option
+from gpuop.cli.running import guarded
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
 from gpuop.versions import (
     Side,
@@ -48,29 +40,11 @@ from gpuop.versions import (
 from gpuop.versions.parse import kubernetes_minor, looks_like_release, release_name
 from gpuop.versions.release import describe_releases
 
-EXIT_INPUT = 2
-EXIT_INTERNAL = 3
-
-
-def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    # SystemExit, not click's Exit: `gpuop.cli.main` runs click with standalone_mode=False,
-    # where an Exit's code would be returned and lost.
-    sys.exit(code)
-
 
 def _guarded(body: Callable[[], int]) -> int:
     gc.disable()
     try:
-        return body()
-    except UserError as exc:
-        _fail(str(exc), exc.exit_code)
-    except (InputError, ManifestError, VersionError) as exc:
-        _fail(str(exc))
-    except Exception as exc:  # one line, never a traceback; GPUOP_TRACEBACK=1 shows it
-        if os.environ.get("GPUOP_TRACEBACK"):
-            raise
-        _fail(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+        return guarded(body, input_errors=(VersionError,))
     finally:
         gc.enable()
 
