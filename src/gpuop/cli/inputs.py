@@ -11,9 +11,6 @@ MAX_ALIAS_EXPANSION values (`gpuop.manifests`). Input that holds none of the kin
 command reads (empty, `null`, only ConfigMaps: a failed `kubectl get` piped in) is exit
 status 2 too (:func:`require_kinds`), never a clean pass.
 
-Workload controllers (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob) stand
-for the Pod they create wherever a command takes a Pod (:func:`pod_from_template`).
-
 The inputs that are not object dumps are read here too, each by one function: a single
 YAML/JSON document (:func:`load_yaml_document`, :func:`load_documents`), a ClusterPolicy
 (:func:`load_policy`), a pci.ids (:func:`load_pci_database`: shipped, this host's, a file
@@ -54,16 +51,6 @@ DUMP_SUFFIXES: Final = (".json", ".yaml", ".yml")
 # below what would take the machine's memory to parse.
 MAX_INPUT_BYTES: Final = 512 * 1024 * 1024
 _MB: Final = 1024 * 1024
-
-# Workload controllers and where their pod template is.
-POD_TEMPLATES: Final = {
-    "Deployment": ("spec", "template"),
-    "ReplicaSet": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "DaemonSet": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
-}
 
 
 class InputError(UserError):
@@ -226,47 +213,6 @@ def read_kinds(paths: Sequence[str], kinds: Sequence[str], command: str) -> list
     objects = read_objects(paths)
     require_kinds(objects, kinds, command, paths)
     return [obj for obj in objects if isinstance(obj, dict) and obj.get("kind") in kinds]
-
-
-def _describe(obj: Mapping[str, Any]) -> str:
-    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "an object without a kind"
-    metadata = obj.get("metadata")
-    name = metadata.get("name") if isinstance(metadata, Mapping) else None
-    return f"{kind} {name!r}" if isinstance(name, str) and name else str(kind)
-
-
-def pod_from_template(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The Pod a workload controller (Deployment, Job, CronJob, ...) would create."""
-    kind = obj.get("kind")
-    assert isinstance(kind, str) and kind in POD_TEMPLATES
-    path = POD_TEMPLATES[kind]
-    template: Any = obj
-    for part in path:
-        template = template.get(part) if isinstance(template, Mapping) else None
-    where = ".".join(path)
-    if not isinstance(template, Mapping):
-        raise InputError(f"{_describe(obj)}: {where} is missing")
-    spec = template.get("spec")
-    if not isinstance(spec, Mapping):
-        raise InputError(f"{_describe(obj)}: {where}.spec is missing")
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
-    assert isinstance(metadata, Mapping)
-    template_metadata = template.get("metadata")
-    labels = template_metadata.get("labels") if isinstance(template_metadata, Mapping) else None
-    name = metadata.get("name") if isinstance(metadata.get("name"), str) else None
-    namespace = metadata.get("namespace") if isinstance(metadata.get("namespace"), str) else None
-    pod_metadata: dict[str, Any] = {
-        "name": f"{name or kind.lower()}-pod",
-        "namespace": namespace or "default",
-    }
-    if isinstance(labels, Mapping):
-        pod_metadata["labels"] = copy.deepcopy(dict(labels))
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": pod_metadata,
-        "spec": copy.deepcopy(dict(spec)),
-    }
 
 
 # -- Single documents: a kubeconfig, a ClusterPolicy, a --node manifest, a vGPU config. --
@@ -490,7 +436,6 @@ __all__ = [
     "BUNDLE_MANIFEST",
     "DEFAULT_POLICY_SOURCE",
     "MAX_INPUT_BYTES",
-    "POD_TEMPLATES",
     "SHIPPED",
     "SYSTEM",
     "SYSTEM_PCI_IDS",
@@ -508,7 +453,6 @@ __all__ = [
     "load_yaml_document",
     "max_input_bytes",
     "parsed_policy",
-    "pod_from_template",
     "read_input_bytes",
     "read_input_text",
     "read_kinds",

@@ -16,21 +16,6 @@ import click
 
 from gpuop.cli.inputs import InputError, read_objects
 from gpuop.cli.live import LiveTarget, live_target
-from gpuop.manifests import QuantityError, parse_quantity
-
-
-def shown(value: Any, limit: int = 60) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
-
-
-def quantity_problem(raw: Any) -> str | None:
-    """Why the API server would refuse `raw` as a resource quantity, or None."""
-    try:
-        parse_quantity(raw)
-    except QuantityError as exc:
-        return f"{shown(raw)} is not a quantity ({exc.problem})"
-    return None
 
 
 def printable(message: str) -> str:
