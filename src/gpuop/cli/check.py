@@ -44,7 +44,7 @@ from gpuop.cli.options import (
     output_option,
     pci_ids_option,
 )
-from gpuop.cli.running import guarded
+from gpuop.cli.running import guarded, read_live_with
 
 BUNDLE_SCHEMA_VERSION = 1
 # The kinds `gpuop check` reports on; Events and ConfigMaps only add to what these say.
@@ -52,20 +52,11 @@ CHECK_KINDS = tuple(kind for kind in KNOWN_KINDS if kind not in ("Event", "Confi
 
 
 def _collect_live(target: LiveTarget, progress: Callable[[str], None] | None) -> Any:
-    from gpuop.kube import ApiError, KubeError, sync_client
-    from gpuop.kube.collect import CollectError, collect
+    from gpuop.kube.collect import collect
 
     if progress is not None:
         progress(f"reading {target.describe()}")
-    try:
-        client = sync_client(target.kubeconfig, target.context)
-        return collect(client, progress=progress)
-    except (KubeError, CollectError) as exc:
-        raise InputError(str(exc)) from None
-    except ApiError as exc:
-        raise InputError(f"the API server refused: {exc}") from None
-    except OSError as exc:
-        raise InputError(f"cannot reach the cluster: {exc}") from None
+    return read_live_with(target, lambda client: collect(client, progress=progress))
 
 
 def _emit(report: Report, fmt: str, color: bool | None, target: LiveTarget | None) -> None:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
 from gpuop.cli.inputs import InputError, read_objects
 from gpuop.cli.live import LiveTarget, live_target
+
+T = TypeVar("T")
 
 
 def printable(message: str) -> str:
@@ -128,21 +130,26 @@ class GreedyClusterCommand(click.Command):
         return super().parse_args(ctx, spread_greedy(args, "--cluster") if old_form else args)
 
 
-def _live_read(target: LiveTarget, kinds: Sequence[str]) -> list[Any]:
-    """The objects of `kinds` from the target's cluster (Nodes and Pods required)."""
-    from gpuop.kube import ApiError, KubeError, sync_client
-    from gpuop.kube.reads import ReadError, read_cluster
+def read_live_with(target: LiveTarget, read: Callable[[Any], T]) -> T:
+    """`read(client)` on the target's cluster; any failure to read it is an InputError."""
+    from gpuop.kube import API_ERRORS, KubeError, sync_client
+    from gpuop.kube.errors import failure
+    from gpuop.kube.reading import ReadError
 
+    failures: tuple[type[Exception], ...] = (*API_ERRORS, OSError)
     try:
-        client = sync_client(target.kubeconfig, target.context)
-        read = read_cluster(client, kinds)
+        return read(sync_client(target.kubeconfig, target.context))
     except (KubeError, ReadError) as exc:
         raise InputError(str(exc)) from None
-    except ApiError as exc:
-        raise InputError(f"the API server refused: {exc}") from None
-    except OSError as exc:
-        raise InputError(f"cannot reach the cluster: {exc}") from None
-    return list(read.objects)
+    except failures as exc:
+        raise InputError(failure(exc)) from None
+
+
+def _live_read(target: LiveTarget, kinds: Sequence[str]) -> list[Any]:
+    """The objects of `kinds` from the target's cluster (Nodes and Pods required)."""
+    from gpuop.kube.reads import read_cluster
+
+    return list(read_live_with(target, lambda client: read_cluster(client, kinds)).objects)
 
 
 def read_live_target(

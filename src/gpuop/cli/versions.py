@@ -24,7 +24,7 @@ from gpuop.cli.inputs import input_paths, load_policy, read_objects, require_kin
 from gpuop.cli.layout import fit_lines, note
 from gpuop.cli.live import LiveTarget, live_target, with_cluster_line
 from gpuop.cli.options import color_option, filename_option, live_options, output_option
-from gpuop.cli.running import guarded
+from gpuop.cli.running import guarded, read_live_with
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
 from gpuop.versions import (
     Side,
@@ -78,21 +78,11 @@ def _release_option(value: str | None) -> str | None:
 
 
 def _live(target: LiveTarget, quiet: bool = False) -> Any:
-    from gpuop.kube import ApiError, KubeError, sync_client
-    from gpuop.kube.collect import CollectError
     from gpuop.kube.versions import read_version_inputs
 
     if not quiet:
         note(f"reading Nodes, ClusterPolicies and /version of {target.describe()}")
-    try:
-        client = sync_client(target.kubeconfig, target.context)
-        return read_version_inputs(client)
-    except (KubeError, CollectError) as exc:
-        raise UserError(str(exc)) from None
-    except ApiError as exc:
-        raise UserError(f"the API server refused: {exc}") from None
-    except OSError as exc:
-        raise UserError(f"cannot reach the cluster: {exc}") from None
+    return read_live_with(target, read_version_inputs)
 
 
 def _with_cluster(data: dict[str, Any], target: LiveTarget | None) -> dict[str, Any]:
