@@ -62,7 +62,7 @@ from lightkube.resources.core_v1 import Pod
 
 from gpuop.api.resources import current_workload
 from gpuop.controlplane import LocalCluster
-from gpuop.controlplane.cluster import APISERVER, ETCD
+from gpuop.controlplane.components import APISERVER, ETCD
 from gpuop.controlplane.kubeconfig import TRANSPORT_ERRORS, api_request, http_request
 from gpuop.kube import ClusterPolicy, ops, sync_client
 from gpuop.lab import stack

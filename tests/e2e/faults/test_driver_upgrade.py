@@ -25,7 +25,7 @@ from lightkube.resources.core_v1 import Node, Pod
 
 from gpuop.api.labels import DRIVER_VERSION_LABEL, UPGRADE_STATE_LABEL
 from gpuop.controlplane import LocalCluster
-from gpuop.controlplane.cluster import APISERVER
+from gpuop.controlplane.components import APISERVER
 from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
 from gpuop.lab import stack
 from gpuop.sim.hardware import NodeSpec, node_manifest
