@@ -21,7 +21,8 @@ def _toolkit_changes(runtime_class: str) -> list[str]:
     """The container toolkit's containerd change, measured on a stock host root (dry run)."""
     from gpuop.sim.hostroot import ensure_host_root
     from gpuop.toolkit import ToolkitError
-    from gpuop.toolkit.configuring import RuntimeOptions, configure_runtime
+    from gpuop.toolkit.configuring import configure_runtime
+    from gpuop.toolkit.options import RuntimeOptions
 
     with tempfile.TemporaryDirectory(prefix="gpuop-audit-") as root:
         ensure_host_root(Path(root))
