@@ -19,6 +19,11 @@ A cluster lives in ``<state root>/clusters/<name>/``::
 
 Every component runs in its own process group and has the state directory on its command line,
 which is how ``down`` and ``status`` recognise it again from another process.
+
+Why one module of about 600 lines: `LocalCluster` is one lifecycle (``up``, ``down``,
+``status``, ``restart_component``) over one state directory and one lock, and its steps
+read each other's files and pids; the components' command lines and config files
+(`components`) and the status records (`status`) live beside it.
 """
 
 from __future__ import annotations
@@ -36,8 +41,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from gpuop.controlplane import procs
 from gpuop.controlplane.access import server_version, service_account_token
 from gpuop.controlplane.access import write_service_account_kubeconfig as _write_sa_kubeconfig
@@ -45,7 +48,6 @@ from gpuop.controlplane.binaries import Binaries, ensure_binaries
 from gpuop.controlplane.build import format_duration
 from gpuop.controlplane.components import (
     APISERVER,
-    AUDIT_POLICY,
     COMPONENT_NAMES,
     ETCD,
     KCM,
@@ -53,6 +55,7 @@ from gpuop.controlplane.components import (
     SCHEDULER,
     component_argv,
     component_kubeconfig,
+    write_component_files,
 )
 from gpuop.controlplane.errors import (
     ClusterNotRunningError,
@@ -62,22 +65,19 @@ from gpuop.controlplane.errors import (
 )
 from gpuop.controlplane.kubeconfig import (
     TRANSPORT_ERRORS,
-    Credentials,
     api_request,
     http_request,
     unverified_context,
-    write_kubeconfig,
 )
-from gpuop.controlplane.kwok_stages import kwok_config
 from gpuop.controlplane.paths import cluster_dir, state_root, validate_cluster_name
-from gpuop.controlplane.pki import ClusterPki, generate_pki
+from gpuop.controlplane.pki import ClusterPki
 from gpuop.controlplane.ports import LOOPBACK, free_ports, port_is_free, port_owner
 from gpuop.controlplane.status import (
     ClusterInfo,
     ClusterOverview,
     ClusterStatus,
     ComponentStatus,
-    ProcessUsage,
+    overview_of,
 )
 from gpuop.controlplane.versions import versions
 
@@ -348,42 +348,7 @@ class LocalCluster:
         for sub in ("logs", "pids", "kubeconfigs", "etcd-data"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         (self.dir / "etcd-data").chmod(0o700)
-        pki = generate_pki(self.dir / "pki", self.name)
-        server = f"https://{LOOPBACK}:{ports[APISERVER]}"
-        ca_pem = pki.ca.cert.read_bytes()
-        for identity, path in (
-            ("admin", self.kubeconfig_path),
-            (KCM, self._component_kubeconfig(KCM)),
-            (SCHEDULER, self._component_kubeconfig(SCHEDULER)),
-            (KWOK, self._component_kubeconfig(KWOK)),
-        ):
-            pair = pki.client(identity)
-            write_kubeconfig(
-                path,
-                server=server,
-                ca_pem=ca_pem,
-                credentials=Credentials(
-                    client_cert_pem=pair.cert.read_bytes(), client_key_pem=pair.key.read_bytes()
-                ),
-                cluster=f"gpuop-{self.name}",
-                user=f"gpuop-{identity}",
-            )
-        (self.dir / "audit-policy.yaml").write_text(AUDIT_POLICY, encoding="utf-8")
-        (self.dir / "kwok.yaml").write_text(kwok_config(), encoding="utf-8")
-        scheduler_config = {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "clientConnection": {
-                "kubeconfig": str(self._component_kubeconfig(SCHEDULER)),
-                # Thousands of simulated nodes: the client-side defaults (QPS 50) would be the bottleneck.
-                "qps": 200,
-                "burst": 400,
-            },
-            "leaderElection": {"leaderElect": False},
-        }
-        (self.dir / "kube-scheduler.yaml").write_text(
-            yaml.safe_dump(scheduler_config, sort_keys=False), encoding="utf-8"
-        )
+        write_component_files(self.dir, self.name, self.kubeconfig_path, ports)
 
     def _argv(self, bins: Binaries, ports: dict[str, int]) -> dict[str, list[str]]:
         return component_argv(self.dir, self.name, bins, ports)
@@ -614,44 +579,13 @@ class LocalCluster:
         else (the lab's operator and simulator); one counts as alive only while that pid runs
         a program with the cluster's state directory on its command line.
         """
-        status = self.status()
         info = self.info()
-        ports = info.ports if info is not None else {}
-        processes = []
-        for component in status.components:
-            alive = component.state == "running" and component.pid is not None
-            own = [ports[component.name]] if component.name in ports else []
-            if component.name == ETCD and "etcd-peer" in ports:
-                own.append(ports["etcd-peer"])
-            processes.append(
-                ProcessUsage(
-                    name=component.name,
-                    pid=component.pid,
-                    alive=alive,
-                    ports=own if alive else [],
-                    rss_bytes=procs.rss_bytes(component.pid) if alive and component.pid else None,
-                    detail=component.detail,
-                )
-            )
-        for name, pid in (extra_processes or {}).items():
-            argv = procs.cmdline(pid) or []
-            alive = procs.is_alive(pid) and any(self.marker in arg for arg in argv)
-            processes.append(
-                ProcessUsage(
-                    name=name,
-                    pid=pid,
-                    alive=alive,
-                    ports=[],
-                    rss_bytes=procs.rss_bytes(pid) if alive else None,
-                )
-            )
-        return ClusterOverview(
-            name=self.name,
-            state_dir=str(self.dir),
-            state=status.state,
-            api_url=status.api_url,
-            api_ready=status.api_ready,
-            processes=processes,
+        return overview_of(
+            self.name,
+            self.dir,
+            self.status(),
+            info.ports if info is not None else {},
+            extra_processes or {},
         )
 
     def component_rss(self) -> dict[str, int]:

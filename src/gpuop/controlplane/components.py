@@ -1,4 +1,5 @@
-"""The control plane's components and how each is started: names, ports, command lines.
+"""The control plane's components and how each is started: names, command lines, and the
+certificates, kubeconfigs and config files those command lines point to.
 
 Every flag that makes the local cluster behave like a real one (TLS and RBAC on, the
 audit log, the controller manager sized for a thousand kwok nodes) is set here, in one
@@ -10,8 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from gpuop.controlplane.binaries import Binaries
-from gpuop.controlplane.pki import SERVICE_CLUSTER_IP_RANGE, ClusterPki
+from gpuop.controlplane.kubeconfig import Credentials, write_kubeconfig
+from gpuop.controlplane.kwok_stages import kwok_config
+from gpuop.controlplane.pki import SERVICE_CLUSTER_IP_RANGE, ClusterPki, generate_pki
 from gpuop.controlplane.ports import LOOPBACK
 from gpuop.controlplane.versions import feature_gates_flag, runtime_config_flag
 
@@ -147,3 +152,45 @@ def component_argv(
             "--node-lease-duration-seconds=40",
         ],
     }
+
+
+def write_component_files(
+    directory: Path, name: str, admin_kubeconfig: Path, ports: dict[str, int]
+) -> None:
+    """The certificates, kubeconfigs and config files the command lines point to."""
+    pki = generate_pki(directory / "pki", name)
+    server = f"https://{LOOPBACK}:{ports[APISERVER]}"
+    ca_pem = pki.ca.cert.read_bytes()
+    for identity, path in (
+        ("admin", admin_kubeconfig),
+        (KCM, component_kubeconfig(directory, KCM)),
+        (SCHEDULER, component_kubeconfig(directory, SCHEDULER)),
+        (KWOK, component_kubeconfig(directory, KWOK)),
+    ):
+        pair = pki.client(identity)
+        write_kubeconfig(
+            path,
+            server=server,
+            ca_pem=ca_pem,
+            credentials=Credentials(
+                client_cert_pem=pair.cert.read_bytes(), client_key_pem=pair.key.read_bytes()
+            ),
+            cluster=f"gpuop-{name}",
+            user=f"gpuop-{identity}",
+        )
+    (directory / "audit-policy.yaml").write_text(AUDIT_POLICY, encoding="utf-8")
+    (directory / "kwok.yaml").write_text(kwok_config(), encoding="utf-8")
+    scheduler_config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {
+            "kubeconfig": str(component_kubeconfig(directory, SCHEDULER)),
+            # Thousands of simulated nodes: the client-side defaults (QPS 50) would be the bottleneck.
+            "qps": 200,
+            "burst": 400,
+        },
+        "leaderElection": {"leaderElect": False},
+    }
+    (directory / "kube-scheduler.yaml").write_text(
+        yaml.safe_dump(scheduler_config, sort_keys=False), encoding="utf-8"
+    )
