@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 from collections import Counter
@@ -20,20 +19,21 @@ from gpuop.api.labels import (
     WORKLOAD_LABEL,
 )
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
-from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, output_option, text_width
-from gpuop.cli.inputs import expand, input_paths, require_kinds
-from gpuop.cli.layout import Column, fit_lines, render_table
-from gpuop.cli.stacks import Stacks, load_stacks
-from gpuop.cli.support import (
+from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, text_width
+from gpuop.cli.inputs import (
     PciSource,
-    heading,
+    expand,
+    input_paths,
     load_documents,
     load_pci_database,
-    load_policy_document,
+    load_policy,
     load_yaml_document,
-    pci_ids_option,
-    summarise,
+    require_kinds,
 )
+from gpuop.cli.layout import Column, fit_lines, render_table
+from gpuop.cli.options import labels_option, output_option, parse_labels, pci_ids_option
+from gpuop.cli.stacks import Stacks, load_stacks
+from gpuop.cli.support import heading, summarise
 from gpuop.planner import (
     NodeFacts,
     NodePlan,
@@ -43,14 +43,10 @@ from gpuop.planner import (
     plan as plan_node,
 )
 from gpuop.planner.inventory import MAX_GPUS_PER_NODE, GpuCard, encode_inventory
-from gpuop.policy import (
-    PolicyError,
-    ResolvedPolicy,
-    default_policy_object,
-    parse_cluster_policy,
-)
+from gpuop.policy import ResolvedPolicy
 
 DEFAULT_NODE_NAME = "gpu-node"
+_POLICY_COMMAND = "gpuop plan --policy"
 EXIT_PLAN_ERRORS = 1
 # Notices the text output already states in their own section (workload, vGPU config).
 _SAID_ABOVE = frozenset({"WorkloadLabelIgnored", "VgpuConfigInfeasible"})
@@ -63,16 +59,6 @@ _INVENTORY_SOURCES = {
     "nfd-device-label": "an NFD PCI device label (count unknown)",
     "none": "nowhere (unknown)",
 }
-
-
-def _parse_labels(values: tuple[str, ...]) -> dict[str, str]:
-    labels: dict[str, str] = {}
-    for value in values:
-        key, sep, label_value = value.partition("=")
-        if not sep or not key:
-            raise UserError(f"--label {value!r}: expected KEY=VALUE (the value may be empty)")
-        labels[key] = label_value
-    return labels
 
 
 def node_from_flags(name: str, model_name: str, count: int) -> dict[str, Any]:
@@ -162,27 +148,8 @@ def nodes_from_files(paths: Sequence[str]) -> list[dict[str, Any]]:
     return nodes
 
 
-def load_policy(path: str | None, sandbox: bool) -> tuple[ResolvedPolicy, str]:
-    """The ClusterPolicy to plan with, and how to name it in the output."""
-    if path is None:
-        obj: Any = copy.deepcopy(default_policy_object())
-        source = "default ClusterPolicy"
-    else:
-        obj = load_policy_document(path, "gpuop plan --policy")
-        source = "stdin" if path == "-" else path
-    if sandbox and isinstance(obj, dict):
-        spec = obj.setdefault("spec", {})
-        if isinstance(spec, dict):
-            block = spec.get("sandboxWorkloads")
-            spec["sandboxWorkloads"] = {
-                **(block if isinstance(block, dict) else {}),
-                "enabled": True,
-            }
-    try:
-        return parse_cluster_policy(obj, source), source
-    except PolicyError as exc:
-        lines = "\n".join(f"  {problem}" for problem in exc.problems)
-        raise UserError(f"{source}: not a valid ClusterPolicy\n{lines}") from None
+def _load_plan_policy(path: str | None, sandbox: bool) -> tuple[ResolvedPolicy, str]:
+    return load_policy(path, _POLICY_COMMAND, sandbox=sandbox)
 
 
 def _describe_inventory(result: NodePlan) -> str:
@@ -410,13 +377,7 @@ def _emit_batch(nodes: list[dict[str, Any]], stacks: Stacks, pci: PciSource, out
     help=f"Set {WORKLOAD_LABEL} on the node.",
 )
 @click.option("--vgpu-config", metavar="NAME", help=f"Set {VGPU_CONFIG_LABEL} on the node.")
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Set a node label (repeatable).",
-)
+@labels_option("Set a node label (repeatable).")
 @click.option(
     "--policy",
     "policy_file",
@@ -509,7 +470,7 @@ def plan(
             "give --node FILE (a Node manifest) or --gpu MODEL (e.g. --gpu A10),"
             " or -f FILE for many nodes"
         )
-    extra = _parse_labels(labels)
+    extra = parse_labels(labels)
     if workload is not None:
         extra[WORKLOAD_LABEL] = workload
     if vgpu_config is not None:
@@ -518,7 +479,9 @@ def plan(
         nodes = nodes_from_files(nodes_paths)
         for node in nodes:
             _overlay_labels(node, extra)
-        stacks = load_stacks(policy_file, sandbox, gpu_cluster_file, no_cluster_policy, load_policy)
+        stacks = load_stacks(
+            policy_file, sandbox, gpu_cluster_file, no_cluster_policy, _load_plan_policy
+        )
         if _emit_batch(nodes, stacks, load_pci_database(pci_ids), output):
             sys.exit(EXIT_PLAN_ERRORS)
         return
@@ -528,7 +491,9 @@ def plan(
         assert gpu_model is not None
         node = node_from_flags(name, gpu_model, count)
     _overlay_labels(node, extra)
-    stacks = load_stacks(policy_file, sandbox, gpu_cluster_file, no_cluster_policy, load_policy)
+    stacks = load_stacks(
+        policy_file, sandbox, gpu_cluster_file, no_cluster_policy, _load_plan_policy
+    )
     resolved, source = stacks.policy, stacks.source
     pci = load_pci_database(pci_ids)
     result = _plan_one(stacks, NodeFacts.from_object(node), pci)

@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, filenames_option, output_option, text_width
-from gpuop.cli.inputs import expand, input_paths, require_kinds
+from gpuop.cli.common import UserError, emit_data, text_width
+from gpuop.cli.inputs import expand, input_paths, load_documents, require_kinds
 from gpuop.cli.layout import Column, fit_lines, render_table
-from gpuop.cli.support import load_documents
+from gpuop.cli.options import filenames_option, output_option
 from gpuop.policy import (
     PolicyError,
     ResolvedPolicy,

@@ -11,10 +11,17 @@ from typing import Any
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, filenames_option, output_option
-from gpuop.cli.inputs import input_paths, read_objects, require_kinds
-from gpuop.cli.support import load_documents, load_policy_document
-from gpuop.policy import PolicyError, parse_cluster_policy
+from gpuop.cli.common import UserError, emit_data
+from gpuop.cli.inputs import (
+    input_paths,
+    load_documents,
+    load_policy_document,
+    parsed_policy,
+    read_objects,
+    require_kinds,
+)
+from gpuop.cli.options import filenames_option, output_option
+from gpuop.policy import PolicyError
 from gpuop.policy.gpucluster import parse_gpu_cluster
 
 
@@ -120,7 +127,7 @@ def render(
     try:
         objects: list[dict[str, Any]] = []
         if document is not None:
-            policy = parse_cluster_policy(document, source=source)
+            policy = parsed_policy(document, source)
             objects += render_all(policy, namespace, nodes=nodes)
         if gpu_cluster is not None:
             from gpuop.render.gpucluster import render_gpu_cluster

@@ -13,7 +13,7 @@ from typing import Any
 
 from gpuop.api.labels import GPU_STACK_LABEL
 from gpuop.cli.common import UserError
-from gpuop.cli.support import PciSource, load_yaml_document
+from gpuop.cli.inputs import PciSource, load_yaml_document
 from gpuop.planner import NodeFacts, NodePlan
 from gpuop.planner.stack import plan_node as plan_stacks
 from gpuop.policy import PolicyError, ResolvedPolicy

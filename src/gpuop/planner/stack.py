@@ -28,19 +28,18 @@ from gpuop.catalog import operand_table
 from gpuop.catalog.dra import Stack, dra_catalog
 from gpuop.naming import PciDatabase
 from gpuop.planner import (
+    _other_kind_resources as device_plugin_names,
+)
+from gpuop.planner import gpu_detection, plan
+from gpuop.planner.inventory import learn_inventory
+from gpuop.planner.model import (
     NodeFacts,
     NodePlan,
     Notice,
     OperandPlacement,
     OperandStatus,
     WorkloadDecision,
-    gpu_detection,
-    plan,
 )
-from gpuop.planner import (
-    _other_kind_resources as device_plugin_names,
-)
-from gpuop.planner.inventory import learn_inventory
 from gpuop.policy import DEFAULT_VGPU_CONFIG, ResolvedPolicy
 from gpuop.policy.gpucluster import ResolvedGpuCluster
 from gpuop.vgpu import VgpuConfigFile, default_vgpu_config
