@@ -62,7 +62,7 @@ from lightkube.resources.core_v1 import Pod
 
 from gpuop.api.resources import current_workload
 from gpuop.controlplane import LocalCluster
-from gpuop.controlplane.cluster import APISERVER, ETCD
+from gpuop.controlplane.components import APISERVER, ETCD
 from gpuop.controlplane.kubeconfig import TRANSPORT_ERRORS, api_request, http_request
 from gpuop.kube import ClusterPolicy, ops, sync_client
 from gpuop.lab import stack
@@ -72,10 +72,20 @@ from gpuop.policy import parse_cluster_policy
 from gpuop.sim.hardware import NodeSpec, node_manifest
 from gpuop.sim.registry import register_hardware
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from kit.waiting import retry_api as _retry_api
+
 FAULTS = ("kill-apiserver", "kill-etcd", "kill-operator", "expire-watches")
 # What a client call raises while the API server is down: lightkube's errors (it ships its
 # own HTTP library) and those of the control plane's own standard-library requests.
 API_ERRORS = (ApiError, httpx2.HTTPError, *TRANSPORT_ERRORS)
+
+
+def retry_api(action: Callable[[], Any], timeout: float = 60) -> Any:
+    """Run one client call, retrying while the API server (or its transport) is down."""
+    return _retry_api(action, timeout, API_ERRORS)
+
+
 SCENARIOS = ("mode-switch", "vgpu-change", "conflicting-writers")
 NODE_LABEL = "gpuop.test/faults"
 WORKLOAD = "nvidia.com/gpu.workload.config"
@@ -333,20 +343,6 @@ def inject(run: Stack, fault: str) -> None:
             raise RuntimeError(f"expire-watches: a watch at an old revision got {code}, not 410")
     else:
         raise ValueError(fault)
-
-
-def retry_api(action: Callable[[], Any], timeout: float = 60) -> Any:
-    """Run one client call, retrying while the API server is down."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return action()
-        except API_ERRORS as exc:
-            if isinstance(exc, ApiError) and exc.status.code not in (500, 503, 504):
-                raise
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
 
 
 def perturb(run: Stack, rng: random.Random, count: int) -> None:

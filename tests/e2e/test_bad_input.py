@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from gpuop.lab import stack
 from gpuop.planner import plan
 from gpuop.policy import parse_cluster_policy
 from gpuop.sim.hardware import NodeSpec, node_manifest
+from kit.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -276,17 +277,6 @@ EVENTS_EXPECTED = {
     "odd-huge-workload": "InvalidWorkloadLabel",
     "odd-vgpu-infeasible": "VgpuConfigInfeasible",
 }
-
-
-def wait_until(check: Callable[[], tuple[bool, Any]], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        done, last = check()
-        if done:
-            return last
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}: last seen {last}")
 
 
 def operator_writes(audit_log: Path, start: AuditMark) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ one operator stack for the module.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from gpuop.planner import plan
 from gpuop.policy import parse_cluster_policy
 from gpuop.sim.hardware import NodeSpec
 from gpuop.sim.registry import add_nodes
+from kit.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -41,17 +42,6 @@ EXPECTED = {
 DRIVER_APP = "nvidia-driver-daemonset"
 OPERATOR_USER = "system:serviceaccount:gpu-operator:gpuop-operator"
 SERVICE_MONITOR_CRD = Path(__file__).parents[1] / "data" / "prometheus" / "servicemonitors-crd.yaml"
-
-
-def wait_until(check: Callable[[], tuple[bool, Any]], timeout: float = 90, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        done, last = check()
-        if done:
-            return last
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}: last seen {last}")
 
 
 def gpu_allocatable(client: Client, name: str) -> dict[str, int]:

@@ -15,7 +15,6 @@ permittedHostDevices are the ones checked, and findings about them name it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,10 +23,10 @@ from gpuop.api.resources import RESOURCE_PREFIX as NVIDIA_RESOURCE_PREFIX
 from gpuop.api.resources import normalised
 from gpuop.check.context import CheckContext, kind_of
 from gpuop.check.workloads import vmi_devices
+from gpuop.kubevirt.permitted import parse_version
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import NamingError, parse_pci_id, passthrough_resource, vgpu_resource
 
-_VERSION = re.compile(r"^v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,6}))?")
 GPU_GATE_GA = (1, 4, 0)
 _SECTIONS = ("pciHostDevices", "mediatedDevices", "usb")
 _FINAL_PHASES = ("Succeeded", "Failed")
@@ -58,13 +57,6 @@ class KubeVirtConfig:
     @property
     def subject(self) -> str:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
-
-
-def parse_version(value: str) -> tuple[int, int, int] | None:
-    match = _VERSION.match(value)
-    if match is None:
-        return None
-    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
 def read_permitted(raw: Any) -> tuple[Permitted, ...] | None:

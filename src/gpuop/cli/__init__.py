@@ -88,17 +88,17 @@ COMMANDS: dict[str, LazyCommand] = {
     "plan": LazyCommand(
         "gpuop.cli.plan",
         "plan",
-        "What a node would run and advertise under a ClusterPolicy, and why.",
+        "What a node would run and advertise under a ClusterPolicy or GPUCluster, and why.",
     ),
     "policy": LazyCommand(
         "gpuop.cli.policy",
         "policy",
-        "The ClusterPolicy (nvidia.com/v1): its CRD, checking one, and the defaults.",
+        "The ClusterPolicy (nvidia.com/v1) and GPUCluster (v1alpha1): CRDs, checks, defaults.",
     ),
     "render": LazyCommand(
         "gpuop.cli.render",
         "render",
-        "Every object the operator would create for a ClusterPolicy, rendered offline.",
+        "Every object the operator would create for a ClusterPolicy or GPUCluster, offline.",
     ),
     "sim": LazyCommand(
         "gpuop.cli.sim",
@@ -218,9 +218,64 @@ def cli() -> None:
     """
 
 
-def main() -> None:
+EXIT_INPUT = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+
+def _one_line(message: str) -> str:
+    """An error on one line (YAML parser messages span several), printable in UTF-8."""
+    return " ".join(message.split()).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def error_line(message: str) -> None:
+    """The `error: ...` line a failed command ends with."""
+    click.echo(f"error: {_one_line(message)}", err=True)
+
+
+def exit_status(exc: BaseException) -> int:
+    """Say what ended a command (one line on stderr) and the exit status it ends with.
+
+    The one place that maps errors to exit codes (the table in `gpuop.cli.common`):
+    2 for what the user can fix, 3 for a gpuop bug (GPUOP_TRACEBACK=1 raises it instead,
+    with its traceback), 130 for an interrupt. A :class:`SystemExit` keeps its code.
+    """
     from gpuop.cli.common import UserError
 
+    if isinstance(exc, SystemExit):
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    if isinstance(exc, click.exceptions.Exit):
+        return exc.exit_code
+    if isinstance(exc, click.Abort):
+        click.echo("aborted", err=True)
+        return EXIT_INTERRUPTED
+    if isinstance(exc, click.ClickException):
+        exc.show()
+        return EXIT_INPUT if exc.exit_code == 1 else exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        click.echo("interrupted", err=True)
+        return EXIT_INTERRUPTED
+    if isinstance(exc, UserError):
+        error_line(str(exc))
+        return exc.exit_code
+    if isinstance(exc, RecursionError):
+        error_line("the input is nested too deeply to read")
+        return EXIT_INPUT
+    if isinstance(exc, ValueError):
+        # The input readers turn ManifestError into InputError; this is the backstop for any
+        # path they miss (imported here: `gpuop --help` loads no YAML reader).
+        from gpuop.manifests import ManifestError
+
+        if isinstance(exc, ManifestError):
+            error_line(str(exc))
+            return EXIT_INPUT
+    if os.environ.get("GPUOP_TRACEBACK") or not isinstance(exc, Exception):
+        raise exc
+    error_line(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}")
+    return EXIT_INTERNAL
+
+
+def main() -> None:
     # A lone surrogate from a JSON escape ("\\ud800" in a name) must print, not crash.
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
@@ -228,32 +283,9 @@ def main() -> None:
             reconfigure(errors="backslashreplace")
     try:
         result = cli(standalone_mode=False)
-        if isinstance(result, int) and result:
-            sys.exit(result)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(2 if exc.exit_code == 1 else exc.exit_code)
-    except UserError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except ValueError as exc:
-        # The input readers turn ManifestError into UserError; this is the backstop for any
-        # path they miss (imported here: `gpuop --help` loads no YAML reader).
-        from gpuop.manifests import ManifestError
-
-        if not isinstance(exc, ManifestError):
-            raise
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except RecursionError:
-        # The input readers refuse deep nesting; this is the backstop for any path they miss.
-        click.echo("error: the input is nested too deeply to read", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        sys.exit(exit_status(exc))
+    if isinstance(result, int) and result:
+        sys.exit(result)

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-import yaml
 
-from gpuop.cli.common import UserError, emit_data, output_option, text_width
+from gpuop.cli.common import UserError, emit_data, text_width
+from gpuop.cli.inputs import load_policy
 from gpuop.cli.layout import Column, fit_lines, fit_table
-from gpuop.cli.support import load_policy_document
+from gpuop.cli.options import output_option
 
 if TYPE_CHECKING:
     from gpuop.render.audit import OperandAudit
@@ -21,7 +21,8 @@ def _toolkit_changes(runtime_class: str) -> list[str]:
     """The container toolkit's containerd change, measured on a stock host root (dry run)."""
     from gpuop.sim.hostroot import ensure_host_root
     from gpuop.toolkit import ToolkitError
-    from gpuop.toolkit.configuring import RuntimeOptions, configure_runtime
+    from gpuop.toolkit.configuring import configure_runtime
+    from gpuop.toolkit.options import RuntimeOptions
 
     with tempfile.TemporaryDirectory(prefix="gpuop-audit-") as root:
         ensure_host_root(Path(root))
@@ -68,19 +69,11 @@ def audit(policy_file: str | None, sandbox: bool, namespace: str, output: str) -
       gpuop audit -f cp.yaml -o json
       gpuop audit -o name                  # DaemonSet/NAMESPACE/NAME of each operand
     """
-    from gpuop.policy import PolicyError, default_policy_object, parse_cluster_policy
+    from gpuop.policy import PolicyError
     from gpuop.render.audit import audit_operands, render_markdown, summary_counts
 
-    raw = (
-        load_policy_document(policy_file, "gpuop audit --policy")
-        if policy_file
-        else default_policy_object()
-    )
-    if sandbox and isinstance(raw, dict):
-        raw = yaml.safe_load(yaml.safe_dump(raw))
-        raw.setdefault("spec", {}).setdefault("sandboxWorkloads", {})["enabled"] = True
+    policy, _source = load_policy(policy_file, "gpuop audit --policy", sandbox=sandbox)
     try:
-        policy = parse_cluster_policy(raw, policy_file or "default ClusterPolicy")
         changes = {"container-toolkit": _toolkit_changes(policy.runtime_class)}
         rows = audit_operands(policy, namespace, changes)
     except PolicyError as exc:

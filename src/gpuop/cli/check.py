@@ -12,112 +12,51 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from gpuop.check import Report, render_text, run_checks, to_sarif
 from gpuop.check.release import ReleaseError, parse_operator_version
 from gpuop.check.state import KNOWN_KINDS
-from gpuop.cli.common import (
-    UserError,
-    color_enabled,
-    color_option,
-    emit_data,
-    exit_codes_help,
-    filename_option,
-    output_option,
-    text_width,
-)
+from gpuop.cli.common import color_enabled, emit_data, exit_codes_help, text_width
 from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
     InputError,
     input_paths,
-    read_input_text,
+    load_pci_database,
+    load_policy,
+    load_vgpu_config,
     read_objects,
     require_kinds,
 )
 from gpuop.cli.layout import fit_lines, note
-from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
-from gpuop.cli.support import load_pci_database, pci_ids_option
-from gpuop.manifests import ManifestError, load_objects, load_yaml_documents
-from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
-from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, parse_vgpu_config
+from gpuop.cli.live import LiveTarget, live_target, with_cluster_line
+from gpuop.cli.options import (
+    cluster_options,
+    color_option,
+    filename_option,
+    live_options,
+    output_option,
+    pci_ids_option,
+)
+from gpuop.cli.running import guarded, read_live_with
 
 BUNDLE_SCHEMA_VERSION = 1
-EXIT_INPUT = 2
-EXIT_INTERNAL = 3
-
-
-def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    # SystemExit, not click's Exit: `gpuop.cli.main` runs click with standalone_mode=False,
-    # where an Exit's code would be returned and lost.
-    sys.exit(code)
-
-
 # The kinds `gpuop check` reports on; Events and ConfigMaps only add to what these say.
 CHECK_KINDS = tuple(kind for kind in KNOWN_KINDS if kind not in ("Event", "ConfigMap"))
 
 
-def _read_text(path: str) -> str:
-    return read_input_text(path)
-
-
-def _load_policy(path: str) -> ResolvedPolicy:
-    candidates = [
-        obj for obj in load_objects(_read_text(path), path) if obj.get("kind") == "ClusterPolicy"
-    ]
-    if not candidates:
-        raise InputError(f"{path}: no ClusterPolicy in the file")
-    try:
-        return parse_cluster_policy(candidates[0], path)
-    except PolicyError as exc:
-        raise InputError(str(exc)) from None
-
-
-def _load_vgpu_config(path: str) -> VgpuConfigFile:
-    text = _read_text(path)
-    shown = "<stdin>" if path == "-" else path
-    documents = load_yaml_documents(text, shown)
-    if len(documents) > 1:
-        raise InputError(f"{shown}: {len(documents)} documents; expected one vGPU device config")
-    document = documents[0] if documents else None
-    if isinstance(document, dict) and document.get("kind") == "ConfigMap":
-        values = [v for v in (document.get("data") or {}).values() if isinstance(v, str)]
-        if not values:
-            raise InputError(f"{shown}: the ConfigMap has no data")
-        try:
-            inner = load_yaml_documents(values[0], f"{shown}: its data")
-        except ManifestError as exc:
-            raise InputError(str(exc)) from None
-        document = inner[0] if inner else None
-    try:
-        return parse_vgpu_config(document)
-    except VgpuConfigError as exc:
-        raise InputError(f"{shown}: {exc}") from None
-
-
 def _collect_live(target: LiveTarget, progress: Callable[[str], None] | None) -> Any:
-    from gpuop.kube import ApiError, KubeError, sync_client
-    from gpuop.kube.collect import CollectError, collect
+    from gpuop.kube.collect import collect
 
     if progress is not None:
         progress(f"reading {target.describe()}")
-    try:
-        client = sync_client(target.kubeconfig, target.context)
-        return collect(client, progress=progress)
-    except (KubeError, CollectError) as exc:
-        raise InputError(str(exc)) from None
-    except ApiError as exc:
-        raise InputError(f"the API server refused: {exc}") from None
-    except OSError as exc:
-        raise InputError(f"cannot reach the cluster: {exc}") from None
+    return read_live_with(target, lambda client: collect(client, progress=progress))
 
 
 def _emit(report: Report, fmt: str, color: bool | None, target: LiveTarget | None) -> None:
@@ -141,17 +80,7 @@ def _guarded(body: Callable[[], int]) -> int:
     # millions of objects a large dump holds (a third of the run on 10,000 nodes).
     gc.disable()
     try:
-        return body()
-    except InputError as exc:
-        _fail(str(exc))
-    except UserError as exc:
-        _fail(str(exc), exc.exit_code)
-    except ManifestError as exc:
-        _fail(str(exc))
-    except Exception as exc:  # one line, never a traceback; set GPUOP_TRACEBACK=1 to see it
-        if os.environ.get("GPUOP_TRACEBACK"):
-            raise
-        _fail(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+        return guarded(body)
     finally:
         gc.enable()
 
@@ -229,9 +158,9 @@ def check(
             raise InputError("'-' (stdin) can be given once")
         target = live_target(live, kubeconfig, context_name)
         chosen = finding_filter(severity, fail_on, ignores, config_file)
-        policy = _load_policy(policy_file) if policy_file else None
+        policy = load_policy(policy_file, "gpuop check --policy")[0] if policy_file else None
         database = load_pci_database(pci_ids).database
-        vgpu = _load_vgpu_config(vgpu_config_file) if vgpu_config_file else None
+        vgpu = load_vgpu_config(vgpu_config_file) if vgpu_config_file else None
         try:
             release = parse_operator_version(operator_version) if operator_version else None
         except ReleaseError as exc:
@@ -297,12 +226,7 @@ def write_bundle(collected: Any, directory: Path, context: str | None) -> list[P
     metavar="DIR",
     help="Directory for the bundle (created if missing).",
 )
-@click.option(
-    "--kubeconfig",
-    metavar="FILE",
-    help="Kubeconfig (default, as kubectl: $KUBECONFIG, else ~/.kube/config).",
-)
-@click.option("--context", "context_name", metavar="NAME", help="Kubeconfig context.")
+@cluster_options
 def collect(output_dir: str, kubeconfig: str | None, context_name: str | None) -> None:
     """Save what `gpuop check` reads from a live cluster into a bundle directory.
 

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, output_option
+from gpuop.cli.common import UserError, emit_data
+from gpuop.cli.options import output_option
 from gpuop.controlplane import (
     COMPONENTS,
     DEFAULT_CLUSTER_NAME,

@@ -8,8 +8,6 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import click
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -35,18 +33,6 @@ class UserError(Exception):
     def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
-
-
-def output_option(*choices: str) -> Callable[[F], F]:
-    """The `--output/-o` option with the given formats; the first is the default."""
-    return click.option(
-        "--output",
-        "-o",
-        type=click.Choice(list(choices)),
-        default=choices[0],
-        show_default=True,
-        help="Output format.",
-    )
 
 
 def emit_data(data: Any, fmt: str) -> None:
@@ -92,15 +78,6 @@ def text_width(output: str = "text", minimum: int = 60) -> int:
     return max(width, minimum)
 
 
-def color_option(func: F) -> F:
-    """`--color/--no-color` (default: on a terminal, off with NO_COLOR)."""
-    return click.option(
-        "--color/--no-color",
-        default=None,
-        help="Colour the text output (default: on a terminal, unless NO_COLOR is set).",
-    )(func)
-
-
 def read_text_input(path: str) -> str:
     """Read a file, or standard input when `path` is `-` (size-limited, UTF-8: cli.inputs)."""
     from gpuop.cli.inputs import read_input_text
@@ -120,47 +97,3 @@ def resolve_kubeconfig(value: str | None) -> str | None:
 
     local = cluster_dir("gpuop") / "kubeconfig"
     return str(local) if local.exists() else None
-
-
-def kubeconfig_option(func: F) -> F:
-    """`--kubeconfig` (default: $KUBECONFIG, then the local cluster made by `gpuop cluster up`)."""
-    return click.option(
-        "--kubeconfig",
-        default=None,
-        help="Kubeconfig file (default: $KUBECONFIG, else the local `gpuop cluster up` cluster).",
-    )(func)
-
-
-def parse_labels(items: tuple[str, ...]) -> dict[str, str]:
-    """`k=v` pairs from repeated `--label` options."""
-    labels = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UserError(f"--label {item!r}: expected KEY=VALUE")
-        labels[key] = value
-    return labels
-
-
-def filenames_option(
-    help_text: str = "A dump file, bundle directory or '-' (as FILES); repeatable, or A,B.",
-    *aliases: str,
-) -> Callable[[F], F]:
-    """`-f/--filename FILE`, repeatable, for every command that reads objects (cli.inputs).
-
-    `aliases` are a command's older names for the same option (`--nodes`, `--policy`).
-    """
-    return click.option(
-        "-f",
-        "--filename",
-        *aliases,
-        "filenames",
-        multiple=True,
-        metavar="FILE",
-        help=help_text,
-    )
-
-
-def filename_option(func: F) -> F:
-    """`-f/--filename FILE`, repeatable: input files beside the positional FILES."""
-    return filenames_option()(func)

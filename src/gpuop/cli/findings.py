@@ -74,7 +74,7 @@ def findings_options(func: F) -> F:
 
 
 def _config_document(path: str | None) -> tuple[Mapping[str, Any], str]:
-    from gpuop.cli.support import load_yaml_document
+    from gpuop.cli.inputs import load_yaml_document
 
     if path is None:
         if not os.path.isfile(CONFIG_FILE):

@@ -11,8 +11,11 @@ MAX_ALIAS_EXPANSION values (`gpuop.manifests`). Input that holds none of the kin
 command reads (empty, `null`, only ConfigMaps: a failed `kubectl get` piped in) is exit
 status 2 too (:func:`require_kinds`), never a clean pass.
 
-Workload controllers (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob) stand
-for the Pod they create wherever a command takes a Pod (:func:`pod_from_template`).
+The inputs that are not object dumps are read here too, each by one function: a single
+YAML/JSON document (:func:`load_yaml_document`, :func:`load_documents`), a ClusterPolicy
+(:func:`load_policy`), a pci.ids (:func:`load_pci_database`: shipped, this host's, a file
+or stdin) and a vGPU device config (:func:`load_vgpu_config`). Every one of them fails
+with an :class:`InputError`.
 """
 
 from __future__ import annotations
@@ -23,11 +26,23 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from gpuop.cli.common import UserError
-from gpuop.manifests import ManifestError, load_objects
+from gpuop.manifests import (
+    NESTED_TOO_DEEPLY,
+    ManifestError,
+    check_nesting,
+    load_objects,
+    load_yaml_documents,
+)
+from gpuop.naming import PciDatabase
+
+if TYPE_CHECKING:
+    from gpuop.policy import ResolvedPolicy
+    from gpuop.vgpu import VgpuConfigFile
 
 STDIN: Final = "-"
 BUNDLE_MANIFEST: Final = "bundle.json"
@@ -36,16 +51,6 @@ DUMP_SUFFIXES: Final = (".json", ".yaml", ".yml")
 # below what would take the machine's memory to parse.
 MAX_INPUT_BYTES: Final = 512 * 1024 * 1024
 _MB: Final = 1024 * 1024
-
-# Workload controllers and where their pod template is.
-POD_TEMPLATES: Final = {
-    "Deployment": ("spec", "template"),
-    "ReplicaSet": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "DaemonSet": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
-}
 
 
 class InputError(UserError):
@@ -210,58 +215,244 @@ def read_kinds(paths: Sequence[str], kinds: Sequence[str], command: str) -> list
     return [obj for obj in objects if isinstance(obj, dict) and obj.get("kind") in kinds]
 
 
-def _describe(obj: Mapping[str, Any]) -> str:
-    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "an object without a kind"
-    metadata = obj.get("metadata")
-    name = metadata.get("name") if isinstance(metadata, Mapping) else None
-    return f"{kind} {name!r}" if isinstance(name, str) and name else str(kind)
+# -- Single documents: a kubeconfig, a ClusterPolicy, a --node manifest, a vGPU config. --
 
 
-def pod_from_template(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The Pod a workload controller (Deployment, Job, CronJob, ...) would create."""
-    kind = obj.get("kind")
-    assert isinstance(kind, str) and kind in POD_TEMPLATES
-    path = POD_TEMPLATES[kind]
-    template: Any = obj
-    for part in path:
-        template = template.get(part) if isinstance(template, Mapping) else None
-    where = ".".join(path)
-    if not isinstance(template, Mapping):
-        raise InputError(f"{_describe(obj)}: {where} is missing")
-    spec = template.get("spec")
-    if not isinstance(spec, Mapping):
-        raise InputError(f"{_describe(obj)}: {where}.spec is missing")
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
-    assert isinstance(metadata, Mapping)
-    template_metadata = template.get("metadata")
-    labels = template_metadata.get("labels") if isinstance(template_metadata, Mapping) else None
-    name = metadata.get("name") if isinstance(metadata.get("name"), str) else None
-    namespace = metadata.get("namespace") if isinstance(metadata.get("namespace"), str) else None
-    pod_metadata: dict[str, Any] = {
-        "name": f"{name or kind.lower()}-pod",
-        "namespace": namespace or "default",
-    }
-    if isinstance(labels, Mapping):
-        pod_metadata["labels"] = copy.deepcopy(dict(labels))
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": pod_metadata,
-        "spec": copy.deepcopy(dict(spec)),
-    }
+def load_yaml_document(path: str, what: str, command: str | None = None) -> Any:
+    """One YAML (or JSON) document from a file or stdin; a clear error when it is not one.
+
+    With `command` (`gpuop plan --node`), an empty input is refused in the words of every
+    object reader: no objects of the kinds the command reads.
+    """
+    text = read_input_text(path)
+    documents = _json_document(text, shown(path))
+    if documents is None:
+        documents = _yaml_documents(text, shown(path), fast=False)
+    if not documents and command is not None:
+        raise InputError(
+            f"{shown(path)}: no objects of the kinds {command} reads ({what}); it is empty"
+        )
+    if not documents:
+        raise InputError(f"{shown(path)}: empty; expected a {what}")
+    if len(documents) > 1:
+        raise InputError(f"{shown(path)}: {len(documents)} documents; expected one {what}")
+    return documents[0]
+
+
+def load_documents(path: str, what: str, *, allow_empty: bool = False) -> list[Any]:
+    """Every document in a file or stdin: one JSON document, or any number of YAML ones.
+
+    Made for large inputs (`kubectl get nodes -o json` of a whole cluster): JSON is read by
+    the JSON parser and YAML by libyaml where PyYAML has it, both many times faster than
+    the pure-Python YAML reader.
+    """
+    text = read_input_text(path)
+    parsed = _json_document(text, shown(path))
+    if parsed is not None:
+        return parsed
+    documents = _yaml_documents(text, shown(path), fast=True)
+    if not documents and not allow_empty:
+        raise InputError(f"{shown(path)}: empty; expected {what}")
+    return documents
+
+
+def _json_document(text: str, name: str) -> list[Any] | None:
+    """`[document]` when `text` is JSON (read by the JSON parser, many times faster), else None."""
+    if not text.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+        return None
+    try:
+        documents = [json.loads(text.lstrip("\ufeff"))]
+    except ValueError:
+        return None  # YAML in flow style, or broken: the YAML reader says where.
+    except RecursionError:
+        raise InputError(f"{name}: {NESTED_TOO_DEEPLY}") from None
+    for number, document in enumerate(documents, start=1):
+        try:
+            check_nesting(document, name, number if len(documents) > 1 else None)
+        except ManifestError as exc:
+            raise InputError(str(exc)) from None
+    return documents
+
+
+def _yaml_documents(text: str, name: str, *, fast: bool) -> list[Any]:
+    """The non-empty YAML documents of `text`, nesting and aliases bounded; one-line errors."""
+    try:
+        documents = load_yaml_documents(text, name, fast=fast)
+    except ManifestError as exc:
+        if exc.line is not None or exc.problem.startswith("not valid YAML"):
+            where = f" (line {exc.line}, column {exc.column})" if exc.line is not None else ""
+            problem = exc.problem.removeprefix("not valid YAML: ")
+            raise InputError(f"{name}: not valid YAML or JSON{where}: {problem}") from None
+        single = "\n---" not in text and not text.startswith("---")
+        if exc.document is not None and not single:
+            raise InputError(str(exc)) from None
+        raise InputError(f"{name}: {exc.problem}") from None
+    return documents
+
+
+POLICY_LIST_KINDS: Final = ("List", "ClusterPolicyList")
+DEFAULT_POLICY_SOURCE: Final = "default ClusterPolicy"
+
+
+def load_policy_document(path: str, command: str) -> Any:
+    """The ClusterPolicy document of a file or stdin (for `--policy FILE`).
+
+    One document is the policy (its kind is checked by the policy parser, which names
+    the field); several documents or a List (`kubectl get clusterpolicies -o yaml`) must
+    hold exactly one ClusterPolicy. An empty input is no objects of the kinds read.
+    """
+    documents = _yaml_documents(read_input_text(path), shown(path), fast=True)
+    found: list[Any] = []
+    for document in documents:
+        if isinstance(document, dict) and document.get("kind") in POLICY_LIST_KINDS:
+            items = document.get("items")
+            found.extend(items if isinstance(items, list) else [])
+        else:
+            found.append(document)
+    if len(documents) == 1 and len(found) == 1:
+        return found[0]
+    policies = [
+        obj for obj in found if isinstance(obj, dict) and obj.get("kind") == "ClusterPolicy"
+    ]
+    if len(policies) == 1:
+        return policies[0]
+    if len(policies) > 1:
+        raise InputError(f"{shown(path)}: {len(policies)} ClusterPolicies; expected one")
+    require_kinds(
+        [obj for obj in found if isinstance(obj, dict)], ("ClusterPolicy",), command, [path]
+    )
+    raise InputError(f"{shown(path)}: no ClusterPolicy in it")  # objects without a kind
+
+
+def parsed_policy(document: Any, source: str, *, sandbox: bool = False) -> ResolvedPolicy:
+    """A ClusterPolicy document resolved, or an InputError naming every problem on one line.
+
+    `sandbox` turns `spec.sandboxWorkloads.enabled` on (`gpuop plan --sandbox`) without
+    touching the caller's document.
+    """
+    from gpuop.policy import PolicyError, parse_cluster_policy
+
+    if sandbox and isinstance(document, dict):
+        document = copy.deepcopy(document)
+        spec = document.setdefault("spec", {})
+        if isinstance(spec, dict):
+            block = spec.get("sandboxWorkloads")
+            spec["sandboxWorkloads"] = {
+                **(block if isinstance(block, dict) else {}),
+                "enabled": True,
+            }
+    try:
+        return parse_cluster_policy(document, source)
+    except PolicyError as exc:
+        raise InputError(
+            f"{source}: not a valid ClusterPolicy: {'; '.join(exc.problems)}"
+        ) from None
+
+
+def load_policy(
+    path: str | None, command: str, *, sandbox: bool = False
+) -> tuple[ResolvedPolicy, str]:
+    """The ClusterPolicy of `--policy FILE` (the default one without a file), and its name."""
+    if path is None:
+        from gpuop.policy import default_policy_object
+
+        return parsed_policy(default_policy_object(), DEFAULT_POLICY_SOURCE, sandbox=sandbox), (
+            DEFAULT_POLICY_SOURCE
+        )
+    source = shown(path)
+    return parsed_policy(load_policy_document(path, command), source, sandbox=sandbox), source
+
+
+# -- pci.ids: the table gpuop ships, this host's, or a file. --
+
+SYSTEM_PCI_IDS: Final = "/usr/share/misc/pci.ids"
+BUILTIN: Final = "builtin"
+SYSTEM: Final = "system"
+SHIPPED: Final = "shipped"
+
+
+@dataclass(frozen=True)
+class PciSource:
+    """The PCI database a command uses, and where it came from (for the output)."""
+
+    database: PciDatabase
+    source: str
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"source": self.source, "version": self.database.version}
+
+    def describe(self) -> str:
+        """`2025.07.11 (shipped)`, `2023.04.10 (/usr/share/misc/pci.ids)`."""
+        version = self.database.version or "no version header"
+        return f"{version} ({self.source})"
+
+
+def load_pci_database(path: str | None) -> PciSource:
+    """The database named by `--pci-ids`: the shipped table unless a file is given."""
+    if path is None or path == BUILTIN:
+        return PciSource(PciDatabase.builtin(), SHIPPED)
+    chosen = SYSTEM_PCI_IDS if path == SYSTEM else path
+    # pci.ids is UTF-8 in practice; a stray Latin-1 byte in a comment must not stop it.
+    database = PciDatabase.parse(read_input_bytes(chosen).decode("utf-8", errors="replace"))
+    if not database.devices:
+        raise InputError(
+            f"{shown(chosen)}: no NVIDIA (vendor 10de) devices found; is it a pci.ids file?"
+        )
+    return PciSource(database, shown(chosen))
+
+
+# -- The vGPU device config: the file itself, or the ConfigMap holding it. --
+
+
+def load_vgpu_config(path: str) -> VgpuConfigFile:
+    """The vGPU device config of `--vgpu-config FILE` (the YAML file or its ConfigMap)."""
+    from gpuop.vgpu import VgpuConfigError, parse_vgpu_config
+
+    name = shown(path)
+    try:
+        documents = load_yaml_documents(read_input_text(path), name)
+    except ManifestError as exc:
+        raise InputError(str(exc)) from None
+    if len(documents) > 1:
+        raise InputError(f"{name}: {len(documents)} documents; expected one vGPU device config")
+    document = documents[0] if documents else None
+    if isinstance(document, dict) and document.get("kind") == "ConfigMap":
+        values = [v for v in (document.get("data") or {}).values() if isinstance(v, str)]
+        if not values:
+            raise InputError(f"{name}: the ConfigMap has no data")
+        try:
+            inner = load_yaml_documents(values[0], f"{name}: its data")
+        except ManifestError as exc:
+            raise InputError(str(exc)) from None
+        document = inner[0] if inner else None
+    try:
+        return parse_vgpu_config(document)
+    except VgpuConfigError as exc:
+        raise InputError(f"{name}: {exc}") from None
 
 
 __all__ = [
+    "BUILTIN",
     "BUNDLE_MANIFEST",
+    "DEFAULT_POLICY_SOURCE",
     "MAX_INPUT_BYTES",
-    "POD_TEMPLATES",
+    "SHIPPED",
+    "SYSTEM",
+    "SYSTEM_PCI_IDS",
     "InputError",
+    "PciSource",
     "bundle_files",
     "decode",
     "expand",
     "input_paths",
+    "load_documents",
+    "load_pci_database",
+    "load_policy",
+    "load_policy_document",
+    "load_vgpu_config",
+    "load_yaml_document",
     "max_input_bytes",
-    "pod_from_template",
+    "parsed_policy",
     "read_input_bytes",
     "read_input_text",
     "read_kinds",

@@ -18,69 +18,73 @@ could not be permitted), 2 unusable input (one line on stderr, never a traceback
 
 from __future__ import annotations
 
-import copy
 import json
-import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import click
 import yaml
 
-from gpuop.api.resources import normalised
 from gpuop.check import Report, render_text, run_checks
-from gpuop.check.kubevirt import parse_version, read_hyperconverged, read_kubevirt
-from gpuop.cli.common import (
-    UserError,
-    color_enabled,
-    color_option,
-    emit_data,
-    exit_codes_help,
-    filename_option,
-    filenames_option,
-    text_width,
-)
+from gpuop.check.kubevirt import read_hyperconverged, read_kubevirt
+from gpuop.cli.common import UserError, color_enabled, emit_data, exit_codes_help, text_width
 from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
 from gpuop.cli.inputs import (
     InputError,
     input_paths,
+    load_pci_database,
     read_input_text,
     read_objects,
     require_kinds,
 )
 from gpuop.cli.layout import Column, fit_lines, note, render_table
-from gpuop.cli.live import LiveTarget, live_options, with_cluster_line
+from gpuop.cli.live import LiveTarget, with_cluster_line
+from gpuop.cli.options import (
+    color_option,
+    filename_option,
+    filenames_option,
+    live_options,
+    output_option,
+    pci_ids_option,
+)
 from gpuop.cli.running import (
     GreedyClusterCommand,
     finish,
     guarded,
     objects_from_files,
-    quantity_problem,
     read_live_target,
 )
-from gpuop.cli.support import load_pci_database, pci_ids_option
-from gpuop.kubevirt.permitted import needed_gates, permitted_host_devices, vmi_example
-from gpuop.manifests import load_yaml_documents
-from gpuop.manifests.fields import get, mapping, sequence, text
-from gpuop.naming import PciDatabase, classify_resource, quoted
+from gpuop.kubevirt.permitted import (
+    SECTIONS,
+    ExampleError,
+    PermittedPlan,
+    advertised_sandbox,
+    as_kubevirt_shape,
+    build_permitted,
+    dns_label_problem,
+    hyperconverged_cr,
+    kubevirt_cr,
+    node_resource,
+    permitted_patch,
+    permitted_snippet,
+    resource_warnings,
+    vmi_example,
+)
+from gpuop.manifests import load_yaml_documents, quantity_problem
+from gpuop.manifests.fields import text
+from gpuop.naming import PciDatabase, quoted
 
 __all__ = ["check", "kubevirt", "permitted_devices", "vmi_example_command"]
 
-_SANDBOX_KINDS: Final = ("passthrough", "vgpu")
-_SECTIONS: Final = ("pciHostDevices", "mediatedDevices", "usb")
 DEFAULT_VALUES_KEY: Final = "gpuResource"
 
 
 def _load_pci_ids(path: str | None, files: Sequence[str]) -> PciDatabase:
     if path == "-" and "-" in files:
         raise InputError("'-' (stdin) can be given once")
-    try:
-        return load_pci_database(path).database
-    except UserError as exc:
-        raise InputError(str(exc)) from None
+    return load_pci_database(path).database
 
 
 def _input_objects(
@@ -107,173 +111,13 @@ def _input_objects(
     return objects, None
 
 
-def _count(raw: Any) -> int:
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        return raw
-    if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) < 19:
-        return int(raw)
-    return 0
-
-
-def sandbox_resources(node: Mapping[str, Any]) -> dict[str, int]:
-    """Passthrough and vGPU resources a node advertises above zero (allocatable)."""
-    found: dict[str, int] = {}
-    for resource, raw in mapping(node, "status", "allocatable").items():
-        amount = _count(raw)
-        if amount > 0 and classify_resource(str(resource)) in _SANDBOX_KINDS:
-            found[str(resource)] = amount
-    return found
-
-
-def _advertised_sandbox(nodes: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for node in nodes:
-        for resource in sandbox_resources(node):
-            found.setdefault(resource, []).append(text(node, "metadata", "name"))
-    return found
-
-
-def _nodes_text(names: Sequence[str]) -> str:
-    shown = ", ".join(sorted(names)[:3])
-    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-
-
 # --------------------------------------------------------------------------- permitted-devices
-
-
-def _merge_entries(
-    existing: Any, computed: Sequence[Mapping[str, Any]], notes: list[str]
-) -> list[dict[str, Any]]:
-    """Existing entries for other resources, in order, then ours (a merge patch replaces lists).
-
-    An existing entry whose name differs from one of ours only by case or form is the same
-    device misspelled: ours replaces it.
-    """
-    ours = {
-        normalised(text(entry, "resourceName")): text(entry, "resourceName") for entry in computed
-    }
-    kept = []
-    for entry in existing if isinstance(existing, list) else []:
-        if not isinstance(entry, Mapping):
-            continue
-        name = text(entry, "resourceName")
-        replacement = ours.get(normalised(name))
-        if replacement is None:
-            kept.append(copy.deepcopy(dict(entry)))
-        elif replacement != name:
-            notes.append(f"replaces {name}: nodes advertise it as {replacement}")
-    return kept + [dict(entry) for entry in computed]
-
-
-@dataclass(frozen=True)
-class PermittedPlan:
-    """What `permitted-devices` computed: the entries, the gates and what to tell the user.
-
-    `gates` is the CR's feature gates with those the devices need added, or None when
-    nothing is added (the patch then leaves them alone); `disable_mdev` sets
-    `mediatedDevicesConfiguration.enabled: false` (KubeVirt v1.8 and later).
-    """
-
-    permitted: dict[str, Any]
-    gates: list[str] | None
-    problems: list[str]
-    notes: list[str]
-    disable_mdev: bool = False
-
-
-def build_permitted(
-    nodes: Sequence[Mapping[str, Any]],
-    kubevirt_cr: Mapping[str, Any] | None,
-    pci_db: PciDatabase | None = None,
-    *,
-    hyperconverged: bool = False,
-) -> PermittedPlan:
-    """permittedHostDevices and feature gates for the nodes, keeping an existing CR's others."""
-    computed = permitted_host_devices(nodes, pci_db)
-    problems: list[str] = []
-    notes: list[str] = []
-    listed = {text(e, "resourceName") for entries in computed.values() for e in entries}
-    for resource, names in sorted(_advertised_sandbox(nodes).items()):
-        if resource not in listed:
-            problems.append(
-                f"{resource} (advertised by {_nodes_text(names)}): its PCI vendor:device id is"
-                " unknown (no inventory on the node, not in the PCI database); add"
-                f" {{pciVendorSelector: 'VVVV:DDDD', resourceName: {resource},"
-                " externalResourceProvider: true}} to pciHostDevices by hand"
-                " (--pci-ids FILE may know it)"
-            )
-    existing = mapping(kubevirt_cr, "spec", "configuration", "permittedHostDevices")
-    permitted: dict[str, Any] = {}
-    for section in _SECTIONS:
-        entries = _merge_entries(existing.get(section), computed.get(section, []), notes)
-        if entries:
-            permitted[section] = entries
-    existing_gates = [
-        g
-        for g in sequence(
-            kubevirt_cr, "spec", "configuration", "developerConfiguration", "featureGates"
-        )
-        if isinstance(g, str)
-    ]
-    version = parse_version(text(kubevirt_cr, "status", "observedKubeVirtVersion"))
-    advice = needed_gates(version, bool(permitted.get("mediatedDevices")))
-    added = [gate for gate in advice.gates if gate not in existing_gates]
-    gates = [*existing_gates, *added] if added else None
-    mdev_off = (
-        get(kubevirt_cr, "spec", "configuration", "mediatedDevicesConfiguration", "enabled")
-        is False
-    )
-    disable_mdev = advice.disable_mdev_field and not mdev_off
-    if disable_mdev and "DisableMDEVConfiguration" in existing_gates:
-        notes.append(
-            "KubeVirt v1.8 deprecates the DisableMDEVConfiguration gate the CR has: the patch"
-            " sets spec.configuration.mediatedDevicesConfiguration.enabled: false"
-        )
-    if not hyperconverged:  # HCO sets KubeVirt's gates itself
-        notes.extend(advice.notes)
-    return PermittedPlan(permitted, gates, problems, notes, disable_mdev)
-
-
-def permitted_patch(
-    permitted: Mapping[str, Any],
-    gates: Sequence[str] | None,
-    kind: str = "KubeVirt",
-    disable_mdev: bool = False,
-) -> dict[str, Any]:
-    """A JSON merge patch for the KubeVirt CR (lists are replaced whole, so they are complete).
-
-    Feature gates only when one is added (`gates` is then the whole list); the mdev switch
-    with `disable_mdev`. For a HyperConverged CR: its `spec.permittedHostDevices` (HCO
-    sets KubeVirt's gates).
-    """
-    if kind == "HyperConverged":
-        return {"spec": {"permittedHostDevices": dict(permitted)}}
-    configuration: dict[str, Any] = {}
-    if gates is not None:
-        configuration["developerConfiguration"] = {"featureGates": list(gates)}
-    if disable_mdev:
-        configuration["mediatedDevicesConfiguration"] = {"enabled": False}
-    configuration["permittedHostDevices"] = dict(permitted)
-    return {"spec": {"configuration": configuration}}
-
-
-def permitted_snippet(permitted: Mapping[str, Any], kind: str = "KubeVirt") -> str:
-    """The YAML block to paste under the KubeVirt CR's `spec.configuration`."""
-    body = yaml.safe_dump(
-        {"permittedHostDevices": dict(permitted)}, sort_keys=False, default_flow_style=False
-    )
-    where = (
-        "spec of the HyperConverged CR"
-        if kind == "HyperConverged"
-        else ("spec.configuration of the KubeVirt CR")
-    )
-    return f"# under {where}\n" + body
 
 
 def _permitted_rows(built: PermittedPlan) -> list[tuple[str, str, str]]:
     """(section, resourceName, selector) of each permitted entry, in the patch's order."""
     rows = []
-    for section in _SECTIONS:
+    for section in SECTIONS:
         for entry in built.permitted.get(section, []):
             if isinstance(entry, Mapping):
                 selector = text(entry, "pciVendorSelector") or text(entry, "mdevNameSelector")
@@ -294,26 +138,6 @@ def _permitted_text(built: PermittedPlan, kind: str, width: int) -> str:
     return fit_lines("\n".join(out), width) + "\n"
 
 
-def _kubevirt_cr(objects: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    for obj in objects:
-        if obj.get("kind") == "KubeVirt":
-            return obj
-    return None
-
-
-def _hyperconverged_cr(objects: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    for obj in objects:
-        if obj.get("kind") == "HyperConverged":
-            return obj
-    return None
-
-
-def _as_kubevirt_shape(hco: Mapping[str, Any]) -> dict[str, Any]:
-    """A HyperConverged CR's permittedHostDevices where `build_permitted` reads them."""
-    permitted = mapping(hco, "spec", "permittedHostDevices")
-    return {"spec": {"configuration": {"permittedHostDevices": dict(permitted)}}}
-
-
 @click.group("kubevirt")
 def kubevirt() -> None:
     """Wire KubeVirt to the GPU resources the nodes advertise.
@@ -326,14 +150,10 @@ def kubevirt() -> None:
     """
 
 
-def _with_live(func: Any) -> Any:
-    return live_options(func)
-
-
 @kubevirt.command("permitted-devices")
 @click.argument("files", nargs=-1, metavar="[FILES]...")
 @filename_option
-@_with_live
+@live_options
 @click.option(
     "--format",
     "fmt",
@@ -343,10 +163,12 @@ def _with_live(func: Any) -> Any:
     help="patch: a JSON merge patch for the KubeVirt CR; snippet: the YAML block.",
 )
 @pci_ids_option
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "wide", "json", "yaml", "name"]),
+@output_option(
+    "text",
+    "wide",
+    "json",
+    "yaml",
+    "name",
     default=None,
     help="json, yaml: the merge patch (json is --format patch); text, wide: a table of the"
     " permitted devices; name: each permitted resource name, one a line.",
@@ -401,12 +223,12 @@ def permitted_devices(
         nodes = [obj for obj in objects if obj.get("kind") == "Node"]
         if not nodes:
             raise InputError("no Nodes in the input")
-        cr = _kubevirt_cr(objects)
-        hco = _hyperconverged_cr(objects)
+        cr = kubevirt_cr(objects)
+        hco = hyperconverged_cr(objects)
         kind = "KubeVirt" if hco is None else "HyperConverged"
         built = build_permitted(
             nodes,
-            cr if hco is None else _as_kubevirt_shape(hco),
+            cr if hco is None else as_kubevirt_shape(hco),
             database,
             hyperconverged=hco is not None,
         )
@@ -438,7 +260,7 @@ def permitted_devices(
             )
         for advice in built.notes:
             note(advice)
-        if not _advertised_sandbox(nodes):
+        if not advertised_sandbox(nodes):
             note("no node advertises a passthrough or vGPU resource")
         for problem in built.problems:
             note(f"problem: {problem}")
@@ -469,7 +291,7 @@ def kubevirt_report(report: Report) -> Report:
 def _check_header(objects: Sequence[Mapping[str, Any]]) -> str:
     nodes = sum(1 for obj in objects if obj.get("kind") == "Node")
     vmis = sum(1 for obj in objects if obj.get("kind") == "VirtualMachineInstance")
-    cr = _kubevirt_cr(objects)
+    cr = kubevirt_cr(objects)
     if cr is None:
         which = "no KubeVirt CR"
     else:
@@ -477,7 +299,7 @@ def _check_header(objects: Sequence[Mapping[str, Any]]) -> str:
         which = f"KubeVirt {config.subject}" + (
             f" ({config.version_text})" if config.version_text else ""
         )
-    hco = _hyperconverged_cr(objects)
+    hco = hyperconverged_cr(objects)
     if hco is not None:
         which += f", HyperConverged {read_hyperconverged(hco).subject} (its permittedHostDevices)"
     return f"gpuop kubevirt check: {which}, {nodes} node(s), {vmis} VMI(s)\n"
@@ -486,15 +308,15 @@ def _check_header(objects: Sequence[Mapping[str, Any]]) -> str:
 @kubevirt.command("check", epilog=exit_codes_help())
 @click.argument("files", nargs=-1, metavar="[FILES]...")
 @filename_option
-@_with_live
+@live_options
 @pci_ids_option
 @findings_options
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "wide", "json", "yaml", "name"]),
-    default="text",
-    show_default=True,
+@output_option(
+    "text",
+    "wide",
+    "json",
+    "yaml",
+    "name",
     help="Output format (json, yaml: gpuop check's schema; name: objects with findings).",
 )
 @color_option
@@ -617,65 +439,6 @@ def write_values(path: str, key: str, resource: str) -> None:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _node_resource(nodes: Sequence[Mapping[str, Any]], name: str) -> str:
-    node = next((n for n in nodes if text(n, "metadata", "name") == name), None)
-    if node is None:
-        raise InputError(f"no node {name!r} in the input (a resource name has a '/')")
-    found = sandbox_resources(node)
-    if len(found) == 1:
-        return next(iter(found))
-    if found:
-        listed = ", ".join(f"{r} ({n})" for r, n in sorted(found.items()))
-        raise InputError(f"node {name} advertises several sandbox resources: {listed}; name one")
-    others = [
-        f"{r} ({classify_resource(str(r))})"
-        for r, raw in mapping(node, "status", "allocatable").items()
-        if str(r).startswith("nvidia.com/") and _count(raw) > 0
-    ]
-    what = f"it advertises {', '.join(sorted(others))}" if others else "it advertises no GPU"
-    raise InputError(
-        f"node {name} advertises no passthrough or vGPU resource for VMs ({what}); label it"
-        " nvidia.com/gpu.workload.config=vm-passthrough or vm-vgpu"
-    )
-
-
-def _resource_warnings(
-    resource: str, count: int, nodes: Sequence[Mapping[str, Any]] | None
-) -> list[str]:
-    warnings: list[str] = []
-    kind = classify_resource(resource)
-    if kind == "container":
-        warnings.append(
-            f"{resource} is a container resource (NVIDIA's device plugin): KubeVirt cannot"
-            " pass it to a VM; use a vm-passthrough or vm-vgpu node's resource"
-        )
-    elif kind not in (*_SANDBOX_KINDS, "kata"):
-        warnings.append(f"{resource} is not a name an NVIDIA sandbox device plugin advertises")
-    if nodes is not None:
-        most = max((_count(get(n, "status", "allocatable", resource)) for n in nodes), default=0)
-        if most == 0:
-            warnings.append(f"no node in the input advertises {resource}")
-        elif count > most:
-            warnings.append(f"asks for {count}, but no node advertises more than {most}")
-    return warnings
-
-
-_DNS_LABEL: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-DNS_LABEL_MAX = 63
-
-
-def dns_label_problem(value: str) -> str | None:
-    """Why `value` is not an RFC 1123 label (a VMI's name becomes its guest's hostname)."""
-    if len(value) > DNS_LABEL_MAX:
-        return f"must be no more than {DNS_LABEL_MAX} characters"
-    if not _DNS_LABEL.fullmatch(value):
-        return (
-            "must consist of lower case alphanumeric characters or '-', and must start and"
-            " end with an alphanumeric character (an RFC 1123 label)"
-        )
-    return None
-
-
 class _VmiExampleCommand(GreedyClusterCommand):
     subject_options = ("--resource-from-values",)
 
@@ -690,7 +453,7 @@ class _VmiExampleCommand(GreedyClusterCommand):
     help="A node dump to look NODE up in (file, directory or '-'); repeatable, or A,B.",
 )
 @filenames_option("The same as --cluster.")
-@_with_live
+@live_options
 @click.option(
     "--count",
     type=click.IntRange(1, 64),
@@ -719,12 +482,10 @@ class _VmiExampleCommand(GreedyClusterCommand):
     metavar="KEY",
     help="Read the resource from this key of --values instead of NODE|RESOURCE.",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["yaml", "json", "name"]),
-    default="yaml",
-    show_default=True,
+@output_option(
+    "yaml",
+    "json",
+    "name",
     help="Output format (name: VirtualMachineInstance/NAMESPACE/NAME).",
 )
 def vmi_example_command(
@@ -806,12 +567,12 @@ def vmi_example_command(
                     " or --live to look it up"
                 )
             else:
-                resource = _node_resource(nodes, target)
+                resource = node_resource(nodes, target)
             if values_file is not None:
                 write_key = key or DEFAULT_VALUES_KEY
                 write_values(values_file, write_key, resource)
                 note(f"wrote {write_key}: {resource} to {values_file}")
-        for warning in _resource_warnings(resource, count, nodes):
+        for warning in resource_warnings(resource, count, nodes):
             note(f"warning: {warning}")
         vmi = vmi_example(name, resource, count=count, memory=memory)
         if namespace:
@@ -827,4 +588,4 @@ def vmi_example_command(
             sys.stdout.write(yaml.safe_dump(vmi, sort_keys=False, default_flow_style=False))
         return 0
 
-    finish(guarded(body))
+    finish(guarded(body, input_errors=(ExampleError,)))

@@ -15,36 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import click
-
 from gpuop.cli.common import UserError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
-
-
-def live_options(func: F) -> F:
-    """`--live`, `--kubeconfig FILE` and `--context NAME`, the same on every command."""
-    options = [
-        click.option("--live", is_flag=True, help="Read the cluster through the API."),
-        click.option(
-            "--kubeconfig",
-            metavar="FILE",
-            default=None,
-            help="Kubeconfig for --live (default, as kubectl: $KUBECONFIG, else ~/.kube/config).",
-        ),
-        click.option(
-            "--context",
-            "context_name",
-            metavar="NAME",
-            default=None,
-            help="Kubeconfig context for --live (default: its current context).",
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
 
 
 @dataclass(frozen=True)
@@ -91,7 +66,7 @@ def kubeconfig_path(flag: str | None, environ: Mapping[str, str] | None = None) 
 
 def _named(path: str, context: str | None) -> LiveTarget:
     """The context's cluster name and server, read from the kubeconfig for the header."""
-    from gpuop.cli.support import load_yaml_document
+    from gpuop.cli.inputs import load_yaml_document
 
     if not os.path.isfile(path):
         raise UserError(f"--kubeconfig {path}: no such file")
@@ -143,7 +118,7 @@ def live_target(live: bool, kubeconfig: str | None, context: str | None) -> Live
     return _named(path, context)
 
 
-__all__ = ["LiveTarget", "kubeconfig_path", "live_options", "live_target"]
+__all__ = ["LiveTarget", "kubeconfig_path", "live_target"]
 
 
 def with_cluster_line(text: str, target: LiveTarget | None) -> str:

@@ -10,10 +10,10 @@ from typing import Any
 import click
 
 from gpuop.catalog import gpu_catalog
-from gpuop.cli.common import UserError, emit_data, filenames_option, output_option, text_width
-from gpuop.cli.inputs import input_paths, read_input_text, split_paths
+from gpuop.cli.common import UserError, emit_data, text_width
+from gpuop.cli.inputs import PciSource, input_paths, load_pci_database, read_input_text, split_paths
 from gpuop.cli.layout import Column, fit_lines, render_table
-from gpuop.cli.support import PciSource, load_pci_database, pci_ids_option
+from gpuop.cli.options import filenames_option, output_option, pci_ids_option
 from gpuop.naming import (
     ECHO_LIMIT,
     NamingError,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from gpuop.catalog import WORKLOAD_CONFIGS, operand_table
-from gpuop.cli.common import emit_data, output_option, text_width
+from gpuop.cli.common import emit_data, text_width
 from gpuop.cli.layout import Column, fit_lines, fit_table
+from gpuop.cli.options import output_option
 from gpuop.planner.tables import COLUMNS, OperandRow, operand_rows, operands_markdown
 
 _QUALIFIER: dict[str, str] = {

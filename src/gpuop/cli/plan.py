@@ -1,8 +1,7 @@
-"""The `gpuop plan` command: what one node would run and advertise under a ClusterPolicy."""
+"""The `gpuop plan` command: what one node would run and advertise, under which stack."""
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 from collections import Counter
@@ -13,25 +12,28 @@ from typing import Any
 import click
 
 from gpuop.api.labels import (
+    GPU_STACK_LABEL,
     INVENTORY_ANNOTATION,
     NFD_GPU_LABELS,
     VGPU_CONFIG_LABEL,
     WORKLOAD_LABEL,
 )
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
-from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, output_option, text_width
-from gpuop.cli.inputs import expand, input_paths, require_kinds
-from gpuop.cli.layout import Column, fit_lines, render_table
-from gpuop.cli.support import (
+from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, text_width
+from gpuop.cli.inputs import (
     PciSource,
-    heading,
+    expand,
+    input_paths,
     load_documents,
     load_pci_database,
-    load_policy_document,
+    load_policy,
     load_yaml_document,
-    pci_ids_option,
-    summarise,
+    require_kinds,
 )
+from gpuop.cli.layout import Column, fit_lines, render_table
+from gpuop.cli.options import labels_option, output_option, parse_labels, pci_ids_option
+from gpuop.cli.stacks import Stacks, load_stacks
+from gpuop.cli.support import heading, summarise
 from gpuop.planner import (
     NodeFacts,
     NodePlan,
@@ -41,14 +43,10 @@ from gpuop.planner import (
     plan as plan_node,
 )
 from gpuop.planner.inventory import MAX_GPUS_PER_NODE, GpuCard, encode_inventory
-from gpuop.policy import (
-    PolicyError,
-    ResolvedPolicy,
-    default_policy_object,
-    parse_cluster_policy,
-)
+from gpuop.policy import ResolvedPolicy
 
 DEFAULT_NODE_NAME = "gpu-node"
+_POLICY_COMMAND = "gpuop plan --policy"
 EXIT_PLAN_ERRORS = 1
 # Notices the text output already states in their own section (workload, vGPU config).
 _SAID_ABOVE = frozenset({"WorkloadLabelIgnored", "VgpuConfigInfeasible"})
@@ -61,16 +59,6 @@ _INVENTORY_SOURCES = {
     "nfd-device-label": "an NFD PCI device label (count unknown)",
     "none": "nowhere (unknown)",
 }
-
-
-def _parse_labels(values: tuple[str, ...]) -> dict[str, str]:
-    labels: dict[str, str] = {}
-    for value in values:
-        key, sep, label_value = value.partition("=")
-        if not sep or not key:
-            raise UserError(f"--label {value!r}: expected KEY=VALUE (the value may be empty)")
-        labels[key] = label_value
-    return labels
 
 
 def node_from_flags(name: str, model_name: str, count: int) -> dict[str, Any]:
@@ -160,37 +148,8 @@ def nodes_from_files(paths: Sequence[str]) -> list[dict[str, Any]]:
     return nodes
 
 
-def load_policy(path: str | None, sandbox: bool) -> tuple[ResolvedPolicy, str]:
-    """The ClusterPolicy to plan with, and how to name it in the output."""
-    if path is None:
-        obj: Any = copy.deepcopy(default_policy_object())
-        source = "default ClusterPolicy"
-    else:
-        obj = load_policy_document(path, "gpuop plan --policy")
-        source = "stdin" if path == "-" else path
-    if sandbox and isinstance(obj, dict):
-        spec = obj.setdefault("spec", {})
-        if isinstance(spec, dict):
-            block = spec.get("sandboxWorkloads")
-            spec["sandboxWorkloads"] = {
-                **(block if isinstance(block, dict) else {}),
-                "enabled": True,
-            }
-    try:
-        return parse_cluster_policy(obj, source), source
-    except PolicyError as exc:
-        lines = "\n".join(f"  {problem}" for problem in exc.problems)
-        raise UserError(f"{source}: not a valid ClusterPolicy\n{lines}") from None
-
-
-def _inputs(policy: ResolvedPolicy, source: str, pci: PciSource) -> dict[str, Any]:
-    return {
-        "policy": source,
-        "sandbox_enabled": policy.sandbox_enabled,
-        "sandbox_mode": policy.sandbox_mode,
-        "default_workload": policy.default_workload,
-        "pci_ids": pci.to_dict(),
-    }
+def _load_plan_policy(path: str | None, sandbox: bool) -> tuple[ResolvedPolicy, str]:
+    return load_policy(path, _POLICY_COMMAND, sandbox=sandbox)
 
 
 def _describe_inventory(result: NodePlan) -> str:
@@ -223,7 +182,13 @@ def render_text(
         if policy.sandbox_enabled
         else "sandbox workloads off"
     )
-    out.append(f"  policy     {source} ({sandbox})")
+    if source == "none":
+        out.append("  policy     none (a GPUCluster alone)")
+    else:
+        out.append(f"  policy     {source} ({sandbox})")
+    if result.stack is not None:
+        shown = result.stack.stack or "none"
+        out.append(f"  stack      {shown} ({result.stack.reason}): {result.stack.message}")
     if result.gpu_node:
         out.append(f"  inventory  {_describe_inventory(result)}")
         for item in result.inventory.evidence:
@@ -269,7 +234,8 @@ def render_text(
         disabled = [op.name for op in result.operands if op.status == "disabled"]
         elsewhere = [op.name for op in result.operands if op.status == "not-for-workload"]
         if disabled:
-            out.append(f"  disabled by the ClusterPolicy: {', '.join(disabled)}")
+            owner = "GPUCluster" if result.workload.reason == "dra-stack" else "ClusterPolicy"
+            out.append(f"  disabled by the {owner}: {', '.join(disabled)}")
         if elsewhere:
             out.append(f"  not on this node: {', '.join(elsewhere)}")
 
@@ -278,6 +244,11 @@ def render_text(
     if result.advertises:
         rows = [[resource, str(count)] for resource, count in result.advertises.items()]
         out.append(render_table(["RESOURCE", "COUNT"], rows, 2, width))
+    elif result.workload.reason == "dra-stack":
+        out.append(
+            "  no extended resources: the cards are DRA devices (ResourceSlices of the"
+            " gpu.nvidia.com driver), claimed through device classes"
+        )
     elif result.gpu_node and not result.inventory.count_known:
         out.append("  unknown: the node's GPUs are not described (see the notices)")
     else:
@@ -318,8 +289,14 @@ def has_errors(result: NodePlan) -> bool:
     return any(notice.severity == "error" for notice in result.notices)
 
 
+def _plan_one(stacks: Stacks, facts: NodeFacts, pci: PciSource) -> NodePlan:
+    if stacks.involved(facts):
+        return stacks.plan(facts, pci)
+    return plan_node(stacks.policy, facts, pci_db=pci.database)
+
+
 def plan_nodes(
-    policy: ResolvedPolicy, nodes: list[dict[str, Any]], pci: PciSource
+    stacks: Stacks, nodes: list[dict[str, Any]], pci: PciSource
 ) -> Iterator[tuple[NodePlan, tuple[Any, ...]]]:
     """Each node's plan, with its planning key: nodes that read alike are planned once."""
     planned: dict[tuple[Any, ...], NodePlan] = {}
@@ -328,27 +305,26 @@ def plan_nodes(
         key = planning_key(facts)
         shared = planned.get(key)
         if shared is None:
-            shared = planned[key] = plan_node(policy, facts, pci_db=pci.database)
+            shared = planned[key] = _plan_one(stacks, facts, pci)
             yield shared, key
         else:
             yield replace(shared, node=facts.name), key
 
 
-def _emit_batch(
-    nodes: list[dict[str, Any]], policy: ResolvedPolicy, source: str, pci: PciSource, output: str
-) -> bool:
+def _emit_batch(nodes: list[dict[str, Any]], stacks: Stacks, pci: PciSource, output: str) -> bool:
     """Print every node's plan; whether any plan holds an error-level notice."""
-    inputs = _inputs(policy, source, pci)
+    policy, source = stacks.policy, stacks.source
+    inputs = stacks.inputs(pci)
     documents: dict[tuple[Any, ...], dict[str, Any]] = {}
     if output == "yaml":
         import yaml
 
-        plans = [result for result, _ in plan_nodes(policy, nodes, pci)]
+        plans = [result for result, _ in plan_nodes(stacks, nodes, pci)]
         data = [{**result.to_dict(), "inputs": inputs} for result in plans]
         sys.stdout.write(yaml.safe_dump_all(data, sort_keys=False, explicit_start=True))
         return any(has_errors(result) for result in plans)
     errors = False
-    for number, (result, key) in enumerate(plan_nodes(policy, nodes, pci)):
+    for number, (result, key) in enumerate(plan_nodes(stacks, nodes, pci)):
         errors = errors or has_errors(result)
         if output == "json":
             document = documents.get(key)
@@ -401,13 +377,7 @@ def _emit_batch(
     help=f"Set {WORKLOAD_LABEL} on the node.",
 )
 @click.option("--vgpu-config", metavar="NAME", help=f"Set {VGPU_CONFIG_LABEL} on the node.")
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Set a node label (repeatable).",
-)
+@labels_option("Set a node label (repeatable).")
 @click.option(
     "--policy",
     "policy_file",
@@ -415,6 +385,18 @@ def _emit_batch(
     help="The ClusterPolicy (default: gpuop's default, as a plain Helm install).",
 )
 @click.option("--sandbox", is_flag=True, help="Enable sandboxWorkloads on the policy.")
+@click.option(
+    "--gpu-cluster",
+    "gpu_cluster_file",
+    metavar="FILE|-|default",
+    help="A GPUCluster (nvidia.com/v1alpha1) beside the ClusterPolicy ('default': gpuop's"
+    f" default one): nodes labelled {GPU_STACK_LABEL}=dra run the DRA stack.",
+)
+@click.option(
+    "--no-cluster-policy",
+    is_flag=True,
+    help="Plan with the GPUCluster alone (every node runs the DRA stack, as upstream).",
+)
 @pci_ids_option
 @output_option("text", "wide", "json", "yaml", "name")
 def plan(
@@ -428,10 +410,12 @@ def plan(
     labels: tuple[str, ...],
     policy_file: str | None,
     sandbox: bool,
+    gpu_cluster_file: str | None,
+    no_cluster_policy: bool,
     pci_ids: str | None,
     output: str,
 ) -> None:
-    """What a node would run and advertise under a ClusterPolicy, and why.
+    """What a node would run and advertise under a ClusterPolicy or GPUCluster, and why.
 
     Give the node as a manifest (--node, e.g. from `kubectl get node X -o yaml`) or
     build one (--gpu, --count): a node as NFD first labels it
@@ -448,6 +432,11 @@ def plan(
     operands that run (in bring-up stages), the resources the node should advertise
     and those it must not, the vGPU config result, and notices.
 
+    With --gpu-cluster the plan also says which stack the node runs and why: the
+    device-plugin stack (ClusterPolicy) or the DRA stack (GPUCluster). With both, the
+    node's nvidia.com/gpu.stack label decides (dra or device-plugin; unlabelled nodes keep
+    the ClusterPolicy's), gpuop's extension to upstream, which allows only one of them.
+
     Exit status: 0 planned, 1 a plan has error-level notices (such as a vGPU config
     the node's cards cannot take), 2 bad input or usage.
 
@@ -459,6 +448,8 @@ def plan(
       gpuop plan --gpu A100 --label nvidia.com/mig.capable=true
       kubectl get node gpu-1 -o yaml | gpuop plan --node - --policy cp.yaml -o json
       kubectl get nodes -o json | gpuop plan -f - -o json
+      gpuop plan --gpu A10 --gpu-cluster default --label nvidia.com/gpu.stack=dra
+      gpuop plan --gpu H100 --gpu-cluster default --no-cluster-policy -o json
     """
     nodes_paths = input_paths(nodes_files)
     if nodes_paths and (node_file is not None or gpu_model is not None):
@@ -469,12 +460,17 @@ def plan(
         raise UserError("--node and --policy cannot both read stdin")
     if "-" in nodes_paths and policy_file == "-":
         raise UserError("--nodes and --policy cannot both read stdin")
+    stdin_readers = [node_file, policy_file, gpu_cluster_file, *nodes_paths].count("-")
+    if gpu_cluster_file == "-" and stdin_readers > 1:
+        raise UserError("--gpu-cluster and another input cannot both read stdin")
+    if no_cluster_policy and gpu_cluster_file is None:
+        raise UserError("--no-cluster-policy needs --gpu-cluster FILE (or default)")
     if node_file is None and gpu_model is None and not nodes_paths:
         raise UserError(
             "give --node FILE (a Node manifest) or --gpu MODEL (e.g. --gpu A10),"
             " or -f FILE for many nodes"
         )
-    extra = _parse_labels(labels)
+    extra = parse_labels(labels)
     if workload is not None:
         extra[WORKLOAD_LABEL] = workload
     if vgpu_config is not None:
@@ -483,8 +479,10 @@ def plan(
         nodes = nodes_from_files(nodes_paths)
         for node in nodes:
             _overlay_labels(node, extra)
-        resolved, source = load_policy(policy_file, sandbox)
-        if _emit_batch(nodes, resolved, source, load_pci_database(pci_ids), output):
+        stacks = load_stacks(
+            policy_file, sandbox, gpu_cluster_file, no_cluster_policy, _load_plan_policy
+        )
+        if _emit_batch(nodes, stacks, load_pci_database(pci_ids), output):
             sys.exit(EXIT_PLAN_ERRORS)
         return
     if node_file is not None:
@@ -493,16 +491,19 @@ def plan(
         assert gpu_model is not None
         node = node_from_flags(name, gpu_model, count)
     _overlay_labels(node, extra)
-    resolved, source = load_policy(policy_file, sandbox)
+    stacks = load_stacks(
+        policy_file, sandbox, gpu_cluster_file, no_cluster_policy, _load_plan_policy
+    )
+    resolved, source = stacks.policy, stacks.source
     pci = load_pci_database(pci_ids)
-    result = plan_node(resolved, node, pci_db=pci.database)
+    result = _plan_one(stacks, NodeFacts.from_object(node), pci)
     if output in ("text", "wide"):
         click.echo(render_text(result, resolved, source, pci, text_width(output)))
     elif output == "name":
         if result.node:
             click.echo(f"Node/{result.node}")
     else:
-        emit_data({**result.to_dict(), "inputs": _inputs(resolved, source, pci)}, output)
+        emit_data({**result.to_dict(), "inputs": stacks.inputs(pci)}, output)
     if has_errors(result):
         sys.stdout.flush()
         sys.exit(EXIT_PLAN_ERRORS)

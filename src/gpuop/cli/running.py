@@ -8,49 +8,21 @@ older `--cluster A B` form; keeping that here means no command imports another.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
-from gpuop.cli.common import UserError
 from gpuop.cli.inputs import InputError, read_objects
 from gpuop.cli.live import LiveTarget, live_target
-from gpuop.manifests import ManifestError, QuantityError, parse_quantity
 
-EXIT_INPUT: Final = 2
-EXIT_INTERNAL: Final = 3
-
-
-def shown(value: Any, limit: int = 60) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
-
-
-def quantity_problem(raw: Any) -> str | None:
-    """Why the API server would refuse `raw` as a resource quantity, or None."""
-    try:
-        parse_quantity(raw)
-    except QuantityError as exc:
-        return f"{shown(raw)} is not a quantity ({exc.problem})"
-    return None
+T = TypeVar("T")
 
 
 def printable(message: str) -> str:
     """`message` with anything UTF-8 cannot encode (lone surrogates from JSON) escaped."""
     return message.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def one_line(message: str) -> str:
-    """An error message on one line (YAML parser messages span several)."""
-    return " ".join(message.split())
-
-
-def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    click.echo(printable(f"error: {one_line(message)}"), err=True)
-    sys.exit(code)
 
 
 def finish(code: int) -> NoReturn:
@@ -63,21 +35,23 @@ def finish(code: int) -> NoReturn:
     sys.exit(code)
 
 
-def guarded(body: Callable[[], int]) -> int:
+def guarded(body: Callable[[], int], input_errors: tuple[type[Exception], ...] = ()) -> int:
+    """Run a command's body, ending it as `gpuop.cli.main` would when it fails.
+
+    `gpuop.cli.exit_status` maps the error (a command run on its own, as the tests and
+    click's runner do, ends the same way as under `main`); `input_errors` are a domain's
+    errors that are bad input (exit status 2), such as a version that cannot be read.
+    """
+    from gpuop.cli import exit_status
+
     try:
         return body()
-    except (InputError, ManifestError) as exc:
-        fail(str(exc))
-    except UserError as exc:
-        fail(str(exc), exc.exit_code)
     except (click.exceptions.Exit, SystemExit):
         raise
-    except RecursionError:
-        fail("the input is nested too deeply to read")
-    except Exception as exc:  # one line, never a traceback; GPUOP_TRACEBACK=1 shows it
-        if os.environ.get("GPUOP_TRACEBACK"):
-            raise
-        fail(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+    except input_errors as exc:
+        sys.exit(exit_status(InputError(str(exc))))
+    except Exception as exc:
+        sys.exit(exit_status(exc))
 
 
 def spread_greedy(args: Sequence[str], option: str) -> list[str]:
@@ -156,21 +130,26 @@ class GreedyClusterCommand(click.Command):
         return super().parse_args(ctx, spread_greedy(args, "--cluster") if old_form else args)
 
 
-def _live_read(target: LiveTarget, kinds: Sequence[str]) -> list[Any]:
-    """The objects of `kinds` from the target's cluster (Nodes and Pods required)."""
-    from gpuop.kube import ApiError, KubeError, sync_client
-    from gpuop.kube.reads import ReadError, read_cluster
+def read_live_with(target: LiveTarget, read: Callable[[Any], T]) -> T:
+    """`read(client)` on the target's cluster; any failure to read it is an InputError."""
+    from gpuop.kube import API_ERRORS, KubeError, sync_client
+    from gpuop.kube.errors import failure
+    from gpuop.kube.reading import ReadError
 
+    failures: tuple[type[Exception], ...] = (*API_ERRORS, OSError)
     try:
-        client = sync_client(target.kubeconfig, target.context)
-        read = read_cluster(client, kinds)
+        return read(sync_client(target.kubeconfig, target.context))
     except (KubeError, ReadError) as exc:
         raise InputError(str(exc)) from None
-    except ApiError as exc:
-        raise InputError(f"the API server refused: {exc}") from None
-    except OSError as exc:
-        raise InputError(f"cannot reach the cluster: {exc}") from None
-    return list(read.objects)
+    except failures as exc:
+        raise InputError(failure(exc)) from None
+
+
+def _live_read(target: LiveTarget, kinds: Sequence[str]) -> list[Any]:
+    """The objects of `kinds` from the target's cluster (Nodes and Pods required)."""
+    from gpuop.kube.reads import read_cluster
+
+    return list(read_live_with(target, lambda client: read_cluster(client, kinds)).objects)
 
 
 def read_live_target(

@@ -9,18 +9,16 @@ from pathlib import Path
 import click
 
 from gpuop.api.labels import SIM_LABEL, WORKLOAD_LABEL
-from gpuop.cli.common import (
-    UserError,
-    emit_data,
+from gpuop.cli.common import UserError, emit_data, read_text_input, resolve_kubeconfig, text_width
+from gpuop.cli.inputs import load_pci_database
+from gpuop.cli.layout import Column, render_table
+from gpuop.cli.options import (
     kubeconfig_option,
+    labels_option,
     output_option,
     parse_labels,
-    read_text_input,
-    resolve_kubeconfig,
-    text_width,
+    pci_ids_option,
 )
-from gpuop.cli.layout import Column, render_table
-from gpuop.cli.support import load_pci_database, pci_ids_option
 from gpuop.manifests import ManifestError, load_yaml_documents
 from gpuop.sim.hardware import NodeSpec, SimError, node_manifest, parse_cluster_spec
 
@@ -71,7 +69,7 @@ def node() -> None:
     type=click.Choice(["container", "vm-passthrough", "vm-vgpu"]),
     help=f"Set {WORKLOAD_LABEL}.",
 )
-@click.option("--label", "labels", multiple=True, help="Extra label KEY=VALUE (repeatable).")
+@labels_option("Extra label KEY=VALUE (repeatable).")
 @_namespace_option
 @kubeconfig_option
 def node_add(

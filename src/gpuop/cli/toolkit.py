@@ -11,7 +11,8 @@ import sys
 
 import click
 
-from gpuop.cli.common import UserError, output_option
+from gpuop.cli.common import UserError
+from gpuop.cli.options import output_option
 from gpuop.toolkit import (
     DEFAULT_CONFIG,
     DEFAULT_DROP_IN,

@@ -13,27 +13,18 @@ import os
 import sys
 from collections.abc import Callable
 from datetime import date
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from gpuop.catalog.versions import VersionMatrix, version_matrix
-from gpuop.cli.common import (
-    UserError,
-    color_enabled,
-    color_option,
-    emit_data,
-    exit_codes_help,
-    filename_option,
-    output_option,
-    read_text_input,
-    text_width,
-)
+from gpuop.cli.common import UserError, color_enabled, emit_data, exit_codes_help, text_width
 from gpuop.cli.findings import finding_filter, finding_names, findings_options
-from gpuop.cli.inputs import InputError, input_paths, read_objects, require_kinds
+from gpuop.cli.inputs import input_paths, load_policy, read_objects, require_kinds
 from gpuop.cli.layout import fit_lines, note
-from gpuop.cli.live import LiveTarget, live_options, live_target, with_cluster_line
-from gpuop.manifests import ManifestError, load_objects
+from gpuop.cli.live import LiveTarget, live_target, with_cluster_line
+from gpuop.cli.options import color_option, filename_option, live_options, output_option
+from gpuop.cli.running import guarded, read_live_with
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
 from gpuop.versions import (
     Side,
@@ -49,29 +40,11 @@ from gpuop.versions import (
 from gpuop.versions.parse import kubernetes_minor, looks_like_release, release_name
 from gpuop.versions.release import describe_releases
 
-EXIT_INPUT = 2
-EXIT_INTERNAL = 3
-
-
-def _fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    # SystemExit, not click's Exit: `gpuop.cli.main` runs click with standalone_mode=False,
-    # where an Exit's code would be returned and lost.
-    sys.exit(code)
-
 
 def _guarded(body: Callable[[], int]) -> int:
     gc.disable()
     try:
-        return body()
-    except UserError as exc:
-        _fail(str(exc), exc.exit_code)
-    except (InputError, ManifestError, VersionError) as exc:
-        _fail(str(exc))
-    except Exception as exc:  # one line, never a traceback; GPUOP_TRACEBACK=1 shows it
-        if os.environ.get("GPUOP_TRACEBACK"):
-            raise
-        _fail(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+        return guarded(body, input_errors=(VersionError,))
     finally:
         gc.enable()
 
@@ -104,35 +77,12 @@ def _release_option(value: str | None) -> str | None:
         raise UserError(f"--operator-release: {exc}") from None
 
 
-def _load_policy(path: str) -> ResolvedPolicy:
-    shown = "<stdin>" if path == "-" else path
-    objects = load_objects(read_text_input(path), shown)
-    candidates = [obj for obj in objects if obj.get("kind") == "ClusterPolicy"]
-    if not candidates:
-        raise UserError(f"{shown}: no ClusterPolicy in the file")
-    try:
-        return parse_cluster_policy(candidates[0], shown)
-    except PolicyError as exc:
-        problems = "; ".join(exc.problems[:8])
-        raise UserError(f"{shown}: not a valid ClusterPolicy: {problems}") from None
-
-
 def _live(target: LiveTarget, quiet: bool = False) -> Any:
-    from gpuop.kube import ApiError, KubeError, sync_client
-    from gpuop.kube.collect import CollectError
     from gpuop.kube.versions import read_version_inputs
 
     if not quiet:
         note(f"reading Nodes, ClusterPolicies and /version of {target.describe()}")
-    try:
-        client = sync_client(target.kubeconfig, target.context)
-        return read_version_inputs(client)
-    except (KubeError, CollectError) as exc:
-        raise UserError(str(exc)) from None
-    except ApiError as exc:
-        raise UserError(f"the API server refused: {exc}") from None
-    except OSError as exc:
-        raise UserError(f"cannot reach the cluster: {exc}") from None
+    return read_live_with(target, read_version_inputs)
 
 
 def _with_cluster(data: dict[str, Any], target: LiveTarget | None) -> dict[str, Any]:
@@ -220,7 +170,9 @@ def check(
         release = _release_option(operator_release)
         kube = _kubernetes("--kubernetes-version", kubernetes_version)
         day = _today(today)
-        policy = _load_policy(policy_file) if policy_file else None
+        policy = (
+            load_policy(policy_file, "gpuop versions check --policy")[0] if policy_file else None
+        )
         kube_source = "--kubernetes-version"
         if target is not None:
             inputs = _live(target, quiet=output not in ("text", "wide"))
@@ -266,7 +218,7 @@ def upgrade() -> None:
 
 def _side(value: str, placement: ResolvedPolicy, matrix: VersionMatrix) -> Side:
     if value == "-" or os.path.exists(value):
-        policy = _load_policy(value)
+        policy = load_policy(value, "gpuop upgrade preview")[0]
         return side_from_policy(policy, "<stdin>" if value == "-" else value, matrix)
     if looks_like_release(value):
         name = release_name(value)
@@ -362,7 +314,11 @@ def preview(
                     dumped_policy = parse_cluster_policy(policies[0], "the dump's ClusterPolicy")
                 except PolicyError:
                     dumped_policy = None
-        placement = _load_policy(policy_file) if policy_file else dumped_policy or default_policy()
+        placement = (
+            load_policy(policy_file, "gpuop upgrade preview --policy")[0]
+            if policy_file
+            else dumped_policy or default_policy()
+        )
         old_side = _side(old, placement, matrix)
         new_side = _side(new, placement, matrix)
         kubernetes = (start, end) if start is not None and end is not None else None

@@ -25,17 +25,8 @@ from gpuop.controlplane.access import (
     write_service_account_kubeconfig,
 )
 from gpuop.controlplane.binaries import Binaries, cached_binaries, ensure_binaries
-from gpuop.controlplane.cluster import (
-    COMPONENT_NAMES,
-    DEFAULT_CLUSTER_NAME,
-    ClusterInfo,
-    ClusterOverview,
-    ClusterStatus,
-    ComponentStatus,
-    LocalCluster,
-    ProcessUsage,
-    local_clusters,
-)
+from gpuop.controlplane.cluster import DEFAULT_CLUSTER_NAME, LocalCluster, local_clusters
+from gpuop.controlplane.components import COMPONENT_NAMES
 from gpuop.controlplane.errors import (
     BuildError,
     ClusterNotRunningError,
@@ -44,6 +35,13 @@ from gpuop.controlplane.errors import (
     DownloadError,
     PortInUseError,
     ToolchainError,
+)
+from gpuop.controlplane.status import (
+    ClusterInfo,
+    ClusterOverview,
+    ClusterStatus,
+    ComponentStatus,
+    ProcessUsage,
 )
 from gpuop.controlplane.versions import (
     COMPONENTS,

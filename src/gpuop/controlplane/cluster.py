@@ -19,6 +19,11 @@ A cluster lives in ``<state root>/clusters/<name>/``::
 
 Every component runs in its own process group and has the state directory on its command line,
 which is how ``down`` and ``status`` recognise it again from another process.
+
+Why one module of about 600 lines: `LocalCluster` is one lifecycle (``up``, ``down``,
+``status``, ``restart_component``) over one state directory and one lock, and its steps
+read each other's files and pids; the components' command lines and config files
+(`components`) and the status records (`status`) live beside it.
 """
 
 from __future__ import annotations
@@ -33,17 +38,25 @@ import shutil
 import signal
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-
-import yaml
 
 from gpuop.controlplane import procs
 from gpuop.controlplane.access import server_version, service_account_token
 from gpuop.controlplane.access import write_service_account_kubeconfig as _write_sa_kubeconfig
 from gpuop.controlplane.binaries import Binaries, ensure_binaries
 from gpuop.controlplane.build import format_duration
+from gpuop.controlplane.components import (
+    APISERVER,
+    COMPONENT_NAMES,
+    ETCD,
+    KCM,
+    KWOK,
+    SCHEDULER,
+    component_argv,
+    component_kubeconfig,
+    write_component_files,
+)
 from gpuop.controlplane.errors import (
     ClusterNotRunningError,
     ComponentStartError,
@@ -52,133 +65,29 @@ from gpuop.controlplane.errors import (
 )
 from gpuop.controlplane.kubeconfig import (
     TRANSPORT_ERRORS,
-    Credentials,
     api_request,
     http_request,
     unverified_context,
-    write_kubeconfig,
 )
-from gpuop.controlplane.kwok_stages import kwok_config
 from gpuop.controlplane.paths import cluster_dir, state_root, validate_cluster_name
-from gpuop.controlplane.pki import SERVICE_CLUSTER_IP_RANGE, ClusterPki, generate_pki
+from gpuop.controlplane.pki import ClusterPki
 from gpuop.controlplane.ports import LOOPBACK, free_ports, port_is_free, port_owner
+from gpuop.controlplane.status import (
+    ClusterInfo,
+    ClusterOverview,
+    ClusterStatus,
+    ComponentStatus,
+    overview_of,
+)
 from gpuop.controlplane.versions import versions
 
 Progress = Callable[[str], None]
-State = Literal["running", "stopped", "stale", "foreign"]
 
 DEFAULT_CLUSTER_NAME = "gpuop"
 DEFAULT_START_TIMEOUT_S = 180.0
 
-ETCD = "etcd"
-APISERVER = "kube-apiserver"
-KCM = "kube-controller-manager"
-SCHEDULER = "kube-scheduler"
-KWOK = "kwok"
-# Start order; ``down`` stops in reverse.
-COMPONENT_NAMES: tuple[str, ...] = (ETCD, APISERVER, KCM, SCHEDULER, KWOK)
-
-KWOK_POD_CIDR = "10.244.0.0/16"
-KWOK_NODE_IP = "127.0.0.1"
-
-AUDIT_POLICY = """\
-apiVersion: audit.k8s.io/v1
-kind: Policy
-# One entry per request, at the end (or on a panic): who did what to which object.
-omitStages:
-- RequestReceived
-rules:
-# Health probes of the start-up code and kubectl are noise.
-- level: None
-  nonResourceURLs: ["/healthz*", "/livez*", "/readyz*", "/version"]
-- level: Metadata
-"""
-
 # A probe of the API server that gets no usable answer (or has no usable kubeconfig).
 _NO_ANSWER: tuple[type[Exception], ...] = (*TRANSPORT_ERRORS, ControlPlaneError)
-
-
-@dataclass(frozen=True)
-class ComponentStatus:
-    name: str
-    state: State
-    pid: int | None
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class ClusterStatus:
-    name: str
-    state_dir: str
-    state: Literal["running", "stopped", "partial"]
-    api_url: str | None
-    kubeconfig: str | None
-    api_ready: bool
-    components: list[ComponentStatus]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class ProcessUsage:
-    """One process of a cluster: is it alive, which loopback ports it owns, its memory."""
-
-    name: str
-    pid: int | None
-    alive: bool
-    ports: list[int]
-    rss_bytes: int | None
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class ClusterOverview:
-    """What ``gpuop cluster status`` lists for one cluster."""
-
-    name: str
-    state_dir: str
-    state: Literal["running", "stopped", "partial"]
-    api_url: str | None
-    api_ready: bool
-    processes: list[ProcessUsage]
-
-    @property
-    def alive(self) -> list[ProcessUsage]:
-        return [p for p in self.processes if p.alive]
-
-    @property
-    def rss_bytes(self) -> int:
-        return sum(p.rss_bytes or 0 for p in self.alive)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "rss_bytes": self.rss_bytes}
-
-
-@dataclass(frozen=True)
-class ClusterInfo:
-    """What ``up`` reports and ``cluster.json`` holds."""
-
-    name: str
-    state_dir: str
-    api_url: str
-    kubeconfig: str
-    audit_log: str
-    ports: dict[str, int]
-    pids: dict[str, int]
-    versions: dict[str, str]
-    started_at: str
-    start_seconds: float
-    already_running: bool = False
-    messages: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ClusterInfo:
-        known = set(cls.__dataclass_fields__)
-        return cls(**{key: value for key, value in data.items() if key in known})
 
 
 def _component_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -231,7 +140,7 @@ class LocalCluster:
         return self.dir / "pids" / f"{component}.pid"
 
     def _component_kubeconfig(self, component: str) -> Path:
-        return self.dir / "kubeconfigs" / f"{component}.kubeconfig"
+        return component_kubeconfig(self.dir, component)
 
     # ----------------------------------------------------------------------------- state
     @contextlib.contextmanager
@@ -439,138 +348,10 @@ class LocalCluster:
         for sub in ("logs", "pids", "kubeconfigs", "etcd-data"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         (self.dir / "etcd-data").chmod(0o700)
-        pki = generate_pki(self.dir / "pki", self.name)
-        server = f"https://{LOOPBACK}:{ports[APISERVER]}"
-        ca_pem = pki.ca.cert.read_bytes()
-        for identity, path in (
-            ("admin", self.kubeconfig_path),
-            (KCM, self._component_kubeconfig(KCM)),
-            (SCHEDULER, self._component_kubeconfig(SCHEDULER)),
-            (KWOK, self._component_kubeconfig(KWOK)),
-        ):
-            pair = pki.client(identity)
-            write_kubeconfig(
-                path,
-                server=server,
-                ca_pem=ca_pem,
-                credentials=Credentials(
-                    client_cert_pem=pair.cert.read_bytes(), client_key_pem=pair.key.read_bytes()
-                ),
-                cluster=f"gpuop-{self.name}",
-                user=f"gpuop-{identity}",
-            )
-        (self.dir / "audit-policy.yaml").write_text(AUDIT_POLICY, encoding="utf-8")
-        (self.dir / "kwok.yaml").write_text(kwok_config(), encoding="utf-8")
-        scheduler_config = {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "clientConnection": {
-                "kubeconfig": str(self._component_kubeconfig(SCHEDULER)),
-                # Thousands of simulated nodes: the client-side defaults (QPS 50) would be the bottleneck.
-                "qps": 200,
-                "burst": 400,
-            },
-            "leaderElection": {"leaderElect": False},
-        }
-        (self.dir / "kube-scheduler.yaml").write_text(
-            yaml.safe_dump(scheduler_config, sort_keys=False), encoding="utf-8"
-        )
+        write_component_files(self.dir, self.name, self.kubeconfig_path, ports)
 
     def _argv(self, bins: Binaries, ports: dict[str, int]) -> dict[str, list[str]]:
-        pki = self.pki
-        etcd_url = f"http://{LOOPBACK}:{ports[ETCD]}"
-        peer_url = f"http://{LOOPBACK}:{ports['etcd-peer']}"
-        member = f"gpuop-{self.name}"
-        kcm_kc = str(self._component_kubeconfig(KCM))
-        sched_kc = str(self._component_kubeconfig(SCHEDULER))
-        allow = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
-        return {
-            ETCD: [
-                str(bins["etcd"]),
-                f"--name={member}",
-                f"--data-dir={self.dir / 'etcd-data'}",
-                f"--listen-client-urls={etcd_url}",
-                f"--advertise-client-urls={etcd_url}",
-                f"--listen-peer-urls={peer_url}",
-                f"--initial-advertise-peer-urls={peer_url}",
-                f"--initial-cluster={member}={peer_url}",
-                "--initial-cluster-state=new",
-                "--unsafe-no-fsync",
-            ],
-            APISERVER: [
-                str(bins["kube-apiserver"]),
-                f"--etcd-servers={etcd_url}",
-                f"--bind-address={LOOPBACK}",
-                f"--advertise-address={LOOPBACK}",
-                # The endpoint reconciler refuses a loopback address (1.37: "may not be in the
-                # loopback range"); nothing in a kwok cluster dials the kubernetes Service.
-                "--endpoint-reconciler-type=none",
-                f"--secure-port={ports[APISERVER]}",
-                f"--cert-dir={self.dir / 'pki'}",
-                f"--tls-cert-file={pki.apiserver.cert}",
-                f"--tls-private-key-file={pki.apiserver.key}",
-                f"--client-ca-file={pki.ca.cert}",
-                "--authorization-mode=RBAC",
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-                f"--service-account-key-file={pki.sa_pub}",
-                f"--service-account-signing-key-file={pki.sa_key}",
-                f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
-                "--allow-privileged=true",
-                "--enable-priority-and-fairness=false",
-                "--profiling=false",
-                f"--audit-policy-file={self.dir / 'audit-policy.yaml'}",
-                f"--audit-log-path={self.audit_log_path}",
-                "--audit-log-format=json",
-                "--audit-log-mode=blocking",
-            ],
-            KCM: [
-                str(bins["kube-controller-manager"]),
-                f"--kubeconfig={kcm_kc}",
-                f"--authentication-kubeconfig={kcm_kc}",
-                f"--authorization-kubeconfig={kcm_kc}",
-                f"--bind-address={LOOPBACK}",
-                f"--secure-port={ports[KCM]}",
-                f"--cert-dir={self.dir / 'pki' / KCM}",
-                allow,
-                "--leader-elect=false",
-                "--use-service-account-credentials=true",
-                f"--root-ca-file={pki.ca.cert}",
-                f"--service-account-private-key-file={pki.sa_key}",
-                f"--cluster-signing-cert-file={pki.ca.cert}",
-                f"--cluster-signing-key-file={pki.ca.key}",
-                f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
-                "--profiling=false",
-                # The DaemonSet controller creates one pod per node and operand: the default
-                # client QPS of 20 would take minutes at a thousand nodes.
-                "--kube-api-qps=200",
-                "--kube-api-burst=400",
-                "--concurrent-daemonset-syncs=4",
-                # kwok renews a thousand node leases from one process; on a busy machine some
-                # renewals come late, and the default 50 s grace would mark those nodes
-                # NotReady and their pods not Ready, which no kubelet is there to undo.
-                "--node-monitor-grace-period=5m",
-            ],
-            SCHEDULER: [
-                str(bins["kube-scheduler"]),
-                f"--config={self.dir / 'kube-scheduler.yaml'}",
-                f"--authentication-kubeconfig={sched_kc}",
-                f"--authorization-kubeconfig={sched_kc}",
-                f"--bind-address={LOOPBACK}",
-                f"--secure-port={ports[SCHEDULER]}",
-                f"--cert-dir={self.dir / 'pki' / SCHEDULER}",
-                allow,
-            ],
-            KWOK: [
-                str(bins["kwok"]),
-                f"--kubeconfig={self._component_kubeconfig(KWOK)}",
-                f"--config={self.dir / 'kwok.yaml'}",
-                "--manage-all-nodes=true",
-                f"--server-address={LOOPBACK}:{ports[KWOK]}",
-                f"--node-ip={KWOK_NODE_IP}",
-                f"--cidr={KWOK_POD_CIDR}",
-                "--node-lease-duration-seconds=40",
-            ],
-        }
+        return component_argv(self.dir, self.name, bins, ports)
 
     def _pick_ports(self, api_port: int | None) -> dict[str, int]:
         names = [ETCD, "etcd-peer", KCM, SCHEDULER, KWOK]
@@ -798,44 +579,13 @@ class LocalCluster:
         else (the lab's operator and simulator); one counts as alive only while that pid runs
         a program with the cluster's state directory on its command line.
         """
-        status = self.status()
         info = self.info()
-        ports = info.ports if info is not None else {}
-        processes = []
-        for component in status.components:
-            alive = component.state == "running" and component.pid is not None
-            own = [ports[component.name]] if component.name in ports else []
-            if component.name == ETCD and "etcd-peer" in ports:
-                own.append(ports["etcd-peer"])
-            processes.append(
-                ProcessUsage(
-                    name=component.name,
-                    pid=component.pid,
-                    alive=alive,
-                    ports=own if alive else [],
-                    rss_bytes=procs.rss_bytes(component.pid) if alive and component.pid else None,
-                    detail=component.detail,
-                )
-            )
-        for name, pid in (extra_processes or {}).items():
-            argv = procs.cmdline(pid) or []
-            alive = procs.is_alive(pid) and any(self.marker in arg for arg in argv)
-            processes.append(
-                ProcessUsage(
-                    name=name,
-                    pid=pid,
-                    alive=alive,
-                    ports=[],
-                    rss_bytes=procs.rss_bytes(pid) if alive else None,
-                )
-            )
-        return ClusterOverview(
-            name=self.name,
-            state_dir=str(self.dir),
-            state=status.state,
-            api_url=status.api_url,
-            api_ready=status.api_ready,
-            processes=processes,
+        return overview_of(
+            self.name,
+            self.dir,
+            self.status(),
+            info.ports if info is not None else {},
+            extra_processes or {},
         )
 
     def component_rss(self) -> dict[str, int]:

@@ -21,6 +21,8 @@ from lightkube.core.exceptions import ApiError, ConfigError
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.types import PatchType
 
+from gpuop.kube.errors import API_ERRORS, describe
+
 FIELD_MANAGER = "gpuop"
 
 ClusterPolicy = create_global_resource(
@@ -39,9 +41,8 @@ VirtualMachineInstance = create_namespaced_resource(
     plural="virtualmachineinstances",
 )
 
-# What a request to the API server raises: an error answer (ApiError when the body is a
-# Status, HTTPStatusError otherwise, as for a 429 from priority and fairness) or no answer.
-API_ERRORS: tuple[type[Exception], ...] = (ApiError, httpx2.HTTPError)
+# How a failed request is said lives in gpuop.kube.errors; these names stay here for callers.
+describe_api_error = describe
 
 __all__ = [
     "API_ERRORS",
@@ -67,17 +68,6 @@ class KubeError(Exception):
     """The cluster cannot be reached or the kubeconfig cannot be used."""
 
 
-def describe_api_error(exc: BaseException) -> str:
-    """One line for a failed API request: the status and message, or why there was no answer."""
-    if isinstance(exc, ApiError):
-        return f"{exc.status.code} {exc.status.reason or ''}: {exc.status.message}".replace(
-            " :", ":"
-        )
-    if isinstance(exc, httpx2.HTTPStatusError):
-        return f"{exc.response.status_code} {exc.response.reason_phrase}"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
 def load_kubeconfig(path: str | None = None, context: str | None = None) -> KubeConfig:
     """A kubeconfig from `path`, `$KUBECONFIG`, ~/.kube/config, or the in-cluster account."""
     try:
@@ -101,7 +91,6 @@ def _selected(path: str | None, context: str | None) -> Any:
 
 def _timeout(seconds: float) -> Any:
     # lightkube takes its HTTP library's Timeout object; it ships that library itself.
-    import httpx2
 
     return httpx2.Timeout(seconds)
 

@@ -11,22 +11,18 @@ bundle directory (one JSON file per kind, see `BUNDLE_FILES`) that `gpuop check 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
-import httpx2
-from lightkube.core.exceptions import ApiError
-from lightkube.resources.apps_v1 import DaemonSet, Deployment
-from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
+from lightkube.resources.core_v1 import ConfigMap
 
 from gpuop.api.labels import APP_LABEL, APP_NAME_LABEL
 from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.catalog import operand_table
-from gpuop.kube import ClusterPolicy, HyperConverged, KubeVirt, VirtualMachineInstance
-
-ALL_NAMESPACES = "*"
+from gpuop.kube.errors import API_ERRORS, status_code, unanswered
+from gpuop.kube.reading import Lister, ReadError, as_dict, read_kinds, unreachable
 
 # kind -> (bundle file name, apiVersion of its list)
 BUNDLE_FILES: Mapping[str, tuple[str, str]] = {
@@ -43,16 +39,8 @@ BUNDLE_FILES: Mapping[str, tuple[str, str]] = {
 }
 
 
-class CollectError(Exception):
-    """The cluster cannot be read at all (unreachable, TLS, timeouts)."""
-
-
-class Lister(Protocol):
-    """The part of `lightkube.Client` collection uses."""
-
-    def list(self, res: Any, *, namespace: Any = None) -> Iterable[Any]: ...
-
-    def get(self, res: Any, name: str, *, namespace: Any = None) -> Any: ...
+#: The cluster cannot be read at all (unreachable, TLS, timeouts): the one reader's error.
+CollectError = ReadError
 
 
 @dataclass
@@ -65,14 +53,6 @@ class Collected:
 
     def all_objects(self) -> list[dict[str, Any]]:
         return [obj for kind in BUNDLE_FILES for obj in self.objects.get(kind, [])]
-
-
-def _as_dict(obj: Any) -> dict[str, Any]:
-    if isinstance(obj, Mapping) and not hasattr(obj, "to_dict"):
-        return dict(obj)
-    data = obj.to_dict()
-    assert isinstance(data, dict)
-    return data
 
 
 def _get(obj: Mapping[str, Any], *path: str) -> Any:
@@ -142,60 +122,34 @@ def collect(
     result = Collected(collected_at=moment.strftime("%Y-%m-%dT%H:%M:%SZ"))
     daemonset_names = frozenset(op.daemonset for op in operand_table().operands)
 
-    def listed(kind: str, res: Any, namespaced: bool) -> list[dict[str, Any]] | None:
-        say(f"listing {kind}s")
-        try:
-            items = client.list(res, namespace=ALL_NAMESPACES) if namespaced else client.list(res)
-            objects = [_as_dict(item) for item in items]
-        except ApiError as exc:
-            code = getattr(exc.status, "code", None)
-            if code == 404:
-                reason = "the CRD is not installed"
-            elif code == 403:
-                reason = "not allowed to list them"
-            else:
-                reason = f"the API answered {code}: {getattr(exc.status, 'message', exc)}"
-            result.skipped.append((kind, reason))
-            say(f"  {kind}: skipped ({reason})")
-            return None
-        except httpx2.HTTPStatusError as exc:
-            # A resource the server does not serve at all (no CRD) fails before lightkube
-            # can turn the answer into an ApiError.
-            code = exc.response.status_code
-            reason = "the CRD is not installed" if code == 404 else f"the API answered {code}"
-            result.skipped.append((kind, reason))
-            say(f"  {kind}: skipped ({reason})")
-            return None
-        except httpx2.RequestError as exc:
-            raise CollectError(f"cannot reach the cluster: {exc}") from None
-        for obj in objects:
-            obj.setdefault("kind", kind)
-        return objects
+    def listed(kind: str) -> list[dict[str, Any]]:
+        read = read_kinds(client, [kind], progress=say)
+        result.skipped.extend(read.skipped)
+        return read.objects
 
-    nodes = listed("Node", Node, False) or []
+    nodes = listed("Node")
     result.objects["Node"] = nodes
     say(f"  {len(nodes)} nodes")
-    policies = listed("ClusterPolicy", ClusterPolicy, False) or []
+    policies = listed("ClusterPolicy")
     result.objects["ClusterPolicy"] = policies
-    kubevirts = listed("KubeVirt", KubeVirt, True)
-    result.objects["KubeVirt"] = kubevirts or []
-    result.objects["HyperConverged"] = listed("HyperConverged", HyperConverged, True) or []
-    vmis = listed("VirtualMachineInstance", VirtualMachineInstance, True) or []
+    result.objects["KubeVirt"] = listed("KubeVirt")
+    result.objects["HyperConverged"] = listed("HyperConverged")
+    vmis = listed("VirtualMachineInstance")
     result.objects["VirtualMachineInstance"] = [vmi for vmi in vmis if _uses_devices(vmi)]
-    pods = listed("Pod", Pod, True) or []
+    pods = listed("Pod")
     kept_pods = [p for p in pods if _requests_nvidia(p) or _operand_daemonset(p, daemonset_names)]
     result.objects["Pod"] = kept_pods
     say(f"  {len(kept_pods)} of {len(pods)} pods use NVIDIA resources or are operands")
-    sets = listed("DaemonSet", DaemonSet, True) or []
+    sets = listed("DaemonSet")
     result.objects["DaemonSet"] = [
         ds for ds in sets if _get(ds, "metadata", "name") in daemonset_names
     ]
     # The operator's own Deployment: its image tag names the release that labels the nodes.
-    deployments = listed("Deployment", Deployment, True) or []
+    deployments = listed("Deployment")
     result.objects["Deployment"] = [d for d in deployments if _is_gpu_operator(d)]
     result.objects["ConfigMap"] = _vgpu_config_maps(client, policies, result, say)
 
-    events = listed("Event", Event, True) or []
+    events = listed("Event")
     wanted = {
         (obj.get("kind"), _get(obj, "metadata", "namespace") or "", _get(obj, "metadata", "name"))
         for kind in ("Pod", "VirtualMachineInstance", "DaemonSet", "KubeVirt", "HyperConverged")
@@ -235,13 +189,13 @@ def _vgpu_config_maps(
             continue
         say(f"reading ConfigMap {namespace}/{name}")
         try:
-            found.append(_as_dict(client.get(ConfigMap, name, namespace=namespace)))
-        except ApiError as exc:
-            code = getattr(exc.status, "code", None)
+            found.append(as_dict(client.get(ConfigMap, name, namespace=namespace)))
+        except API_ERRORS as exc:
+            if unanswered(exc):
+                raise unreachable(exc) from None
+            code = status_code(exc)
             why = "not found" if code == 404 else f"the API answered {code}"
             result.skipped.append(("ConfigMap", f"{namespace}/{name}: {why}"))
-        except httpx2.RequestError as exc:
-            raise CollectError(f"cannot reach the cluster: {exc}") from None
     for obj in found:
         obj.setdefault("kind", "ConfigMap")
     return found

@@ -30,7 +30,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from gpuop.kube import API_ERRORS, describe_api_error
+from gpuop.kube.errors import API_ERRORS
+from gpuop.kube.errors import describe as describe_api_error
 
 S = TypeVar("S")
 D = TypeVar("D")

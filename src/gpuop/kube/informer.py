@@ -22,7 +22,8 @@ from typing import Any, Generic, TypeVar
 
 from lightkube import AsyncClient
 
-from gpuop.kube import ApiError, describe_api_error, ops
+from gpuop.kube import ApiError, ops
+from gpuop.kube.errors import describe as describe_api_error
 
 log = logging.getLogger("gpuop.kube.informer")
 

@@ -16,7 +16,9 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-from gpuop.kube import API_ERRORS, KubeError, describe_api_error
+from gpuop.kube import KubeError
+from gpuop.kube.errors import API_ERRORS
+from gpuop.kube.errors import describe as describe_api_error
 
 log = logging.getLogger("gpuop.kube")
 

@@ -17,6 +17,11 @@ Steps (each can run alone with `gpuop lab step N` on a cluster left up by `--kee
 A step that fails stops the lab with what was expected and what was seen, and leaves the
 cluster up for inspection. A lab that passes stops what it started (:func:`teardown_for`):
 the operator, the simulator and, unless it was running before the lab, the control plane.
+
+Why one module of about 700 lines: every step restarts what a `--keep` run may have left
+stopped (`_ensure_running`) through the same lifecycle functions `teardown_for` and
+`finish` use, and the tests replace those functions on this module to run the steps
+without a cluster; the shared parts that need no cluster are in `stack` and `report`.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from gpuop.manifests.quantity import (
     format_quantity,
     milli_value,
     parse_quantity,
+    quantity_problem,
     value,
 )
 
@@ -51,5 +52,6 @@ __all__ = [
     "load_yaml_documents",
     "milli_value",
     "parse_quantity",
+    "quantity_problem",
     "value",
 ]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_UP, Context, Decimal, InvalidOperation, localcontext
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "MAX_QUANTITY",
@@ -32,6 +32,7 @@ __all__ = [
     "format_quantity",
     "milli_value",
     "parse_quantity",
+    "quantity_problem",
     "value",
 ]
 
@@ -275,3 +276,14 @@ def format_quantity(number: Decimal | int, *, binary: bool = False) -> str:
             return f"{int(mantissa)}{suffix}"
     # Finer than 1n: not something parse_quantity produces; spell it plainly.
     return format(amount.normalize(ctx), "f")
+
+
+def quantity_problem(raw: Any) -> str | None:
+    """Why the API server would refuse `raw` as a resource quantity, or None."""
+    try:
+        parse_quantity(raw)
+    except QuantityError as exc:
+        shown = repr(raw)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return f"{shown} is not a quantity ({exc.problem})"
+    return None

@@ -26,14 +26,11 @@ import yaml
 from gpuop.api.labels import (
     APP_COMPONENT_LABEL,
     APP_LABEL,
-    GPU_PRESENT_LABEL,
     GPU_TAINT_KEY,
     HASH_ANNOTATION,
     MANAGED_BY,
     MANAGED_BY_LABEL,
     NFD_KERNEL,
-    NFD_OS_ID,
-    NFD_OS_VERSION_ID,
     OPERAND_LABEL,
     PRECOMPILED_LABEL,
     deploy_label,
@@ -41,6 +38,20 @@ from gpuop.api.labels import (
 from gpuop.catalog import Operand, operand_table
 from gpuop.policy import ResolvedPolicy
 from gpuop.policy.models import DriverManagerSpec
+from gpuop.render.nodes import driver_os_tag, kernel_versions, sanitized_kernel
+from gpuop.render.nodes import os_tag_of as os_tag_of  # the operator reads it here
+from gpuop.render.operands import (
+    OS_TAGGED_OPERANDS,
+    apply_cdi,
+    apply_dcgm_exporter,
+    apply_driver,
+    apply_driver_manager,
+    apply_mig_manager_configs,
+    apply_validations,
+    driver_manager,
+    set_configmap,
+    set_env,
+)
 from gpuop.render.support import (
     GPU_CLIENTS_DEFAULT,
     MIG_PARTED_DEFAULT,
@@ -124,32 +135,6 @@ def _wait_container(image: str, gate_file: str) -> dict[str, Any]:
     }
 
 
-def driver_os_tag(nodes: Iterable[Mapping[str, Any]]) -> str | None:
-    """The OS suffix of driver image tags, e.g. `ubuntu24.04`, as upstream derives it.
-
-    Upstream reads NFD's OS labels from the first node (by name) with `nvidia.com/gpu.present`;
-    for RHEL, Rocky and Oracle Linux only the major version counts. None when no such node
-    carries both labels.
-    """
-    gpu_nodes = [
-        n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(GPU_PRESENT_LABEL)
-    ]
-    if not gpu_nodes:
-        return None
-    first = min(gpu_nodes, key=lambda n: str(n["metadata"].get("name") or ""))
-    return os_tag_of(first["metadata"]["labels"])
-
-
-def os_tag_of(labels: Mapping[str, str]) -> str | None:
-    """The OS tag of one node's NFD labels (`ubuntu24.04`, `rhel9`); None without them."""
-    os_id, version = labels.get(NFD_OS_ID), labels.get(NFD_OS_VERSION_ID)
-    if not os_id or not version:
-        return None
-    if os_id in ("ol", "rocky", "rhel"):
-        version = version.split(".")[0]
-    return f"{os_id}{version}"
-
-
 @cache
 def _operand_template(operand: str) -> dict[str, Any] | None:
     path = resources.files("gpuop.catalog").joinpath(f"templates/operands/{operand}.yaml")
@@ -195,10 +180,10 @@ def _template_variables(
         # Precompiled drivers are tagged `<version>-<kernel>-<os>`.
         image = f"{image}-{kernel[0]}"
     tagged = ":" in image.rsplit("/", 1)[-1]
-    if operand.name in _OS_TAGGED_OPERANDS and os_tag and tagged and "sha256:" not in image:
+    if operand.name in OS_TAGGED_OPERANDS and os_tag and tagged and "sha256:" not in image:
         image = f"{image}-{os_tag}"
     validator = operand_table().operand("operator-validator")
-    manager_image, manager_pull = _manager_image(_driver_manager(policy, operand))
+    manager_image, manager_pull = _manager_image(driver_manager(policy, operand))
     host_paths = spec.hostPaths
     toolkit = spec.toolkit
     return {
@@ -222,21 +207,6 @@ def _template_variables(
     }
 
 
-def _set_env(container: dict[str, Any], items: Iterable[dict[str, Any]]) -> None:
-    """Set env vars as upstream's `setContainerEnv` does: replace in place, else append."""
-    items = list(items)
-    if not items:
-        return
-    env = container.setdefault("env", [])
-    for item in items:
-        for i, existing in enumerate(env):
-            if existing.get("name") == item["name"]:
-                env[i] = item
-                break
-        else:
-            env.append(item)
-
-
 def _render_from_template(
     policy: ResolvedPolicy,
     operand: Operand,
@@ -251,33 +221,33 @@ def _render_from_template(
     pod_spec: dict[str, Any] = filled["podSpec"]
     component = policy.component(operand.spec_block)
     main = pod_spec["containers"][0]
-    _apply_cdi(policy, operand, main)
+    apply_cdi(policy, operand, main)
     cc_manager = policy.policy.spec.ccManager
     if operand.name == "cc-manager" and cc_manager and cc_manager.defaultMode:
-        _set_env(main, [{"name": "DEFAULT_CC_MODE", "value": cc_manager.defaultMode}])
+        set_env(main, [{"name": "DEFAULT_CC_MODE", "value": cc_manager.defaultMode}])
     if component and component.hostNetwork:
         pod_spec["hostNetwork"] = True
         pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
     if operand.name == "dcgm-exporter":
-        _apply_dcgm_exporter(policy, pod_spec)
+        apply_dcgm_exporter(policy, pod_spec)
     elif operand.name == "mig-manager":
-        _apply_mig_manager_configs(policy, pod_spec)
+        apply_mig_manager_configs(policy, pod_spec)
     elif operand.name == "vgpu-device-manager" and policy.vgpu_config_map:
-        _set_configmap(pod_spec, "vgpu-config", policy.vgpu_config_map)
+        set_configmap(pod_spec, "vgpu-config", policy.vgpu_config_map)
     if component and component.env:
-        _set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
+        set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
     if component and component.args:
         main["args"] = list(component.args)
     if component and component.resources:
         main["resources"] = component.resources.model_dump(exclude_none=True)
     pull_secrets = list(component.imagePullSecrets or []) if component else []
-    manager = _driver_manager(policy, operand)
+    manager = driver_manager(policy, operand)
     if manager is not None:
-        _apply_driver_manager(policy, operand, pod_spec, manager, component)
+        apply_driver_manager(policy, operand, pod_spec, manager, component)
         pull_secrets += [s for s in manager.imagePullSecrets or [] if s not in pull_secrets]
-    _apply_validations(policy, operand, pod_spec)
+    apply_validations(policy, operand, pod_spec)
     if operand.name == "driver":
-        _apply_driver(policy, pod_spec, main)
+        apply_driver(policy, pod_spec, main)
     if pull_secrets:
         pod_spec["imagePullSecrets"] = [{"name": s} for s in pull_secrets]
     if policy.nri_plugin_enabled:
@@ -302,302 +272,6 @@ def _render_from_template(
     if pod_annotations:
         ds["spec"]["template"]["metadata"]["annotations"] = pod_annotations
     return ds
-
-
-# Validation init containers: which `validator.<block>.env` each takes.
-_VALIDATION_ENV_BLOCKS = {
-    "driver": "driver",
-    "toolkit": "toolkit",
-    "cuda": "cuda",
-    "plugin": "plugin",
-    "vfio-pci": "vfioPCI",
-    "vgpu-manager": "vgpuManager",
-    "vgpu-devices": "vgpuDevices",
-}
-_VALIDATOR_OPERANDS = ("operator-validator", "sandbox-validator")
-# Driver images are published per OS: their tag ends with the GPU nodes' OS.
-_OS_TAGGED_OPERANDS = ("driver", "vgpu-manager")
-
-
-def _env_items(items: Iterable[Any] | None) -> list[dict[str, Any]]:
-    return [{"name": e.name, "value": e.value or ""} for e in items or []]
-
-
-def _driver_manager(policy: ResolvedPolicy, operand: Operand) -> DriverManagerSpec | None:
-    spec = policy.policy.spec
-    if operand.name == "driver":
-        return (spec.driver.manager if spec.driver else None) or DriverManagerSpec()
-    if operand.name == "vfio-manager":
-        return (spec.vfioManager.driverManager if spec.vfioManager else None) or DriverManagerSpec()
-    if operand.name == "vgpu-manager":
-        return (spec.vgpuManager.driverManager if spec.vgpuManager else None) or DriverManagerSpec()
-    return None
-
-
-def _apply_driver_manager(
-    policy: ResolvedPolicy,
-    operand: Operand,
-    pod_spec: dict[str, Any],
-    manager: DriverManagerSpec,
-    component: Any,
-) -> None:
-    """Upstream's `transformDriverManagerInitContainer`: resources, RDMA flags, env."""
-    init = next(
-        (c for c in pod_spec.get("initContainers", []) if c["name"] == "k8s-driver-manager"), None
-    )
-    if init is None:
-        return
-    if component is not None and component.resources:
-        init["resources"] = component.resources.model_dump(exclude_none=True)
-    driver = policy.policy.spec.driver
-    rdma = driver.rdma if driver and operand.name == "driver" else None
-    if rdma is not None and rdma.enabled:
-        _set_env(init, [{"name": "GPU_DIRECT_RDMA_ENABLED", "value": "true"}])
-        if rdma.useHostMofed:
-            _set_env(init, [{"name": "USE_HOST_MOFED", "value": "true"}])
-    _set_env(init, _env_items(manager.env))
-
-
-def _apply_validations(policy: ResolvedPolicy, operand: Operand, pod_spec: dict[str, Any]) -> None:
-    """Upstream's validator transforms: per-validation env and resources, unused ones dropped."""
-    spec = policy.policy.spec
-    validator = spec.validator
-    kept = []
-    for init in pod_spec.get("initContainers", []):
-        name = init["name"]
-        if not name.endswith("-validation"):
-            kept.append(init)
-            continue
-        check = name.removesuffix("-validation")
-        if operand.name in _VALIDATOR_OPERANDS:
-            if check == "plugin" and not policy.block_enabled("devicePlugin", True):
-                continue
-            if check == "cc-manager" and not policy.block_enabled("ccManager", False):
-                continue
-        if validator is not None and validator.resources:
-            init["resources"] = validator.resources.model_dump(exclude_none=True)
-        block = _VALIDATION_ENV_BLOCKS.get(check)
-        if block and (operand.name in _VALIDATOR_OPERANDS or check in ("driver", "toolkit")):
-            sub = getattr(validator, block, None) if validator else None
-            if check in ("cuda", "plugin") and validator and validator.imagePullSecrets:
-                secrets = ",".join(validator.imagePullSecrets)
-                _set_env(init, [{"name": "VALIDATOR_IMAGE_PULL_SECRETS", "value": secrets}])
-            _set_env(init, _env_items(sub.env if sub else None))
-        kept.append(init)
-    if "initContainers" in pod_spec:
-        pod_spec["initContainers"] = kept
-
-
-# Env that upstream sets only with CDI on (`transformToolkitCtrForCDI` and friends); with
-# CDI off a variable either goes or takes its asset value.
-_CDI_ENV: dict[str, dict[str, str | None]] = {
-    "container-toolkit": {
-        "CDI_ENABLED": None,
-        "NVIDIA_RUNTIME_SET_AS_DEFAULT": None,
-        "NVIDIA_CONTAINER_RUNTIME_MODE": None,
-        "CRIO_CONFIG_MODE": None,
-    },
-    "device-plugin": {
-        "CDI_ENABLED": None,
-        "DEVICE_LIST_STRATEGY": "envvar",
-        "CDI_ANNOTATION_PREFIX": None,
-        "NVIDIA_CDI_HOOK_PATH": None,
-    },
-    "mig-manager": {"CDI_ENABLED": None, "NVIDIA_CDI_HOOK_PATH": None},
-}
-
-
-def _apply_cdi(policy: ResolvedPolicy, operand: Operand, container: dict[str, Any]) -> None:
-    """CDI-off variants, and the CDI hook's path only where the toolkit installs it."""
-    cdi_only = _CDI_ENV.get(operand.name)
-    if cdi_only is None:
-        return
-    toolkit_on = policy.block_enabled("toolkit", True)
-    env = []
-    for item in container.get("env", []):
-        name = item["name"]
-        if name == "NVIDIA_CDI_HOOK_PATH" and not toolkit_on:
-            continue
-        if not policy.cdi_enabled and name in cdi_only:
-            value = cdi_only[name]
-            if value is None:
-                continue
-            item = {"name": name, "value": value}
-        env.append(item)
-    container["env"] = env
-
-
-_DCGM_JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"
-_DCGM_METRICS_FILE = "dcgm-metrics.csv"
-_DCGM_POD_METADATA_ENV = (
-    "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS",
-    "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID",
-)
-
-
-def _apply_dcgm_exporter(policy: ResolvedPolicy, pod_spec: dict[str, Any]) -> None:
-    """Upstream's `TransformDCGMExporter`, past what every operand gets."""
-    spec = policy.policy.spec
-    exporter = spec.dcgmExporter
-    main = pod_spec["containers"][0]
-    if any(op.name == "dcgm" for op in policy.enabled_operands()):
-        _set_env(main, [{"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": "nvidia-dcgm:5555"}])
-    if exporter is None:
-        return
-    if exporter.hostPID:
-        pod_spec["hostPID"] = True
-    mapping = exporter.hpcJobMapping
-    if mapping and mapping.enabled:
-        directory = mapping.directory or _DCGM_JOB_MAPPING_DIR
-        _set_env(main, [{"name": "DCGM_HPC_JOB_MAPPING_DIR", "value": directory}])
-        main.setdefault("volumeMounts", []).append(
-            {"name": "hpc-job-mapping", "readOnly": True, "mountPath": directory}
-        )
-        pod_spec.setdefault("volumes", []).append(
-            {
-                "name": "hpc-job-mapping",
-                "hostPath": {"path": directory, "type": "DirectoryOrCreate"},
-            }
-        )
-    if exporter.enablePodLabels:
-        _set_env(main, [{"name": _DCGM_POD_METADATA_ENV[0], "value": "true"}])
-    if exporter.enablePodUID:
-        _set_env(main, [{"name": _DCGM_POD_METADATA_ENV[1], "value": "true"}])
-    if exporter.podLabelAllowlistRegex:
-        allowlist = ",".join(exporter.podLabelAllowlistRegex)
-        _set_env(
-            main,
-            [{"name": "DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX", "value": allowlist}],
-        )
-    user_env = {e.name: e.value or "" for e in exporter.env or []}
-    reads_api = (
-        exporter.enablePodLabels
-        or exporter.enablePodUID
-        or any(user_env.get(name, "").lower() == "true" for name in _DCGM_POD_METADATA_ENV)
-        or user_env.get("DCGM_EXPORTER_CONFIGMAP_DATA", "") not in ("", "none")
-    )
-    if reads_api:
-        pod_spec["automountServiceAccountToken"] = True
-    if exporter.config and exporter.config.name:
-        path = f"/etc/dcgm-exporter/{_DCGM_METRICS_FILE}"
-        main.setdefault("volumeMounts", []).append(
-            {
-                "name": "metrics-config",
-                "readOnly": True,
-                "mountPath": path,
-                "subPath": _DCGM_METRICS_FILE,
-            }
-        )
-        pod_spec.setdefault("volumes", []).append(
-            {
-                "name": "metrics-config",
-                "configMap": {
-                    "name": exporter.config.name,
-                    "items": [{"key": _DCGM_METRICS_FILE, "path": _DCGM_METRICS_FILE}],
-                },
-            }
-        )
-        _set_env(main, [{"name": "DCGM_EXPORTER_COLLECTORS", "value": path}])
-    kubelet_root = spec.hostPaths.kubeletRootDir if spec.hostPaths else None
-    if kubelet_root and kubelet_root != "/var/lib/kubelet":
-        for volume in pod_spec.get("volumes", []):
-            if volume["name"] == "pod-gpu-resources":
-                volume["hostPath"]["path"] = f"{kubelet_root.rstrip('/')}/pod-resources"
-
-
-def _set_configmap(pod_spec: dict[str, Any], volume_name: str, configmap: str) -> None:
-    for volume in pod_spec.get("volumes", []):
-        if volume["name"] == volume_name and "configMap" in volume:
-            volume["configMap"]["name"] = configmap
-
-
-def _apply_mig_manager_configs(policy: ResolvedPolicy, pod_spec: dict[str, Any]) -> None:
-    """`migManager.config.name` and `gpuClientsConfig.name`, as upstream's MIG manager transform."""
-    mig = policy.policy.spec.migManager
-    custom = mig.config.name if mig and mig.config else None
-    clients = mig.gpuClientsConfig.name if mig and mig.gpuClientsConfig else None
-    if clients:
-        _set_configmap(pod_spec, "gpu-clients", clients)
-    if not custom:
-        return
-    for volume in pod_spec.get("volumes", []):
-        if volume["name"] == "mig-parted-config":
-            # A custom config is mounted whole, as config.yaml.
-            volume["configMap"] = {"name": custom}
-    main = pod_spec["containers"][0]
-    main["env"] = [e for e in main.get("env", []) if e["name"] != "DEFAULT_CONFIG_FILE"]
-    _set_env(main, [{"name": "CONFIG_FILE", "value": "/mig-parted-config/config.yaml"}])
-
-
-def _apply_driver(
-    policy: ResolvedPolicy, pod_spec: dict[str, Any], container: dict[str, Any]
-) -> None:
-    """Upstream's `transformDriverContainer`: probes, open modules, RDMA, vGPU licensing."""
-    driver = policy.policy.spec.driver
-    if driver is None:
-        return
-    for field in ("startupProbe", "livenessProbe", "readinessProbe"):
-        probe = getattr(driver, field)
-        if probe is None or field not in container:
-            continue
-        for key, value in probe.model_dump(exclude_none=True).items():
-            if value:
-                container[field][key] = value
-    if driver.kernelModuleType == "open":
-        _set_env(container, [{"name": "OPEN_KERNEL_MODULES_ENABLED", "value": "true"}])
-    if driver.rdma and driver.rdma.enabled:
-        _set_env(container, [{"name": "GPU_DIRECT_RDMA_ENABLED", "value": "true"}])
-        if driver.rdma.useHostMofed:
-            for volume in pod_spec.get("volumes", []):
-                if volume["name"] == "mlnx-ofed-usr-src":
-                    volume["hostPath"]["path"] = "/usr/src"
-            _set_env(container, [{"name": "USE_HOST_MOFED", "value": "true"}])
-    licensing = driver.licensingConfig
-    if licensing and (licensing.secretName or licensing.configMapName):
-        mounts = container.setdefault("volumeMounts", [])
-        items = [{"key": "gridd.conf", "path": "gridd.conf"}]
-        mounts.append(
-            {
-                "name": "licensing-config",
-                "readOnly": True,
-                "mountPath": "/drivers/gridd.conf",
-                "subPath": "gridd.conf",
-            }
-        )
-        if licensing.nlsEnabled:
-            token = "client_configuration_token.tok"
-            items.append({"key": token, "path": token})
-            mounts.append(
-                {
-                    "name": "licensing-config",
-                    "readOnly": True,
-                    "mountPath": f"/drivers/ClientConfigToken/{token}",
-                    "subPath": token,
-                }
-            )
-        source: dict[str, Any] = (
-            {"secret": {"secretName": licensing.secretName, "items": items}}
-            if licensing.secretName
-            else {"configMap": {"name": licensing.configMapName, "items": items}}
-        )
-        pod_spec.setdefault("volumes", []).append({"name": "licensing-config", **source})
-    topology = driver.virtualTopology
-    if topology and topology.config:
-        conf = "nvidia-topologyd.conf"
-        container.setdefault("volumeMounts", []).append(
-            {
-                "name": "topology-config",
-                "readOnly": True,
-                "mountPath": f"/etc/nvidia/{conf}",
-                "subPath": conf,
-            }
-        )
-        pod_spec.setdefault("volumes", []).append(
-            {
-                "name": "topology-config",
-                "configMap": {"name": topology.config, "items": [{"key": conf, "path": conf}]},
-            }
-        )
 
 
 def render_daemonset(
@@ -629,7 +303,7 @@ def render_daemonset(
     if kernel is not None:
         # Upstream's `transformPrecompiledDriverDaemonset`: one DaemonSet per kernel version.
         version, node_os = kernel
-        ds["metadata"]["name"] += f"-{_sanitized_kernel(version)}-{node_os}"
+        ds["metadata"]["name"] += f"-{sanitized_kernel(version)}-{node_os}"
         labels[PRECOMPILED_LABEL] = "true"
         node_selector[NFD_KERNEL] = version
     return _finish(policy, operand, namespace, ds, labels, template.get("podLabels"), node_selector)
@@ -651,27 +325,6 @@ def render_operand_daemonsets(
             for version, node_os in sorted(kernels.items())
         ]
     return [render_daemonset(policy, operand, namespace, operator_env, os_tag)]
-
-
-def kernel_versions(nodes: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """Kernel version -> OS (`ubuntu22.04`) of the GPU nodes, for precompiled drivers.
-
-    As upstream's `getKernelVersionsMap`: nodes with `nvidia.com/gpu.present=true` and NFD's
-    full kernel version label; the OS keeps its full VERSION_ID here.
-    """
-    found: dict[str, str] = {}
-    for node in nodes:
-        labels = (node.get("metadata") or {}).get("labels") or {}
-        if labels.get(GPU_PRESENT_LABEL) != "true" or NFD_KERNEL not in labels:
-            continue
-        node_os = f"{labels.get(NFD_OS_ID, '')}{labels.get(NFD_OS_VERSION_ID, '')}"
-        found.setdefault(labels[NFD_KERNEL], node_os)
-    return found
-
-
-def _sanitized_kernel(version: str) -> str:
-    without_arch = re.sub(r"x86_64(?:_64k)?|aarch64(?:_64k)?", "", version).replace("_", ".")
-    return without_arch.removesuffix(".").lower()
 
 
 def _finish(

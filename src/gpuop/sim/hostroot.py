@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuop.toolkit.configuring import configure_runtime, has_state_record, revert_runtime
+from gpuop.toolkit.configuring import configure_runtime
 from gpuop.toolkit.errors import ToolkitError
+from gpuop.toolkit.reverting import has_state_record, revert_runtime
 
 STOCK_CONTAINERD_CONFIG = """\
 version = 2

@@ -15,20 +15,13 @@ Public API (the CLI and the simulator use only this)::
     print(result.render_text())          # or result.to_json()
     toolkit.revert_runtime("/srv/nodes/gpu-1")
 
-Module map: `configuring` (entry points and write order), `containerd` (what to change, pure),
+Module map: `configuring` (configuring, and the write order), `reverting` (undoing it), `options` (what to configure), `containerd` (what to change, pure),
 `tomledit` (format-preserving TOML edits, pure), `imports` (containerd's import resolution),
 `hostfs` (host-root paths, atomic all-or-nothing writes), `state` (the record beside the config),
 `results` (typed outcome), `diffs` (dry-run diffs), `errors` (what can go wrong).
 """
 
-from gpuop.toolkit.configuring import (
-    DEFAULT_CONFIG,
-    DEFAULT_DROP_IN,
-    ImportStyle,
-    RuntimeOptions,
-    configure_runtime,
-    revert_runtime,
-)
+from gpuop.toolkit.configuring import configure_runtime
 from gpuop.toolkit.containerd import SUPPORTED_VERSIONS, runtime_handlers
 from gpuop.toolkit.errors import (
     ConfigParseError,
@@ -39,6 +32,7 @@ from gpuop.toolkit.errors import (
     StateError,
     ToolkitError,
 )
+from gpuop.toolkit.options import DEFAULT_CONFIG, DEFAULT_DROP_IN, ImportStyle, RuntimeOptions
 from gpuop.toolkit.results import (
     Change,
     FileOutcome,
@@ -46,6 +40,7 @@ from gpuop.toolkit.results import (
     RuntimeHandler,
     RuntimeResult,
 )
+from gpuop.toolkit.reverting import revert_runtime
 
 __all__ = [
     "DEFAULT_CONFIG",

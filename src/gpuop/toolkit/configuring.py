@@ -1,7 +1,7 @@
 """Register the NVIDIA runtime with containerd on one host root, or take it away again.
 
 Why this module exists: it is the one entry point the CLI and the simulator call
-(`configure_runtime`, `revert_runtime`). It reads the files under the host root, asks
+(`configure_runtime`; `revert_runtime`, in `toolkit.reverting`, undoes it). It reads the files under the host root, asks
 `containerd` for the edits, lets `tomledit` apply them without disturbing anything else, and only
 then writes, through `hostfs.commit`, all or nothing. The order of work is what makes it safe:
 
@@ -28,7 +28,7 @@ import posixpath
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 from gpuop import __version__
 from gpuop.toolkit import containerd, imports
@@ -37,18 +37,20 @@ from gpuop.toolkit.errors import (
     ConfigParseError,
     ConfigPathError,
     ConfigShapeError,
-    ConfigVersionError,
     StateError,
     parse_error,
 )
-from gpuop.toolkit.hostfs import FileWrite, HostPath, HostRoot, commit, remove_empty_dirs, sha256
+from gpuop.toolkit.hostfs import FileWrite, HostPath, HostRoot, commit, sha256
+from gpuop.toolkit.options import (
+    DEFAULT_CONFIG,
+    RuntimeOptions,
+    check_not_the_default_runtime,
+    check_options,
+)
 from gpuop.toolkit.results import (
-    MODES,
     Change,
     FileAction,
     FileOutcome,
-    Mode,
-    RuntimeHandler,
     RuntimeResult,
 )
 from gpuop.toolkit.state import (
@@ -60,11 +62,9 @@ from gpuop.toolkit.state import (
 )
 from gpuop.toolkit.tomledit import (
     AppendItem,
-    DeleteKey,
     Edit,
     EditError,
     LayoutError,
-    RemoveItem,
     SetValue,
     apply_to_data,
     dotted,
@@ -74,46 +74,13 @@ from gpuop.toolkit.tomledit import (
     parse,
 )
 
-ImportStyle: TypeAlias = Literal["file", "glob"]
-
-DEFAULT_CONFIG = "/etc/containerd/config.toml"
-DEFAULT_DROP_IN = "/etc/containerd/conf.d/99-nvidia.toml"
 RESTART_HINT = (
     "containerd reads its configuration at start: restart it (systemctl restart containerd)"
 )
 
 
 @dataclass(frozen=True, slots=True)
-class RuntimeOptions:
-    """What to configure. Paths are host paths: as the node sees them, whatever the root."""
-
-    config: str = DEFAULT_CONFIG
-    mode: Mode = "drop-in"
-    runtime_class: str = containerd.DEFAULT_RUNTIME_CLASS
-    with_cdi_runtimes: bool = False
-    set_as_default: bool = False
-    enable_cdi: bool = False
-    install_dir: str = containerd.DEFAULT_INSTALL_DIR
-    drop_in: str = DEFAULT_DROP_IN
-    import_style: ImportStyle = "file"
-    """``file`` imports exactly the drop-in; ``glob`` imports `<dir>/*.toml`, as upstream does."""
-    runtime_type: str = containerd.RUNC_V2
-    new_config_version: int = 2
-    """The version written when the config is missing or empty (2 works on containerd 1.x and 2.x)."""
-    create_config: bool = False
-    """Create `config` when it is missing although it is not containerd's default path
-    (without this, a missing non-default config is refused as a likely typo)."""
-
-    def handlers(self) -> tuple[RuntimeHandler, ...]:
-        return containerd.runtime_handlers(
-            self.runtime_class,
-            with_cdi_runtimes=self.with_cdi_runtimes,
-            install_dir=self.install_dir,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Paths:
+class Paths:
     root: HostRoot
     config: HostPath
     state: HostPath
@@ -121,7 +88,7 @@ class _Paths:
 
 
 @dataclass(slots=True)
-class _Planned:
+class Planned:
     path: HostPath
     before: bytes | None
     after: bytes | None
@@ -156,8 +123,8 @@ class _Planned:
 
 
 @dataclass(slots=True)
-class _Work:
-    planned: list[_Planned] = field(default_factory=list)
+class Work:
+    planned: list[Planned] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -179,10 +146,10 @@ def configure_runtime(
     with nothing on disk changed, when the config cannot be edited safely.
     """
     options = options or RuntimeOptions()
-    _check_options(options)
+    check_options(options)
     handlers = options.handlers()
-    paths = _paths(root, options)
-    state = _load_state(paths)
+    paths = host_paths(root, options)
+    state = load_state(paths)
     if state is not None and state.mode != options.mode:
         raise StateError(
             f"{paths.config.host} was configured by gpuop in {state.mode} mode "
@@ -196,15 +163,15 @@ def configure_runtime(
             " started with --config, so a new file here is likely never read (a typo?);"
             " pass --create-config to create it; nothing was changed"
         )
-    text = _decode(before, paths.config)
-    data = _parse(text, paths.config.host)
+    text = decode_text(before, paths.config)
+    data = parse_toml(text, paths.config.host)
     found_version = containerd.config_version(data, paths.config.host)
     version = found_version if found_version is not None else options.new_config_version
     containerd.check_shape(data, version, paths.config.host)
-    _check_not_the_default_runtime(data, version, handlers, options, paths.config.host)
+    check_not_the_default_runtime(data, version, handlers, options, paths.config.host)
     loaded = imports.load_order(paths.root, paths.config, data)
 
-    work = _Work()
+    work = Work()
     config_edits: list[Edit] = []
     config_changes: list[Change] = []
     if found_version is None:
@@ -245,8 +212,8 @@ def configure_runtime(
                 config_edits.append(AppendItem(("imports",), entry))
                 config_changes.append(Change(paths.config.host, "appended", ("imports",), entry))
 
-    after = _edit(text, config_edits, paths.config.host).encode() if config_edits else before
-    work.planned.append(_Planned(paths.config, before, after))
+    after = apply_edits(text, config_edits, paths.config.host).encode() if config_edits else before
+    work.planned.append(Planned(paths.config, before, after))
     work.changes += config_changes
 
     result = RuntimeResult(
@@ -283,8 +250,8 @@ def configure_runtime(
 
 
 def _plan_drop_in(
-    work: _Work,
-    paths: _Paths,
+    work: Work,
+    paths: Paths,
     data: Mapping[str, Any],
     version: int,
     loaded: Sequence[imports.LoadedFile],
@@ -336,7 +303,7 @@ def _plan_drop_in(
             "original is kept as a backup that --revert restores"
         )
     like = paths.config if paths.root.exists(paths.config) else None
-    work.planned.append(_Planned(drop, drop_before, text.encode(), like=like))
+    work.planned.append(Planned(drop, drop_before, text.encode(), like=like))
     if drop_before != text.encode():
         if copied:
             work.changes.append(
@@ -387,7 +354,7 @@ def _drop_in_header(sources: Sequence[str]) -> str:
 
 
 def _shadowing_in_place(
-    loaded: Sequence[imports.LoadedFile], version: int, paths: _Paths
+    loaded: Sequence[imports.LoadedFile], version: int, paths: Paths
 ) -> list[str]:
     plugin = containerd.plugin_path(version)
     warnings = []
@@ -410,10 +377,10 @@ def _shadowing_in_place(
 
 
 def _configure_writes(
-    paths: _Paths,
+    paths: Paths,
     options: RuntimeOptions,
     state: StateRecord | None,
-    planned: Sequence[_Planned],
+    planned: Sequence[Planned],
     changes: Sequence[Change],
 ) -> list[FileWrite]:
     new_state = state or StateRecord(
@@ -492,309 +459,16 @@ def _missing_dirs(root: HostRoot, path: HostPath) -> list[str]:
 # revert
 
 
-def has_state_record(root: str, options: RuntimeOptions | None = None) -> bool:
-    """Whether gpuop configured the host under `root` (and so has something to revert)."""
-    options = options or RuntimeOptions()
-    _check_options(options)
-    paths = _paths(root, options)
-    return paths.root.read(paths.state) is not None
-
-
-def revert_runtime(
-    root: str | os.PathLike[str] = "/",
-    options: RuntimeOptions | None = None,
-    *,
-    dry_run: bool = False,
-    by_name: bool = False,
-) -> RuntimeResult:
-    """Undo what `configure_runtime` did under `root`, using its state record.
-
-    A file unchanged since gpuop wrote it gets its original bytes back (or is removed, when
-    gpuop created it); a file edited since loses only the keys gpuop added, and keys gpuop
-    changed get their previous values back when nobody changed them again.
-
-    Without a state record gpuop added nothing, so nothing is reverted: the result only says
-    which NVIDIA handlers are present. With `by_name` (for hosts configured by the upstream
-    toolkit), handlers whose binary is an `nvidia-container-runtime` are removed by name, as
-    upstream does, together with gpuop's own drop-in and its import; the result says what was
-    left alone.
-    """
-    options = options or RuntimeOptions()
-    _check_options(options)
-    paths = _paths(root, options)
-    state = _load_state(paths)
-    if state is None:
-        return _revert_without_state(paths, options, dry_run, by_name=by_name)
-
-    work = _Work()
-    for record in reversed(state.files):
-        path = paths.root.path(record.path)
-        current = paths.root.read(path)
-        if current is None:
-            if record.existed:
-                work.warnings.append(f"{record.path} no longer exists; left absent")
-            continue
-        file_changes = [c for c in state.changes if c.file == record.path]
-        if sha256(current) == record.written_sha256:
-            if not record.existed:
-                work.planned.append(_Planned(path, current, None))
-                continue
-            original = paths.root.read(paths.root.path(record.backup)) if record.backup else None
-            if original is not None and sha256(original) == record.original_sha256:
-                work.planned.append(_Planned(path, current, original, action="restored"))
-                work.changes += _inverse_records(file_changes)
-                continue
-            work.warnings.append(
-                f"the backup of {record.path} is missing or changed; removing gpuop's keys instead"
-            )
-        elif not record.existed and record.path == state.drop_in:
-            work.warnings.append(
-                f"{record.path} was edited after gpuop wrote it; removed anyway, gpuop owns it"
-            )
-            work.planned.append(_Planned(path, current, None))
-            continue
-        else:
-            work.warnings.append(
-                f"{record.path} was edited after gpuop wrote it; removing only gpuop's keys"
-            )
-        text = _decode(current, path)
-        now = _parse(text, record.path)
-        edits, records, skipped = _inverse(file_changes, now)
-        work.warnings += skipped
-        work.changes += records
-        after = _edit(text, edits, record.path).encode()
-        work.planned.append(_Planned(path, current, after))
-
-    for record in state.files:
-        if record.backup and paths.root.exists(paths.root.path(record.backup)):
-            backup = paths.root.path(record.backup)
-            work.planned.append(
-                _Planned(backup, paths.root.read(backup), None, action="deleted", diff=False)
-            )
-    work.planned.append(
-        _Planned(paths.state, paths.root.read(paths.state), None, action="deleted", diff=False)
-    )
-    result = RuntimeResult(
-        operation="revert",
-        root=str(paths.root.root),
-        config=paths.config.host,
-        mode=state.mode,
-        dry_run=dry_run,
-        files=tuple(p.outcome() for p in work.planned),
-        changes=tuple(work.changes),
-        warnings=tuple(work.warnings),
-        state_file=paths.state.host,
-        notes=(RESTART_HINT,),
-    )
-    if dry_run:
-        return result
-    commit([FileWrite(p.path, p.after) for p in work.planned if p.changed], paths.root)
-    remove_empty_dirs(paths.root, state.created_dirs)
-    return result
-
-
-def _inverse(
-    changes: Sequence[Change], data: Mapping[str, Any]
-) -> tuple[list[Edit], list[Change], list[str]]:
-    edits: list[Edit] = []
-    records: list[Change] = []
-    skipped: list[str] = []
-    now: dict[str, Any] = dict(data)
-
-    def add(edit: Edit) -> None:
-        nonlocal now
-        edits.append(edit)
-        now = apply_to_data(now, [edit])
-
-    for change in reversed(changes):
-        current = lookup(now, change.key)
-        if change.kind == "added":
-            if isinstance(change.value, list) and isinstance(current, list):
-                for element in change.value:
-                    add(RemoveItem(change.key, element))
-                add(DeleteKey(change.key, only_if_empty=True))
-                records.append(replace(change, kind="removed"))
-            elif current is not None:
-                add(DeleteKey(change.key))
-                records.append(replace(change, kind="removed", value=current))
-            for parent in change.created_parents:
-                add(DeleteKey(parent, only_if_empty=True))
-        elif change.kind == "changed":
-            if current == change.value:
-                add(SetValue(change.key, change.previous))
-                records.append(replace(change, kind="restored"))
-            elif current is not None:
-                skipped.append(
-                    f"{change.file}: {change.key_text} was changed again after gpuop set it; "
-                    "left as it is"
-                )
-        elif change.kind == "appended" and isinstance(current, list) and change.value in current:
-            add(RemoveItem(change.key, change.value))
-            records.append(replace(change, kind="removed"))
-    return edits, records, skipped
-
-
-def _inverse_records(changes: Sequence[Change]) -> list[Change]:
-    out: list[Change] = []
-    for change in reversed(changes):
-        if change.kind in ("added", "appended"):
-            out.append(replace(change, kind="removed"))
-        elif change.kind == "changed":
-            out.append(replace(change, kind="restored"))
-    return out
-
-
-def _revert_without_state(
-    paths: _Paths, options: RuntimeOptions, dry_run: bool, *, by_name: bool
-) -> RuntimeResult:
-    work = _Work()
-    if by_name:
-        work.warnings.append(
-            f"no gpuop state record ({paths.state.host}); removing NVIDIA runtime handlers by "
-            "name as the upstream toolkit does (enable_cdi and import globs are left as they are)"
-        )
-    names = {h.name for h in options.handlers()} | {"nvidia", "nvidia-cdi", "nvidia-legacy"}
-    before = paths.root.read(paths.config)
-    version: int | None = None
-    if before is not None:
-        text = _decode(before, paths.config)
-        data = _parse(text, paths.config.host)
-        version = containerd.config_version(data, paths.config.host)
-        edits: list[Edit] = []
-        if version is not None:
-            containerd.check_shape(data, version, paths.config.host)
-            edits, records = _remove_handlers(data, version, names, paths.config.host)
-            if not by_name:
-                if records:
-                    present = ", ".join(c.key[-1] for c in records if c.key[-1] in names)
-                    work.notes.append(
-                        f"no gpuop state record ({paths.state.host}): gpuop did not configure "
-                        f"this config, so nothing is reverted. NVIDIA handlers present: {present}; "
-                        "add --by-name to remove them as the upstream toolkit does"
-                    )
-                edits, records = [], []
-            work.changes += records
-            entries = data.get("imports") or []
-            if by_name and options.mode == "drop-in" and paths.drop_in.host in entries:
-                edits.append(RemoveItem(("imports",), paths.drop_in.host))
-                work.changes.append(
-                    Change(paths.config.host, "removed", ("imports",), paths.drop_in.host)
-                )
-        after = _edit(text, edits, paths.config.host).encode() if edits else before
-        work.planned.append(_Planned(paths.config, before, after))
-    drop_before = paths.root.read(paths.drop_in)
-    if drop_before is not None and by_name:
-        if drop_before.startswith(DROP_IN_MARKER.encode()):
-            work.planned.append(_Planned(paths.drop_in, drop_before, None))
-        else:
-            work.warnings.append(f"{paths.drop_in.host} was not written by gpuop; left as it is")
-    result = RuntimeResult(
-        operation="revert",
-        root=str(paths.root.root),
-        config=paths.config.host,
-        mode=options.mode,
-        dry_run=dry_run,
-        config_version=version,
-        files=tuple(p.outcome() for p in work.planned),
-        changes=tuple(work.changes),
-        warnings=tuple(work.warnings),
-        notes=tuple(work.notes) + ((RESTART_HINT,) if any(p.changed for p in work.planned) else ()),
-    )
-    if dry_run or not result.changed:
-        return result
-    commit([FileWrite(p.path, p.after) for p in work.planned if p.changed], paths.root)
-    return result
-
-
-def _remove_handlers(
-    data: Mapping[str, Any], version: int, names: set[str], file: str
-) -> tuple[list[Edit], list[Change]]:
-    edits: list[Edit] = []
-    records: list[Change] = []
-    base = containerd.runtimes_path(version)
-    runtimes = lookup(data, base) or {}
-    for name in sorted(names):
-        runtime = runtimes.get(name)
-        binary = (
-            lookup(runtime, ("options", "BinaryName")) if isinstance(runtime, Mapping) else None
-        )
-        if isinstance(binary, str) and posixpath.basename(binary).startswith(
-            "nvidia-container-runtime"
-        ):
-            edits.append(DeleteKey((*base, name)))
-            records.append(Change(file, "removed", (*base, name), runtime))
-    default_key = (*containerd.plugin_path(version), "containerd", "default_runtime_name")
-    default = lookup(data, default_key)
-    if default in names and edits:
-        edits.append(DeleteKey(default_key))
-        records.append(Change(file, "removed", default_key, default))
-    return edits, records
-
-
 # ----------------------------------------------------------------------------------------------
 # shared helpers
 
 
-def _check_not_the_default_runtime(
-    data: Mapping[str, Any],
-    version: int,
-    handlers: Sequence[RuntimeHandler],
-    options: RuntimeOptions,
-    file: str,
-) -> None:
-    """Refuse to take over the runtime every pod without a RuntimeClass runs with.
-
-    A handler named like containerd's default runtime (`runc` unless default_runtime_name
-    says otherwise) would send every pod through the NVIDIA runtime; that is only done on
-    purpose, with set_as_default.
-    """
-    if options.set_as_default:
-        return
-    configured = lookup(data, (*containerd.plugin_path(version), "containerd"))
-    default = configured.get("default_runtime_name") if isinstance(configured, Mapping) else None
-    default_name = default if isinstance(default, str) and default else "runc"
-    binary = lookup(data, (*containerd.runtimes_path(version), default_name, "options"))
-    binary = binary.get("BinaryName") if isinstance(binary, Mapping) else None
-    if default_name.startswith("nvidia") or "nvidia-container-runtime" in str(binary or ""):
-        return  # the default already runs through the NVIDIA runtime: nothing new
-    for handler in handlers:
-        if handler.name == default_name:
-            raise ConfigPathError(
-                f"runtime class {handler.name!r} is containerd's default runtime in {file}:"
-                " every pod without a RuntimeClass would run through the NVIDIA runtime;"
-                " choose another name (the default is"
-                f" {containerd.DEFAULT_RUNTIME_CLASS!r}), or pass --set-as-default to do"
-                " that on purpose; nothing was changed"
-            )
-
-
-def _check_options(options: RuntimeOptions) -> None:
-    if options.mode not in MODES:
-        raise ConfigPathError(f"unknown mode {options.mode!r}; use drop-in or in-place")
-    if (
-        options.mode == "drop-in"
-        and options.import_style == "glob"
-        and not options.drop_in.endswith(".toml")
-    ):
-        # The import is '<dir>/*.toml': a drop-in named otherwise would never be loaded.
-        raise ConfigPathError(
-            f"drop-in {options.drop_in} does not end in .toml, so the import"
-            f" '{posixpath.dirname(options.drop_in) or '.'}/*.toml' never loads it (a typo?);"
-            " nothing was changed"
-        )
-    if options.new_config_version not in containerd.SUPPORTED_VERSIONS:
-        raise ConfigVersionError(
-            f"cannot create a version {options.new_config_version} config; "
-            f"{containerd.SUPPORTED_TEXT}"
-        )
-
-
-def _paths(root: str | os.PathLike[str], options: RuntimeOptions) -> _Paths:
+def host_paths(root: str | os.PathLike[str], options: RuntimeOptions) -> Paths:
     host = HostRoot(root)
     if not host.root.is_dir():
         raise ConfigPathError(f"host root {host.root} is not a directory")
     config = host.resolve(host.path(options.config))
-    return _Paths(
+    return Paths(
         root=host,
         config=config,
         state=host.path(config.host + STATE_SUFFIX),
@@ -802,7 +476,7 @@ def _paths(root: str | os.PathLike[str], options: RuntimeOptions) -> _Paths:
     )
 
 
-def _load_state(paths: _Paths) -> StateRecord | None:
+def load_state(paths: Paths) -> StateRecord | None:
     raw = paths.root.read(paths.state)
     if raw is None:
         return None
@@ -815,7 +489,7 @@ def _load_state(paths: _Paths) -> StateRecord | None:
     return StateRecord.from_json(text, paths.state.host)
 
 
-def _decode(raw: bytes | None, path: HostPath) -> str:
+def decode_text(raw: bytes | None, path: HostPath) -> str:
     if raw is None:
         return ""
     try:
@@ -826,7 +500,7 @@ def _decode(raw: bytes | None, path: HostPath) -> str:
         ) from exc
 
 
-def _parse(text: str, path: str) -> dict[str, Any]:
+def parse_toml(text: str, path: str) -> dict[str, Any]:
     try:
         data: dict[str, Any] = parse(text).unwrap()
     except tomllib.TOMLDecodeError as exc:
@@ -840,7 +514,7 @@ def _parse(text: str, path: str) -> dict[str, Any]:
     return data
 
 
-def _edit(text: str, edits: Sequence[Edit], path: str) -> str:
+def apply_edits(text: str, edits: Sequence[Edit], path: str) -> str:
     try:
         return edit_text(text, edits)
     except EditError as exc:

@@ -22,6 +22,12 @@ with indented headers); files it cannot reproduce raise `LayoutError` instead of
 
 This module is pure (no file I/O) and knows nothing about containerd; `containerd.py` decides which
 edits to make.
+
+Why one module of about 700 lines: an edit is one contract kept in three places that must agree
+(applied to plain data, applied to the tomlkit document, and the strict re-parse that checks the
+two), and the document surgery (fragments of a table spread over dotted keys and sub-tables, where
+a new key or table goes, what a deletion leaves) is read against both. How new items look is in
+`tomlstyle`.
 """
 
 from __future__ import annotations
@@ -29,7 +35,6 @@ from __future__ import annotations
 import copy
 import re
 import tomllib
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
@@ -43,15 +48,24 @@ from tomlkit.items import (
     InlineTable,
     Item,
     Key,
-    KeyType,
     Null,
     SingleKey,
-    String,
-    StringType,
     Table,
     Whitespace,
 )
 from tomlkit.toml_document import TOMLDocument
+
+from gpuop.toolkit.tomlstyle import (
+    Style,
+    build_table,
+    detect_style,
+    is_plain_value,
+    line_indent,
+    make_key,
+    make_value,
+    raw_append,
+    separate_headers,
+)
 
 KeyPath: TypeAlias = tuple[str, ...]
 
@@ -271,7 +285,7 @@ def edit_text(text: str, edits: Sequence[Edit]) -> str:
         # which `verify` catches, so then try the plainer one.
         doc = parse(text)
         expected = apply_to_data(doc.unwrap(), edits)
-        style = replace(_detect_style(doc), flip_implicit=flip_implicit)
+        style = replace(detect_style(doc), flip_implicit=flip_implicit)
         try:
             for edit in edits:
                 _apply(doc, style, edit)
@@ -303,159 +317,8 @@ def verify(text: str, expected: Mapping[str, Any]) -> None:
 # Style of the document
 
 
-@dataclass(frozen=True, slots=True)
-class _Style:
-    unit: str = "  "
-    indent_headers: bool = False
-    indent_body: bool = False
-    literal_strings: bool = False
-    flip_implicit: bool = True
-    """Give an implicit table a header where it is first used (else: a new header at its end)."""
-
-    def header(self, depth: int) -> str:
-        return self.unit * (depth - 1) if self.indent_headers and depth > 1 else ""
-
-    def body(self, depth: int) -> str:
-        if depth == 0:
-            return ""
-        return self.header(depth) + (self.unit if self.indent_body else "")
-
-
-def _walk_tables(container: Container, depth: int) -> Iterator[tuple[int, Table]]:
-    for _, item in container.body:
-        if isinstance(item, Table):
-            yield depth + 1, item
-            yield from _walk_tables(item.value, depth + 1)
-        elif isinstance(item, AoT):
-            for element in item.body:
-                yield depth + 1, element
-                yield from _walk_tables(element.value, depth + 1)
-
-
-def _line_indent(indent: str) -> str:
-    return indent.rsplit("\n", 1)[-1]
-
-
-def _is_plain_value(key: Key | None, item: Item) -> bool:
-    return key is not None and not isinstance(item, Table | AoT | Whitespace | Comment | Null)
-
-
-def _detect_style(doc: TOMLDocument) -> _Style:
-    units: Counter[str] = Counter()
-    indent_headers = indent_body = False
-    for depth, table in _walk_tables(doc, 0):
-        header = _line_indent(table.trivia.indent)
-        if not table.is_super_table() and depth > 1 and header:
-            indent_headers = True
-            step = len(header) // (depth - 1)
-            if step and len(header) == step * (depth - 1):
-                units[header[:step]] += 1
-        if table.is_super_table():
-            continue
-        for key, item in table.value.body:
-            if _is_plain_value(key, item):
-                body = _line_indent(item.trivia.indent)
-                if len(body) > len(header) and body.startswith(header):
-                    indent_body = True
-                    units[body[len(header) :]] += 1
-                break
-    unit = units.most_common(1)[0][0] if units else "  "
-    if unit.strip():
-        unit = "  "
-    quotes = _quote_counts(doc)
-    return _Style(
-        unit=unit,
-        indent_headers=indent_headers,
-        indent_body=indent_body,
-        literal_strings=quotes[True] > quotes[False],
-    )
-
-
-def _quote_counts(doc: TOMLDocument) -> Counter[bool]:
-    """How many strings (and quoted keys) use literal quotes (True) or basic quotes (False)."""
-    counts: Counter[bool] = Counter()
-
-    def visit(item: Item | Container) -> None:
-        if isinstance(item, String):
-            if item.type in (StringType.SLL, StringType.SLB):
-                counts[item.type == StringType.SLL] += 1
-        elif isinstance(item, Array):
-            for element in item:
-                if isinstance(element, Item):
-                    visit(element)
-        elif isinstance(item, Container | Table | InlineTable):
-            container = item if isinstance(item, Container) else item.value
-            for key, child in container.body:
-                if key is not None:
-                    for single in key:
-                        if single.t in (KeyType.Literal, KeyType.Basic):
-                            counts[single.t == KeyType.Literal] += 1
-                visit(child)
-        elif isinstance(item, AoT):
-            for element in item.body:
-                visit(element)
-
-    visit(doc)
-    return counts
-
-
 # --------------------------------------------------------------------------------------------
 # Building items
-
-
-_LITERAL_SAFE = re.compile(r"[^'\x00-\x08\x0a-\x1f\x7f]*")
-
-
-def _make_value(value: Any, style: _Style) -> Item:
-    if isinstance(value, str):
-        if style.literal_strings and _LITERAL_SAFE.fullmatch(value):
-            return tomlkit.string(value, literal=True)
-        return tomlkit.string(value)
-    if isinstance(value, Mapping):
-        inline = tomlkit.inline_table()
-        for k, v in value.items():
-            inline.append(_make_key(k, style), _make_value(v, style))
-        return inline
-    if isinstance(value, list | tuple):
-        array = tomlkit.array()
-        for element in value:
-            array.append(_make_value(element, style))
-        return array
-    item: Item = tomlkit.item(value)
-    return item
-
-
-def _make_key(key: str, style: _Style) -> SingleKey:
-    if re.fullmatch(r"[A-Za-z0-9_-]+", key):
-        return SingleKey(key, KeyType.Bare)
-    if style.literal_strings and _LITERAL_SAFE.fullmatch(key):
-        return SingleKey(key, KeyType.Literal)
-    return SingleKey(key, KeyType.Basic)
-
-
-def _build_table(value: Mapping[str, Any], depth: int, style: _Style) -> Table:
-    scalars = [(k, v) for k, v in value.items() if not isinstance(v, Mapping)]
-    tables = [(k, v) for k, v in value.items() if isinstance(v, Mapping)]
-    table = tomlkit.table(is_super_table=bool(tables) and not scalars)
-    table.trivia.indent = style.header(depth)
-    for k, v in scalars:
-        item = _make_value(v, style)
-        item.trivia.indent = style.body(depth)
-        _raw_append(table, _make_key(k, style), item)
-    for k, v in tables:
-        _raw_append(table, _make_key(k, style), _build_table(v, depth + 1, style))
-    return table
-
-
-def _separate_headers(container: Container, *, skip_first: bool) -> None:
-    """Put a blank line before every table header (but the first, with `skip_first`)."""
-    first = True
-    for _, table in _walk_tables(container, 0):
-        if table.is_super_table():
-            continue
-        if not (first and skip_first):
-            table.trivia.indent = "\n" + _line_indent(table.trivia.indent)
-        first = False
 
 
 def dump(data: Mapping[str, Any], *, indented: bool = True, literal_strings: bool = False) -> str:
@@ -464,26 +327,18 @@ def dump(data: Mapping[str, Any], *, indented: bool = True, literal_strings: boo
     With `indented`, headers are indented two spaces per dotted level and keys two more, as
     `containerd config default` prints them. Plain values come before tables.
     """
-    style = _Style("  ", indented, indented, literal_strings)
+    style = Style("  ", indented, indented, literal_strings)
     doc = tomlkit.document()
     scalars = [(k, v) for k, v in data.items() if not isinstance(v, Mapping)]
     for k, v in scalars:
-        doc.append(_make_key(k, style), _make_value(v, style))
+        doc.append(make_key(k, style), make_value(v, style))
     for k, v in data.items():
         if isinstance(v, Mapping):
-            _raw_append(doc, _make_key(k, style), _build_table(v, 1, style))
-    _separate_headers(doc, skip_first=not scalars)
+            raw_append(doc, make_key(k, style), build_table(v, 1, style))
+    separate_headers(doc, skip_first=not scalars)
     text = doc.as_string()
     verify(text, data)
     return text
-
-
-def _raw_append(owner: Container | Table, key: Key | None, item: Item) -> None:
-    """Append at the end of `owner` without tomlkit's cosmetic re-indentation."""
-    container = owner if isinstance(owner, Container) else owner.value
-    container._raw_append(key, item)
-    if isinstance(owner, Table) and key is not None:
-        dict.__setitem__(owner, key.key, item.value)
 
 
 # --------------------------------------------------------------------------------------------
@@ -593,7 +448,7 @@ def _mark_newline(container: Container) -> None:
 # Applying edits to a document
 
 
-def _apply(doc: TOMLDocument, style: _Style, edit: Edit) -> None:
+def _apply(doc: TOMLDocument, style: Style, edit: Edit) -> None:
     if isinstance(edit, SetValue):
         _set(doc, style, edit.path, edit.value)
     elif isinstance(edit, DeleteKey):
@@ -606,7 +461,7 @@ def _apply(doc: TOMLDocument, style: _Style, edit: Edit) -> None:
         array = found[0].item
         if not isinstance(array, Array):
             raise EditError(f"{dotted(edit.path)} is not an array")
-        array.append(_make_value(edit.item, style))
+        array.append(make_value(edit.item, style))
     else:
         found = _fragments(doc, edit.path)
         if not found:
@@ -620,7 +475,7 @@ def _apply(doc: TOMLDocument, style: _Style, edit: Edit) -> None:
                 break
 
 
-def _set(doc: TOMLDocument, style: _Style, path: KeyPath, value: Any) -> None:
+def _set(doc: TOMLDocument, style: Style, path: KeyPath, value: Any) -> None:
     parent_path, key = path[:-1], path[-1]
     parents = _fragments(doc, parent_path)
     for fragment in parents:
@@ -633,7 +488,7 @@ def _set(doc: TOMLDocument, style: _Style, path: KeyPath, value: Any) -> None:
                 raise EditError(f"{dotted(path)} already exists as a table")
             owner = fragment.item
             assert isinstance(owner, Container | Table | InlineTable)
-            owner[key] = _make_value(value, style)
+            owner[key] = make_value(value, style)
             return
     if isinstance(value, Mapping):
         _add_table(doc, style, path, value)
@@ -644,7 +499,7 @@ def _set(doc: TOMLDocument, style: _Style, path: KeyPath, value: Any) -> None:
 
 
 def _add_plain(
-    doc: TOMLDocument, parents: list[_Fragment], style: _Style, path: KeyPath, value: Any
+    doc: TOMLDocument, parents: list[_Fragment], style: Style, path: KeyPath, value: Any
 ) -> None:
     key = path[-1]
     target = next(
@@ -670,7 +525,7 @@ def _add_plain(
             table._is_super_table = False
             table.trivia.indent = style.header(target.depth)
     owner = target.item
-    item = _make_value(value, style)
+    item = make_value(value, style)
     if isinstance(owner, InlineTable):
         owner[key] = item
         return
@@ -678,8 +533,8 @@ def _add_plain(
     assert container is not None
     indent = style.body(target.depth)
     for k, existing in container.body:
-        if _is_plain_value(k, existing):
-            indent = _line_indent(existing.trivia.indent)
+        if is_plain_value(k, existing):
+            indent = line_indent(existing.trivia.indent)
     item.trivia.indent = indent
     saved = [
         (existing, existing.trivia.indent)
@@ -687,14 +542,14 @@ def _add_plain(
         if not isinstance(existing, Whitespace | Null)
     ]
     if isinstance(owner, Table):
-        owner.raw_append(_make_key(key, style), item)
+        owner.raw_append(make_key(key, style), item)
     elif isinstance(owner, Container):
-        owner.append(_make_key(key, style), item)
+        owner.append(make_key(key, style), item)
     for existing, before in saved:
         existing.trivia.indent = before
 
 
-def _add_table(doc: TOMLDocument, style: _Style, path: KeyPath, value: Mapping[str, Any]) -> None:
+def _add_table(doc: TOMLDocument, style: Style, path: KeyPath, value: Mapping[str, Any]) -> None:
     # The deepest part of `path` that exists already.
     depth = len(path) - 1
     anchors = _fragments(doc, path[:depth]) if depth else [_Fragment(None, doc, 0)]
@@ -713,7 +568,7 @@ def _add_table(doc: TOMLDocument, style: _Style, path: KeyPath, value: Mapping[s
     inline = next((f for f in anchors if isinstance(f.item, InlineTable)), None)
     if inline is not None:
         assert isinstance(inline.item, InlineTable)
-        inline.item[missing[0]] = _make_value(nested, style)
+        inline.item[missing[0]] = make_value(nested, style)
         return
     dotted_anchor = next((f for f in anchors if _is_dotted_fragment(f)), None)
     if dotted_anchor is not None:
@@ -723,7 +578,7 @@ def _add_table(doc: TOMLDocument, style: _Style, path: KeyPath, value: Mapping[s
     target = anchors[-1]
     owner = target.item
     assert isinstance(owner, Container | Table)
-    node = _build_table({missing[0]: nested}, depth, style)
+    node = build_table({missing[0]: nested}, depth, style)
     first_key, first = node.value.body[0]
     assert first_key is not None and isinstance(first, Table)
 
@@ -736,9 +591,9 @@ def _add_table(doc: TOMLDocument, style: _Style, path: KeyPath, value: Mapping[s
     has_blank = any(isinstance(item, Whitespace) and "\n" in item.s for _, item in stay)
     rendered_before = bool(doc.as_string().strip())
 
-    _separate_headers(first.value, skip_first=False)
+    separate_headers(first.value, skip_first=False)
     header = _first_header(first)
-    header.trivia.indent = _line_indent(header.trivia.indent)
+    header.trivia.indent = line_indent(header.trivia.indent)
     if not has_blank and rendered_before:
         header.trivia.indent = "\n" + header.trivia.indent
     if not _ends_with_newline(leaf):
@@ -751,7 +606,7 @@ def _add_table(doc: TOMLDocument, style: _Style, path: KeyPath, value: Mapping[s
             ours._raw_append(None, Whitespace(item.s))
     for _, item in moved:
         ours._raw_append(None, item)
-    _raw_append(owner, first_key, first)
+    raw_append(owner, first_key, first)
 
 
 def _first_header(table: Table) -> Table:
@@ -765,16 +620,16 @@ def _first_header(table: Table) -> Table:
     return table
 
 
-def _add_dotted(anchor: _Fragment, style: _Style, key: str, value: Mapping[str, Any]) -> None:
+def _add_dotted(anchor: _Fragment, style: Style, key: str, value: Mapping[str, Any]) -> None:
     """Add a table under a table that the file writes with dotted keys (`a.b.c = 1`)."""
     table = anchor.item
     assert isinstance(table, Table)
     indent = ""
     for _, item in _walk_plain(table.value):
-        indent = _line_indent(item.trivia.indent)
+        indent = line_indent(item.trivia.indent)
         break
     for subpath, leaf in _flatten(value, (key,)):
-        item = _make_value(leaf, style)
+        item = make_value(leaf, style)
         item.trivia.indent = indent
         table.append(tomlkit.key(list(subpath)), item)
 
@@ -783,7 +638,7 @@ def _walk_plain(container: Container) -> Iterator[tuple[Key, Item]]:
     for key, item in container.body:
         if isinstance(item, Table):
             yield from _walk_plain(item.value)
-        elif key is not None and _is_plain_value(key, item):
+        elif key is not None and is_plain_value(key, item):
             yield key, item
 
 

@@ -25,11 +25,12 @@ from lightkube.resources.core_v1 import Node, Pod
 
 from gpuop.api.labels import DRIVER_VERSION_LABEL, UPGRADE_STATE_LABEL
 from gpuop.controlplane import LocalCluster
-from gpuop.controlplane.cluster import APISERVER
-from gpuop.kube import API_ERRORS, ClusterPolicy, PatchType, ops, sync_client
+from gpuop.controlplane.components import APISERVER
+from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
 from gpuop.lab import stack
 from gpuop.sim.hardware import NodeSpec, node_manifest
 from gpuop.sim.registry import register_hardware
+from kit.waiting import retry_api
 
 pytestmark = pytest.mark.e2e
 
@@ -49,19 +50,6 @@ def _cluster(e2e_cluster: Any) -> LocalCluster:
         return e2e_cluster.cluster  # type: ignore[no-any-return]
     directory = Path(e2e_cluster.kubeconfig).resolve().parent
     return LocalCluster(directory.name, state_root_dir=directory.parent.parent)
-
-
-def _retry(action: Any, timeout: float = 90) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return action()
-        except API_ERRORS as exc:
-            if isinstance(exc, ApiError) and exc.status.code not in (500, 503, 504):
-                raise
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")
@@ -179,11 +167,11 @@ def test_a_hundred_nodes_upgrade_ten_at_a_time_through_an_api_server_kill(
     states_seen: Counter[str] = Counter()
     deadline = time.monotonic() + 540
     while True:
-        seen = _retry(lambda: _fleet_state(client, names))
+        seen = retry_api(lambda: _fleet_state(client, names), timeout=90)
         upgrading = [n for n, (state, _) in seen.items() if state not in IDLE]
         peak = max(peak, len(upgrading))
         states_seen.update(state for state, _ in seen.values())
-        gpu = _retry(lambda: _pods_by_node(client, "default", {"app": WORKLOAD}))
+        gpu = retry_api(lambda: _pods_by_node(client, "default", {"app": WORKLOAD}), timeout=90)
         for name, (state, _) in seen.items():
             if state in RESTARTING and gpu.get(name):
                 violations.append(f"{name} is {state} with GPU pods {len(gpu[name])}")
@@ -197,8 +185,9 @@ def test_a_hundred_nodes_upgrade_ten_at_a_time_through_an_api_server_kill(
             killed_at = len(done)
             _cluster(e2e_cluster).restart_component(APISERVER)
             continue
-        drivers = _retry(
-            lambda: _pods_by_node(client, stack.NAMESPACE, {"app": "nvidia-driver-daemonset"})
+        drivers = retry_api(
+            lambda: _pods_by_node(client, stack.NAMESPACE, {"app": "nvidia-driver-daemonset"}),
+            timeout=90,
         )
         finished = (
             killed_at is not None

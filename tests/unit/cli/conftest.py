@@ -3,7 +3,6 @@ and compare output with golden files (`UPDATE_GOLDEN=1` rewrites them)."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 import pytest
@@ -11,6 +10,7 @@ from cli_support import GOLDEN_DIR, GoldenCheck, Run, RunCli
 from click.testing import CliRunner
 
 from gpuop.cli import main
+from kit.golden import check_golden
 
 
 @pytest.fixture
@@ -42,15 +42,6 @@ def gpuop(monkeypatch: pytest.MonkeyPatch) -> RunCli:
 @pytest.fixture
 def golden() -> GoldenCheck:
     def check(name: str, actual: str) -> None:
-        path = GOLDEN_DIR / name
-        if os.environ.get("UPDATE_GOLDEN") == "1":
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(actual, encoding="utf-8")
-            return
-        assert path.is_file(), f"{path} is missing: run the tests with UPDATE_GOLDEN=1"
-        assert actual == path.read_text(encoding="utf-8"), (
-            f"output differs from {path.relative_to(GOLDEN_DIR.parents[1])};"
-            " if the change is intended, rerun with UPDATE_GOLDEN=1 and review the diff"
-        )
+        check_golden(GOLDEN_DIR / name, actual)
 
     return check

@@ -12,7 +12,7 @@ from cli_support import REPO_ROOT, GoldenCheck, RunCli
 
 from gpuop.api.labels import INVENTORY_ANNOTATION
 from gpuop.cli.common import UserError
-from gpuop.cli.support import SYSTEM_PCI_IDS, load_pci_database
+from gpuop.cli.inputs import SYSTEM_PCI_IDS, load_pci_database
 from gpuop.naming import PciDatabase
 from gpuop.planner.inventory import GpuCard, encode_inventory
 
@@ -296,10 +296,10 @@ def test_invalid_policy_prints_every_problem(gpuop: RunCli, tmp_path: Path) -> N
     run = gpuop("plan", "--gpu", "A10", "--policy", str(path))
     assert run.code == 2
     assert run.stderr.splitlines() == [
-        f"error: {path}: not a valid ClusterPolicy",
-        "  spec.driver.enabled: expected a boolean, got a string",
-        "  spec.sandboxWorkloads.mode: Input should be 'kubevirt' or 'kata'",
-        "  spec.bogus: unknown field",
+        f"error: {path}: not a valid ClusterPolicy:"
+        " spec.driver.enabled: expected a boolean, got a string;"
+        " spec.sandboxWorkloads.mode: Input should be 'kubevirt' or 'kata';"
+        " spec.bogus: unknown field",
     ]
 
 

@@ -34,6 +34,7 @@ from gpuop.cli.explain import (
 )
 from gpuop.cli.running import printable, spread_greedy
 from gpuop.explain.corpus import generate_case
+from gpuop.explain.subjects import SubjectError
 from gpuop.kube.reads import ReadError, read_cluster
 from gpuop.manifests import ManifestError, load_objects
 
@@ -1081,7 +1082,7 @@ def explain_text(manifest: str, cluster_text: str) -> int:
         if not objects:
             return 2
         results = explain_objects([("<stdin>", obj) for obj in objects], cluster)
-    except (InputError, ManifestError, RecursionError):
+    except (InputError, SubjectError, ManifestError, RecursionError):
         return 2
     printable(render_text(results, all_nodes=True)).encode("utf-8")
     json.dumps([result.to_dict() for result in results])

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from kit.golden import check_golden  # noqa: F401  (the toolkit tests import it from here)
 
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "golden" / "toolkit"
 INPUTS_DIR = GOLDEN_DIR / "inputs"
@@ -45,26 +46,3 @@ def snapshot(root: Path) -> dict[str, Entry]:
 
 def contents(root: Path) -> dict[str, bytes | None]:
     return {k: v.data for k, v in snapshot(root).items()}
-
-
-def check_golden(path: Path, actual: str) -> None:
-    """Compare with the golden file; `UPDATE_GOLDEN=1` rewrites it instead."""
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-        return
-    assert path.exists(), f"golden file {path} is missing; run with UPDATE_GOLDEN=1 to create it"
-    expected = path.read_text(encoding="utf-8")
-    if actual != expected:
-        diff = "".join(
-            difflib.unified_diff(
-                expected.splitlines(keepends=True),
-                actual.splitlines(keepends=True),
-                fromfile=f"{path} (golden)",
-                tofile="actual",
-            )
-        )
-        raise AssertionError(
-            f"output differs from {path}; if the change is intended, rerun with UPDATE_GOLDEN=1\n"
-            + diff
-        )

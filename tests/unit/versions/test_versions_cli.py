@@ -8,7 +8,6 @@ tests/golden/upgrade/ (regenerate after an intended change with
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from click.testing import CliRunner, Result
 from versions_support import GOLDEN_DIR, cluster_policy, cpu_node, gpu_node
 
 from gpuop.cli.versions import upgrade, versions
+from kit import golden
 
 INPUTS = GOLDEN_DIR / "inputs"
 TODAY = ("--today", "2026-11-29")
@@ -31,15 +31,7 @@ def invoke(group: Any, *args: str, stdin: str | None = None) -> Result:
 
 
 def check_golden(name: str, actual: str) -> None:
-    path = GOLDEN_DIR / name
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        path.write_text(actual, encoding="utf-8")
-        return
-    assert path.is_file(), f"{path} is missing: run the tests with UPDATE_GOLDEN=1"
-    assert actual == path.read_text(encoding="utf-8"), (
-        f"output differs from tests/golden/upgrade/{name}; if the change is intended, rerun"
-        " with UPDATE_GOLDEN=1 and review the diff"
-    )
+    golden.check_golden(GOLDEN_DIR / name, actual)
 
 
 @pytest.fixture
@@ -240,7 +232,7 @@ def test_preview_rejects_a_file_without_a_valid_cluster_policy(tmp_path: Path) -
     empty = tmp_path / "empty.yaml"
     empty.write_text("kind: ConfigMap\nmetadata: {name: x}\n")
     result = invoke(upgrade, "preview", str(empty), "26.7.0")
-    assert result.exit_code == 2 and "no ClusterPolicy in the file" in result.stderr
+    assert result.exit_code == 2 and "expected ClusterPolicy, got 'ConfigMap'" in result.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(cluster_policy(spec={"driver": {"enabled": "yes"}})))
     result = invoke(upgrade, "preview", str(bad), "26.7.0")

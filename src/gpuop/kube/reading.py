@@ -1,0 +1,136 @@
+"""The one cluster reader: list kinds from the API server as plain dicts.
+
+Every live read of gpuop (`gpuop check` and `collect`, `explain`, the `kubevirt`
+commands, `versions check`) goes through :func:`read_kinds`: each kind is listed
+cluster-wide (all namespaces), each object gets its `kind` (list answers leave it out),
+and a kind the server refuses (its CRD not installed, the account not allowed) is reported
+as skipped in :func:`gpuop.kube.errors.refusal`'s words. A kind in `required` that
+cannot be listed, or a cluster that does not answer, is a :class:`ReadError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+from lightkube.generic_resource import create_namespaced_resource
+from lightkube.resources.apps_v1 import DaemonSet, Deployment
+from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
+from lightkube.resources.resource_v1 import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
+
+from gpuop.kube import ClusterPolicy, HyperConverged, KubeVirt, VirtualMachineInstance
+from gpuop.kube.errors import API_ERRORS, refusal, unanswered
+
+__all__ = [
+    "ALL_NAMESPACES",
+    "RESOURCES",
+    "ClusterRead",
+    "Lister",
+    "ReadError",
+    "VirtualMachine",
+    "as_dict",
+    "read_kinds",
+]
+
+ALL_NAMESPACES: Final = "*"
+
+VirtualMachine = create_namespaced_resource(
+    group="kubevirt.io", version="v1", kind="VirtualMachine", plural="virtualmachines"
+)
+
+#: kind -> (lightkube resource, namespaced)
+RESOURCES: Mapping[str, tuple[Any, bool]] = {
+    "Node": (Node, False),
+    "ClusterPolicy": (ClusterPolicy, False),
+    "Pod": (Pod, True),
+    "KubeVirt": (KubeVirt, True),
+    "HyperConverged": (HyperConverged, True),
+    "VirtualMachineInstance": (VirtualMachineInstance, True),
+    "VirtualMachine": (VirtualMachine, True),
+    "DaemonSet": (DaemonSet, True),
+    "Deployment": (Deployment, True),
+    "ConfigMap": (ConfigMap, True),
+    "Event": (Event, True),
+    "ResourceSlice": (ResourceSlice, False),
+    "DeviceClass": (DeviceClass, False),
+    "ResourceClaim": (ResourceClaim, True),
+    "ResourceClaimTemplate": (ResourceClaimTemplate, True),
+}
+
+
+class ReadError(Exception):
+    """The cluster cannot be read (unreachable, or a required kind not listable)."""
+
+
+class Lister(Protocol):
+    """The part of `lightkube.Client` the readers use."""
+
+    def list(self, res: Any, *, namespace: Any = None) -> Iterable[Any]: ...
+
+    def get(self, res: Any, name: str, *, namespace: Any = None) -> Any: ...
+
+
+@dataclass
+class ClusterRead:
+    """The objects read, in kind order, and the kinds skipped (with the reason)."""
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def of_kind(self, kind: str) -> list[dict[str, Any]]:
+        return [obj for obj in self.objects if obj.get("kind") == kind]
+
+
+def as_dict(obj: Any) -> dict[str, Any]:
+    """A lightkube object (or a plain mapping, from a fake client) as a plain dict."""
+    if isinstance(obj, Mapping) and not hasattr(obj, "to_dict"):
+        return dict(obj)
+    data = obj.to_dict()
+    assert isinstance(data, dict)
+    return data
+
+
+def unreachable(exc: BaseException) -> ReadError:
+    """The ReadError for a request that got no answer."""
+    return ReadError(f"cannot reach the cluster: {exc}")
+
+
+def read_kinds(
+    client: Lister,
+    kinds: Sequence[str],
+    *,
+    required: Collection[str] = (),
+    progress: Callable[[str], None] | None = None,
+) -> ClusterRead:
+    """List `kinds` (cluster-wide, all namespaces) from the cluster `client` talks to."""
+    say = progress or (lambda _: None)
+    result = ClusterRead()
+    for kind in kinds:
+        resource, namespaced = RESOURCES[kind]
+        say(f"listing {kind}s")
+        try:
+            items = (
+                client.list(resource, namespace=ALL_NAMESPACES)
+                if namespaced
+                else client.list(resource)
+            )
+            listed = [as_dict(item) for item in items]
+        except API_ERRORS as exc:
+            if unanswered(exc):
+                raise unreachable(exc) from None
+            reason = refusal(exc)
+            if kind in required:
+                raise ReadError(f"cannot list {kind}s: {reason}") from None
+            result.skipped.append((kind, reason))
+            say(f"  {kind}: skipped ({reason})")
+            continue
+        for obj in listed:
+            obj.setdefault("kind", kind)
+        result.objects.extend(listed)
+    return result

@@ -1,0 +1,336 @@
+"""What an operand's pod gets beyond its catalog template, as upstream's transforms add it.
+
+The validation init containers (`validator.<block>.env`), the CDI environment of the
+toolkit and device plugin, the DCGM exporter's metrics ConfigMap and pod-metadata mapping,
+the MIG manager's configs, and the driver's own settings (its driver manager, probes,
+open kernel modules, RDMA, vGPU licensing, virtual topology). `gpuop.render` renders a
+DaemonSet from the template and hands its pod spec here; each function changes it in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from gpuop.catalog import Operand
+from gpuop.policy import ResolvedPolicy
+from gpuop.policy.models import DriverManagerSpec
+
+
+def set_env(container: dict[str, Any], items: Iterable[dict[str, Any]]) -> None:
+    """Set env vars as upstream's `setContainerEnv` does: replace in place, else append."""
+    items = list(items)
+    if not items:
+        return
+    env = container.setdefault("env", [])
+    for item in items:
+        for i, existing in enumerate(env):
+            if existing.get("name") == item["name"]:
+                env[i] = item
+                break
+        else:
+            env.append(item)
+
+
+# Validation init containers: which `validator.<block>.env` each takes.
+_VALIDATION_ENV_BLOCKS = {
+    "driver": "driver",
+    "toolkit": "toolkit",
+    "cuda": "cuda",
+    "plugin": "plugin",
+    "vfio-pci": "vfioPCI",
+    "vgpu-manager": "vgpuManager",
+    "vgpu-devices": "vgpuDevices",
+}
+
+
+_VALIDATOR_OPERANDS = ("operator-validator", "sandbox-validator")
+
+
+# Driver images are published per OS: their tag ends with the GPU nodes' OS.
+OS_TAGGED_OPERANDS = ("driver", "vgpu-manager")
+
+
+def _env_items(items: Iterable[Any] | None) -> list[dict[str, Any]]:
+    return [{"name": e.name, "value": e.value or ""} for e in items or []]
+
+
+def driver_manager(policy: ResolvedPolicy, operand: Operand) -> DriverManagerSpec | None:
+    spec = policy.policy.spec
+    if operand.name == "driver":
+        return (spec.driver.manager if spec.driver else None) or DriverManagerSpec()
+    if operand.name == "vfio-manager":
+        return (spec.vfioManager.driverManager if spec.vfioManager else None) or DriverManagerSpec()
+    if operand.name == "vgpu-manager":
+        return (spec.vgpuManager.driverManager if spec.vgpuManager else None) or DriverManagerSpec()
+    return None
+
+
+def apply_driver_manager(
+    policy: ResolvedPolicy,
+    operand: Operand,
+    pod_spec: dict[str, Any],
+    manager: DriverManagerSpec,
+    component: Any,
+) -> None:
+    """Upstream's `transformDriverManagerInitContainer`: resources, RDMA flags, env."""
+    init = next(
+        (c for c in pod_spec.get("initContainers", []) if c["name"] == "k8s-driver-manager"), None
+    )
+    if init is None:
+        return
+    if component is not None and component.resources:
+        init["resources"] = component.resources.model_dump(exclude_none=True)
+    driver = policy.policy.spec.driver
+    rdma = driver.rdma if driver and operand.name == "driver" else None
+    if rdma is not None and rdma.enabled:
+        set_env(init, [{"name": "GPU_DIRECT_RDMA_ENABLED", "value": "true"}])
+        if rdma.useHostMofed:
+            set_env(init, [{"name": "USE_HOST_MOFED", "value": "true"}])
+    set_env(init, _env_items(manager.env))
+
+
+def apply_validations(policy: ResolvedPolicy, operand: Operand, pod_spec: dict[str, Any]) -> None:
+    """Upstream's validator transforms: per-validation env and resources, unused ones dropped."""
+    spec = policy.policy.spec
+    validator = spec.validator
+    kept = []
+    for init in pod_spec.get("initContainers", []):
+        name = init["name"]
+        if not name.endswith("-validation"):
+            kept.append(init)
+            continue
+        check = name.removesuffix("-validation")
+        if operand.name in _VALIDATOR_OPERANDS:
+            if check == "plugin" and not policy.block_enabled("devicePlugin", True):
+                continue
+            if check == "cc-manager" and not policy.block_enabled("ccManager", False):
+                continue
+        if validator is not None and validator.resources:
+            init["resources"] = validator.resources.model_dump(exclude_none=True)
+        block = _VALIDATION_ENV_BLOCKS.get(check)
+        if block and (operand.name in _VALIDATOR_OPERANDS or check in ("driver", "toolkit")):
+            sub = getattr(validator, block, None) if validator else None
+            if check in ("cuda", "plugin") and validator and validator.imagePullSecrets:
+                secrets = ",".join(validator.imagePullSecrets)
+                set_env(init, [{"name": "VALIDATOR_IMAGE_PULL_SECRETS", "value": secrets}])
+            set_env(init, _env_items(sub.env if sub else None))
+        kept.append(init)
+    if "initContainers" in pod_spec:
+        pod_spec["initContainers"] = kept
+
+
+# Env that upstream sets only with CDI on (`transformToolkitCtrForCDI` and friends); with
+# CDI off a variable either goes or takes its asset value.
+_CDI_ENV: dict[str, dict[str, str | None]] = {
+    "container-toolkit": {
+        "CDI_ENABLED": None,
+        "NVIDIA_RUNTIME_SET_AS_DEFAULT": None,
+        "NVIDIA_CONTAINER_RUNTIME_MODE": None,
+        "CRIO_CONFIG_MODE": None,
+    },
+    "device-plugin": {
+        "CDI_ENABLED": None,
+        "DEVICE_LIST_STRATEGY": "envvar",
+        "CDI_ANNOTATION_PREFIX": None,
+        "NVIDIA_CDI_HOOK_PATH": None,
+    },
+    "mig-manager": {"CDI_ENABLED": None, "NVIDIA_CDI_HOOK_PATH": None},
+}
+
+
+def apply_cdi(policy: ResolvedPolicy, operand: Operand, container: dict[str, Any]) -> None:
+    """CDI-off variants, and the CDI hook's path only where the toolkit installs it."""
+    cdi_only = _CDI_ENV.get(operand.name)
+    if cdi_only is None:
+        return
+    toolkit_on = policy.block_enabled("toolkit", True)
+    env = []
+    for item in container.get("env", []):
+        name = item["name"]
+        if name == "NVIDIA_CDI_HOOK_PATH" and not toolkit_on:
+            continue
+        if not policy.cdi_enabled and name in cdi_only:
+            value = cdi_only[name]
+            if value is None:
+                continue
+            item = {"name": name, "value": value}
+        env.append(item)
+    container["env"] = env
+
+
+_DCGM_JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"
+
+
+_DCGM_METRICS_FILE = "dcgm-metrics.csv"
+
+
+_DCGM_POD_METADATA_ENV = (
+    "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS",
+    "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID",
+)
+
+
+def apply_dcgm_exporter(policy: ResolvedPolicy, pod_spec: dict[str, Any]) -> None:
+    """Upstream's `TransformDCGMExporter`, past what every operand gets."""
+    spec = policy.policy.spec
+    exporter = spec.dcgmExporter
+    main = pod_spec["containers"][0]
+    if any(op.name == "dcgm" for op in policy.enabled_operands()):
+        set_env(main, [{"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": "nvidia-dcgm:5555"}])
+    if exporter is None:
+        return
+    if exporter.hostPID:
+        pod_spec["hostPID"] = True
+    mapping = exporter.hpcJobMapping
+    if mapping and mapping.enabled:
+        directory = mapping.directory or _DCGM_JOB_MAPPING_DIR
+        set_env(main, [{"name": "DCGM_HPC_JOB_MAPPING_DIR", "value": directory}])
+        main.setdefault("volumeMounts", []).append(
+            {"name": "hpc-job-mapping", "readOnly": True, "mountPath": directory}
+        )
+        pod_spec.setdefault("volumes", []).append(
+            {
+                "name": "hpc-job-mapping",
+                "hostPath": {"path": directory, "type": "DirectoryOrCreate"},
+            }
+        )
+    if exporter.enablePodLabels:
+        set_env(main, [{"name": _DCGM_POD_METADATA_ENV[0], "value": "true"}])
+    if exporter.enablePodUID:
+        set_env(main, [{"name": _DCGM_POD_METADATA_ENV[1], "value": "true"}])
+    if exporter.podLabelAllowlistRegex:
+        allowlist = ",".join(exporter.podLabelAllowlistRegex)
+        set_env(
+            main,
+            [{"name": "DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX", "value": allowlist}],
+        )
+    user_env = {e.name: e.value or "" for e in exporter.env or []}
+    reads_api = (
+        exporter.enablePodLabels
+        or exporter.enablePodUID
+        or any(user_env.get(name, "").lower() == "true" for name in _DCGM_POD_METADATA_ENV)
+        or user_env.get("DCGM_EXPORTER_CONFIGMAP_DATA", "") not in ("", "none")
+    )
+    if reads_api:
+        pod_spec["automountServiceAccountToken"] = True
+    if exporter.config and exporter.config.name:
+        path = f"/etc/dcgm-exporter/{_DCGM_METRICS_FILE}"
+        main.setdefault("volumeMounts", []).append(
+            {
+                "name": "metrics-config",
+                "readOnly": True,
+                "mountPath": path,
+                "subPath": _DCGM_METRICS_FILE,
+            }
+        )
+        pod_spec.setdefault("volumes", []).append(
+            {
+                "name": "metrics-config",
+                "configMap": {
+                    "name": exporter.config.name,
+                    "items": [{"key": _DCGM_METRICS_FILE, "path": _DCGM_METRICS_FILE}],
+                },
+            }
+        )
+        set_env(main, [{"name": "DCGM_EXPORTER_COLLECTORS", "value": path}])
+    kubelet_root = spec.hostPaths.kubeletRootDir if spec.hostPaths else None
+    if kubelet_root and kubelet_root != "/var/lib/kubelet":
+        for volume in pod_spec.get("volumes", []):
+            if volume["name"] == "pod-gpu-resources":
+                volume["hostPath"]["path"] = f"{kubelet_root.rstrip('/')}/pod-resources"
+
+
+def set_configmap(pod_spec: dict[str, Any], volume_name: str, configmap: str) -> None:
+    for volume in pod_spec.get("volumes", []):
+        if volume["name"] == volume_name and "configMap" in volume:
+            volume["configMap"]["name"] = configmap
+
+
+def apply_mig_manager_configs(policy: ResolvedPolicy, pod_spec: dict[str, Any]) -> None:
+    """`migManager.config.name` and `gpuClientsConfig.name`, as upstream's MIG manager transform."""
+    mig = policy.policy.spec.migManager
+    custom = mig.config.name if mig and mig.config else None
+    clients = mig.gpuClientsConfig.name if mig and mig.gpuClientsConfig else None
+    if clients:
+        set_configmap(pod_spec, "gpu-clients", clients)
+    if not custom:
+        return
+    for volume in pod_spec.get("volumes", []):
+        if volume["name"] == "mig-parted-config":
+            # A custom config is mounted whole, as config.yaml.
+            volume["configMap"] = {"name": custom}
+    main = pod_spec["containers"][0]
+    main["env"] = [e for e in main.get("env", []) if e["name"] != "DEFAULT_CONFIG_FILE"]
+    set_env(main, [{"name": "CONFIG_FILE", "value": "/mig-parted-config/config.yaml"}])
+
+
+def apply_driver(
+    policy: ResolvedPolicy, pod_spec: dict[str, Any], container: dict[str, Any]
+) -> None:
+    """Upstream's `transformDriverContainer`: probes, open modules, RDMA, vGPU licensing."""
+    driver = policy.policy.spec.driver
+    if driver is None:
+        return
+    for field in ("startupProbe", "livenessProbe", "readinessProbe"):
+        probe = getattr(driver, field)
+        if probe is None or field not in container:
+            continue
+        for key, value in probe.model_dump(exclude_none=True).items():
+            if value:
+                container[field][key] = value
+    if driver.kernelModuleType == "open":
+        set_env(container, [{"name": "OPEN_KERNEL_MODULES_ENABLED", "value": "true"}])
+    if driver.rdma and driver.rdma.enabled:
+        set_env(container, [{"name": "GPU_DIRECT_RDMA_ENABLED", "value": "true"}])
+        if driver.rdma.useHostMofed:
+            for volume in pod_spec.get("volumes", []):
+                if volume["name"] == "mlnx-ofed-usr-src":
+                    volume["hostPath"]["path"] = "/usr/src"
+            set_env(container, [{"name": "USE_HOST_MOFED", "value": "true"}])
+    licensing = driver.licensingConfig
+    if licensing and (licensing.secretName or licensing.configMapName):
+        mounts = container.setdefault("volumeMounts", [])
+        items = [{"key": "gridd.conf", "path": "gridd.conf"}]
+        mounts.append(
+            {
+                "name": "licensing-config",
+                "readOnly": True,
+                "mountPath": "/drivers/gridd.conf",
+                "subPath": "gridd.conf",
+            }
+        )
+        if licensing.nlsEnabled:
+            token = "client_configuration_token.tok"
+            items.append({"key": token, "path": token})
+            mounts.append(
+                {
+                    "name": "licensing-config",
+                    "readOnly": True,
+                    "mountPath": f"/drivers/ClientConfigToken/{token}",
+                    "subPath": token,
+                }
+            )
+        source: dict[str, Any] = (
+            {"secret": {"secretName": licensing.secretName, "items": items}}
+            if licensing.secretName
+            else {"configMap": {"name": licensing.configMapName, "items": items}}
+        )
+        pod_spec.setdefault("volumes", []).append({"name": "licensing-config", **source})
+    topology = driver.virtualTopology
+    if topology and topology.config:
+        conf = "nvidia-topologyd.conf"
+        container.setdefault("volumeMounts", []).append(
+            {
+                "name": "topology-config",
+                "readOnly": True,
+                "mountPath": f"/etc/nvidia/{conf}",
+                "subPath": conf,
+            }
+        )
+        pod_spec.setdefault("volumes", []).append(
+            {
+                "name": "topology-config",
+                "configMap": {"name": topology.config, "items": [{"key": conf, "path": conf}]},
+            }
+        )
