@@ -500,8 +500,9 @@ _RULES: tuple[Rule, ...] = (
         "FeatureGateMissing",
         "error",
         "A KubeVirt feature gate the VMs need is missing",
-        "VMIs use `hostDevices` without the `HostDevices` gate, or `gpus` on a KubeVirt"
-        " older than v1.4 without the `GPU` gate.",
+        "VMIs use `hostDevices` without the `HostDevices` gate, `gpus` on a KubeVirt"
+        " older than v1.4 without the `GPU` gate, or `gpus` that name a ResourceClaim on a"
+        " KubeVirt older than v1.9 without the `GPUsWithDRA` gate.",
         "The VMI is rejected at admission: `Host Devices feature gate is not enabled in"
         " kubevirt-config` (cozystack#2765).",
         "Add the gate to `spec.configuration.developerConfiguration.featureGates`.",

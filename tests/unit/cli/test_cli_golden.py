@@ -78,11 +78,16 @@ COMMANDS: dict[str, tuple[str, int]] = {
     "policy-validate-invalid": (f"policy validate {INPUTS}/invalid-policy.yaml", 2),
     "policy-defaults": ("policy defaults -o text", 0),
     "sim-models": ("sim models", 0),
+    "kubevirt-vmi-example-dra": ("kubevirt vmi-example --dra --count 2 -n vms", 0),
 }
 CASES = {name: (tuple(line.split()), code) for name, (line, code) in COMMANDS.items()}
 
 # The cases whose command takes -o wide, and the arguments without -o.
-WIDE = [name for name, (args, _) in CASES.items() if args[0] not in ("sim",)]
+WIDE = [
+    name
+    for name, (args, _) in CASES.items()
+    if args[0] not in ("sim",) and args[:2] != ("kubevirt", "vmi-example")
+]
 
 
 @pytest.fixture(autouse=True)
