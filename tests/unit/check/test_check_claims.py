@@ -1,0 +1,307 @@
+"""GPU8xx: ResourceSlices, ResourceClaims and DeviceClasses as NVIDIA's DRA driver makes them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from dra_builders import (
+    DRIVER,
+    card_uuid,
+    claim,
+    gpu_device,
+    node,
+    nvidia_classes,
+    nvidia_slices,
+    resource_slice,
+    vfio_device,
+)
+
+from gpuop.check import render_text, run_checks
+from gpuop.check.claims import published_devices
+from gpuop.check.model import Finding
+
+Obj = dict[str, Any]
+DRA_NODE = {"nvidia.com/gpu.deploy.dra-driver": "true"}
+
+
+def findings(objects: list[Obj], prefix: str = "GPU8") -> list[Finding]:
+    report = run_checks(objects)
+    assert not [f for f in report.findings if f.code == "GPU000"], report.findings
+    return [f for f in report.findings if f.code.startswith(prefix)]
+
+
+def codes(objects: list[Obj]) -> list[tuple[str, str]]:
+    return sorted((f.code, f.subject) for f in findings(objects))
+
+
+def cluster(*, shared_counters: bool, cards: int = 2) -> list[Obj]:
+    return [
+        node("gpu-a", labels=DRA_NODE),
+        *nvidia_slices("gpu-a", cards, shared_counters=shared_counters),
+        *nvidia_classes(),
+    ]
+
+
+# --- reading what the driver publishes ------------------------------------------------------
+
+
+def test_devices_are_put_back_together_into_cards() -> None:
+    devices = published_devices(nvidia_slices("gpu-a", 2))
+    assert [(d.name, d.type) for d in devices] == [
+        ("gpu-0", "gpu"),
+        ("gpu-vfio-0", "vfio"),
+        ("gpu-1", "gpu"),
+        ("gpu-vfio-1", "vfio"),
+    ]
+    assert devices[0].card == devices[1].card == card_uuid("gpu-a", 0)
+    assert devices[0].pci == devices[1].pci == "0000:3b:00.0"
+    assert devices[0].card_keys == (
+        f"uuid {card_uuid('gpu-a', 0)}",
+        "resource.kubernetes.io/pciBusID 0000:3b:00.0 on gpu-a",
+    )
+
+
+def test_only_the_newest_generation_of_a_pool_counts() -> None:
+    old = resource_slice("gpu-a", [gpu_device("gpu-a", 0)], name="old", generation=1)
+    new = resource_slice("gpu-a", [gpu_device("gpu-a", 1)], name="new", generation=2)
+    assert [d.slice for d in published_devices([old, new])] == ["new"]
+
+
+def test_a_mig_device_belongs_to_its_parent_card() -> None:
+    mig = {
+        "name": "gpu-0-mig-1g12gb-19-0",
+        "attributes": {
+            "type": {"string": "mig"},
+            "uuid": {"string": "MIG-0e8b3c52-4f3a-5d91-b0a7-1e2f3a4b5c6d"},
+            "parentUUID": {"string": card_uuid("gpu-a", 0)},
+            "profile": {"string": "1g.12gb"},
+        },
+    }
+    (device,) = published_devices([resource_slice("gpu-a", [mig])])
+    assert device.card == card_uuid("gpu-a", 0) and not device.whole_card
+
+
+# --- GPU810: two faces, no counters ----------------------------------------------------------
+
+
+def test_nvidias_passthrough_publication_is_the_race() -> None:
+    found = findings(cluster(shared_counters=False))
+    assert [(f.code, f.name, f.node) for f in found] == [
+        ("GPU810", "gpu-a-gpu.nvidia.com-x7k2q", "gpu-a"),
+        ("GPU810", "gpu-a-gpu.nvidia.com-x7k2q", "gpu-a"),
+    ]
+    assert found[0].severity == "warning"
+    assert "container and VM claims can race for this card" in found[0].message
+    assert "dra-driver-nvidia-gpu#1330" in found[0].message
+    assert any(
+        f"card {card_uuid('gpu-a', 0)} is published as gpu-0, gpu-vfio-0 (pool gpu-a)" in f.message
+        for f in found
+    )
+
+
+def test_shared_counters_make_the_card_race_free() -> None:
+    assert codes(cluster(shared_counters=True)) == []
+
+
+def test_a_card_with_one_face_is_not_two_faced() -> None:
+    objects = [node("gpu-a"), *nvidia_slices("gpu-a", 2, passthrough=False)]
+    assert codes(objects) == []
+
+
+# --- GPU801: one card, two claims -------------------------------------------------------------
+
+
+def test_a_container_and_a_vm_claim_on_one_card() -> None:
+    objects = [
+        *cluster(shared_counters=False),
+        claim("train", allocated=[("gpu-a", "gpu-0")]),
+        claim(
+            "vm-gpus", "vfio.gpu.nvidia.com", namespace="vms", allocated=[("gpu-a", "gpu-vfio-0")]
+        ),
+    ]
+    found = [f for f in findings(objects) if f.code == "GPU801"]
+    assert [(f.subject, f.node, f.severity) for f in found] == [
+        ("ResourceClaim/ml/train", "gpu-a", "error"),
+        ("ResourceClaim/vms/vm-gpus", "gpu-a", "error"),
+    ]
+    assert found[0].message == (
+        "request gpu holds gpu-0 (pool gpu-a on gpu-a), the same card"
+        f" (uuid {card_uuid('gpu-a', 0)}) as gpu-vfio-0 (pool gpu-a on gpu-a) allocated to"
+        " claim vms/vm-gpus: the second prepare fails"
+    )
+
+
+def test_the_same_card_by_pci_address_alone() -> None:
+    gpu, vfio = gpu_device("gpu-a", 0), vfio_device("gpu-a", 0)
+    del gpu["attributes"]["uuid"], vfio["attributes"]["uuid"]
+    objects = [
+        node("gpu-a"),
+        resource_slice("gpu-a", [gpu, vfio]),
+        claim("a", allocated=[("gpu-a", "gpu-0")]),
+        claim("b", allocated=[("gpu-a", "gpu-vfio-0")]),
+    ]
+    found = [f for f in findings(objects) if f.code == "GPU801"]
+    assert len(found) == 2
+    assert "(resource.kubernetes.io/pciBusID 0000:3b:00.0 on gpu-a)" in found[0].message
+
+
+def test_one_pci_address_on_two_nodes_is_two_cards() -> None:
+    a, b = gpu_device("gpu-a", 0), gpu_device("gpu-b", 0)
+    del a["attributes"]["uuid"], b["attributes"]["uuid"]
+    objects = [
+        node("gpu-a"),
+        node("gpu-b"),
+        resource_slice("gpu-a", [a]),
+        resource_slice("gpu-b", [b]),
+        claim("a", allocated=[("gpu-a", "gpu-0")]),
+        claim("b", allocated=[("gpu-b", "gpu-0")]),
+    ]
+    assert codes(objects) == []
+
+
+def test_different_cards_and_admin_access_are_fine() -> None:
+    admin = claim("monitor", allocated=[("gpu-a", "gpu-0")])
+    admin["status"]["allocation"]["devices"]["results"][0]["adminAccess"] = True
+    objects = [
+        *cluster(shared_counters=True),
+        claim("train", allocated=[("gpu-a", "gpu-0")]),
+        claim("vm", "vfio.gpu.nvidia.com", allocated=[("gpu-a", "gpu-vfio-1")]),
+        admin,
+    ]
+    assert codes(objects) == []
+
+
+def test_one_device_in_two_claims_unless_it_allows_it() -> None:
+    objects = [
+        *cluster(shared_counters=True),
+        claim("a", allocated=[("gpu-a", "gpu-1")]),
+        claim("b", allocated=[("gpu-a", "gpu-1")]),
+    ]
+    assert [c for c, _ in codes(objects)] == ["GPU801", "GPU801"]
+    devices = objects[2]["spec"]["devices"]
+    for device in devices:
+        device["allowMultipleAllocations"] = True
+    assert codes(objects) == []
+
+
+def test_two_mig_devices_of_one_card_are_not_a_conflict() -> None:
+    def mig(index: int) -> Obj:
+        return {
+            "name": f"gpu-0-mig-1g12gb-19-{index}",
+            "attributes": {
+                "type": {"string": "mig"},
+                "uuid": {"string": f"MIG-{index}"},
+                "parentUUID": {"string": card_uuid("gpu-a", 0)},
+            },
+        }
+
+    objects = [
+        node("gpu-a"),
+        resource_slice("gpu-a", [gpu_device("gpu-a", 0), mig(0), mig(1)]),
+        claim("a", "mig.nvidia.com", allocated=[("gpu-a", "gpu-0-mig-1g12gb-19-0")]),
+        claim("b", "mig.nvidia.com", allocated=[("gpu-a", "gpu-0-mig-1g12gb-19-1")]),
+    ]
+    assert codes(objects) == []
+    objects.append(claim("whole", allocated=[("gpu-a", "gpu-0")]))
+    assert sorted(c for c, _ in codes(objects)) == ["GPU801"] * 4
+
+
+# --- GPU802/803/804: both stacks, two pools ------------------------------------------------
+
+
+def test_a_card_published_by_two_pools() -> None:
+    objects = [
+        node("gpu-a"),
+        resource_slice("gpu-a", [gpu_device("gpu-a", 0)], name="new", pool="gpu-a"),
+        resource_slice("gpu-a", [gpu_device("gpu-a", 0)], name="old", pool="gpu-a-legacy"),
+    ]
+    found = findings(objects)
+    assert [(f.code, f.subject) for f in found] == [("GPU802", "ResourceSlice/old")]
+    assert "which ResourceSlice new also publishes as gpu-0" in found[0].message
+
+
+def test_a_node_advertised_by_the_device_plugin_and_published_by_dra() -> None:
+    objects = [
+        node("gpu-a", capacity={"nvidia.com/gpu": "2"}),
+        *nvidia_slices("gpu-a", 2, passthrough=False),
+    ]
+    found = findings(objects)
+    assert [(f.code, f.subject) for f in found] == [("GPU803", "Node/gpu-a")]
+    assert found[0].message.startswith(
+        "the device plugin advertises nvidia.com/gpu: 2 (status.capacity) while"
+        " ResourceSlices of gpu.nvidia.com publish 2 card(s) of the node"
+    )
+
+
+def test_zero_device_plugin_resources_are_not_a_second_stack() -> None:
+    objects = [
+        node("gpu-a", capacity={"nvidia.com/gpu": "0"}),
+        *nvidia_slices("gpu-a", 2, passthrough=False),
+    ]
+    assert codes(objects) == []
+
+
+def test_a_dra_node_with_the_device_plugin_deployed() -> None:
+    labels = {**DRA_NODE, "nvidia.com/gpu.deploy.device-plugin": "true"}
+    slices = nvidia_slices("gpu-a", 2, passthrough=False)
+    found = findings([node("gpu-a", labels=labels), *slices])
+    assert [(f.code, f.severity) for f in found] == [("GPU804", "warning")]
+    assert "labelled nvidia.com/gpu.deploy.device-plugin=true" in found[0].message
+    # a leftover label on a node no DRA driver publishes is not a second stack
+    assert findings([node("gpu-a", labels=labels)]) == []
+
+
+# --- GPU806: bad input -----------------------------------------------------------------------
+
+
+def test_a_slice_for_a_node_that_is_gone() -> None:
+    objects = [node("gpu-a"), *nvidia_slices("gpu-b", 1, passthrough=False)]
+    found = findings(objects)
+    assert [(f.code, f.subject) for f in found] == [
+        ("GPU806", "ResourceSlice/gpu-b-gpu.nvidia.com-x7k2q")
+    ]
+    assert "spec.nodeName gpu-b is not a Node of the input" in found[0].message
+
+
+def test_without_nodes_the_slices_nodes_are_not_checked() -> None:
+    report = run_checks(nvidia_slices("gpu-b", 1, passthrough=False))
+    assert not [f for f in report.findings if f.code.startswith("GPU8")]
+    assert "dra-nodes" in [s.check for s in report.skipped]
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": "devices"},
+        {"kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": {"devices": [1, None]}},
+        {
+            "kind": "ResourceSlice",
+            "metadata": {"name": "s"},
+            "spec": {"driver": DRIVER, "pool": {"generation": "x"}, "devices": [{"name": 3}]},
+        },
+        {"kind": "ResourceClaim", "metadata": {"name": "c"}, "status": {"allocation": []}},
+        {"kind": "DeviceClass", "metadata": {"name": "d"}, "spec": {"selectors": {}}},
+    ],
+)
+def test_odd_objects_never_break_the_check(broken: Obj) -> None:
+    report = run_checks([node("gpu-a"), *nvidia_slices("gpu-a", 1), broken])
+    assert not [f for f in report.findings if f.code == "GPU000"]
+
+
+# --- output -----------------------------------------------------------------------------------
+
+
+def test_findings_in_text_and_json() -> None:
+    objects = [
+        *cluster(shared_counters=False),
+        claim("train", allocated=[("gpu-a", "gpu-0")]),
+        claim("vm", "vfio.gpu.nvidia.com", allocated=[("gpu-a", "gpu-vfio-0")]),
+    ]
+    report = run_checks(objects)
+    data = json.loads(report.to_json())
+    assert {f["code"] for f in data["findings"]} >= {"GPU801", "GPU810"}
+    assert report.exit_code == 1
+    text = render_text(report, color=False, width=100)
+    assert "GPU801" in text and "Node gpu-a" in text
