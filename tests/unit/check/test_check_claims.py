@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from dra_builders import (
+from claim_builders import (
     DRIVER,
     card_uuid,
     claim,
