@@ -62,7 +62,7 @@ from gpuop.controlplane.kwok_stages import kwok_config
 from gpuop.controlplane.paths import cluster_dir, state_root, validate_cluster_name
 from gpuop.controlplane.pki import SERVICE_CLUSTER_IP_RANGE, ClusterPki, generate_pki
 from gpuop.controlplane.ports import LOOPBACK, free_ports, port_is_free, port_owner
-from gpuop.controlplane.versions import versions
+from gpuop.controlplane.versions import feature_gates_flag, runtime_config_flag, versions
 
 Progress = Callable[[str], None]
 State = Literal["running", "stopped", "stale", "foreign"]
@@ -522,6 +522,8 @@ class LocalCluster:
                 f"--audit-log-path={self.audit_log_path}",
                 "--audit-log-format=json",
                 "--audit-log-mode=blocking",
+                feature_gates_flag(),
+                runtime_config_flag(),
             ],
             KCM: [
                 str(bins["kube-controller-manager"]),
@@ -549,6 +551,7 @@ class LocalCluster:
                 # renewals come late, and the default 50 s grace would mark those nodes
                 # NotReady and their pods not Ready, which no kubelet is there to undo.
                 "--node-monitor-grace-period=5m",
+                feature_gates_flag(),
             ],
             SCHEDULER: [
                 str(bins["kube-scheduler"]),
@@ -559,6 +562,7 @@ class LocalCluster:
                 f"--secure-port={ports[SCHEDULER]}",
                 f"--cert-dir={self.dir / 'pki' / SCHEDULER}",
                 allow,
+                feature_gates_flag(),
             ],
             KWOK: [
                 str(bins["kwok"]),

@@ -16,6 +16,33 @@ ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v3.22.0"
 
+# Feature gates the API server, controller manager and scheduler all run with (Kubernetes
+# wants one view across components). DRAPartitionableDevices (KEP-4815) lets ResourceSlices
+# carry shared counters that devices consume: gpuop's race-free mixed nodes publish each
+# card's roles against one counter set (docs/dra.md). Alpha and off in 1.33-1.35, beta and on
+# by default since 1.36; named anyway, so the cluster says what it relies on. Without it the
+# API server drops `sharedCounters` and `consumesCounters` from every slice it stores.
+FEATURE_GATES: dict[str, bool] = {"DRAPartitionableDevices": True}
+
+# API versions served beyond the defaults: resource.k8s.io/v1 (DRA, GA since 1.34) is on by
+# default; named so a DRA test never runs against a server that lacks it.
+RUNTIME_CONFIG: dict[str, bool] = {"resource.k8s.io/v1": True}
+
+
+def feature_gates_flag() -> str:
+    """``--feature-gates=...`` for every control-plane component."""
+    return "--feature-gates=" + ",".join(
+        f"{gate}={str(on).lower()}" for gate, on in sorted(FEATURE_GATES.items())
+    )
+
+
+def runtime_config_flag() -> str:
+    """``--runtime-config=...`` for the API server."""
+    return "--runtime-config=" + ",".join(
+        f"{api}={str(on).lower()}" for api, on in sorted(RUNTIME_CONFIG.items())
+    )
+
+
 # Upstream's release date of KUBERNETES_VERSION, stamped into the binaries like
 # hack/lib/version.sh does, so a rebuild is byte-for-byte reproducible.
 KUBERNETES_BUILD_DATE = "2026-10-27T12:01:04Z"

@@ -79,7 +79,8 @@ def cards_for(spec: NodeSpec) -> list[GpuCard]:
             device_id=model.pci_device_id,
             model=model.model,
             memory_mib=model.memory_mib,
-            bdf=f"0000:{0x17 + 0x20 * i:02x}:00.0",
+            # Eight slots per PCI domain: a bus number is one byte.
+            bdf=f"{i // 8:04x}:{0x17 + 0x20 * (i % 8):02x}:00.0",
         )
         for i in range(spec.count)
     ]
