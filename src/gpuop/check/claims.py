@@ -25,14 +25,16 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gpuop.api.labels import deploy_label
+from gpuop.catalog.dra import dra_catalog
+from gpuop.check.claim_fit import check_claim_fit
 from gpuop.check.context import CheckContext, kind_of, resource_count
 from gpuop.check.state import NodeView
 from gpuop.manifests.fields import mapping, sequence, text
 
 __all__ = ["PublishedDevice", "check_claims", "published_devices"]
 
-NVIDIA_DRIVER: Final = "gpu.nvidia.com"
-"""The driver name of NVIDIA's DRA driver for GPUs (its kubelet plugin's `--driver-name`)."""
+NVIDIA_DRIVER: Final = dra_catalog().driver
+"""The driver name of NVIDIA's DRA driver for GPUs (`gpu.nvidia.com`)."""
 
 PCI_BUS_ID: Final = "resource.kubernetes.io/pciBusID"
 # Device types that hold the whole card; MIG and vGPU devices share one card by design.
@@ -335,7 +337,12 @@ def check_unknown_nodes(ctx: CheckContext) -> None:
 def check_claims(ctx: CheckContext) -> None:
     """Every GPU8xx rule over the input's ResourceSlices, ResourceClaims and DeviceClasses."""
     state = ctx.state
-    if not (state.resource_slices or state.resource_claims or state.device_classes):
+    if not (
+        state.resource_slices
+        or state.resource_claims
+        or state.resource_claim_templates
+        or state.device_classes
+    ):
         return
     devices = published_devices(state.resource_slices)
     by_key = {device.key: device for device in devices}
@@ -344,3 +351,4 @@ def check_claims(ctx: CheckContext) -> None:
     check_both_stacks(ctx, devices)
     check_two_faced(ctx, devices)
     check_unknown_nodes(ctx)
+    check_claim_fit(ctx)

@@ -37,6 +37,7 @@ KNOWN_KINDS = (
     "Deployment",
     "ResourceSlice",
     "ResourceClaim",
+    "ResourceClaimTemplate",
     "DeviceClass",
 )
 # Labels that differ on every node and that the planner never reads; left out of the
@@ -158,6 +159,7 @@ class ClusterState:
     # resource.k8s.io: what DRA drivers publish, what workloads claim, and the classes.
     resource_slices: tuple[Mapping[str, Any], ...] = ()
     resource_claims: tuple[Mapping[str, Any], ...] = ()
+    resource_claim_templates: tuple[Mapping[str, Any], ...] = ()
     device_classes: tuple[Mapping[str, Any], ...] = ()
     ignored: tuple[Ignored, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
@@ -218,6 +220,7 @@ class ClusterState:
             deployments=tuple(buckets["Deployment"]),
             resource_slices=tuple(buckets["ResourceSlice"]),
             resource_claims=tuple(buckets["ResourceClaim"]),
+            resource_claim_templates=tuple(buckets["ResourceClaimTemplate"]),
             device_classes=tuple(buckets["DeviceClass"]),
             ignored=tuple(ignored),
             counts=counts,

@@ -305,3 +305,127 @@ def test_findings_in_text_and_json() -> None:
     assert report.exit_code == 1
     text = render_text(report, color=False, width=100)
     assert "GPU801" in text and "Node gpu-a" in text
+
+
+# --- GPU805/807/808/809: claims that cannot fit, and bad input --------------------------------
+
+
+def test_a_claim_for_more_gpus_than_any_node_has() -> None:
+    objects = [*cluster(shared_counters=True), claim("big", count=3)]
+    found = findings(objects)
+    assert [(f.code, f.subject) for f in found] == [("GPU805", "ResourceClaim/ml/big")]
+    assert found[0].message.startswith("no node could allocate it even with every device free")
+    assert "gpu-a: claim ml/big, request gpu: wants 3, 2 usable devices" in found[0].message
+
+
+def test_a_claim_whose_selector_matches_no_device() -> None:
+    wants_h100 = ["device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"]
+    objects = [*cluster(shared_counters=True), claim("h100", selectors=wants_h100)]
+    assert [c for c, _ in codes(objects)] == ["GPU805"]
+
+
+def test_claims_that_fit_an_empty_node_are_not_reported_though_the_cards_are_taken() -> None:
+    objects = [
+        *cluster(shared_counters=True),
+        claim("a", allocated=[("gpu-a", "gpu-0")]),
+        claim("b", allocated=[("gpu-a", "gpu-1")]),
+        claim("waits"),
+        claim("vm", "vfio.gpu.nvidia.com", namespace="vms"),
+    ]
+    assert codes(objects) == []
+
+
+def test_a_claim_for_an_unknown_device_class() -> None:
+    objects = [*cluster(shared_counters=True), claim("typo", "gpu.nvidia.co")]
+    found = findings(objects)
+    assert [(f.code, f.subject) for f in found] == [("GPU807", "ResourceClaim/ml/typo")]
+    assert "asks for DeviceClass gpu.nvidia.co, which the input does not have" in found[0].message
+
+
+def test_without_device_classes_claims_are_not_judged() -> None:
+    objects = [node("gpu-a"), *nvidia_slices("gpu-a", 1, shared_counters=True), claim("x")]
+    report = run_checks(objects)
+    assert not [f for f in report.findings if f.code.startswith("GPU8")]
+    assert "dra-classes" in [s.check for s in report.skipped]
+
+
+def test_invalid_cel_in_a_claim_and_in_a_class() -> None:
+    broken_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "broken.example.com"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == "}}]},
+    }
+    objects = [
+        *cluster(shared_counters=True),
+        broken_class,
+        claim("bad-cel", selectors=["device.attributes['gpu.nvidia.com'].uuid.startsWith("]),
+        claim("via-broken", "broken.example.com"),
+    ]
+    found = findings(objects)
+    assert [(f.code, f.subject) for f in found] == [
+        ("GPU808", "DeviceClass/broken.example.com"),
+        ("GPU808", "ResourceClaim/ml/bad-cel"),
+    ]
+    assert found[1].message.startswith("request gpu selectors[0]: CEL compile error in")
+
+
+def test_a_selector_that_fails_on_every_device() -> None:
+    missing = ["device.attributes['gpu.nvidia.com'].nosuch == 'x'"]
+    found = findings([*cluster(shared_counters=True), claim("oops", selectors=missing)])
+    assert [(f.code, f.subject) for f in found] == [("GPU808", "ResourceClaim/ml/oops")]
+    assert "CEL runtime error" in found[0].message
+
+
+def test_a_template_that_can_never_fit() -> None:
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "four-vfio", "namespace": "vms"},
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpus",
+                            "exactly": {
+                                "deviceClassName": "vfio.gpu.nvidia.com",
+                                "allocationMode": "ExactCount",
+                                "count": 4,
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+    }
+    found = findings([*cluster(shared_counters=True), template])
+    assert [(f.code, f.subject) for f in found] == [
+        ("GPU805", "ResourceClaimTemplate/vms/four-vfio")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("broken", "subject"),
+    [
+        (
+            {"kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": {"devices": "gpu-0"}},
+            "ResourceSlice/s",
+        ),
+        (
+            {
+                "kind": "ResourceClaim",
+                "metadata": {"name": "c", "namespace": "ml"},
+                "spec": {"devices": {"requests": [{"name": "gpu"}]}},
+            },
+            "ResourceClaim/ml/c",
+        ),
+        (
+            {"kind": "DeviceClass", "metadata": {"name": "d"}, "spec": {"selectors": [{}]}},
+            "DeviceClass/d",
+        ),
+    ],
+)
+def test_unreadable_dra_objects_are_findings(broken: Obj, subject: str) -> None:
+    found = findings([*cluster(shared_counters=True), broken])
+    assert [(f.code, f.subject) for f in found] == [("GPU809", subject)]

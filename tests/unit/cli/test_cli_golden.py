@@ -50,6 +50,10 @@ COMMANDS: dict[str, tuple[str, int]] = {
     "check-label-flip": (f"check {CHECK}/drift-label-flip.json", 1),
     "check-unadvertised": (f"check {CHECK}/workloads-unadvertised-request.json", 1),
     "check-healthy": (f"check {CHECK}/healthy-lab.json", 0),
+    "check-claims": (
+        f"check {INPUTS}/dra-cluster.yaml --ignore GPU1* --ignore GPU2* --ignore GPU3*",
+        1,
+    ),
     "kubevirt-check": (f"kubevirt check {CHECK}/kubevirt-not-permitted.json", 1),
     "kubevirt-permitted-devices": (
         f"kubevirt permitted-devices {EXPLAIN}/nodes.json {EXPLAIN}/kubevirt.json -o text",
