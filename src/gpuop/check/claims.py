@@ -31,7 +31,7 @@ from gpuop.check.context import CheckContext, kind_of, resource_count
 from gpuop.check.state import NodeView
 from gpuop.manifests.fields import mapping, sequence, text
 
-__all__ = ["PublishedDevice", "check_claims", "published_devices"]
+__all__ = ["PublishedDevice", "card_label", "check_claims", "group_cards", "published_devices"]
 
 NVIDIA_DRIVER: Final = dra_catalog().driver
 """The driver name of NVIDIA's DRA driver for GPUs (`gpu.nvidia.com`)."""
@@ -137,6 +137,45 @@ def published_devices(slices: Iterable[Mapping[str, Any]]) -> list[PublishedDevi
     return devices
 
 
+def group_cards(devices: Iterable[PublishedDevice]) -> list[list[PublishedDevice]]:
+    """The devices of each physical card: those linked by a uuid or a PCI address on a node.
+
+    NVIDIA's driver gives a card's `gpu-vfio-<index>` device a uuid of its own (a name-based
+    UUID of the PCI address), so it is the PCI address that ties it to `gpu-<minor>`.
+    """
+    parent: dict[int, int] = {}
+
+    def root(index: int) -> int:
+        while parent.setdefault(index, index) != index:
+            parent[index] = parent[parent[index]]
+            index = parent[index]
+        return index
+
+    chosen = list(devices)
+    owner: dict[str, int] = {}
+    for index, device in enumerate(chosen):
+        root(index)
+        for key in device.card_keys:
+            if key in owner:
+                parent[root(index)] = root(owner[key])
+            else:
+                owner[key] = index
+    groups: dict[int, list[PublishedDevice]] = {}
+    for index, device in enumerate(chosen):
+        groups.setdefault(root(index), []).append(device)
+    return list(groups.values())
+
+
+def card_label(card: Iterable[PublishedDevice]) -> str:
+    """How a finding names a card: its PCI address on its node, and the GPU's uuid."""
+    devices = sorted(card, key=lambda d: (d.type != "gpu", d.type, d.name))
+    where = next((f"{d.pci} on {d.node}" for d in devices if d.pci and d.node), "")
+    uuid = next((d.card for d in devices if d.card), "")
+    if where and uuid:
+        return f"{where}, {uuid}"
+    return where or uuid or devices[0].name
+
+
 @dataclass(frozen=True)
 class Allocation:
     """One allocated device of a claim (status.allocation.devices.results[])."""
@@ -180,16 +219,23 @@ def _shown(device: PublishedDevice) -> str:
     return f"{device.name} (pool {device.pool}{where})"
 
 
-def check_allocated_twice(ctx: CheckContext, allocations: list[Allocation]) -> None:
+def check_allocated_twice(
+    ctx: CheckContext, devices: list[PublishedDevice], allocations: list[Allocation]
+) -> None:
     """GPU801: two claims hold one card through two of its devices (or one, twice)."""
-    by_card: dict[str, list[Allocation]] = {}
+    card_of: dict[tuple[str, str, str], int] = {}
+    labels: list[str] = []
+    for index, card in enumerate(group_cards(devices)):
+        labels.append(card_label(card))
+        for device in card:
+            card_of[device.key] = index
+    by_card: dict[int, list[Allocation]] = {}
     for allocation in allocations:
-        for key in allocation.device.card_keys:
-            by_card.setdefault(key, []).append(allocation)
-    reported: set[tuple[str, str, str, str]] = set()
-    for card, held in by_card.items():  # a card's uuid before its PCI address
-        for index, first in enumerate(held):
-            for second in held[index + 1 :]:
+        by_card.setdefault(card_of[allocation.device.key], []).append(allocation)
+    for index, held in by_card.items():
+        reported: set[tuple[str, str, str, str]] = set()
+        for position, first in enumerate(held):
+            for second in held[position + 1 :]:
                 if first.subject == second.subject or not _conflict(first, second):
                     continue
                 low, high = sorted((first.subject, second.subject))
@@ -204,8 +250,8 @@ def check_allocated_twice(ctx: CheckContext, allocations: list[Allocation]) -> N
                         "ResourceClaim",
                         this.claim,
                         f"request {this.request} holds {_shown(this.device)}, the same card"
-                        f" ({card}) as {_shown(other.device)} allocated to claim {other.subject}:"
-                        " the second prepare fails",
+                        f" ({labels[index]}) as {_shown(other.device)} allocated to claim"
+                        f" {other.subject}: the second prepare fails",
                         f"delete the pod of one of the claims ({low}, {high}) so it is"
                         " deallocated, and publish the card's devices with a shared counter set"
                         " so that it cannot happen again",
@@ -215,12 +261,11 @@ def check_allocated_twice(ctx: CheckContext, allocations: list[Allocation]) -> N
 
 
 def check_card_in_two_pools(ctx: CheckContext, devices: list[PublishedDevice]) -> None:
-    """GPU802: one uuid in two pools."""
-    pools: dict[str, dict[tuple[str, str], PublishedDevice]] = {}
-    for device in devices:
-        if device.card and device.whole_card:
-            pools.setdefault(device.card, {}).setdefault((device.driver, device.pool), device)
-    for card, by_pool in sorted(pools.items()):
+    """GPU802: one card's whole-card devices in two pools."""
+    for card in group_cards(d for d in devices if d.whole_card):
+        by_pool: dict[tuple[str, str], PublishedDevice] = {}
+        for device in card:
+            by_pool.setdefault((device.driver, device.pool), device)
         if len(by_pool) < 2:
             continue
         (first, *others) = sorted(by_pool.values(), key=lambda d: (d.driver, d.pool, d.slice))
@@ -229,7 +274,7 @@ def check_card_in_two_pools(ctx: CheckContext, devices: list[PublishedDevice]) -
                 "GPU802",
                 "ResourceSlice",
                 other.slice,
-                f"publishes card {card} as {other.name} (driver {other.driver}, pool"
+                f"publishes card {card_label(card)} as {other.name} (driver {other.driver}, pool"
                 f" {other.pool}), which ResourceSlice {first.slice} also publishes as"
                 f" {first.name} (driver {first.driver}, pool {first.pool})",
                 "remove the second DRA driver, or delete the stale pool's ResourceSlices",
@@ -253,9 +298,8 @@ def check_both_stacks(ctx: CheckContext, devices: list[PublishedDevice]) -> None
     advertising (a leftover deploy label alone, with no slices, is not a second stack).
     """
     cards: dict[str, set[str]] = {}
-    for device in devices:
-        if device.driver == NVIDIA_DRIVER and device.node:
-            cards.setdefault(device.node, set()).add(device.card or device.name)
+    for card in group_cards(d for d in devices if d.driver == NVIDIA_DRIVER and d.node):
+        cards.setdefault(card[0].node, set()).add(card_label(card))
     for view in ctx.state.nodes:
         plugin = _plugin_resources(view)
         published = cards.get(view.name, set())
@@ -287,30 +331,29 @@ def check_both_stacks(ctx: CheckContext, devices: list[PublishedDevice]) -> None
 
 def check_two_faced(ctx: CheckContext, devices: list[PublishedDevice]) -> None:
     """GPU810: a card published as gpu and vfio with no counter set both consume."""
-    faces: dict[tuple[str, str, str], list[PublishedDevice]] = {}
-    for device in devices:
-        if device.card and device.type in ("gpu", "vfio"):
-            faces.setdefault((device.driver, device.pool, device.card), []).append(device)
-    for (_, pool, card), found in sorted(faces.items()):
-        kinds = {device.type for device in found}
-        if kinds != {"gpu", "vfio"}:
-            continue
-        shared = frozenset.intersection(*(device.counter_sets for device in found)) - {""}
-        if shared:
-            continue
-        vfio = next(device for device in found if device.type == "vfio")
-        names = ", ".join(sorted(device.name for device in found))
-        ctx.add(
-            "GPU810",
-            "ResourceSlice",
-            vfio.slice,
-            f"card {card} is published as {names} (pool {pool}) with no counter set that"
-            " both consume: container and VM claims can race for this card (the upstream"
-            " PassthroughSupport race, dra-driver-nvidia-gpu#1330)",
-            "publish a counter set per card that each of its devices consumes fully"
-            " (KEP-4815, Kubernetes 1.36 and later), or give the node one role",
-            node=vfio.node or None,
-        )
+    for card in group_cards(d for d in devices if d.type in ("gpu", "vfio")):
+        by_pool: dict[tuple[str, str], list[PublishedDevice]] = {}
+        for device in card:
+            by_pool.setdefault((device.driver, device.pool), []).append(device)
+        for (_, pool), found in sorted(by_pool.items()):
+            if {device.type for device in found} != {"gpu", "vfio"}:
+                continue
+            shared = frozenset.intersection(*(device.counter_sets for device in found)) - {""}
+            if shared:
+                continue
+            vfio = next(device for device in found if device.type == "vfio")
+            names = ", ".join(sorted(device.name for device in found))
+            ctx.add(
+                "GPU810",
+                "ResourceSlice",
+                vfio.slice,
+                f"card {card_label(found)} is published as {names} (pool {pool}) with no"
+                " counter set that both consume: container and VM claims can race for this"
+                " card (the upstream PassthroughSupport race, dra-driver-nvidia-gpu#1330)",
+                "publish a counter set per card that each of its devices consumes fully"
+                " (KEP-4815, Kubernetes 1.36 and later), or give the node one role",
+                node=vfio.node or None,
+            )
 
 
 def check_unknown_nodes(ctx: CheckContext) -> None:
@@ -346,7 +389,7 @@ def check_claims(ctx: CheckContext) -> None:
         return
     devices = published_devices(state.resource_slices)
     by_key = {device.key: device for device in devices}
-    check_allocated_twice(ctx, _allocations(state.resource_claims, by_key))
+    check_allocated_twice(ctx, devices, _allocations(state.resource_claims, by_key))
     check_card_in_two_pools(ctx, devices)
     check_both_stacks(ctx, devices)
     check_two_faced(ctx, devices)

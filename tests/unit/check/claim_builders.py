@@ -4,14 +4,15 @@ Device names and attributes follow the driver's kubelet plugin
 (cmd/gpu-kubelet-plugin/deviceinfo.go): `gpu-<minor>` with type, uuid, productName, brand,
 architecture, cudaComputeCapability, driverVersion, cudaDriverVersion and the standard
 `resource.kubernetes.io/pciBusID` / `pcieRoot`, capacity `memory`; with PassthroughSupport
-also `gpu-vfio-<index>` with type, uuid, deviceID, vendorID, numa, productName,
-iommuFDEnabled and capacity `addressableMemory`. DeviceClasses are the operator's
+also `gpu-vfio-<index>` with type, uuid (its own: a name-based UUID of the PCI address),
+deviceID, vendorID, numa, productName, iommuFDEnabled and capacity `addressableMemory`. DeviceClasses are the operator's
 manifests/state-dra-driver/04*.yaml.
 """
 
 from __future__ import annotations
 
 import hashlib
+import uuid as uuid_module
 from typing import Any
 
 Obj = dict[str, Any]
@@ -47,12 +48,17 @@ def gpu_device(node: str, index: int, *, uuid: str | None = None) -> Obj:
     }
 
 
+def vfio_uuid(index: int) -> str:
+    """The driver's uuid for a VFIO device: name-based, of the PCI address (nvlib.go)."""
+    return str(uuid_module.uuid5(uuid_module.NAMESPACE_DNS, pci_bus_id(index)))
+
+
 def vfio_device(node: str, index: int, *, uuid: str | None = None) -> Obj:
     return {
         "name": f"gpu-vfio-{index}",
         "attributes": {
             "type": {"string": "vfio"},
-            "uuid": {"string": uuid or card_uuid(node, index)},
+            "uuid": {"string": uuid or vfio_uuid(index)},
             "deviceID": {"string": "0x2236"},
             "vendorID": {"string": "0x10de"},
             "numa": {"int": 0},

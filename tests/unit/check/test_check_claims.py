@@ -19,7 +19,7 @@ from claim_builders import (
 )
 
 from gpuop.check import render_text, run_checks
-from gpuop.check.claims import published_devices
+from gpuop.check.claims import card_label, group_cards, published_devices
 from gpuop.check.model import Finding
 
 Obj = dict[str, Any]
@@ -55,12 +55,19 @@ def test_devices_are_put_back_together_into_cards() -> None:
         ("gpu-1", "gpu"),
         ("gpu-vfio-1", "vfio"),
     ]
-    assert devices[0].card == devices[1].card == card_uuid("gpu-a", 0)
+    # the VFIO device has a uuid of its own: the PCI address ties it to its card
+    assert devices[0].card == card_uuid("gpu-a", 0) != devices[1].card
     assert devices[0].pci == devices[1].pci == "0000:3b:00.0"
     assert devices[0].card_keys == (
         f"uuid {card_uuid('gpu-a', 0)}",
         "resource.kubernetes.io/pciBusID 0000:3b:00.0 on gpu-a",
     )
+    cards = group_cards(devices)
+    assert [[d.name for d in card] for card in cards] == [
+        ["gpu-0", "gpu-vfio-0"],
+        ["gpu-1", "gpu-vfio-1"],
+    ]
+    assert card_label(cards[0]) == f"0000:3b:00.0 on gpu-a, {card_uuid('gpu-a', 0)}"
 
 
 def test_only_the_newest_generation_of_a_pool_counts() -> None:
@@ -96,7 +103,8 @@ def test_nvidias_passthrough_publication_is_the_race() -> None:
     assert "container and VM claims can race for this card" in found[0].message
     assert "dra-driver-nvidia-gpu#1330" in found[0].message
     assert any(
-        f"card {card_uuid('gpu-a', 0)} is published as gpu-0, gpu-vfio-0 (pool gpu-a)" in f.message
+        f"card 0000:3b:00.0 on gpu-a, {card_uuid('gpu-a', 0)} is published as gpu-0, gpu-vfio-0"
+        " (pool gpu-a)" in f.message
         for f in found
     )
 
@@ -128,7 +136,7 @@ def test_a_container_and_a_vm_claim_on_one_card() -> None:
     ]
     assert found[0].message == (
         "request gpu holds gpu-0 (pool gpu-a on gpu-a), the same card"
-        f" (uuid {card_uuid('gpu-a', 0)}) as gpu-vfio-0 (pool gpu-a on gpu-a) allocated to"
+        f" (0000:3b:00.0 on gpu-a, {card_uuid('gpu-a', 0)}) as gpu-vfio-0 (pool gpu-a on gpu-a) allocated to"
         " claim vms/vm-gpus: the second prepare fails"
     )
 
@@ -144,7 +152,7 @@ def test_the_same_card_by_pci_address_alone() -> None:
     ]
     found = [f for f in findings(objects) if f.code == "GPU801"]
     assert len(found) == 2
-    assert "(resource.kubernetes.io/pciBusID 0000:3b:00.0 on gpu-a)" in found[0].message
+    assert "the same card (0000:3b:00.0 on gpu-a) as" in found[0].message
 
 
 def test_one_pci_address_on_two_nodes_is_two_cards() -> None:
@@ -429,3 +437,33 @@ def test_a_template_that_can_never_fit() -> None:
 def test_unreadable_dra_objects_are_findings(broken: Obj, subject: str) -> None:
     found = findings([*cluster(shared_counters=True), broken])
     assert [(f.code, f.subject) for f in found] == [("GPU809", subject)]
+
+
+# --- against the publication the simulator plays ----------------------------------------------
+
+
+def _published(node_name: str, *, shared_counters: bool) -> list[Obj]:
+    from gpuop.dra.publish import publish
+    from gpuop.sim.hardware import NodeSpec, cards_for
+
+    cards = cards_for(NodeSpec(node_name, "A10", 2))
+    return publish(node_name, cards, shared_counters=shared_counters, driver_version="580.95.05")
+
+
+@pytest.mark.parametrize("shared_counters", [False, True])
+def test_the_simulated_driver_s_publication(shared_counters: bool) -> None:
+    objects = [
+        node("sim-a"),
+        *_published("sim-a", shared_counters=shared_counters),
+        *nvidia_classes(),
+    ]
+    expected = [] if shared_counters else ["GPU810", "GPU810"]
+    assert [c for c, _ in codes(objects)] == expected
+    devices = {d["name"] for s in objects[1:] for d in s.get("spec", {}).get("devices", [])}
+    pool = "sim-a"
+    objects += [
+        claim("train", allocated=[(pool, "gpu-0")]),
+        claim("desk", "vfio.gpu.nvidia.com", namespace="vms", allocated=[(pool, "gpu-vfio-0")]),
+    ]
+    assert {"gpu-0", "gpu-vfio-0"} <= devices
+    assert [c for c, _ in codes(objects)].count("GPU801") == 2
