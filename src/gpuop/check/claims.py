@@ -3,8 +3,10 @@
 The scheduler sees devices, not cards. NVIDIA's DRA driver names a card's devices after its
 roles: `gpu-<minor>` (`type: gpu`, for containers), with PassthroughSupport also
 `gpu-vfio-<index>` (`type: vfio`, for VMs), and MIG devices (`type: mig`, with the card's
-`parentUUID`); each carries the card's `uuid` and its `resource.kubernetes.io/pciBusID`.
-These rules put the devices back together into cards and find:
+`parentUUID`). The `gpu` device carries the card's `uuid`, the `vfio` one a uuid of its own
+(name-based, of the PCI address), and all of them the card's
+`resource.kubernetes.io/pciBusID`: a uuid or a PCI address on one node ties a card's
+devices together. These rules put the devices back together into cards and find:
 
 * a card allocated to two claims through two of its devices (GPU801);
 * a card in two pools (GPU802), or advertised by the device plugin on a node whose slices
@@ -29,6 +31,7 @@ from gpuop.catalog.dra import dra_catalog
 from gpuop.check.claim_fit import check_claim_fit
 from gpuop.check.context import CheckContext, kind_of, resource_count
 from gpuop.check.state import NodeView
+from gpuop.dra.publish import PCI_BUS_ID_ATTRIBUTE
 from gpuop.manifests.fields import mapping, sequence, text
 
 __all__ = ["PublishedDevice", "card_label", "check_claims", "group_cards", "published_devices"]
@@ -36,7 +39,7 @@ __all__ = ["PublishedDevice", "card_label", "check_claims", "group_cards", "publ
 NVIDIA_DRIVER: Final = dra_catalog().driver
 """The driver name of NVIDIA's DRA driver for GPUs (`gpu.nvidia.com`)."""
 
-PCI_BUS_ID: Final = "resource.kubernetes.io/pciBusID"
+PCI_BUS_ID: Final = PCI_BUS_ID_ATTRIBUTE
 # Device types that hold the whole card; MIG and vGPU devices share one card by design.
 _WHOLE_CARD: Final = frozenset({"gpu", "vfio", ""})
 _DEVICE_PLUGIN_LABELS: Final = (

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from gpuop.catalog.dra import dra_catalog
+
 __all__ = [
     "DRA_GATE",
     "DRA_GATE_DEFAULT_ON",
@@ -23,10 +25,10 @@ __all__ = [
     "claim_vmi_example",
 ]
 
-VFIO_DEVICE_CLASS: Final = "vfio.gpu.nvidia.com"
+VFIO_DEVICE_CLASS: Final = dra_catalog().device_class("vfio.gpu.nvidia.com").name
 """NVIDIA's DRA driver's DeviceClass for whole GPUs bound to vfio-pci (PassthroughSupport)."""
 
-RESOURCE_API_VERSION: Final = "resource.k8s.io/v1"
+RESOURCE_API_VERSION: Final = dra_catalog().api_version
 
 DRA_GATE: Final = "GPUsWithDRA"
 """The KubeVirt feature gate for ``gpus[]`` entries that name a claim."""

@@ -467,3 +467,31 @@ def test_the_simulated_driver_s_publication(shared_counters: bool) -> None:
     ]
     assert {"gpu-0", "gpu-vfio-0"} <= devices
     assert [c for c, _ in codes(objects)].count("GPU801") == 2
+
+
+# --- hostile input ------------------------------------------------------------------------------
+
+
+@pytest.mark.fuzz
+def test_mutated_dra_objects_become_findings_never_a_crash() -> None:
+    import random
+
+    from fuzzing import mutate, scaled
+
+    rng = random.Random(20)
+    base = [
+        *cluster(shared_counters=False),
+        *nvidia_slices("gpu-b", 2, shared_counters=True),
+        claim("train", allocated=[("gpu-a", "gpu-0")]),
+        claim("desk", "vfio.gpu.nvidia.com", namespace="vms", allocated=[("gpu-a", "gpu-vfio-0")]),
+        claim(
+            "big",
+            count=3,
+            selectors=["device.capacity['gpu.nvidia.com'].memory.isGreaterThan(quantity('20Gi'))"],
+        ),
+    ]
+    for _ in range(scaled(300)):
+        objects = mutate(base, rng, rng.randint(1, 6))
+        report = run_checks(objects)
+        crashed = [f for f in report.findings if f.code == "GPU000"]
+        assert not crashed, (crashed, objects)
