@@ -7,6 +7,10 @@ claim are submitted at the same moment, each with its pod. The scheduler allocat
 `gpuop.kube.collect`, finds the card allocated twice (GPU801) and the publication that
 allowed it (GPU810). The same on a node published with gpuop's shared counter set: the
 second claim stays unallocated, its pod Pending, and the check finds nothing.
+
+And a VM through claims: `gpuop kubevirt vmi-example --dra`'s ResourceClaimTemplate and the
+launcher pod gpuop renders for its VMI are accepted by the API server, the claim controller
+makes the claim, and the scheduler gives it the card's VFIO device.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from gpuop.catalog.dra import dra_catalog
 from gpuop.check import run_checks
 from gpuop.dra.publish import publish
 from gpuop.kube.collect import collect
+from gpuop.kubevirt.claims import claim_vmi_example
+from gpuop.kubevirt.launcher import render_launcher_pod
 from gpuop.sim.hardware import NodeSpec, cards_for
 
 pytestmark = pytest.mark.e2e
@@ -206,5 +212,41 @@ def test_shared_counters_keep_the_second_claim_pending_and_the_check_quiet(
         assert now == allocated and len(now) == 1
         report = run_checks(collect(client).all_objects())
         assert _ours(report, node, namespace) == []
+    finally:
+        _remove_node(client, node)
+
+
+def test_a_vmi_with_a_claimed_gpu_renders_a_launcher_the_scheduler_places(
+    dra_setup: tuple[Client, str],
+) -> None:
+    """`vmi-example --dra`'s template and VMI: the launcher gets the card's VFIO device."""
+    (client, namespace), node = dra_setup, "dra-check-vm"
+    _one_card_node(client, node, shared_counters=True)
+    client.patch(Node, node, {"metadata": {"labels": {"kubevirt.io/schedulable": "true"}}})
+    try:
+        template, vmi = claim_vmi_example("desk", namespace=namespace)
+        launcher = render_launcher_pod(vmi)
+        launcher["spec"]["containers"][0]["image"] = PAUSE
+        client.create(from_dict(template))
+        client.create(from_dict(launcher))
+        name = launcher["metadata"]["name"]
+
+        def generated() -> str | None:
+            pod = client.get(Pod, name, namespace=namespace)
+            statuses = (pod.status.resourceClaimStatuses or []) if pod.status else []
+            return next((s.resourceClaimName for s in statuses if s.resourceClaimName), None)
+
+        claim_name = wait_for(generated, "the claim made from the template")
+        wait_for(lambda: _allocated(client, claim_name, namespace), f"claim {claim_name}")
+        claim = client.get(ResourceClaim, claim_name, namespace=namespace)
+        assert claim.status is not None and claim.status.allocation is not None
+        results = claim.status.allocation.devices.results if claim.status.allocation.devices else []
+        assert [(r.request, r.device) for r in results or []] == [("gpu1", "gpu-vfio-0")]
+
+        def bound() -> str | None:
+            pod = client.get(Pod, name, namespace=namespace)
+            return pod.spec.nodeName if pod.spec else None
+
+        assert wait_for(bound, "the launcher pod to be bound") == node
     finally:
         _remove_node(client, node)
