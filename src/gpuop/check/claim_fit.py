@@ -188,17 +188,39 @@ def _nodes(ctx: CheckContext, slices: Sequence[Slice]) -> dict[str, Mapping[str,
     return nodes
 
 
+def _slices_by_node(
+    nodes: Mapping[str, Mapping[str, str]], slices: Sequence[Slice]
+) -> dict[str, list[Slice]]:
+    """Per node, every slice of the pools it may see: its own, and those not bound to a node.
+
+    Whole pools, so that the allocator still counts a pool's slices on other nodes when it
+    asks whether the pool is complete; a large cluster's other nodes' slices stay out.
+    """
+    pools: dict[tuple[str, str], list[Slice]] = {}
+    for piece in slices:
+        pools.setdefault((piece.driver, piece.pool), []).append(piece)
+    shared = [group for group in pools.values() if any(piece.node_name is None for piece in group)]
+    own: dict[str, list[list[Slice]]] = {}
+    for group in pools.values():
+        for node in {piece.node_name for piece in group if piece.node_name}:
+            own.setdefault(node, []).append(group)
+    return {
+        node: [piece for group in [*own.get(node, []), *shared] for piece in group]
+        for node in nodes
+    }
+
+
 def _never_fits(
     ctx: CheckContext,
     subject: _Subject,
     nodes: Mapping[str, Mapping[str, str]],
-    slices: Sequence[Slice],
+    slices: Mapping[str, Sequence[Slice]],
     classes: Mapping[str, DeviceClass],
 ) -> None:
     claim = subject.claim
     verdicts = []
     for node, labels in sorted(nodes.items()):
-        verdict = fit([claim], node, slices, classes, {}, node_labels=labels)
+        verdict = fit([claim], node, slices[node], classes, {}, node_labels=labels)
         if verdict.fits:
             return
         verdicts.append(verdict)
@@ -242,10 +264,11 @@ def check_claim_fit(ctx: CheckContext) -> None:
     nodes = _nodes(ctx, slices)
     if subjects and not nodes:
         ctx.skip("dra-fit", "no Nodes or ResourceSlices in the input: claims' fit not checked")
+    by_node = _slices_by_node(nodes, slices)
     for subject in subjects:
         if not _usable(ctx, subject, classes, broken):
             continue
         if subject.kind == "ResourceClaim" and subject.claim.allocated is not None:
             continue
         if nodes:
-            _never_fits(ctx, subject, nodes, slices, classes)
+            _never_fits(ctx, subject, nodes, by_node, classes)

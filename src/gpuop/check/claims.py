@@ -71,7 +71,9 @@ class PublishedDevice:
 
     @property
     def card_keys(self) -> tuple[str, ...]:
-        keys = [f"uuid {self.card}"] if self.card else []
+        # A VFIO device's uuid is derived from its PCI address alone, so cards at the same
+        # address on two nodes share it: only its PCI address on its node names its card.
+        keys = [f"uuid {self.card}"] if self.card and self.type != "vfio" else []
         if self.pci and self.node:
             keys.append(f"{PCI_BUS_ID} {self.pci} on {self.node}")
         return tuple(keys)

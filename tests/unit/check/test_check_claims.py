@@ -62,6 +62,7 @@ def test_devices_are_put_back_together_into_cards() -> None:
         f"uuid {card_uuid('gpu-a', 0)}",
         "resource.kubernetes.io/pciBusID 0000:3b:00.0 on gpu-a",
     )
+    assert devices[1].card_keys == ("resource.kubernetes.io/pciBusID 0000:3b:00.0 on gpu-a",)
     cards = group_cards(devices)
     assert [[d.name for d in card] for card in cards] == [
         ["gpu-0", "gpu-vfio-0"],
@@ -153,6 +154,19 @@ def test_the_same_card_by_pci_address_alone() -> None:
     found = [f for f in findings(objects) if f.code == "GPU801"]
     assert len(found) == 2
     assert "the same card (0000:3b:00.0 on gpu-a) as" in found[0].message
+
+
+def test_vfio_devices_at_one_address_on_two_nodes_are_two_cards() -> None:
+    """The driver's VFIO uuid is a name-based UUID of the PCI address: equal across nodes."""
+    objects = [
+        node("gpu-a"),
+        node("gpu-b"),
+        *nvidia_slices("gpu-a", 1, shared_counters=True),
+        *nvidia_slices("gpu-b", 1, shared_counters=True),
+        claim("a", "vfio.gpu.nvidia.com", allocated=[("gpu-a", "gpu-vfio-0")]),
+        claim("b", "vfio.gpu.nvidia.com", allocated=[("gpu-b", "gpu-vfio-0")]),
+    ]
+    assert codes(objects) == []
 
 
 def test_one_pci_address_on_two_nodes_is_two_cards() -> None:
