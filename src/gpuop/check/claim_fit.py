@@ -12,15 +12,17 @@ instead of hiding the others; CEL is compiled once per expression.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from gpuop.check.context import CheckContext
 from gpuop.dra.allocate import fit
 from gpuop.dra.cel import CelError, compile_selector
 from gpuop.dra.model import (
     Claim,
+    Device,
     DeviceClass,
     DeviceRequest,
     DraInputError,
@@ -30,6 +32,7 @@ from gpuop.dra.model import (
     read_class,
     read_slice,
 )
+from gpuop.dra.pools import gather_pools
 from gpuop.manifests.fields import text
 
 __all__ = ["check_claim_fit"]
@@ -210,22 +213,114 @@ def _slices_by_node(
     }
 
 
+# CEL that can read an attribute or capacity without naming it (macros over a map, size(),
+# a whole map compared): its result is cached per device, not per device content.
+_READS_UNNAMED: Final = re.compile(
+    r"\b(all|exists|exists_one|map|filter|size)\s*\(|(attributes|capacity)\s*\[[^\]]*\](?!\s*[.\[])"
+)
+
+
+class _Matcher:
+    """Selectors evaluated once per expression and device content.
+
+    Devices of one model differ only in the attributes that name them (uuid, PCI address),
+    so an expression is keyed on the driver and the attributes and capacities whose names it
+    mentions: a fleet of identical nodes costs one evaluation per expression. celpy walks
+    the expression tree for each evaluation, so this is the check's whole cost.
+    """
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[Any, ...], bool | CelError] = {}
+
+    def _key(self, expr: str, device: Device) -> tuple[Any, ...]:
+        if _READS_UNNAMED.search(expr):
+            return (expr, device.id)
+        attributes = tuple(
+            sorted((k, v) for k, v in device.attributes.items() if k.rsplit("/", 1)[-1] in expr)
+        )
+        capacity = tuple(
+            sorted((k, v) for k, v in device.capacity.items() if k.rsplit("/", 1)[-1] in expr)
+        )
+        return (expr, device.driver, device.allow_multiple, attributes, capacity)
+
+    def matches(self, expressions: Sequence[str], device: Device) -> bool:
+        """Whether every expression holds for the device; CelError for a runtime error."""
+        for expr in expressions:
+            key = self._key(expr, device)
+            found = self._cache.get(key)
+            if found is None:
+                try:
+                    found = compile_selector(expr).evaluate(device)
+                except CelError as exc:
+                    found = exc
+                self._cache[key] = found
+            if isinstance(found, CelError):
+                raise found
+            if not found:
+                return False
+        return True
+
+
+def _shortfall(
+    claim: Claim,
+    devices: Sequence[Device],
+    classes: Mapping[str, DeviceClass],
+    matcher: _Matcher,
+) -> str | None:
+    """Why the claim cannot fit on a node even by counting its matching devices; None if it may.
+
+    A necessary condition only (counters, constraints and taints are the allocator's):
+    a claim that passes is then replayed with `fit`. CelError for a runtime error.
+    """
+    for request in claim.requests:
+        reasons = []
+        for leaf in request.subrequests or (request,):
+            selectors = (*classes[leaf.device_class].selectors, *leaf.selectors)
+            usable = sum(1 for device in devices if matcher.matches(selectors, device))
+            wanted = leaf.count if leaf.mode == "ExactCount" else 1
+            if usable >= wanted:
+                break
+            name = f"{request.name}/{leaf.name}" if request.subrequests else request.name
+            shown = "all" if leaf.mode == "All" else str(wanted)
+            reasons.append(
+                f"claim {claim.key}, request {name}: wants {shown},"
+                f" {usable} usable device{'' if usable == 1 else 's'}"
+            )
+        else:
+            return reasons[0]
+    return None
+
+
 def _never_fits(
     ctx: CheckContext,
     subject: _Subject,
     nodes: Mapping[str, Mapping[str, str]],
     slices: Mapping[str, Sequence[Slice]],
     classes: Mapping[str, DeviceClass],
+    matcher: _Matcher,
 ) -> None:
     claim = subject.claim
-    verdicts = []
+    reasons: list[tuple[str, str]] = []
+    errors: list[str] = []
     for node, labels in sorted(nodes.items()):
-        verdict = fit([claim], node, slices[node], classes, {}, node_labels=labels)
-        if verdict.fits:
-            return
-        verdicts.append(verdict)
-    errors = [v.error for v in verdicts if v.error and "CEL runtime error" in v.error]
-    if errors and len(errors) == len(verdicts):
+        seen = {**labels, "kubernetes.io/hostname": labels.get("kubernetes.io/hostname", node)}
+        pools = gather_pools(slices[node], node, seen)
+        devices = [
+            d for pool in pools if not (pool.incomplete or pool.invalid) for d in pool.devices()
+        ]
+        try:
+            short = _shortfall(claim, devices, classes, matcher)
+        except CelError as exc:
+            errors.append(str(exc))
+            reasons.append((node, str(exc)))
+            continue
+        if short is None:
+            verdict = fit([claim], node, slices[node], classes, {}, node_labels=labels)
+            if verdict.fits:
+                return
+            short = verdict.reason
+        reasons.append((node, short))
+    if errors and len(errors) == len(reasons):
         ctx.add(
             "GPU808",
             subject.kind,
@@ -235,8 +330,8 @@ def _never_fits(
             namespace=subject.namespace,
         )
         return
-    shown = "; ".join(f"{v.node}: {v.reason}" for v in verdicts[:_SHOWN_NODES])
-    more = len(verdicts) - _SHOWN_NODES
+    shown = "; ".join(f"{node}: {reason}" for node, reason in reasons[:_SHOWN_NODES])
+    more = len(reasons) - _SHOWN_NODES
     ctx.add(
         "GPU805",
         subject.kind,
@@ -265,10 +360,11 @@ def check_claim_fit(ctx: CheckContext) -> None:
     if subjects and not nodes:
         ctx.skip("dra-fit", "no Nodes or ResourceSlices in the input: claims' fit not checked")
     by_node = _slices_by_node(nodes, slices)
+    matcher = _Matcher()
     for subject in subjects:
         if not _usable(ctx, subject, classes, broken):
             continue
         if subject.kind == "ResourceClaim" and subject.claim.allocated is not None:
             continue
         if nodes:
-            _never_fits(ctx, subject, nodes, by_node, classes)
+            _never_fits(ctx, subject, nodes, by_node, classes, matcher)

@@ -509,3 +509,23 @@ def test_mutated_dra_objects_become_findings_never_a_crash() -> None:
         report = run_checks(objects)
         crashed = [f for f in report.findings if f.code == "GPU000"]
         assert not crashed, (crashed, objects)
+
+
+def test_a_claim_pinned_to_one_card_by_uuid_is_judged_per_device() -> None:
+    """Selector results are shared by devices alike in what the expression reads, no more."""
+
+    def pinned(uuid: str) -> list[str]:
+        return [f"device.attributes['gpu.nvidia.com'].uuid == '{uuid}'"]
+
+    objects = [
+        *cluster(shared_counters=True),
+        node("gpu-b"),
+        *nvidia_slices("gpu-b", 2, shared_counters=True),
+        claim("pinned", selectors=pinned(card_uuid("gpu-b", 1))),
+        claim("nowhere", selectors=pinned(card_uuid("gpu-z", 0))),
+        claim("by-size", selectors=["size(device.attributes['gpu.nvidia.com']) > 100"]),
+    ]
+    assert codes(objects) == [
+        ("GPU805", "ResourceClaim/ml/by-size"),
+        ("GPU805", "ResourceClaim/ml/nowhere"),
+    ]
