@@ -186,9 +186,10 @@ gpuop check dump.json -o json|sarif       # machine-readable output
 ```
 
 Inputs: Nodes, ClusterPolicies, KubeVirt CRs, Pods, VirtualMachineInstances, DaemonSets,
-Deployments, Events and the vGPU config ConfigMap. Each kind is optional; the report lists
-the checks that could not run and why. Without a ClusterPolicy the default one is used
-(GPU001).
+Deployments, Events, the vGPU config ConfigMap, and DRA's ResourceSlices, ResourceClaims,
+ResourceClaimTemplates and DeviceClasses (`resource.k8s.io/v1`, the GPU8xx rules). Each
+kind is optional; the report lists the checks that could not run and why. Without a
+ClusterPolicy the default one is used (GPU001).
 
 Operator releases label nodes differently (v26.7.0 added `nvidia.com/gpu.deploy.client`,
 v23.6.0 `kata-manager` and `cc-manager`; before v26.7.0 an empty deploy label stays empty),

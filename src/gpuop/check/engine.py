@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from gpuop.check.claims import check_claims
 from gpuop.check.context import CheckContext, NodeInfo, node_counts
 from gpuop.check.drift import check_driver_drift
 from gpuop.check.kubevirt import check_kubevirt
@@ -134,6 +135,7 @@ def check_state(
     _guard(ctx, "kubevirt", check_kubevirt)
     _guard(ctx, "workload", check_workloads)
     _guard(ctx, "driver drift", check_driver_drift)
+    _guard(ctx, "DRA", check_claims)
     return _report(ctx, choice.info)
 
 

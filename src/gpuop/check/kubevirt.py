@@ -7,6 +7,9 @@ and what VMIs ask for (`spec.domain.devices.{gpus,hostDevices}[].deviceName`). K
 checks a VMI's names when it renders the launcher pod, and only when
 `permittedHostDevices` is set; its refusal reads
 `GPU nvidia.com/X is not permitted in permittedHostDevices configuration`.
+A `gpus[]` entry that names a ResourceClaim instead (`claimName`, `requestName`:
+KubeVirt's `GPUsWithDRA`) has no resource name and needs no permitted entry, only the
+feature gate on a KubeVirt before v1.9.
 
 On OpenShift the HyperConverged CR (`hco.kubevirt.io`, `spec.permittedHostDevices`) owns
 the KubeVirt CR's settings and overwrites them, so when it is in the input its
@@ -28,6 +31,9 @@ from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import NamingError, parse_pci_id, passthrough_resource, vgpu_resource
 
 GPU_GATE_GA = (1, 4, 0)
+# KubeVirt's gate for gpus[] entries that name a ResourceClaim, on by default from v1.9.
+DRA_GATE = "GPUsWithDRA"
+DRA_GATE_DEFAULT_ON = (1, 9, 0)
 _SECTIONS = ("pciHostDevices", "mediatedDevices", "usb")
 _FINAL_PHASES = ("Succeeded", "Failed")
 
@@ -314,6 +320,7 @@ def _check_gates(
                 "add GPU to spec.configuration.developerConfiguration.featureGates, or upgrade"
                 " KubeVirt to v1.4 or later",
             )
+    _check_dra_gate(ctx, config, vmis)
     vgpu_nodes = sorted(
         info.name
         for info in ctx.nodes
@@ -346,6 +353,46 @@ def _check_gates(
             " but KubeVirt still manages mediated devices too",
             fix,
         )
+
+
+def claim_gpus(vmi: Mapping[str, Any]) -> int:
+    """How many `gpus[]` entries name a claim (`claimName`/`requestName`, no `deviceName`)."""
+    return sum(
+        1
+        for entry in sequence(vmi, "spec", "domain", "devices", "gpus")
+        if isinstance(entry, Mapping)
+        and not text(entry, "deviceName")
+        and (entry.get("claimName") is not None or entry.get("requestName") is not None)
+    )
+
+
+def _check_dra_gate(
+    ctx: CheckContext, config: KubeVirtConfig, vmis: Sequence[Mapping[str, Any]]
+) -> None:
+    """GPUs by claim need `GPUsWithDRA` before v1.9; they never need permittedHostDevices."""
+    users = [vmi for vmi in vmis if claim_gpus(vmi)]
+    if not users or DRA_GATE in config.gates:
+        return
+    if config.version is None:
+        ctx.skip(
+            "kubevirt-dra-gate",
+            "the KubeVirt version is unknown (no status.observedKubeVirtVersion): whether"
+            f" VMIs' claim GPUs need the {DRA_GATE} gate (before v1.9) was not checked",
+        )
+        return
+    if config.version >= DRA_GATE_DEFAULT_ON:
+        return
+    shown = ", ".join(_vmi_subject(vmi) for vmi in users[:3])
+    _add(
+        ctx,
+        config,
+        "GPU504",
+        f"KubeVirt {config.version_text} needs the {DRA_GATE} feature gate for gpus that name"
+        f" a claim, but it is off and VMIs use them ({shown}): `vmi.spec.domain.devices.gpus"
+        " contains DRA enabled GPUs but feature gate is not enabled`",
+        f"add {DRA_GATE} to spec.configuration.developerConfiguration.featureGates, or"
+        " upgrade KubeVirt to v1.9 or later",
+    )
 
 
 def _check_vmis(
@@ -387,6 +434,7 @@ __all__ = [
     "KubeVirtConfig",
     "Permitted",
     "check_kubevirt",
+    "claim_gpus",
     "parse_version",
     "read_hyperconverged",
     "read_kubevirt",

@@ -35,6 +35,10 @@ KNOWN_KINDS = (
     "Event",
     "ConfigMap",
     "Deployment",
+    "ResourceSlice",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "DeviceClass",
 )
 # Labels that differ on every node and that the planner never reads; left out of the
 # planning key so that nodes of one shape share a plan.
@@ -152,6 +156,11 @@ class ClusterState:
     configmaps: tuple[Mapping[str, Any], ...] = ()
     # The operator's Deployment carries its release in the image tag.
     deployments: tuple[Mapping[str, Any], ...] = ()
+    # resource.k8s.io: what DRA drivers publish, what workloads claim, and the classes.
+    resource_slices: tuple[Mapping[str, Any], ...] = ()
+    resource_claims: tuple[Mapping[str, Any], ...] = ()
+    resource_claim_templates: tuple[Mapping[str, Any], ...] = ()
+    device_classes: tuple[Mapping[str, Any], ...] = ()
     ignored: tuple[Ignored, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
 
@@ -209,6 +218,10 @@ class ClusterState:
             events=tuple(buckets["Event"]),
             configmaps=tuple(buckets["ConfigMap"]),
             deployments=tuple(buckets["Deployment"]),
+            resource_slices=tuple(buckets["ResourceSlice"]),
+            resource_claims=tuple(buckets["ResourceClaim"]),
+            resource_claim_templates=tuple(buckets["ResourceClaimTemplate"]),
+            device_classes=tuple(buckets["DeviceClass"]),
             ignored=tuple(ignored),
             counts=counts,
         )

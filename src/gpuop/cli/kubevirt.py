@@ -56,6 +56,7 @@ from gpuop.cli.running import (
     objects_from_files,
     read_live_target,
 )
+from gpuop.kubevirt.claims import DRA_GATE, VFIO_DEVICE_CLASS, claim_vmi_example
 from gpuop.kubevirt.permitted import (
     SECTIONS,
     ExampleError,
@@ -482,6 +483,12 @@ class _VmiExampleCommand(GreedyClusterCommand):
     metavar="KEY",
     help="Read the resource from this key of --values instead of NODE|RESOURCE.",
 )
+@click.option(
+    "--dra",
+    is_flag=True,
+    help=f"Take the GPUs through a ResourceClaimTemplate ({VFIO_DEVICE_CLASS}, KubeVirt's"
+    f" {DRA_GATE}) instead of a resource: prints the template and the VMI.",
+)
 @output_option(
     "yaml",
     "json",
@@ -502,6 +509,7 @@ def vmi_example_command(
     values_file: str | None,
     key: str | None,
     from_values: str | None,
+    dra: bool,
     output: str,
 ) -> None:
     """A VirtualMachineInstance asking for a node's sandbox GPU resource.
@@ -516,9 +524,26 @@ def vmi_example_command(
         (also writes gpuResource: nvidia.com/NVIDIA_A10-12Q into values.yaml)
       gpuop kubevirt vmi-example --values values.yaml --resource-from-values gpuResource
         (the VMI with the resource read from values.yaml)
+    \b
+    --dra: the VMI's gpus name requests of a claim instead (no permittedHostDevices, no
+    device plugin), made from a ResourceClaimTemplate printed before it:
+      gpuop kubevirt vmi-example --dra --count 2 | kubectl apply -f -
     """
 
     def body() -> int:
+        if dra:
+            return _dra_example(
+                target,
+                values_file,
+                from_values,
+                cluster_files + filenames,
+                live,
+                count,
+                name,
+                namespace,
+                memory,
+                output,
+            )
         if from_values is not None and target is not None:
             raise InputError("give NODE|RESOURCE or --resource-from-values, not both")
         if from_values is not None and values_file is None:
@@ -589,3 +614,47 @@ def vmi_example_command(
         return 0
 
     finish(guarded(body, input_errors=(ExampleError,)))
+
+
+def _dra_example(
+    target: str | None,
+    values_file: str | None,
+    from_values: str | None,
+    cluster: tuple[str, ...],
+    live: bool,
+    count: int,
+    name: str,
+    namespace: str | None,
+    memory: str,
+    output: str,
+) -> int:
+    """`vmi-example --dra`: the ResourceClaimTemplate, then the VMI that uses it."""
+    if target is not None or values_file is not None or from_values is not None:
+        raise InputError(
+            f"--dra takes no NODE|RESOURCE or --values: the GPUs are {VFIO_DEVICE_CLASS}"
+            " devices of a claim, not a resource"
+        )
+    if cluster or live:
+        raise InputError("--dra reads no cluster: leave out --cluster and --live")
+    problem = quantity_problem(memory)
+    if problem is not None:
+        raise InputError(f"--memory: {problem}")
+    for option, value in (("--name", name), ("--namespace", namespace)):
+        if value is not None and (label_problem := dns_label_problem(value)) is not None:
+            raise InputError(f"{option} {quoted(value)}: {label_problem}")
+    template, vmi = claim_vmi_example(name, count=count, memory=memory, namespace=namespace)
+    note(f"KubeVirt before v1.9 needs the {DRA_GATE} feature gate for these gpus")
+    if output == "json":
+        listed = {"apiVersion": "v1", "kind": "List", "items": [template, vmi]}
+        sys.stdout.write(json.dumps(listed, indent=2) + "\n")
+    elif output == "name":
+        where = f"{namespace}/" if namespace else ""
+        template_name = template["metadata"]["name"]
+        sys.stdout.write(
+            f"ResourceClaimTemplate/{where}{template_name}\nVirtualMachineInstance/{where}{name}\n"
+        )
+    else:
+        sys.stdout.write(
+            yaml.safe_dump_all([template, vmi], sort_keys=False, default_flow_style=False)
+        )
+    return 0

@@ -1,9 +1,10 @@
 """Read what `gpuop check` needs from a live cluster, as plain dicts.
 
 `collect(client)` lists Nodes, ClusterPolicies, KubeVirt and OpenShift's HyperConverged CRs
-(when their CRDs exist), the pods and VMIs that ask for NVIDIA resources, the operand
-DaemonSets and their pods, the vGPU config ConfigMap the ClusterPolicy names, and recent
-Events about those objects.
+(when their CRDs exist), the pods and VMIs that ask for NVIDIA resources or claims, the
+operand DaemonSets and their pods, the vGPU config ConfigMap the ClusterPolicy names, DRA's
+ResourceSlices, ResourceClaims, ResourceClaimTemplates and DeviceClasses (resource.k8s.io/v1,
+when the cluster serves it), and recent Events about those objects.
 Kinds whose CRD is not installed, or that the account may not list, are reported as
 skipped instead of failing the whole collection. `gpuop collect` writes the result as a
 bundle directory (one JSON file per kind, see `BUNDLE_FILES`) that `gpuop check DIR` reads.
@@ -36,6 +37,10 @@ BUNDLE_FILES: Mapping[str, tuple[str, str]] = {
     "Deployment": ("deployments.json", "apps/v1"),
     "ConfigMap": ("configmaps.json", "v1"),
     "Event": ("events.json", "v1"),
+    "ResourceSlice": ("resourceslices.json", "resource.k8s.io/v1"),
+    "ResourceClaim": ("resourceclaims.json", "resource.k8s.io/v1"),
+    "ResourceClaimTemplate": ("resourceclaimtemplates.json", "resource.k8s.io/v1"),
+    "DeviceClass": ("deviceclasses.json", "resource.k8s.io/v1"),
 }
 
 
@@ -73,6 +78,10 @@ def _requests_nvidia(pod: Mapping[str, Any]) -> bool:
                 if any(str(k).startswith(RESOURCE_PREFIX) for k in (resources.get(kind) or {})):
                     return True
     return False
+
+
+def _claims_devices(pod: Mapping[str, Any]) -> bool:
+    return bool(_get(pod, "spec", "resourceClaims"))
 
 
 def _operand_daemonset(pod: Mapping[str, Any], names: frozenset[str]) -> bool:
@@ -137,9 +146,16 @@ def collect(
     vmis = listed("VirtualMachineInstance")
     result.objects["VirtualMachineInstance"] = [vmi for vmi in vmis if _uses_devices(vmi)]
     pods = listed("Pod")
-    kept_pods = [p for p in pods if _requests_nvidia(p) or _operand_daemonset(p, daemonset_names)]
+    kept_pods = [
+        p
+        for p in pods
+        if _requests_nvidia(p) or _claims_devices(p) or _operand_daemonset(p, daemonset_names)
+    ]
     result.objects["Pod"] = kept_pods
-    say(f"  {len(kept_pods)} of {len(pods)} pods use NVIDIA resources or are operands")
+    say(f"  {len(kept_pods)} of {len(pods)} pods use NVIDIA resources or claims, or are operands")
+    # DRA: a cluster that does not serve resource.k8s.io/v1 is skipped like a missing CRD.
+    for kind in ("ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass"):
+        result.objects[kind] = listed(kind)
     sets = listed("DaemonSet")
     result.objects["DaemonSet"] = [
         ds for ds in sets if _get(ds, "metadata", "name") in daemonset_names

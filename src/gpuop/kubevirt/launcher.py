@@ -10,6 +10,15 @@ the scheduler reads (``pkg/virt-controller/services/template.go`` and
   and ``hostDevices[]`` entry that has a ``deviceName``, one more of that
   resource in both ``limits`` and ``requests`` (two entries naming the same
   resource ask for 2);
+* an entry that names a claim instead (``claimName`` and ``requestName``
+  beside ``name``: KubeVirt's ``GPUsWithDRA`` / ``HostDevicesWithDRA``)
+  asks for no extended resource: the pod gets the VMI's
+  ``spec.resourceClaims`` as they are, and the ``compute`` container one
+  ``resources.claims`` entry ``{name: claimName, request: requestName}``
+  per such device (``WithGPUsDRA``, ``WithHostDevicesDRA``); a VMI
+  KubeVirt's admission refuses (a claim not in ``spec.resourceClaims``,
+  DRA and device-plugin GPUs mixed, both ``deviceName`` and a claim)
+  raises :class:`VmiRejectedError` with the webhook's message;
 * cpu and memory requests and limits come from ``spec.domain.resources``;
   with no memory request, the guest memory (``spec.domain.memory.guest``)
   is requested instead;
@@ -21,7 +30,7 @@ the scheduler reads (``pkg/virt-controller/services/template.go`` and
 Not reproduced: virt-launcher's own memory overhead (a few hundred MiB that
 virt-controller adds to the memory request, depending on the VM; pass
 ``memory_overhead`` to include an estimate), hook sidecars, CPU-model and
-Hyper-V node selectors, and ``claimRequest`` (DRA) devices.
+Hyper-V node selectors.
 
 When the KubeVirt CR's ``permittedHostDevices`` is given, every device
 must be listed there, or rendering fails as virt-controller's does, with
@@ -32,6 +41,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
@@ -48,6 +58,8 @@ __all__ = [
     "DeviceNotPermittedError",
     "LauncherError",
     "UnsupportedKindError",
+    "VmiRejectedError",
+    "claim_devices",
     "render_launcher_pod",
     "schedulable_pod",
 ]
@@ -92,6 +104,113 @@ class DeviceNotPermittedError(LauncherError):
         self.message = " ".join(problems)
         self.condition_message = f"failed to render launch manifest: {self.message}"
         super().__init__(self.message)
+
+
+class VmiRejectedError(LauncherError):
+    """A VMI KubeVirt's admission webhook refuses (its DRA device entries).
+
+    ``problems`` are the webhook's messages, each after the field it names.
+    """
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+@dataclass(frozen=True)
+class ClaimDevice:
+    """A ``gpus[]`` or ``hostDevices[]`` entry that takes its device through a claim."""
+
+    section: str
+    index: int
+    name: str
+    claim: str
+    request: str
+
+
+_DRA_SECTIONS: Final = (("gpus", "GPU"), ("hostDevices", "HostDevice"))
+
+
+def _is_claim_entry(entry: Any) -> bool:
+    """KubeVirt's ``IsGPUDRA``: no deviceName, and claimName or requestName set."""
+    if not isinstance(entry, Mapping) or text(entry, "deviceName"):
+        return False
+    return entry.get("claimName") is not None or entry.get("requestName") is not None
+
+
+def claim_devices(spec: Mapping[str, Any]) -> list[ClaimDevice]:
+    """The DRA device entries of a VMI spec, checked as KubeVirt's admission checks them.
+
+    Raises :class:`VmiRejectedError` with the webhook's messages (``pkg/virt-api/webhooks/
+    validating-webhook/admitters/dra``) for a VMI it would refuse.
+    """
+    problems: list[str] = []
+    found: list[ClaimDevice] = []
+    claim_names = [text(rc, "name") for rc in sequence(spec, "resourceClaims")]
+    for name in sorted({n for n in claim_names if claim_names.count(n) > 1}):
+        problems.append(f'spec.resourceClaims: duplicate resourceClaims name "{name}"')
+    for section, what in _DRA_SECTIONS:
+        field_path = f"spec.domain.devices.{section}"
+        entries = sequence(spec, "domain", "devices", section)
+        for index, entry in enumerate(entries):
+            if isinstance(entry, Mapping) and isinstance(entry.get("claimRequest"), Mapping):
+                problems.append(
+                    f"{field_path}[{index}]: claimRequest is not a KubeVirt field; claimName"
+                    " and requestName sit beside name (the API inlines them)"
+                )
+        claim_entries = [(i, e) for i, e in enumerate(entries) if _is_claim_entry(e)]
+        others = [e for e in entries if not _is_claim_entry(e)]
+        if section == "gpus" and claim_entries and others:
+            problems.append(
+                "vmi.spec.domain.devices.gpus contains both DRA and non-DRA GPUs;"
+                " each GPU must be either DRA or non-DRA"
+            )
+            continue
+        for entry in others:
+            if not text(entry, "deviceName") and not isinstance(
+                mapping(entry).get("claimRequest"), Mapping
+            ):
+                problems.append(
+                    f"vmi.spec.domain.devices.{section} contains {what}s without"
+                    f" deviceName or claimRequest; each {what} must specify either a deviceName"
+                    " or a claimRequest"
+                )
+            elif text(entry, "deviceName") and (
+                mapping(entry).get("claimName") is not None
+                or mapping(entry).get("requestName") is not None
+            ):
+                problems.append(
+                    f"vmi.spec.domain.devices.{section} contains {what}s with both"
+                    " deviceName and claimRequest"
+                )
+        pairs: set[tuple[str, str]] = set()
+        for index, entry in claim_entries:
+            claim, request = text(entry, "claimName"), text(entry, "requestName")
+            if not claim:
+                problems.append(
+                    f"{field_path}[{index}].claimName: claimName is required for DRA {what}"
+                )
+            if not request:
+                problems.append(
+                    f"{field_path}[{index}].requestName: requestName is required for DRA {what}"
+                )
+            if not claim or not request:
+                continue
+            if (claim, request) in pairs:
+                problems.append(
+                    f"{field_path}[{index}]: duplicate claimName/requestName pair"
+                    f' "{claim}/{request}"'
+                )
+            pairs.add((claim, request))
+            found.append(ClaimDevice(section, index, text(entry, "name"), claim, request))
+    if any(device.claim not in claim_names for device in found):
+        problems.append(
+            "vmi.spec.resourceClaims must specify all claims used in"
+            " vmi.spec.domain.devices.gpus and vmi.spec.domain.devices.hostDevices"
+        )
+    if problems:
+        raise VmiRejectedError(problems)
+    return found
 
 
 def _permitted_names(permitted: Mapping[str, Any]) -> set[str]:
@@ -147,6 +266,7 @@ def render_launcher_pod(
     meta, spec = _vmi_parts(vmi)
     name = text(meta, "name")
     domain = mapping(spec, "domain")
+    claimed = claim_devices(spec)
 
     devices: list[tuple[str, str]] = []
     for kind_name, section in (("gpu", "gpus"), ("hostdevice", "hostDevices")):
@@ -192,19 +312,19 @@ def render_launcher_pod(
     node_selector = {str(k): v for k, v in mapping(spec, "nodeSelector").items()}
     node_selector[KUBEVIRT_SCHEDULABLE_LABEL] = "true"
 
+    container_resources: dict[str, Any] = {
+        key: value for key, value in (("requests", requests), ("limits", limits)) if value
+    }
+    if claimed:
+        container_resources["claims"] = [
+            {"name": device.claim, "request": device.request} for device in claimed
+        ]
     pod_spec: dict[str, Any] = {
         "nodeSelector": node_selector,
-        "containers": [
-            {
-                "name": "compute",
-                "resources": {
-                    key: value
-                    for key, value in (("requests", requests), ("limits", limits))
-                    if value
-                },
-            }
-        ],
+        "containers": [{"name": "compute", "resources": container_resources}],
     }
+    if sequence(spec, "resourceClaims"):
+        pod_spec["resourceClaims"] = copy.deepcopy(list(sequence(spec, "resourceClaims")))
     for field_name in ("affinity", "tolerations", "priorityClassName", "schedulerName"):
         if spec.get(field_name) is not None:
             pod_spec[field_name] = copy.deepcopy(spec[field_name])

@@ -11,6 +11,12 @@ import pytest
 from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import DaemonSet, Deployment
 from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
+from lightkube.resources.resource_v1 import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 
 from gpuop.check import run_checks
 from gpuop.kube import ClusterPolicy, HyperConverged, KubeVirt, VirtualMachineInstance
@@ -45,6 +51,10 @@ class FakeClient:
             KubeVirt: "KubeVirt",
             HyperConverged: "HyperConverged",
             VirtualMachineInstance: "VirtualMachineInstance",
+            ResourceSlice: "ResourceSlice",
+            ResourceClaim: "ResourceClaim",
+            ResourceClaimTemplate: "ResourceClaimTemplate",
+            DeviceClass: "DeviceClass",
         }[res]
 
     def list(self, res: Any, *, namespace: Any = None) -> list[Any]:
@@ -138,6 +148,33 @@ def test_hyperconverged_is_collected_and_skipped_when_not_served() -> None:
     missing = collect(FakeClient(_cluster_objects(), missing=(HyperConverged,)), now=NOW)
     assert ("HyperConverged", "the CRD is not installed") in missing.skipped
     assert missing.objects["HyperConverged"] == []
+
+
+def test_dra_objects_are_collected_and_skipped_when_not_served() -> None:
+    from claim_builders import claim, nvidia_classes, nvidia_slices
+
+    dra = [*nvidia_slices("lab-1", 1), *nvidia_classes(), claim("train")]
+    claiming_pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "train-0", "namespace": "ml"},
+        "spec": {
+            "containers": [{"name": "cuda", "resources": {"claims": [{"name": "gpu"}]}}],
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": "train"}],
+        },
+    }
+    collected = collect(FakeClient([*_cluster_objects(), *dra, claiming_pod]), now=NOW)
+    assert [s["metadata"]["name"] for s in collected.objects["ResourceSlice"]] == [
+        "lab-1-gpu.nvidia.com-x7k2q"
+    ]
+    assert len(collected.objects["DeviceClass"]) == 3
+    assert [c["metadata"]["name"] for c in collected.objects["ResourceClaim"]] == ["train"]
+    assert "train-0" in {p["metadata"]["name"] for p in collected.objects["Pod"]}
+    codes = {f.code for f in run_checks(collected.all_objects()).findings}
+    assert "GPU810" in codes
+    old = collect(FakeClient(_cluster_objects(), missing=(ResourceSlice, DeviceClass)), now=NOW)
+    assert ("ResourceSlice", "the CRD is not installed") in old.skipped
+    assert old.objects["ResourceSlice"] == []
 
 
 def test_unreachable_cluster_raises_collect_error() -> None:

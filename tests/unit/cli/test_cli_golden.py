@@ -57,6 +57,10 @@ COMMANDS: dict[str, tuple[str, int]] = {
     "check-label-flip": (f"check {CHECK}/drift-label-flip.json", 1),
     "check-unadvertised": (f"check {CHECK}/workloads-unadvertised-request.json", 1),
     "check-healthy": (f"check {CHECK}/healthy-lab.json", 0),
+    "check-claims": (
+        f"check {INPUTS}/dra-cluster.yaml --ignore GPU1* --ignore GPU2* --ignore GPU3*",
+        1,
+    ),
     "kubevirt-check": (f"kubevirt check {CHECK}/kubevirt-not-permitted.json", 1),
     "kubevirt-permitted-devices": (
         f"kubevirt permitted-devices {EXPLAIN}/nodes.json {EXPLAIN}/kubevirt.json -o text",
@@ -85,11 +89,16 @@ COMMANDS: dict[str, tuple[str, int]] = {
     "policy-validate-invalid": (f"policy validate {INPUTS}/invalid-policy.yaml", 2),
     "policy-defaults": ("policy defaults -o text", 0),
     "sim-models": ("sim models", 0),
+    "kubevirt-vmi-example-dra": ("kubevirt vmi-example --dra --count 2 -n vms", 0),
 }
 CASES = {name: (tuple(line.split()), code) for name, (line, code) in COMMANDS.items()}
 
 # The cases whose command takes -o wide, and the arguments without -o.
-WIDE = [name for name, (args, _) in CASES.items() if args[0] not in ("sim",)]
+WIDE = [
+    name
+    for name, (args, _) in CASES.items()
+    if args[0] not in ("sim",) and args[:2] != ("kubevirt", "vmi-example")
+]
 
 
 @pytest.fixture(autouse=True)

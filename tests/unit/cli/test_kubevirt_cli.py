@@ -436,6 +436,94 @@ def test_vmi_example_warns_about_counts_and_kinds(run: RunCli) -> None:
     assert "is a container resource" in container.stderr
 
 
+def test_vmi_example_dra_prints_the_template_and_a_vmi_that_renders(run: RunCli) -> None:
+    result = run("kubevirt", "vmi-example", "--dra", "--count", "2", "-n", "vms")
+    assert result.code == 0, result.stderr
+    assert result.stderr == (
+        "gpuop: KubeVirt before v1.9 needs the GPUsWithDRA feature gate for these gpus\n"
+    )
+    template, vmi = yaml.safe_load_all(result.stdout)
+    assert template["kind"] == "ResourceClaimTemplate"
+    assert template["apiVersion"] == "resource.k8s.io/v1"
+    assert template["metadata"] == {"name": "gpu-vm-gpus", "namespace": "vms"}
+    assert template["spec"]["spec"]["devices"]["requests"] == [
+        {"name": "gpu1", "exactly": {"deviceClassName": "vfio.gpu.nvidia.com"}},
+        {"name": "gpu2", "exactly": {"deviceClassName": "vfio.gpu.nvidia.com"}},
+    ]
+    assert vmi["spec"]["resourceClaims"] == [
+        {"name": "gpus", "resourceClaimTemplateName": "gpu-vm-gpus"}
+    ]
+    assert vmi["spec"]["domain"]["devices"]["gpus"] == [
+        {"name": "gpu1", "claimName": "gpus", "requestName": "gpu1"},
+        {"name": "gpu2", "claimName": "gpus", "requestName": "gpu2"},
+    ]
+    pod = render_launcher_pod(vmi, permitted_host_devices={"pciHostDevices": []})
+    (compute,) = pod["spec"]["containers"]
+    assert compute["resources"]["claims"] == [
+        {"name": "gpus", "request": "gpu1"},
+        {"name": "gpus", "request": "gpu2"},
+    ]
+    assert "limits" not in compute["resources"]
+    assert pod["spec"]["resourceClaims"] == vmi["spec"]["resourceClaims"]
+
+
+def test_vmi_example_dra_json_and_name(run: RunCli) -> None:
+    listed = json.loads(run("kubevirt", "vmi-example", "--dra", "-o", "json").stdout)
+    assert listed["kind"] == "List"
+    assert [item["kind"] for item in listed["items"]] == [
+        "ResourceClaimTemplate",
+        "VirtualMachineInstance",
+    ]
+    named = run("kubevirt", "vmi-example", "--dra", "--name", "vm7", "-o", "name")
+    assert named.stdout == "ResourceClaimTemplate/vm7-gpus\nVirtualMachineInstance/vm7\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--dra", A10), "--dra takes no NODE|RESOURCE or --values"),
+        (("--dra", "--cluster", NODES), "--dra reads no cluster"),
+        (("--dra", "--name", "Bad_Name"), "--name"),
+    ],
+)
+def test_vmi_example_dra_errors(run: RunCli, args: tuple[str, ...], message: str) -> None:
+    assert message in error_line(run("kubevirt", "vmi-example", *args))
+
+
+def test_check_dra_gpus_need_no_permitted_entry_only_the_gate(run: RunCli, tmp_path: Path) -> None:
+    vmi = {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstance",
+        "metadata": {"name": "claimed", "namespace": "vms"},
+        "spec": {
+            "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "t"}],
+            "domain": {
+                "devices": {"gpus": [{"name": "g", "claimName": "gpus", "requestName": "gpu1"}]}
+            },
+        },
+        "status": {"phase": "Pending"},
+    }
+    old = kubevirt_cr({"permittedHostDevices": {"pciHostDevices": [PCI_ENTRY]}})
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"kind": "List", "items": [old, vmi]}))
+    result = run("kubevirt", "check", str(dump), "-o", "json")
+    codes = [f["code"] for f in json.loads(result.stdout)["findings"]]
+    assert "GPU506" not in codes and "GPU601" not in codes
+    assert codes.count("GPU504") == 1
+    gated = kubevirt_cr(
+        {
+            "permittedHostDevices": {"pciHostDevices": [PCI_ENTRY]},
+            "developerConfiguration": {"featureGates": ["GPUsWithDRA"]},
+        }
+    )
+    current = kubevirt_cr({"permittedHostDevices": {"pciHostDevices": [PCI_ENTRY]}})
+    current["status"]["observedKubeVirtVersion"] = "v1.9.0"
+    for cr in (gated, current):
+        dump.write_text(json.dumps({"kind": "List", "items": [cr, vmi]}))
+        result = run("kubevirt", "check", str(dump), "-o", "json")
+        assert [f["code"] for f in json.loads(result.stdout)["findings"]] == []
+
+
 def test_values_indirection(run: RunCli, tmp_path: Path) -> None:
     values = tmp_path / "values.yaml"
     values.write_text("replicas: 2\nvm:\n  memory: 8Gi\n")

@@ -11,6 +11,8 @@ from gpuop.kubevirt.launcher import (
     DeviceNotPermittedError,
     LauncherError,
     UnsupportedKindError,
+    VmiRejectedError,
+    claim_devices,
     render_launcher_pod,
     schedulable_pod,
 )
@@ -103,9 +105,10 @@ def test_limits_are_carried() -> None:
     assert compute(render_launcher_pod(source))["limits"] == {"cpu": "2", "memory": "1Gi"}
 
 
-def test_entries_without_device_name_are_skipped() -> None:
+def test_a_nested_claim_request_is_refused_with_where_the_fields_go() -> None:
     source = vmi(gpus=[{"name": "g", "claimRequest": {"claimName": "c", "requestName": "r"}}])
-    assert "limits" not in compute(render_launcher_pod(source))
+    with pytest.raises(VmiRejectedError, match=r"gpus\[0\]: claimRequest is not a KubeVirt"):
+        render_launcher_pod(source)
 
 
 def test_virtual_machine_uses_its_template() -> None:
@@ -211,3 +214,109 @@ def test_vmi_explained_as_its_launcher_pod() -> None:
         "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
         "2 Insufficient nvidia.com/GA102GL_A10."
     )
+
+
+# --------------------------------------------------------------------------- GPUs by claim
+
+CLAIMS = [
+    {"name": "gpus", "resourceClaimTemplateName": "vm1-gpus"},
+    {"name": "nic", "resourceClaimName": "shared-nic"},
+]
+
+
+def test_claim_gpus_become_pod_claims_and_container_claims() -> None:
+    source = vmi(
+        gpus=[
+            {"name": "gpu1", "claimName": "gpus", "requestName": "gpu1"},
+            {"name": "gpu2", "claimName": "gpus", "requestName": "gpu2"},
+        ],
+        host_devices=[{"name": "nic", "claimName": "nic", "requestName": "vf"}],
+        resourceClaims=CLAIMS,
+    )
+    pod = render_launcher_pod(source, permitted_host_devices=PERMITTED)
+    assert pod["spec"]["resourceClaims"] == CLAIMS
+    assert pod["spec"]["resourceClaims"] is not source["spec"]["resourceClaims"]
+    resources = compute(pod)
+    assert resources["claims"] == [
+        {"name": "gpus", "request": "gpu1"},
+        {"name": "gpus", "request": "gpu2"},
+        {"name": "nic", "request": "vf"},
+    ]
+    # no extended resource for a claimed device, and no permittedHostDevices check
+    assert "limits" not in resources
+    assert resources["requests"] == {"memory": "4Gi", "cpu": "2"}
+
+
+def test_claim_host_devices_beside_device_plugin_gpus() -> None:
+    source = vmi(
+        gpus=[{"name": "g", "deviceName": A10}],
+        host_devices=[{"name": "h", "claimName": "nic", "requestName": "vf"}],
+        resourceClaims=CLAIMS[1:],
+    )
+    resources = compute(render_launcher_pod(source))
+    assert resources["limits"] == {A10: "1"}
+    assert resources["claims"] == [{"name": "nic", "request": "vf"}]
+    assert [d.section for d in claim_devices(source["spec"])] == ["hostDevices"]
+
+
+def test_a_vmi_without_claims_has_no_claim_fields() -> None:
+    pod = render_launcher_pod(vmi(gpus=[{"name": "g", "deviceName": A10}]))
+    assert "resourceClaims" not in pod["spec"]
+    assert "claims" not in compute(pod)
+
+
+@pytest.mark.parametrize(
+    ("gpus", "claims", "message"),
+    [
+        (
+            [{"name": "g", "claimName": "other", "requestName": "gpu"}],
+            CLAIMS,
+            "vmi.spec.resourceClaims must specify all claims used in"
+            " vmi.spec.domain.devices.gpus and vmi.spec.domain.devices.hostDevices",
+        ),
+        (
+            [
+                {"name": "g1", "claimName": "gpus", "requestName": "gpu1"},
+                {"name": "g2", "deviceName": A10},
+            ],
+            CLAIMS,
+            "vmi.spec.domain.devices.gpus contains both DRA and non-DRA GPUs; each GPU must be"
+            " either DRA or non-DRA",
+        ),
+        (
+            [{"name": "g", "claimName": "gpus"}],
+            CLAIMS,
+            "spec.domain.devices.gpus[0].requestName: requestName is required for DRA GPU",
+        ),
+        (
+            [
+                {"name": "g1", "claimName": "gpus", "requestName": "gpu1"},
+                {"name": "g2", "claimName": "gpus", "requestName": "gpu1"},
+            ],
+            CLAIMS,
+            'spec.domain.devices.gpus[1]: duplicate claimName/requestName pair "gpus/gpu1"',
+        ),
+        (
+            [{"name": "g", "deviceName": A10, "claimName": "gpus", "requestName": "gpu1"}],
+            CLAIMS,
+            "vmi.spec.domain.devices.gpus contains GPUs with both deviceName and claimRequest",
+        ),
+        (
+            [{"name": "g"}],
+            [],
+            "vmi.spec.domain.devices.gpus contains GPUs without deviceName or claimRequest",
+        ),
+        (
+            [{"name": "g", "claimName": "gpus", "requestName": "gpu1"}],
+            [*CLAIMS, CLAIMS[0]],
+            'spec.resourceClaims: duplicate resourceClaims name "gpus"',
+        ),
+    ],
+)
+def test_vmis_the_admission_webhook_refuses(
+    gpus: list[dict[str, Any]], claims: list[dict[str, Any]], message: str
+) -> None:
+    with pytest.raises(VmiRejectedError) as caught:
+        render_launcher_pod(vmi(gpus=gpus, resourceClaims=claims))
+    assert message in caught.value.problems[0] or message in str(caught.value)
+    assert isinstance(caught.value, LauncherError)

@@ -9,13 +9,15 @@ The hundreds group rules by what they look at:
 * ``GPU4xx`` nodes without GPUs;
 * ``GPU5xx`` the KubeVirt (or HyperConverged) CR and VirtualMachineInstances;
 * ``GPU6xx`` workloads that wait for a GPU resource;
-* ``GPU7xx`` drift between nodes (driver versions, upgrades).
+* ``GPU7xx`` drift between nodes (driver versions, upgrades);
+* ``GPU8xx`` DRA: ResourceSlices, ResourceClaims and DeviceClasses (`families/dra.py`).
 
 `docs/checks.md` is rendered from this table by `gpuop.check.docs.render_docs`.
 """
 
 from __future__ import annotations
 
+from gpuop.check.families.dra import DRA_RULES
 from gpuop.check.rule_types import Rule, RuleFamily
 
 FAMILY = RuleFamily(
@@ -484,8 +486,8 @@ FAMILY = RuleFamily(
             "FeatureGateMissing",
             "error",
             "A KubeVirt feature gate the VMs need is missing",
-            "VMIs use `hostDevices` without the `HostDevices` gate, or `gpus` on a KubeVirt"
-            " older than v1.4 without the `GPU` gate.",
+            "VMIs use `hostDevices` without the `HostDevices` gate, `gpus` before KubeVirt v1.4"
+            " without `GPU`, or `gpus` naming a claim before v1.9 without `GPUsWithDRA`.",
             "The VMI is rejected at admission: `Host Devices feature gate is not enabled in"
             " kubevirt-config` (cozystack#2765).",
             "Add the gate to `spec.configuration.developerConfiguration.featureGates`.",
@@ -591,6 +593,7 @@ FAMILY = RuleFamily(
             "Read the driver pod's logs, fix the cause, and set the state label to"
             " `upgrade-required` to retry.",
         ),
+        *DRA_RULES,
     ),
 )
 
