@@ -172,3 +172,21 @@ def deploy_label(key: str) -> str:
 
 VGPU_DEVICE_MANAGER_DEPLOY_LABEL: Final = deploy_label("vgpu-device-manager")
 DEVICE_PLUGIN_DEPLOY_LABEL: Final = deploy_label("device-plugin")
+
+# The DRA stack's (GPUCluster) deploy labels, as upstream's state_manager.go spells them.
+DRA_DRIVER_DEPLOY_LABEL: Final = deploy_label("dra-driver")
+DRA_VALIDATOR_DEPLOY_LABEL: Final = deploy_label("dra-validator")
+DCGM_DRA_DEPLOY_LABEL: Final = deploy_label("dcgm-dra")
+DCGM_EXPORTER_DRA_DEPLOY_LABEL: Final = deploy_label("dcgm-exporter-dra")
+DRA_DEPLOY_LABELS: Final = (
+    DRA_DRIVER_DEPLOY_LABEL,
+    DRA_VALIDATOR_DEPLOY_LABEL,
+    DCGM_DRA_DEPLOY_LABEL,
+    DCGM_EXPORTER_DRA_DEPLOY_LABEL,
+)
+# gpuop's extension: which stack a node runs when a ClusterPolicy and a GPUCluster both
+# exist (`device-plugin` or `dra`; see docs/gpucluster.md). Under `nvidia.com/` so that a
+# change of it re-plans the node like every other planned label.
+GPU_STACK_LABEL: Final = "nvidia.com/gpu.stack"
+# The namespace label kube-scheduler requires before it admits adminAccess claims.
+DRA_ADMIN_ACCESS_NAMESPACE_LABEL: Final = "resource.kubernetes.io/admin-access"

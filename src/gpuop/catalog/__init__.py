@@ -108,14 +108,45 @@ class DeployLabels(_Frozen):
         return frozenset(keys)
 
 
+class GpuClusterOperand(_Frozen):
+    """An operand of the DRA stack (GPUCluster): never part of a ClusterPolicy's plan."""
+
+    name: str
+    stack: Literal["dra"]
+    state: str
+    daemonset: str
+    app_label: str
+    pod_labels: dict[str, str]
+    service_account: str
+    deploy_label: str
+    spec_field: str | None
+    enabled_default: bool
+    image_env: str
+    image: ImageDefaults
+    default_version: str | None = None
+    waits_for: tuple[str, ...]
+    gate_files: tuple[str, ...]
+    effects: tuple[str, ...]
+    host: HostFootprint
+
+
 class OperandTable(_Frozen):
     schema_version: int
     deploy_labels: DeployLabels
+    # The ClusterPolicy (device-plugin) stack's operands.
     operands: tuple[Operand, ...]
+    # The GPUCluster (DRA) stack's operands.
+    gpucluster_operands: tuple[GpuClusterOperand, ...] = ()
     default_versions: dict[str, str | None]
 
     def operand(self, name: str) -> Operand:
         for operand in self.operands:
+            if operand.name == name:
+                return operand
+        raise KeyError(name)
+
+    def gpucluster_operand(self, name: str) -> GpuClusterOperand:
+        for operand in self.gpucluster_operands:
             if operand.name == name:
                 return operand
         raise KeyError(name)

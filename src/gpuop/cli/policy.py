@@ -1,4 +1,4 @@
-"""The `gpuop policy` commands: the ClusterPolicy CRD, validation and the defaults."""
+"""The `gpuop policy` commands: the ClusterPolicy and GPUCluster CRDs, validation, defaults."""
 
 from __future__ import annotations
 
@@ -19,16 +19,32 @@ from gpuop.policy import (
     parse_cluster_policy,
 )
 from gpuop.policy.crd import crd_manifest
+from gpuop.policy.gpucluster import (
+    KIND as GPU_CLUSTER_KIND,
+)
+from gpuop.policy.gpucluster import (
+    default_gpu_cluster_object,
+    gpu_cluster_crd_manifest,
+    parse_gpu_cluster,
+)
 
 EXIT_INVALID = 2
+KINDS = ("ClusterPolicy", GPU_CLUSTER_KIND)
+kind_option = click.option(
+    "--kind",
+    type=click.Choice(KINDS),
+    default="ClusterPolicy",
+    show_default=True,
+    help="ClusterPolicy (nvidia.com/v1) or GPUCluster (nvidia.com/v1alpha1, the DRA stack).",
+)
 
 
 @click.group()
 def policy() -> None:
-    """The ClusterPolicy (nvidia.com/v1): its CRD, checking one, and the defaults.
+    """The ClusterPolicy (nvidia.com/v1) and GPUCluster (v1alpha1): CRDs, checks, defaults.
 
-    gpuop reads the upstream GPU Operator's ClusterPolicy field for field, so an existing
-    ClusterPolicy works unchanged.
+    gpuop reads the upstream GPU Operator's ClusterPolicy and GPUCluster field for field,
+    so existing ones work unchanged.
 
     \b
     Examples:
@@ -36,19 +52,23 @@ def policy() -> None:
       gpuop policy validate my-policy.yaml
       kubectl get clusterpolicy cluster-policy -o yaml | gpuop policy validate -
       gpuop policy defaults > cluster-policy.yaml
+      gpuop policy defaults --kind GPUCluster > gpu-cluster.yaml
+      gpuop policy crd --kind GPUCluster | kubectl apply -f -
     """
 
 
 @policy.command()
+@kind_option
 @output_option("yaml", "json", "name")
-def crd(output: str) -> None:
-    """Print the ClusterPolicy CustomResourceDefinition.
+def crd(kind: str, output: str) -> None:
+    """Print the ClusterPolicy (or GPUCluster) CustomResourceDefinition.
 
-    The schema is generated from gpuop's ClusterPolicy models, so the API server rejects
-    what `gpuop policy validate` rejects (wrong types, unknown fields, bad enum values),
-    naming the field. deploy/crd.yaml is this output.
+    The ClusterPolicy schema is generated from gpuop's ClusterPolicy models, so the API
+    server rejects what `gpuop policy validate` rejects (wrong types, unknown fields, bad
+    enum values), naming the field. deploy/crd.yaml is this output. The GPUCluster CRD is
+    upstream's own, unchanged (gpuop's models are tested against it).
     """
-    manifest = crd_manifest()
+    manifest = crd_manifest() if kind == "ClusterPolicy" else gpu_cluster_crd_manifest()
     if output == "name":
         click.echo(f"CustomResourceDefinition/{manifest['metadata']['name']}")
         return
@@ -79,6 +99,19 @@ def check_policy(obj: Any, source: str) -> dict[str, Any]:
     """
     name = _raw_name(obj)
     named: dict[str, Any] = {"name": name} if name else {}
+    if isinstance(obj, dict) and obj.get("kind") == GPU_CLUSTER_KIND:
+        try:
+            parse_gpu_cluster(obj, source)
+        except PolicyError as exc:
+            problems = list(exc.problems)
+            return {
+                "valid": False,
+                "kind": GPU_CLUSTER_KIND,
+                **named,
+                "problems": problems,
+                "warnings": [],
+            }
+        return {"valid": True, "kind": GPU_CLUSTER_KIND, **named, "problems": [], "warnings": []}
     try:
         resolved = parse_cluster_policy(obj, source)
     except PolicyError as exc:
@@ -92,7 +125,7 @@ def check_policy(obj: Any, source: str) -> dict[str, Any]:
     }
 
 
-LIST_KINDS = ("List", "ClusterPolicyList")
+LIST_KINDS = ("List", "ClusterPolicyList", "GPUClusterList")
 
 
 def _policies(document: Any, source: str) -> list[tuple[str, Any]] | None:
@@ -109,14 +142,15 @@ def _policies(document: Any, source: str) -> list[tuple[str, Any]] | None:
 
 def _print_result(result: dict[str, Any], where: str, width: int) -> None:
     lines: list[str] = []
+    kind = result.get("kind", "ClusterPolicy")
     if result["valid"]:
-        name = f" ClusterPolicy {result['name']}" if result.get("name") else ""
+        name = f" {kind} {result['name']}" if result.get("name") else ""
         lines.append(f"{where}: valid{name}")
         lines += [f"  warning: {warning}" for warning in result["warnings"]]
     else:
         count = len(result["problems"])
         name = f" {result['name']}" if result.get("name") else ""
-        lines.append(f"{where}: invalid ClusterPolicy{name} ({count} problem{'s' * (count != 1)})")
+        lines.append(f"{where}: invalid {kind}{name} ({count} problem{'s' * (count != 1)})")
         lines += [f"  {problem}" for problem in result["problems"]]
     click.echo(fit_lines("\n".join(lines), width))
 
@@ -127,12 +161,11 @@ def _print_results(results: list[tuple[str, dict[str, Any]]], output: str) -> No
         for where, result in results:
             if result["valid"]:
                 continue
+            kind = result.get("kind", "ClusterPolicy")
             if result.get("name"):
-                click.echo(f"ClusterPolicy/{result['name']}")
+                click.echo(f"{kind}/{result['name']}")
             count = len(result["problems"])
-            click.echo(
-                f"{where}: invalid ClusterPolicy ({count} problem{'s' * (count != 1)})", err=True
-            )
+            click.echo(f"{where}: invalid {kind} ({count} problem{'s' * (count != 1)})", err=True)
     elif output in ("text", "wide"):
         for where, result in results:
             _print_result(result, where, text_width(output))
@@ -162,7 +195,7 @@ def _documents(paths: tuple[str, ...]) -> tuple[list[tuple[str, Any]], bool]:
 @filenames_option("A ClusterPolicy file, directory or '-' (as FILE); repeatable, or A,B.")
 @output_option("text", "wide", "json", "yaml", "name")
 def validate(files: tuple[str, ...], filenames: tuple[str, ...], output: str) -> None:
-    """Check a ClusterPolicy: every problem with its field path.
+    """Check a ClusterPolicy or a GPUCluster: every problem with its field path.
 
     Checks what the API server checks with gpuop's CRD (types, enums, bounds, unknown
     fields) and what the operator needs to deploy the enabled operands (complete image
@@ -170,7 +203,8 @@ def validate(files: tuple[str, ...], filenames: tuple[str, ...], output: str) ->
     `kubectl get clusterpolicies -o yaml` prints), multi-document YAML, several files and
     directories are checked document by document; -o json then prints one result per
     ClusterPolicy (a single one: just its result). -o name prints ClusterPolicy/NAME of
-    each invalid one.
+    each invalid one. A document of kind GPUCluster is checked against upstream's
+    GPUCluster schema (and its singleton name, gpu-cluster).
 
     Exit status: 0 valid, 2 invalid or unreadable (several: any invalid).
 
@@ -180,6 +214,7 @@ def validate(files: tuple[str, ...], filenames: tuple[str, ...], output: str) ->
       gpuop policy validate -f cluster-policy.yaml -f my-policy.yaml
       kubectl get clusterpolicies -o yaml | gpuop policy validate -
       kubectl get clusterpolicy -o json | jq '.items[0]' | gpuop policy validate - -o json
+      kubectl get gpucluster gpu-cluster -o yaml | gpuop policy validate -
     """
     paths = input_paths(files, filenames)
     if not paths:
@@ -210,25 +245,29 @@ def _defaults_text(document: dict[str, Any], width: int) -> str:
         rows.append([block, shown, other or "-"])
     columns = [Column("BLOCK"), Column("ENABLED"), Column("SETTINGS", wrap=True, min_width=20)]
     name = document.get("metadata", {}).get("name", "")
+    kind = document.get("kind", "ClusterPolicy")
     lines = [
-        f"ClusterPolicy {name} (spec; `gpuop policy defaults` prints it as YAML)",
+        f"{kind} {name} (spec; `gpuop policy defaults` prints it as YAML)",
         render_table(columns, rows, width=width),
     ]
     return fit_lines("\n".join(lines), width)
 
 
 @policy.command()
+@kind_option
 @output_option("yaml", "json", "text", "wide", "name")
-def defaults(output: str) -> None:
+def defaults(kind: str, output: str) -> None:
     """Print the default ClusterPolicy (the Helm chart's values for release 26.7.0).
 
     Sandbox workloads are off, so every GPU node is a container node until
     `spec.sandboxWorkloads.enabled` is true. -o text is a table of its blocks, -o name
-    ClusterPolicy/NAME.
+    ClusterPolicy/NAME. --kind GPUCluster prints the GPUCluster the chart creates with
+    gpuCluster.deployCR=true (DRA driver v0.5.0, dcgm off, dcgm-exporter on).
     """
-    document = default_policy_object()
+    gpu_cluster = kind == GPU_CLUSTER_KIND
+    document = default_gpu_cluster_object() if gpu_cluster else default_policy_object()
     if output == "name":
-        click.echo(f"ClusterPolicy/{document['metadata']['name']}")
+        click.echo(f"{kind}/{document['metadata']['name']}")
     elif output in ("text", "wide"):
         click.echo(_defaults_text(document, text_width(output)))
     else:
