@@ -1,0 +1,512 @@
+"""The lab's DRA step: containers and VMs on one node, and the race, measured.
+
+`gpuop lab --dra` runs it after the lab's seven steps (or `gpuop lab dra` alone on a cluster
+left up by `--keep`). On the running lab cluster, with the simulator playing NVIDIA's DRA
+kubelet plugin:
+
+1. the DRA DeviceClasses, one simulated 2x A10 node and its kubelet-plugin pod (as the
+   GPUCluster's DaemonSet runs it, `PassthroughSupport` on): the node's ResourceSlices, one
+   counter set per card consumed by each of the card's devices;
+2. a CUDA pod claiming `gpu.nvidia.com` and a VM's launcher pod claiming
+   `vfio.gpu.nvidia.com`, placed by the real kube-scheduler on different cards (the prepare
+   writes each claim's device status with the card's role), and a third claim of each role
+   left Pending with the scheduler's reason;
+3. the race: a container claim and a VFIO claim for one card submitted together, round after
+   round on 1-card nodes, against NVIDIA's two-faced publication and gpuop's race-free one;
+   the double allocations of each (the same card, by PCI address, allocated to both).
+
+The builders and the race are shared with the end-to-end tests.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from functools import partial
+from typing import Any
+
+from gpuop.api.labels import HOSTNAME_LABEL, SIM_LABEL
+from gpuop.dra.publish import DRIVER, PCI_BUS_ID_ATTRIBUTE, publish
+from gpuop.kube import ApiError, ops
+from gpuop.sim.dra import PLUGIN_APP
+from gpuop.sim.hardware import NodeSpec, cards_for, node_manifest
+from gpuop.sim.registry import add_nodes
+
+DRA_NAMESPACE = "lab-dra"
+DRA_NODE = "a10-dra"
+CONTAINER_CLASS = "gpu.nvidia.com"
+VFIO_CLASS = "vfio.gpu.nvidia.com"
+LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.7.0"
+PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-dra-driver-gpu:v0.1.0"
+# As upstream renders the kubelet plugin with passthrough support on.
+PLUGIN_FEATURE_GATES = "AdminAccess=false,MPSSupport=true,PassthroughSupport=true"
+RACE_DRIVER_VERSION = "580.95.05"
+
+Say = Callable[[str], None]
+
+
+def device_classes() -> list[dict[str, Any]]:
+    """The GPU DeviceClasses as NVIDIA's operator creates them (state-dra-driver 04*.yaml)."""
+    return [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": name},
+            "spec": {
+                "selectors": [
+                    {
+                        "cel": {
+                            "expression": f"device.driver == '{DRIVER}' && "
+                            f"device.attributes['{DRIVER}'].type == '{kind}'"
+                        }
+                    }
+                ]
+            },
+        }
+        for name, kind in (
+            ("gpu.nvidia.com", "gpu"),
+            ("mig.nvidia.com", "mig"),
+            (VFIO_CLASS, "vfio"),
+        )
+    ]
+
+
+def plugin_pod_manifest(node: str, namespace: str) -> dict[str, Any]:
+    """The DRA kubelet-plugin pod the GPUCluster's DaemonSet runs on `node`."""
+    labels = {
+        "app": PLUGIN_APP,
+        "app.kubernetes.io/component": PLUGIN_APP,
+        "app.kubernetes.io/name": "nvidia-dra-driver",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{PLUGIN_APP}-{node}", "namespace": namespace, "labels": labels},
+        "spec": {
+            "nodeName": node,
+            "containers": [
+                {
+                    "name": "gpus",
+                    "image": PLUGIN_IMAGE,
+                    "env": [{"name": "FEATURE_GATES", "value": PLUGIN_FEATURE_GATES}],
+                }
+            ],
+            "terminationGracePeriodSeconds": 0,
+        },
+    }
+
+
+def claim_manifest(name: str, namespace: str, device_class: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": device_class}}]}
+        },
+    }
+
+
+def workload_pod(
+    name: str, namespace: str, claim: str, node: str | None = None, vm: bool = False
+) -> dict[str, Any]:
+    """A CUDA pod, or a VM's virt-launcher pod (`vm`), using the ResourceClaim `claim`."""
+    container: dict[str, Any] = {
+        "name": "compute" if vm else "main",
+        "image": LAUNCHER_IMAGE if vm else "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04",
+        "resources": {"claims": [{"name": "gpu"}]},
+    }
+    labels = {"kubevirt.io": "virt-launcher", "vm.kubevirt.io/name": name} if vm else {}
+    spec: dict[str, Any] = {
+        "containers": [container],
+        "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
+        "terminationGracePeriodSeconds": 0,
+    }
+    if node:
+        spec["nodeSelector"] = {HOSTNAME_LABEL: node}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": spec,
+    }
+
+
+def _pci_by_device(slices: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """(pool, device) -> PCI address, for the driver's devices."""
+    found = {}
+    for item in slices:
+        spec = item.get("spec") or {}
+        if spec.get("driver") != DRIVER:
+            continue
+        pool = str((spec.get("pool") or {}).get("name"))
+        for device in spec.get("devices") or []:
+            attr = (device.get("attributes") or {}).get(PCI_BUS_ID_ATTRIBUTE) or {}
+            found[(pool, str(device.get("name")))] = str(attr.get("string", ""))
+    return found
+
+
+def claim_cards(
+    claims: list[dict[str, Any]], slices: list[dict[str, Any]]
+) -> dict[str, list[tuple[str, str, str]]]:
+    """claim -> [(pool, device, PCI address)] of what it was allocated."""
+    pci = _pci_by_device(slices)
+    cards: dict[str, list[tuple[str, str, str]]] = {}
+    for claim in claims:
+        meta = claim.get("metadata") or {}
+        allocation = (claim.get("status") or {}).get("allocation") or {}
+        for result in (allocation.get("devices") or {}).get("results") or []:
+            if result.get("driver") != DRIVER:
+                continue
+            pool, device = str(result.get("pool")), str(result.get("device"))
+            key = f"{meta.get('namespace')}/{meta.get('name')}"
+            cards.setdefault(key, []).append((pool, device, pci.get((pool, device), "")))
+    return cards
+
+
+def double_allocations(
+    claims: list[dict[str, Any]], slices: list[dict[str, Any]]
+) -> dict[str, list[str]]:
+    """PCI address -> claims, for every card allocated to more than one claim."""
+    holders: dict[str, set[str]] = {}
+    for claim, devices in claim_cards(claims, slices).items():
+        for pool, _device, bus_id in devices:
+            holders.setdefault(f"{pool}/{bus_id}", set()).add(claim)
+    return {card: sorted(names) for card, names in holders.items() if len(names) > 1}
+
+
+def pod_placement(pod: dict[str, Any]) -> tuple[str | None, str]:
+    """(node, '') once bound, or (None, the scheduler's reason) while Pending."""
+    node = (pod.get("spec") or {}).get("nodeName")
+    if node:
+        return str(node), ""
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+            return None, str(cond.get("message") or cond.get("reason") or "")
+    return None, ""
+
+
+@dataclass
+class RaceResult:
+    publication: str
+    nodes: int
+    rounds: int
+    trials: int
+    double_allocations: int
+    one_pending: int
+    seconds: float
+
+
+def _wait(check: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.1)
+
+
+def race(
+    client: Any,
+    *,
+    shared_counters: bool,
+    nodes: int,
+    rounds: int,
+    namespace: str,
+    prefix: str,
+    say: Say = lambda _line: None,
+) -> RaceResult:
+    """Container + VFIO claim pairs for one card, submitted together, `rounds` x `nodes` times.
+
+    Each 1-card kwok node gets its slices straight from `gpuop.dra.publish` (the nodes are
+    not simulated, so nothing prepares or republishes between the two allocations: exactly
+    the window of the upstream race). Between rounds every pod and claim is deleted and the
+    next round waits until the claims are gone, so every round starts from a free card.
+    """
+    publication = "race-free" if shared_counters else "two-faced"
+    names = [f"{prefix}-{i:02d}" for i in range(nodes)]
+    ops.ensure_namespace_sync(client, namespace)
+    for name in names:
+        ops.delete_node(client, name)
+        node = node_manifest(NodeSpec(name, "A10", 1))
+        node["metadata"]["labels"].pop(SIM_LABEL, None)
+        ops.create_node(client, node)
+        for manifest in publish(
+            name,
+            cards_for(NodeSpec(name, "A10", 1)),
+            ("gpu", "vfio"),
+            shared_counters=shared_counters,
+            driver_version=RACE_DRIVER_VERSION,
+        ):
+            ops.apply_object_sync(client, manifest)
+    started = time.monotonic()
+    doubles = pending = 0
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for number in range(rounds):
+            pairs = [(f"{n}-r{number}-cuda", f"{n}-r{number}-vm", n) for n in names]
+            claims = [claim_manifest(c, namespace, CONTAINER_CLASS) for c, _v, _n in pairs]
+            claims += [claim_manifest(v, namespace, VFIO_CLASS) for _c, v, _n in pairs]
+            list(pool.map(lambda obj: ops.create_or_replace_sync(client, obj), claims))
+            pods: list[dict[str, Any]] = []
+            for cuda, vm, on in pairs:
+                pods += [
+                    workload_pod(cuda, namespace, cuda, on),
+                    workload_pod(vm, namespace, vm, on, vm=True),
+                ]
+            list(pool.map(lambda obj: ops.create_or_replace_sync(client, obj), pods))
+
+            def settled(expected: int = len(pods)) -> bool:
+                seen = [pod_placement(p) for p in ops.list_pods_sync(client, namespace)]
+                return len(seen) == expected and all(node or reason for node, reason in seen)
+
+            _wait(
+                settled, 60, f"{publication} round {number + 1}: every pod bound or unschedulable"
+            )
+            placed = [pod_placement(p) for p in ops.list_pods_sync(client, namespace)]
+            pending += sum(1 for node, _reason in placed if node is None)
+            claims_now = ops.list_dra_sync(client, "ResourceClaim", namespace)
+            slices_now = ops.list_dra_sync(client, "ResourceSlice")
+            doubles += len(double_allocations(claims_now, slices_now))
+            _reset(client, namespace, pool)
+    result = RaceResult(
+        publication,
+        nodes,
+        rounds,
+        nodes * rounds,
+        doubles,
+        pending,
+        round(time.monotonic() - started, 1),
+    )
+    say(
+        f"  {publication}: {result.trials} same-card pairs, {result.double_allocations} double"
+        f" allocations, {result.one_pending} left one claim Pending ({result.seconds}s)"
+    )
+    for name in names:
+        for item in ops.list_dra_sync(client, "ResourceSlice"):
+            if (item.get("spec") or {}).get("nodeName") == name:
+                ops.delete_dra_sync(client, "ResourceSlice", item["metadata"]["name"])
+        ops.delete_node(client, name)
+    return result
+
+
+def _reset(client: Any, namespace: str, pool: ThreadPoolExecutor) -> None:
+    pods = [p["metadata"]["name"] for p in ops.list_pods_sync(client, namespace)]
+    list(pool.map(lambda n: _delete_pod(client, n, namespace), pods))
+    claims = [c["metadata"]["name"] for c in ops.list_dra_sync(client, "ResourceClaim", namespace)]
+    list(pool.map(lambda n: ops.delete_dra_sync(client, "ResourceClaim", n, namespace), claims))
+    _wait(
+        lambda: (
+            not ops.list_pods_sync(client, namespace)
+            and not ops.list_dra_sync(client, "ResourceClaim", namespace)
+        ),
+        60,
+        "the round's pods and claims to be gone",
+    )
+
+
+def _delete_pod(client: Any, name: str, namespace: str) -> None:
+    try:
+        ops.delete_pod_sync(client, name, namespace, grace_period=0)
+    except ApiError as exc:
+        if exc.status.code != ops.NOT_FOUND:
+            raise
+
+
+# --- the lab step -------------------------------------------------------------------------
+
+
+class DraStepFailure(RuntimeError):
+    """What the DRA step expected and what it saw."""
+
+
+def _slices_of(client: Any, node: str) -> list[dict[str, Any]]:
+    return [
+        s
+        for s in ops.list_dra_sync(client, "ResourceSlice")
+        if (s.get("spec") or {}).get("nodeName") == node
+    ]
+
+
+def _describe_slices(slices: list[dict[str, Any]], say: Say) -> list[dict[str, Any]]:
+    described = []
+    for item in sorted(slices, key=lambda s: s["metadata"]["name"]):
+        spec = item["spec"]
+        if spec.get("sharedCounters"):
+            sets = [c["name"] for c in spec["sharedCounters"]]
+            say(f"  {item['metadata']['name']}: counter sets {', '.join(sets)}")
+            described.append({"name": item["metadata"]["name"], "counter_sets": sets})
+            continue
+        devices = []
+        for device in spec.get("devices") or []:
+            uses = [u["counterSet"] for u in device.get("consumesCounters") or []]
+            devices.append({"device": device["name"], "consumes": uses})
+        say(
+            f"  {item['metadata']['name']}: "
+            + ", ".join(f"{d['device']} (consumes {', '.join(d['consumes'])})" for d in devices)
+        )
+        described.append({"name": item["metadata"]["name"], "devices": devices})
+    return described
+
+
+def _wait_for(what: str, check: Callable[[], tuple[bool, Any]], timeout: float, say: Say) -> Any:
+    deadline = time.monotonic() + timeout
+    shown = time.monotonic()
+    while True:
+        done, last = check()
+        if done:
+            return last
+        if time.monotonic() > deadline:
+            raise DraStepFailure(f"expected {what}; saw {last}")
+        if time.monotonic() - shown > 3:
+            say(f"  ... waiting for {what}: {last}")
+            shown = time.monotonic()
+        time.sleep(0.2)
+
+
+def _claim_status(client: Any, namespace: str, name: str) -> dict[str, Any]:
+    for claim in ops.list_dra_sync(client, "ResourceClaim", namespace):
+        if claim["metadata"]["name"] == name:
+            return dict(claim.get("status") or {})
+    return {}
+
+
+def run_step(
+    client: Any,
+    say: Say,
+    race_nodes: int = 10,
+    race_rounds: int = 2,
+    namespace: str = DRA_NAMESPACE,
+) -> dict[str, Any]:
+    """The DRA step on a cluster whose simulator runs; its record for the report."""
+    from gpuop.sim.registry import DEFAULT_NAMESPACE
+
+    for obj in device_classes():
+        ops.create_or_replace_sync(client, obj)
+    say(
+        "DeviceClasses gpu.nvidia.com, mig.nvidia.com, vfio.gpu.nvidia.com (as NVIDIA's operator creates them)"
+    )
+    ops.ensure_namespace_sync(client, namespace)
+    if ops.get_node(client, DRA_NODE) is None:
+        add_nodes(client, [NodeSpec(DRA_NODE, "A10", 2)], DEFAULT_NAMESPACE)
+    ops.create_or_replace_sync(client, plugin_pod_manifest(DRA_NODE, DEFAULT_NAMESPACE))
+    say(f"node {DRA_NODE} (2x A10) with the DRA kubelet-plugin pod ({PLUGIN_FEATURE_GATES})")
+    slices = _wait_for(
+        f"the simulated DRA driver to publish {DRA_NODE}'s slices",
+        lambda: (len(_slices_of(client, DRA_NODE)) == 3, len(_slices_of(client, DRA_NODE))),
+        60,
+        say,
+    )
+    del slices
+    say("published race-free: one counter set per card, every role of a card consumes it")
+    published = _describe_slices(_slices_of(client, DRA_NODE), say)
+
+    workloads = [
+        ("cuda", CONTAINER_CLASS, False),
+        ("virt-launcher-vm-a", VFIO_CLASS, True),
+        ("cuda-extra", CONTAINER_CLASS, False),
+        ("virt-launcher-vm-extra", VFIO_CLASS, True),
+    ]
+    placements = []
+    for name, device_class, vm in workloads[:2]:
+        ops.create_or_replace_sync(client, claim_manifest(name, namespace, device_class))
+        ops.create_or_replace_sync(client, workload_pod(name, namespace, name, vm=vm))
+
+    def prepared(name: str) -> tuple[bool, Any]:
+        devices = _claim_status(client, namespace, name).get("devices") or []
+        return bool(devices), devices
+
+    for name, device_class, _vm in workloads[:2]:
+        entry = _wait_for(f"claim {name} prepared", partial(prepared, name), 60, say)[0]
+        data = entry.get("data") or {}
+        say(
+            f"  {name}: {device_class} -> {entry['device']}, card {data.get('pciBusID')} as {data.get('role')}"
+        )
+        placements.append({"pod": name, "class": device_class, "device": entry["device"], **data})
+    if placements[0]["pciBusID"] == placements[1]["pciBusID"]:
+        raise DraStepFailure(f"expected two cards; both claims got {placements[0]['pciBusID']}")
+    for name, device_class, vm in workloads[2:]:
+        ops.create_or_replace_sync(client, claim_manifest(name, namespace, device_class))
+        ops.create_or_replace_sync(client, workload_pod(name, namespace, name, vm=vm))
+    pending = []
+    for name, device_class, _vm in workloads[2:]:
+
+        def unschedulable(n: str = name) -> tuple[bool, Any]:
+            pod = next(
+                (p for p in ops.list_pods_sync(client, namespace) if p["metadata"]["name"] == n), {}
+            )
+            node, reason = pod_placement(pod)
+            return node is None and bool(reason), node or reason
+
+        reason = _wait_for(f"{name} Pending with the scheduler's reason", unschedulable, 60, say)
+        say(f"  {name} ({device_class}): Pending: {reason}")
+        pending.append({"pod": name, "class": device_class, "reason": reason})
+
+    say(
+        f"the race: container + VFIO claim for one card, together, {race_nodes} nodes x {race_rounds} rounds"
+    )
+    results = [
+        race(
+            client,
+            shared_counters=shared,
+            nodes=race_nodes,
+            rounds=race_rounds,
+            namespace=f"{namespace}-race",
+            prefix=f"race-{'free' if shared else 'two'}",
+            say=say,
+        )
+        for shared in (False, True)
+    ]
+    by_name = {r.publication: r for r in results}
+    if by_name["race-free"].double_allocations:
+        raise DraStepFailure(f"expected no double allocation race-free; saw {by_name['race-free']}")
+    for name, _class, _vm in workloads:
+        _delete_pod(client, name, namespace)
+        ops.delete_dra_sync(client, "ResourceClaim", name, namespace)
+    return {
+        "node": DRA_NODE,
+        "slices": published,
+        "placements": placements,
+        "pending": pending,
+        "race": [asdict(r) for r in results],
+    }
+
+
+def render_markdown(record: dict[str, Any]) -> list[str]:
+    """The report's DRA section (Markdown lines)."""
+    if not record:
+        return []
+    lines = ["", "## Containers and VMs on one node (DRA)", ""]
+    for item in record.get("placements") or []:
+        lines.append(
+            f"- `{item['pod']}` ({item['class']}): `{item['device']}`, card {item.get('pciBusID')} as {item.get('role')}"
+        )
+    for item in record.get("pending") or []:
+        lines.append(f"- `{item['pod']}` ({item['class']}): Pending: {item['reason']}")
+    lines += [
+        "",
+        "| publication | same-card pairs | double allocations | one claim Pending |",
+        "|---|---|---|---|",
+    ]
+    for result in record.get("race") or []:
+        lines.append(
+            f"| {result['publication']} | {result['trials']} | {result['double_allocations']} | {result['one_pending']} |"
+        )
+    return lines
+
+
+__all__ = [
+    "DRA_NAMESPACE",
+    "DraStepFailure",
+    "RaceResult",
+    "claim_cards",
+    "claim_manifest",
+    "device_classes",
+    "double_allocations",
+    "plugin_pod_manifest",
+    "pod_placement",
+    "race",
+    "render_markdown",
+    "run_step",
+    "workload_pod",
+]
