@@ -20,6 +20,7 @@ The builders and the race are shared with the end-to-end tests.
 
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -472,6 +473,46 @@ def run_step(
     }
 
 
+def lab_step(ctx: Any) -> dict[str, Any]:
+    """`gpuop lab --dra`'s step on the lab's cluster (its simulator started if stopped)."""
+    from gpuop.lab.runner import DRA_STEP, LabFailure, ensure_running
+
+    ensure_running(ctx)
+    try:
+        return run_step(ctx.client(), ctx.say)
+    except (DraStepFailure, TimeoutError) as exc:
+        expected, _, seen = str(exc).removeprefix("expected ").partition("; saw ")
+        raise LabFailure(DRA_STEP, expected, seen or "a timeout") from exc
+
+
+def render_html(record: dict[str, Any]) -> str:
+    """The report's DRA section (HTML)."""
+    if not record:
+        return ""
+    items = "".join(
+        f"<li><code>{html.escape(i['pod'])}</code> ({html.escape(i['class'])}):"
+        f" <code>{html.escape(i['device'])}</code>, card {html.escape(str(i.get('pciBusID')))}"
+        f" as {html.escape(str(i.get('role')))}</li>"
+        for i in record.get("placements") or []
+    )
+    items += "".join(
+        f"<li><code>{html.escape(i['pod'])}</code> ({html.escape(i['class'])}): Pending —"
+        f" {html.escape(i['reason'])}</li>"
+        for i in record.get("pending") or []
+    )
+    rows = "".join(
+        f"<tr><td>{html.escape(r['publication'])}</td><td>{r['trials']}</td>"
+        f"<td class={'bad' if r['double_allocations'] else 'ok'}>{r['double_allocations']}</td>"
+        f"<td>{r['one_pending']}</td></tr>"
+        for r in record.get("race") or []
+    )
+    return (
+        f"<h2>Containers and VMs on one node (DRA): {html.escape(str(record.get('node')))}</h2>"
+        f"<ul>{items}</ul><table><tr><th>publication</th><th>same-card pairs</th>"
+        f"<th>double allocations</th><th>one claim Pending</th></tr>{rows}</table>"
+    )
+
+
 def render_markdown(record: dict[str, Any]) -> list[str]:
     """The report's DRA section (Markdown lines)."""
     if not record:
@@ -503,9 +544,11 @@ __all__ = [
     "claim_manifest",
     "device_classes",
     "double_allocations",
+    "lab_step",
     "plugin_pod_manifest",
     "pod_placement",
     "race",
+    "render_html",
     "render_markdown",
     "run_step",
     "workload_pod",
