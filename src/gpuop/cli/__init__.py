@@ -93,7 +93,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "policy": LazyCommand(
         "gpuop.cli.policy",
         "policy",
-        "The ClusterPolicy (nvidia.com/v1): its CRD, checking one, and the defaults.",
+        "The ClusterPolicy (nvidia.com/v1) and GPUCluster (v1alpha1): CRDs, checks, defaults.",
     ),
     "render": LazyCommand(
         "gpuop.cli.render",
