@@ -437,6 +437,13 @@ def dra_drift(
     return drift
 
 
+def render_dra_drift_docs() -> str:
+    """The DRA drift-kind table of docs/sim.md."""
+    lines = ["| drift kind | the real-world failure it imitates |", "|---|---|"]
+    lines += [f"| `{kind.name}` | {kind.imitates} |" for kind in DRA_DRIFT_KINDS.values()]
+    return "\n".join(lines) + "\n"
+
+
 __all__ = [
     "DRA_DRIFT_KINDS",
     "PLUGIN_APP",
@@ -453,6 +460,7 @@ __all__ = [
     "plugin_pod",
     "prepare",
     "prepared_cards",
+    "render_dra_drift_docs",
     "roles_for",
     "slice_view",
     "slice_writes",

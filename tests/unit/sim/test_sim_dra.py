@@ -236,6 +236,15 @@ def test_dra_drift_kinds() -> None:
         dra_drift("nope", node, CARDS, slices)
 
 
+def test_dra_drift_docs_are_in_sync() -> None:
+    from pathlib import Path
+
+    from gpuop.sim.dra import render_dra_drift_docs
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "sim.md").read_text()
+    assert render_dra_drift_docs() in doc
+
+
 # --- on the in-memory API ---------------------------------------------------------------
 
 
