@@ -122,7 +122,7 @@ def test_a_cuda_pod_and_a_vm_share_a_node_on_different_cards(dra_node: Any) -> N
         ("virt-launcher-third", VFIO_CLASS, True),
     ):
         ops.create_or_replace_sync(client, claim_manifest(name, NS, device_class))
-        ops.create_or_replace_sync(client, workload_pod(name, NS, name, vm=vm_pod))
+        ops.create_or_replace_sync(client, workload_pod(name, NS, name, NODE, vm=vm_pod))
 
     def pending() -> tuple[bool, Any]:
         pods = {p["metadata"]["name"]: p for p in ops.list_pods_sync(client, NS)}

@@ -44,6 +44,10 @@ PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-dra-driver-gpu:v0.1.0"
 # As upstream renders the kubelet plugin with passthrough support on.
 PLUGIN_FEATURE_GATES = "AdminAccess=false,MPSSupport=true,PassthroughSupport=true"
 RACE_DRIVER_VERSION = "580.95.05"
+# kube-scheduler's reason when no node can satisfy a pod's claims.
+CANNOT_ALLOCATE = "cannot allocate all claims"
+RESET_PAUSE_SECONDS = 0.5
+PUBLISH_PAUSE_SECONDS = 1.0
 
 Say = Callable[[str], None]
 
@@ -198,13 +202,15 @@ class RaceResult:
     double_allocations: int
     one_pending: int
     seconds: float
+    refusals: dict[str, int]
 
 
-def _wait(check: Callable[[], bool], timeout: float, what: str) -> None:
+def _wait(check: Callable[[], bool | str], timeout: float, what: str) -> None:
+    """Until `check()` is True; a string is what it saw instead, for the timeout's message."""
     deadline = time.monotonic() + timeout
-    while not check():
+    while (seen := check()) is not True:
         if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}: {seen}")
         time.sleep(0.1)
 
 
@@ -223,7 +229,8 @@ def race(
     Each 1-card kwok node gets its slices straight from `gpuop.dra.publish` (the nodes are
     not simulated, so nothing prepares or republishes between the two allocations: exactly
     the window of the upstream race). Between rounds every pod and claim is deleted and the
-    next round waits until the claims are gone, so every round starts from a free card.
+    next round waits until the claims are gone, so every round starts from a free card. The
+    cluster must hold no Pending claim that could land on these nodes: it would take a card.
     """
     publication = "race-free" if shared_counters else "two-faced"
     names = [f"{prefix}-{i:02d}" for i in range(nodes)]
@@ -241,8 +248,12 @@ def race(
             driver_version=RACE_DRIVER_VERSION,
         ):
             ops.apply_object_sync(client, manifest)
+    # A pod tried before the scheduler's informers hold its node's slices is refused, and
+    # waits in the unschedulable queue: let the new nodes and slices reach the scheduler.
+    time.sleep(PUBLISH_PAUSE_SECONDS)
     started = time.monotonic()
     doubles = pending = 0
+    refusals: dict[str, int] = {}
     with ThreadPoolExecutor(max_workers=8) as pool:
         for number in range(rounds):
             pairs = [(f"{n}-r{number}-cuda", f"{n}-r{number}-vm", n) for n in names]
@@ -257,15 +268,19 @@ def race(
                 ]
             list(pool.map(lambda obj: ops.create_or_replace_sync(client, obj), pods))
 
-            def settled(expected: int = len(pods)) -> bool:
-                seen = [pod_placement(p) for p in ops.list_pods_sync(client, namespace)]
-                return len(seen) == expected and all(node or reason for node, reason in seen)
-
             _wait(
-                settled, 60, f"{publication} round {number + 1}: every pod bound or unschedulable"
+                partial(_pairs_settled, client, namespace, pairs),
+                60,
+                f"{publication} round {number + 1}: each pair bound, or one bound and one"
+                f" refused for its claim",
             )
             placed = [pod_placement(p) for p in ops.list_pods_sync(client, namespace)]
             pending += sum(1 for node, _reason in placed if node is None)
+            if not shared_counters:
+                # Which claims the scheduler refused on a free card, and why.
+                for bound_to, reason in placed:
+                    if bound_to is None:
+                        refusals[reason] = refusals.get(reason, 0) + 1
             claims_now = ops.list_dra_sync(client, "ResourceClaim", namespace)
             slices_now = ops.list_dra_sync(client, "ResourceSlice")
             doubles += len(double_allocations(claims_now, slices_now))
@@ -278,17 +293,36 @@ def race(
         doubles,
         pending,
         round(time.monotonic() - started, 1),
+        refusals,
     )
     say(
         f"  {publication}: {result.trials} same-card pairs, {result.double_allocations} double"
         f" allocations, {result.one_pending} left one claim Pending ({result.seconds}s)"
     )
+    for reason, count in sorted(refusals.items()):
+        say(f"    refused {count}x on a free card: {reason}")
     for name in names:
         for item in ops.list_dra_sync(client, "ResourceSlice"):
             if (item.get("spec") or {}).get("nodeName") == name:
                 ops.delete_dra_sync(client, "ResourceSlice", item["metadata"]["name"])
         ops.delete_node(client, name)
     return result
+
+
+def _pairs_settled(client: Any, namespace: str, pairs: list[tuple[str, str, str]]) -> bool | str:
+    """Every pair is placed for good: both pods bound, or one bound and the other refused
+    because its claim cannot be allocated. A pod the scheduler saw before its claim reached
+    the scheduler's cache is Pending for another reason, and is retried: not settled yet."""
+    placed = {
+        p["metadata"]["name"]: pod_placement(p) for p in ops.list_pods_sync(client, namespace)
+    }
+    for cuda, vm, _node in pairs:
+        seen = [placed.get(cuda, (None, "")), placed.get(vm, (None, ""))]
+        bound = sum(1 for node, _reason in seen if node)
+        refused = sum(1 for node, reason in seen if not node and CANNOT_ALLOCATE in reason)
+        if bound + refused != 2 or bound == 0:
+            return f"{cuda}: {seen[0][0] or seen[0][1] or 'not yet scheduled'}; {vm}: {seen[1][0] or seen[1][1] or 'not yet scheduled'}"
+    return True
 
 
 def _reset(client: Any, namespace: str, pool: ThreadPoolExecutor) -> None:
@@ -304,6 +338,9 @@ def _reset(client: Any, namespace: str, pool: ThreadPoolExecutor) -> None:
         60,
         "the round's pods and claims to be gone",
     )
+    # The scheduler learns of the deletions through its informers: give them a moment, so
+    # the next round does not meet a card its cache still counts as allocated.
+    time.sleep(RESET_PAUSE_SECONDS)
 
 
 def _delete_pod(client: Any, name: str, namespace: str) -> None:
@@ -428,7 +465,7 @@ def run_step(
         raise DraStepFailure(f"expected two cards; both claims got {placements[0]['pciBusID']}")
     for name, device_class, vm in workloads[2:]:
         ops.create_or_replace_sync(client, claim_manifest(name, namespace, device_class))
-        ops.create_or_replace_sync(client, workload_pod(name, namespace, name, vm=vm))
+        ops.create_or_replace_sync(client, workload_pod(name, namespace, name, DRA_NODE, vm=vm))
     pending = []
     for name, device_class, _vm in workloads[2:]:
 
@@ -443,6 +480,10 @@ def run_step(
         say(f"  {name} ({device_class}): Pending: {reason}")
         pending.append({"pod": name, "class": device_class, "reason": reason})
 
+    # The step's workloads go first: a Pending claim would take a race node's card.
+    for name, _class, _vm in workloads:
+        _delete_pod(client, name, namespace)
+        ops.delete_dra_sync(client, "ResourceClaim", name, namespace)
     say(
         f"the race: container + VFIO claim for one card, together, {race_nodes} nodes x {race_rounds} rounds"
     )
@@ -461,9 +502,6 @@ def run_step(
     by_name = {r.publication: r for r in results}
     if by_name["race-free"].double_allocations:
         raise DraStepFailure(f"expected no double allocation race-free; saw {by_name['race-free']}")
-    for name, _class, _vm in workloads:
-        _delete_pod(client, name, namespace)
-        ops.delete_dra_sync(client, "ResourceClaim", name, namespace)
     return {
         "node": DRA_NODE,
         "slices": published,

@@ -20,7 +20,7 @@ from typing import Any
 
 from gpuop.api.cards import GpuCard
 from gpuop.api.labels import SIM_LABEL
-from gpuop.kube import ops
+from gpuop.kube import ApiError, ops
 from gpuop.kube.controller import (
     BoundedWriter,
     ControllerLoop,
@@ -230,9 +230,16 @@ class DraPasses:
         self.state.written_slices[name] = None
 
     async def _prepare(self, claim: ClaimView, entries: list[dict[str, Any]]) -> None:
-        written = await ops.patch_claim_status(
-            self.state.client, claim.name, claim.namespace, {"devices": entries}
-        )
+        try:
+            written = await ops.patch_claim_status(
+                self.state.client, claim.name, claim.namespace, {"devices": entries}
+            )
+        except ApiError as exc:
+            if exc.status.code != ops.UNPROCESSABLE:
+                raise
+            # Deallocated or reallocated since the informer showed it: its next state decides.
+            log.info("claim %s changed before its prepare: %s", claim.key, exc.status.message)
+            return
         if written is not None:
             self.state.written_claims[claim.key] = tuple(entries)
             log.info("prepared claim %s: %s", claim.key, ", ".join(e["device"] for e in entries))
