@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -20,7 +20,7 @@ from gpuop.api.resources import CONFIG_KIND, RESOURCE_PREFIX, ResourceKind
 from gpuop.check.model import Finding, Skip
 from gpuop.check.release import OperatorRelease
 from gpuop.check.rules import Severity, rule
-from gpuop.check.state import ClusterState, NodeView
+from gpuop.check.state import ClusterState, Ignored, NodeView
 from gpuop.manifests import QuantityError, parse_quantity
 from gpuop.naming import PciDatabase, classify_resource
 from gpuop.planner import NodeFacts, NodePlan, plan
@@ -91,8 +91,54 @@ class NodeInfo:
         return CONFIG_KIND.get(config or "")
 
 
+class FindingLog:
+    """What every checker's context records: findings, and the checks that could not run."""
+
+    findings: list[Finding]
+    skips: list[Skip]
+
+    def add(
+        self,
+        code: str,
+        kind: str,
+        name: str,
+        message: str,
+        hint: str,
+        namespace: str | None = None,
+        severity: Severity | None = None,
+        node: str | None = None,
+    ) -> None:
+        """A finding at its rule's severity (or `severity`); a Node's is about itself."""
+        self.findings.append(
+            Finding(
+                code,
+                severity or rule(code).severity,
+                kind,
+                name,
+                message,
+                hint,
+                namespace or None,
+                node or (name if kind == "Node" else None),
+            )
+        )
+
+    def skip(self, check: str, reason: str) -> None:
+        self.skips.append(Skip(check, reason))
+
+    def add_unusable(self, ignored: Iterable[Ignored]) -> None:
+        """GPU004 for each input item no check could read."""
+        for item in ignored:
+            self.add(
+                "GPU004",
+                item.kind or "Object",
+                item.name or f"item {item.position}",
+                item.reason,
+                "regenerate the dump with `kubectl get ... -o json` or `gpuop collect`",
+            )
+
+
 @dataclass
-class CheckContext:
+class CheckContext(FindingLog):
     state: ClusterState
     policy: ResolvedPolicy | None
     pci_db: PciDatabase
@@ -112,33 +158,6 @@ class CheckContext:
     candidates: dict[str, tuple[str | None, list[tuple[NodeInfo, int]]]] = field(
         default_factory=dict
     )
-
-    def add(
-        self,
-        code: str,
-        kind: str,
-        name: str,
-        message: str,
-        hint: str,
-        namespace: str | None = None,
-        severity: Severity | None = None,
-        node: str | None = None,
-    ) -> None:
-        self.findings.append(
-            Finding(
-                code,
-                severity or rule(code).severity,
-                kind,
-                name,
-                message,
-                hint,
-                namespace or None,
-                node or (name if kind == "Node" else None),
-            )
-        )
-
-    def skip(self, check: str, reason: str) -> None:
-        self.skips.append(Skip(check, reason))
 
     def plan_for(
         self, view: NodeView, workload: str | None = None, policy: ResolvedPolicy | None = None
@@ -218,6 +237,7 @@ def node_counts(view: NodeView) -> tuple[dict[str, int], list[tuple[str, str]]]:
 
 __all__ = [
     "CheckContext",
+    "FindingLog",
     "NodeInfo",
     "OperandPod",
     "kind_of",

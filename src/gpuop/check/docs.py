@@ -1,6 +1,9 @@
-"""`docs/checks.md`, rendered from the rule registry and the report schema.
+"""The rules documentation of every checker, rendered from the rule registry.
 
-A test keeps the committed file equal to `render_docs()`; regenerate it with
+`render_rule_docs(intro, prefix)` writes one family's page: the checker's own introduction,
+then the rule table and a section per rule. `render_docs()` is `docs/checks.md` (the GPU
+family, with the report schema); `gpuop.versions.docs` renders `docs/versions.md` (VER).
+A test keeps the committed files equal to them; regenerate with
 `python -c "from gpuop.check.docs import render_docs; print(render_docs(), end='')" > docs/checks.md`.
 """
 
@@ -10,7 +13,7 @@ import json
 from typing import Any
 
 from gpuop.check.model import SCHEMA_VERSION
-from gpuop.check.rules import RULES
+from gpuop.check.rules import family
 
 _FINDING_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -251,7 +254,9 @@ code, `defaultConfiguration.level` its severity, with `info` as `note`). Each re
 `ruleId`, `level`, `message.text` (message and fix) and a logical location whose
 `fullyQualifiedName` is `Kind/name` or `Kind/namespace/name`. Checks that could not run
 are `toolExecutionNotifications`.
+"""
 
+_RULES_HEAD = """
 ## Rules
 
 | Code | Severity | Title |
@@ -259,19 +264,15 @@ are `toolExecutionNotifications`.
 """
 
 
-def render_docs() -> str:
-    lines = [
-        _INTRO.replace("{schema_version}", str(SCHEMA_VERSION)).replace(
-            "{schema}", json.dumps(REPORT_SCHEMA, indent=2)
-        )
-    ]
-    for code in sorted(RULES):
-        rule = RULES[code]
-        lines.append(f"| [{code}](#{code.lower()}) | {rule.severity} | {rule.title} |\n")
-    for code in sorted(RULES):
-        rule = RULES[code]
+def render_rule_docs(intro: str, prefix: str) -> str:
+    """A checker's page: `intro`, then a table of the family's rules and one section each."""
+    rules = sorted(family(prefix).rules, key=lambda rule: rule.code)
+    lines = [intro, _RULES_HEAD]
+    for rule in rules:
+        lines.append(f"| [{rule.code}](#{rule.code.lower()}) | {rule.severity} | {rule.title} |\n")
+    for rule in rules:
         lines.append(
-            f"\n### {code}\n\n"
+            f"\n### {rule.code}\n\n"
             f"**{rule.title}** ({rule.name}, {rule.severity})\n\n"
             f"*What it means.* {rule.meaning}\n\n"
             f"*What goes wrong.* {rule.failure}\n\n"
@@ -280,4 +281,12 @@ def render_docs() -> str:
     return "".join(lines)
 
 
-__all__ = ["REPORT_SCHEMA", "render_docs"]
+def render_docs() -> str:
+    """`docs/checks.md`: `gpuop check`, its report schema and the GPU rules."""
+    intro = _INTRO.replace("{schema_version}", str(SCHEMA_VERSION)).replace(
+        "{schema}", json.dumps(REPORT_SCHEMA, indent=2)
+    )
+    return render_rule_docs(intro, "GPU")
+
+
+__all__ = ["REPORT_SCHEMA", "render_docs", "render_rule_docs"]

@@ -13,7 +13,7 @@ from typing import Any
 from gpuop.check.context import CheckContext, NodeInfo, node_counts
 from gpuop.check.drift import check_driver_drift
 from gpuop.check.kubevirt import check_kubevirt
-from gpuop.check.model import Finding, InventoryEvidence, NodeSummary, Report
+from gpuop.check.model import InventoryEvidence, NodeSummary, Report, ordered_findings
 from gpuop.check.nodes import check_nodes
 from gpuop.check.operands import check_operands, index_operand_pods
 from gpuop.check.policy import choose_policy
@@ -114,14 +114,7 @@ def check_state(
     ctx.release = detect_release(state, operator_release)
     ctx.findings.extend(choice.findings)
     ctx.skips.extend(choice.skips)
-    for item in state.ignored:
-        ctx.add(
-            "GPU004",
-            item.kind or "Object",
-            item.name or f"item {item.position}",
-            item.reason,
-            "regenerate the dump with `kubectl get ... -o json` or `gpuop collect`",
-        )
+    ctx.add_unusable(state.ignored)
     ctx.vgpu_config = _vgpu_config(ctx, vgpu_config)
     if not state.nodes:
         ctx.skip("nodes", "no Nodes in the input")
@@ -165,11 +158,7 @@ def run_checks(
 
 
 def _report(ctx: CheckContext, info: Any) -> Report:
-    unique: dict[tuple[str, ...], Finding] = {}
-    for finding in ctx.findings:
-        key = (finding.code, finding.subject, finding.message)
-        unique.setdefault(key, finding)
-    findings = tuple(sorted(unique.values(), key=Finding.sort_key))
+    findings = ordered_findings(ctx.findings)
     nodes = []
     # Plans are shared by nodes of one shape: describe each plan once.
     described: dict[int, tuple[Any, ...]] = {}

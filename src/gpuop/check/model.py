@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -192,10 +192,10 @@ class Report:
             "skipped": [skip.to_dict() for skip in self.skipped],
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, tool_name: str = "gpuop check") -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "gpuop check", "version": __version__},
+            "tool": {"name": tool_name, "version": __version__},
             "policy": self.policy.to_dict() if self.policy else None,
             **({"operator_release": self.release.to_dict()} if self.release else {}),
             "summary": self.summary(),
@@ -217,6 +217,14 @@ class Report:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
 
+def ordered_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    """Each finding once (by code, subject and message), in the report's order."""
+    unique: dict[tuple[str, ...], Finding] = {}
+    for finding in findings:
+        unique.setdefault((finding.code, finding.subject, finding.message), finding)
+    return tuple(sorted(unique.values(), key=Finding.sort_key))
+
+
 __all__ = [
     "SCHEMA_VERSION",
     "Finding",
@@ -225,4 +233,5 @@ __all__ = [
     "PolicyInfo",
     "Report",
     "Skip",
+    "ordered_findings",
 ]

@@ -2,7 +2,8 @@
 
 Everything a node should carry comes from `plan()`: the workload decision, the label
 changes the operator would make, the operands that run, what the node advertises and what
-it must not. These rules only compare and explain.
+it must not. These rules only compare and explain; the advertised resources (GPU2xx) are
+compared in `gpuop.check.advertised`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from typing import Any
 
 from gpuop.api.labels import (
     GPU_PRESENT_LABEL,
-    GPU_PRODUCT_LABEL,
-    GPU_REPLICAS_LABEL,
     MIG_CONFIG_LABEL,
     MIG_CONFIG_STATE_LABEL,
     NFD_NVIDIA_PCI_LABEL,
@@ -23,9 +22,10 @@ from gpuop.api.labels import (
     VGPU_CONFIG_STATE_LABEL,
     WORKLOAD_LABEL,
 )
-from gpuop.api.resources import KIND_CONFIG, MIG_RESOURCE_PREFIX, PLUGIN_KINDS, plugin_daemonset
+from gpuop.api.resources import PLUGIN_KINDS, plugin_daemonset
 from gpuop.catalog import WORKLOAD_CONFIGS, WorkloadConfig, operand_table
-from gpuop.check.context import CheckContext, NodeInfo, kind_of
+from gpuop.check.advertised import check_advertised, describe_workload, shown_counts
+from gpuop.check.context import CheckContext, NodeInfo
 from gpuop.check.operands import operand_pods_on
 from gpuop.check.release import detect_release
 from gpuop.check.rules import rule
@@ -50,34 +50,6 @@ _NOTICE_RULES = {
 _CONTEXT_NOTICES = frozenset(
     {"VfioManagerNotRunning", "VgpuManagerNotRunning", "OperandHeld", "VgpuCardsUntouched"}
 )
-
-
-def _shown(resources: Mapping[str, int]) -> str:
-    return ", ".join(f"{name}: {count}" for name, count in sorted(resources.items()))
-
-
-def describe_workload(plan: NodePlan) -> str:
-    """`vm-vgpu (from its label)` and the like."""
-    decision = plan.workload
-    config = decision.config or "none"
-    reasons = {
-        "label": "from its label",
-        "default": "sandboxWorkloads.defaultWorkload",
-        "ignored-sandbox-disabled": "sandbox workloads are off",
-        "sandbox-disabled": "sandbox workloads are off",
-        "invalid-label": "the label is invalid, so the default",
-        "not-a-gpu-node": "no GPU",
-    }
-    return f"{config} ({reasons.get(decision.reason, decision.reason)})"
-
-
-def describe_cards(plan: NodePlan) -> str:
-    inventory = plan.inventory
-    if not inventory.cards:
-        return "no known GPUs"
-    models = sorted({card.model or f"10de:{card.device_id}" for card in inventory.cards})
-    count = f"{inventory.count}" if inventory.count_known else "?"
-    return f"{count}× {'/'.join(models)}"
 
 
 def _configs_with_key(key: str, policy: ResolvedPolicy) -> list[str]:
@@ -158,7 +130,7 @@ def _gpu_evidence(ctx: CheckContext, info: NodeInfo) -> list[str]:
     evidence = []
     positive = info.positive()
     if positive:
-        evidence.append(f"advertises {_shown(positive)}")
+        evidence.append(f"advertises {shown_counts(positive)}")
     if info.view.labels.get(GPU_PRESENT_LABEL) == "true":
         evidence.append(f"carries {GPU_PRESENT_LABEL}=true")
     plugins = {plugin_daemonset(kind) for kind in PLUGIN_KINDS}
@@ -225,7 +197,7 @@ def _check_gpu_node(
         )
 
     _check_labels(ctx, info, plan, policy)
-    mismatch = _check_resources(ctx, info, plan, policy, explained=in_progress)
+    mismatch = check_advertised(ctx, info, plan, policy, explained=in_progress)
     if pci_notice and not mismatch:
         for notice in plan.notices:
             if notice.code == "UnknownPciDevice":
@@ -284,7 +256,7 @@ def _check_states(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> bool:
     if state == "failed":
         devices = info.positive()
         detail = (
-            f"; the node advertises {_shown(devices)}"
+            f"; the node advertises {shown_counts(devices)}"
             if devices
             else "; it advertises no GPU devices"
         )
@@ -435,225 +407,4 @@ def _stray_operand_pods(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> li
     )
 
 
-def gfd_replicas(labels: Mapping[str, str]) -> int | None:
-    """GPU feature discovery's `nvidia.com/gpu.replicas`: replicas per GPU, None if unset.
-
-    GFD writes the configured time-slicing or MPS replicas, 1 when the GPUs are not shared,
-    and 0 for the whole-GPU labels of MIG-enabled GPUs (and an invalid MIG `single`
-    layout): such GPUs are not advertised as whole GPUs.
-    """
-    raw = labels.get(GPU_REPLICAS_LABEL, "")
-    if raw.isascii() and raw.isdigit() and 0 < len(raw) < 4:
-        return int(raw)
-    return None
-
-
-def _container_sharing(info: NodeInfo) -> tuple[int, bool]:
-    """(replicas per GPU, MIG in use) from GPU feature discovery labels and resources."""
-    labels = info.view.labels
-    replicas = gfd_replicas(labels)
-    mig = (
-        replicas == 0
-        or "-MIG-" in labels.get(GPU_PRODUCT_LABEL, "")
-        or any(name.startswith(MIG_RESOURCE_PREFIX) for name in info.positive())
-        or labels.get(MIG_CONFIG_LABEL, "all-disabled") not in ("all-disabled", "")
-    )
-    return (1 if replicas is None else max(replicas, 1)), mig
-
-
-def _check_resources(
-    ctx: CheckContext,
-    info: NodeInfo,
-    plan: NodePlan,
-    policy: ResolvedPolicy,
-    explained: bool,
-) -> bool:
-    """Advertised resources against the plan; True when a name mismatch was reported."""
-    name = info.name
-    own = info.own_kind(policy)
-    expected = plan.advertises
-    positive = info.positive()
-    foreign = {
-        r: n for r, n in positive.items() if kind_of(r) in PLUGIN_KINDS and kind_of(r) != own
-    }
-    mine = {r: n for r, n in positive.items() if kind_of(r) == own}
-    unknown = {
-        r: n for r, n in positive.items() if kind_of(r) not in PLUGIN_KINDS and r not in expected
-    }
-    reported = False
-    # Cards the vGPU config does not list keep whatever vGPU devices they had.
-    untouched = bool(plan.vgpu and plan.vgpu.result.untouched)
-
-    if foreign:
-        kinds = sorted({kind_of(r) for r in foreign})
-        daemonsets = "/".join(sorted({plugin_daemonset(k) for k in kinds}))
-        configs = "/".join(sorted({KIND_CONFIG[k] for k in kinds}))
-        if mine:
-            ctx.add(
-                "GPU202",
-                "Node",
-                name,
-                f"advertises {_shown(mine)} for {describe_workload(plan)} and also {_shown(foreign)}, which"
-                f" {configs} nodes advertise: two resource kinds at once",
-                f"the {configs} resource is left behind: make sure no {daemonsets} pod runs on"
-                f" {name}, then restart its kubelet so the stale resource drops to 0",
-            )
-        else:
-            wanted = (
-                f"expects {_shown(expected)}" if expected else f"expects {own or 'no'} resources"
-            )
-            ctx.add(
-                "GPU201",
-                "Node",
-                name,
-                f"workload config {describe_workload(plan)} {wanted}, but the node advertises"
-                f" {_shown(foreign)}, which {configs} nodes advertise",
-                f"the {configs} device plugin still serves {name}: check that the operator"
-                f" relabelled it (`gpuop plan`) and that no {daemonsets} pod runs there",
-            )
-        reported = True
-
-    missing: list[str] = []
-    # Names the node should advertise whose count cannot be known: missing only when the
-    # node advertises none of them.
-    uncounted = [r for r in plan.expected_names if r not in expected]
-    if uncounted and not any(positive.get(r, 0) for r in plan.expected_names):
-        missing.extend(uncounted)
-    for resource, planned in sorted(expected.items()):
-        count = positive.get(resource, 0)
-        kind = kind_of(resource)
-        if count == 0:
-            # GFD's replicas 0: the GPUs are in MIG mode, none is advertised whole.
-            mig_mode = kind == "container" and gfd_replicas(info.view.labels) == 0
-            if planned > 0 and not mig_mode:
-                missing.append(resource)
-            continue
-        if kind == "vgpu":
-            if count != planned and not explained and not (untouched and count > planned):
-                per_card = _vgpu_per_card(plan, resource)
-                ctx.add(
-                    "GPU204",
-                    "Node",
-                    name,
-                    f"advertises {resource}: {count}, but {per_card} gives {planned}",
-                    f"check {VGPU_CONFIG_STATE_LABEL} and the nvidia-vgpu-device-manager logs"
-                    f" on {name}; relabel {VGPU_CONFIG_LABEL} to re-apply the config",
-                )
-            continue
-        replicas, mig = (1, False)
-        if kind == "container":
-            replicas, mig = _container_sharing(info)
-            if mig:
-                continue
-        cards = plan.inventory.count
-        limit = planned * replicas
-        if count > limit:
-            sharing = f" × {replicas} replicas" if replicas > 1 else ""
-            ctx.add(
-                "GPU205",
-                "Node",
-                name,
-                f"advertises {resource}: {count}, but the node has {cards} GPU"
-                f"{'s' if cards != 1 else ''}{sharing} ({describe_cards(plan)})",
-                f"check which functions are bound on {name} (`lspci -nnk -d 10de:`) and which"
-                " device plugins run there",
-            )
-        elif count < limit:
-            ctx.add(
-                "GPU206",
-                "Node",
-                name,
-                f"advertises {resource}: {count} of the {limit} the node's GPUs give"
-                f" ({describe_cards(plan)})",
-                f"check `lspci -nnk -d 10de:` on {name}: a card may be missing, held by a host"
-                " driver or not bound to vfio-pci",
-            )
-
-    # A passthrough name that no device has in gpuop's pci.ids: the plugin's differs.
-    if not plan.expected_names and own in ("passthrough", "kata") and mine and not explained:
-        reported = True
-        ctx.add(
-            "GPU209",
-            "Node",
-            name,
-            f"advertises {_shown(mine)}, a name no NVIDIA device has in gpuop's pci.ids,"
-            " so the cards behind it are unknown",
-            "the plugin's pci.ids differs from gpuop's: pass it with --pci-ids, and permit"
-            " and request the name the node really advertises",
-        )
-    # Resources of the node's own kind under other names than planned.
-    # (Not on container nodes: nvidia.com/gpu.shared and mig-* are sharing forms.)
-    if plan.expected_names and own != "container":
-        expected_names = set(plan.expected_names)
-        odd = {r: n for r, n in mine.items() if r not in expected_names}
-        odd.update({r: n for r, n in unknown.items() if r not in expected_names})
-        if untouched and own == "vgpu":
-            odd = {r: n for r, n in odd.items() if kind_of(r) != "vgpu"}
-        if odd and not explained:
-            reported = True
-            if own == "vgpu":
-                configured = ", ".join(sorted(expected_names))
-                source = plan.vgpu.config_name if plan.vgpu else "the policy default"
-                ctx.add(
-                    "GPU203",
-                    "Node",
-                    name,
-                    f"advertises {_shown(odd)}, but vGPU config {source} gives {configured}",
-                    f"re-apply the config: relabel {VGPU_CONFIG_LABEL} on {name}, or check"
-                    " that the vgpu-device-manager runs there",
-                )
-            else:
-                wanted = ", ".join(sorted(expected_names))
-                ctx.add(
-                    "GPU209",
-                    "Node",
-                    name,
-                    f"advertises {_shown(odd)} where gpuop's PCI database gives {wanted}",
-                    "the plugin's pci.ids differs from gpuop's: pass it with --pci-ids, and"
-                    " permit and request the name the node really advertises",
-                )
-    unreadable = {resource for resource, _ in info.bad_quantities}
-    missing = [resource for resource in missing if resource not in unreadable]
-    if missing and not reported and not explained:
-        if own == "container" and any(kind_of(r) == "container" for r in positive):
-            return reported
-        daemonset = plugin_daemonset(own or "")
-        context = [
-            n.message
-            for n in plan.notices
-            if n.code in ("VfioManagerNotRunning", "VgpuManagerNotRunning")
-        ]
-        extra = f" ({'; '.join(context)})" if context else ""
-        ctx.add(
-            "GPU207",
-            "Node",
-            name,
-            f"workload config {describe_workload(plan)} should advertise"
-            f" {_shown_expected(expected, missing)}, but the node advertises"
-            f" {_shown(positive) if positive else 'no GPU resource'}{extra}",
-            f"check the {daemonset} pod on {name} and its validator init containers"
-            " (include pods in the input to have them checked)",
-        )
-    return reported
-
-
-def _shown_expected(expected: Mapping[str, int], names: list[str]) -> str:
-    """`nvidia.com/gpu: 2`, or the bare name where the count cannot be known."""
-    return ", ".join(f"{r}: {expected[r]}" if r in expected else r for r in sorted(names))
-
-
-def _vgpu_per_card(plan: NodePlan, resource: str) -> str:
-    if plan.vgpu is None:
-        return "the vGPU config"
-    types = [
-        f"{count}× {vgpu_type}"
-        for card in plan.vgpu.result.cards
-        for vgpu_type, count in card.devices.items()
-    ]
-    per_card = sorted(set(types))
-    cards = len(plan.vgpu.result.cards)
-    what = "/".join(per_card) if per_card else "nothing"
-    return f"vGPU config {plan.vgpu.config_name} ({what} per card on {cards} card{'s' if cards != 1 else ''})"
-
-
-__all__ = ["check_nodes", "describe_cards", "describe_workload"]
+__all__ = ["check_nodes"]

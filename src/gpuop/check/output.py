@@ -1,23 +1,29 @@
-"""The report as text (grouped by node, coloured on a terminal) and as SARIF 2.1.0."""
+"""The report as text (grouped by node, coloured on a terminal) and as SARIF 2.1.0.
+
+Every checker prints through here: `tool_name` heads the text and names the SARIF driver,
+and a SARIF log lists the rules of the checker's family (`gpuop.check.families`).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
-from rich.color import ColorSystem
-from rich.style import Style
+import click
 
 from gpuop import __version__
 from gpuop.api.labels import IGNORE_ANNOTATION, INVENTORY_ANNOTATION, VGPU_CONFIG_LABEL
 from gpuop.check.model import Finding, NodeSummary, Report
-from gpuop.check.rules import RULES, Severity
+from gpuop.check.rules import Rule, Severity, family, rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 SARIF_LEVELS: dict[Severity, str] = {"error": "error", "warning": "warning", "info": "note"}
 _STYLES: dict[Severity, str] = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+# The words a style names: "bold", "dim", "underline" and the eight standard colours.
+_EFFECTS = frozenset({"bold", "dim", "underline"})
 
 
 def _group_key(finding: Finding) -> tuple[int, str, str, str]:
@@ -56,19 +62,27 @@ _SUPPRESSED_WORDS = {
 
 
 class _Painter:
-    """ANSI styling through rich's styles, or none; fast enough for thousands of lines."""
+    """ANSI styling (standard colours, through click.style), or none."""
 
     def __init__(self, color: bool) -> None:
         self.color = color
-        self._cache: dict[str, Style] = {}
+        self._cache: dict[str, tuple[str, str]] = {}
 
     def __call__(self, text: str, style: str) -> str:
         if not self.color or not text:
             return text
-        parsed = self._cache.get(style)
-        if parsed is None:
-            parsed = self._cache[style] = Style.parse(style)
-        return parsed.render(text, color_system=ColorSystem.STANDARD)
+        parts = self._cache.get(style)
+        if parts is None:
+            words = style.split()
+            colours = [word for word in words if word not in _EFFECTS]
+            styled = click.style(
+                "\0",
+                fg=colours[0] if colours else None,
+                **{word: True for word in words if word in _EFFECTS},
+            )
+            start, _, end = styled.partition("\0")
+            parts = self._cache[style] = (start, end)
+        return parts[0] + text + parts[1]
 
 
 def _summarise_places(places: list[str], limit: int) -> str:
@@ -94,11 +108,18 @@ def _wrap(text: str, width: int, indent: str) -> list[str]:
     return lines
 
 
-def render_text(report: Report, *, color: bool = False, width: int = 110) -> str:
+def render_text(
+    report: Report,
+    *,
+    color: bool = False,
+    width: int = 110,
+    tool_name: str = "gpuop check",
+    notes: Sequence[str] = (),
+) -> str:
     """Findings grouped by node (then by other object), the skipped checks and a summary.
 
-    Plain text with a hanging indent; severity words and headings are coloured (through
-    rich's styles) when `color` is set.
+    Plain text with a hanging indent; severity words and headings are coloured when
+    `color` is set. `notes` are lines printed as they are under the heading.
     """
     paint = _Painter(color)
     width = max(width, 60)
@@ -111,11 +132,12 @@ def render_text(report: Report, *, color: bool = False, width: int = 110) -> str
     checked = summary["nodes_checked"]
     out.append(
         paint(
-            f"gpuop check: {checked} node{'s' if checked != 1 else ''}"
+            f"{tool_name}: {checked} node{'s' if checked != 1 else ''}"
             f" ({summary['gpu_nodes']} with GPUs), policy {policy}{sandbox}",
             "bold",
         )
     )
+    out.extend(notes)
     if report.release is not None:
         out.extend(_wrap(f"operator release {report.release.describe()}", width, ""))
     groups: dict[tuple[int, str, str, str], list[Finding]] = {}
@@ -196,27 +218,33 @@ def _fingerprint(finding: Finding) -> str:
     return hashlib.sha256(f"{finding.code}|{finding.subject}".encode()).hexdigest()[:32]
 
 
-def to_sarif(report: Report) -> dict[str, Any]:
-    """A SARIF 2.1.0 log: one rule per code, one result per finding, located at `Kind/name`."""
-    codes = sorted(RULES)
+def _sarif_rule(found: Rule, tags: Sequence[str]) -> dict[str, Any]:
+    return {
+        "id": found.code,
+        "name": found.name,
+        "shortDescription": {"text": found.title},
+        "fullDescription": {"text": found.meaning},
+        "help": {
+            "text": f"{found.fix}\n\nWhy it matters: {found.failure}",
+            "markdown": f"{found.fix}\n\n**Why it matters:** {found.failure}",
+        },
+        "defaultConfiguration": {"level": SARIF_LEVELS[found.severity]},
+        "properties": {"tags": list(tags)},
+    }
+
+
+def to_sarif(
+    report: Report, *, prefix: str = "GPU", tool_name: str | None = None
+) -> dict[str, Any]:
+    """A SARIF 2.1.0 log: one rule per code, one result per finding, located at `Kind/name`.
+
+    The rules are the family's (`prefix`) and any other code a finding has; `tool_name`
+    (default: the family's checker) names the driver.
+    """
+    checker = family(prefix)
+    codes = sorted({found.code for found in checker.rules} | {f.code for f in report.findings})
     index = {code: position for position, code in enumerate(codes)}
-    rules = []
-    for code in codes:
-        rule = RULES[code]
-        rules.append(
-            {
-                "id": code,
-                "name": rule.name,
-                "shortDescription": {"text": rule.title},
-                "fullDescription": {"text": rule.meaning},
-                "help": {
-                    "text": f"{rule.fix}\n\nWhy it matters: {rule.failure}",
-                    "markdown": f"{rule.fix}\n\n**Why it matters:** {rule.failure}",
-                },
-                "defaultConfiguration": {"level": SARIF_LEVELS[rule.severity]},
-                "properties": {"tags": ["kubernetes", "gpu"]},
-            }
-        )
+    rules = [_sarif_rule(rule(code), checker.sarif_tags) for code in codes]
     results = []
     for finding in report.findings:
         location: dict[str, Any] = {
@@ -252,7 +280,7 @@ def to_sarif(report: Report) -> dict[str, Any]:
             {
                 "tool": {
                     "driver": {
-                        "name": "gpuop check",
+                        "name": tool_name or checker.tool,
                         "version": __version__,
                         "semanticVersion": __version__,
                         "rules": rules,

@@ -88,7 +88,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "plan": LazyCommand(
         "gpuop.cli.plan",
         "plan",
-        "What a node would run and advertise under a ClusterPolicy, and why.",
+        "What a node would run and advertise under a ClusterPolicy or GPUCluster, and why.",
     ),
     "policy": LazyCommand(
         "gpuop.cli.policy",
@@ -98,7 +98,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "render": LazyCommand(
         "gpuop.cli.render",
         "render",
-        "Every object the operator would create for a ClusterPolicy, rendered offline.",
+        "Every object the operator would create for a ClusterPolicy or GPUCluster, offline.",
     ),
     "sim": LazyCommand(
         "gpuop.cli.sim",

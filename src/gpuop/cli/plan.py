@@ -1,4 +1,4 @@
-"""The `gpuop plan` command: what one node would run and advertise under a ClusterPolicy."""
+"""The `gpuop plan` command: what one node would run and advertise, under which stack."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from gpuop.api.labels import (
+    GPU_STACK_LABEL,
     INVENTORY_ANNOTATION,
     NFD_GPU_LABELS,
     VGPU_CONFIG_LABEL,
@@ -22,6 +23,7 @@ from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
 from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, output_option, text_width
 from gpuop.cli.inputs import expand, input_paths, require_kinds
 from gpuop.cli.layout import Column, fit_lines, render_table
+from gpuop.cli.stacks import Stacks, load_stacks
 from gpuop.cli.support import (
     PciSource,
     heading,
@@ -183,16 +185,6 @@ def load_policy(path: str | None, sandbox: bool) -> tuple[ResolvedPolicy, str]:
         raise UserError(f"{source}: not a valid ClusterPolicy\n{lines}") from None
 
 
-def _inputs(policy: ResolvedPolicy, source: str, pci: PciSource) -> dict[str, Any]:
-    return {
-        "policy": source,
-        "sandbox_enabled": policy.sandbox_enabled,
-        "sandbox_mode": policy.sandbox_mode,
-        "default_workload": policy.default_workload,
-        "pci_ids": pci.to_dict(),
-    }
-
-
 def _describe_inventory(result: NodePlan) -> str:
     inventory = result.inventory
     models = Counter(f"{card.model or 'unknown model'} ({card.pci})" for card in inventory.cards)
@@ -223,7 +215,13 @@ def render_text(
         if policy.sandbox_enabled
         else "sandbox workloads off"
     )
-    out.append(f"  policy     {source} ({sandbox})")
+    if source == "none":
+        out.append("  policy     none (a GPUCluster alone)")
+    else:
+        out.append(f"  policy     {source} ({sandbox})")
+    if result.stack is not None:
+        shown = result.stack.stack or "none"
+        out.append(f"  stack      {shown} ({result.stack.reason}): {result.stack.message}")
     if result.gpu_node:
         out.append(f"  inventory  {_describe_inventory(result)}")
         for item in result.inventory.evidence:
@@ -269,7 +267,8 @@ def render_text(
         disabled = [op.name for op in result.operands if op.status == "disabled"]
         elsewhere = [op.name for op in result.operands if op.status == "not-for-workload"]
         if disabled:
-            out.append(f"  disabled by the ClusterPolicy: {', '.join(disabled)}")
+            owner = "GPUCluster" if result.workload.reason == "dra-stack" else "ClusterPolicy"
+            out.append(f"  disabled by the {owner}: {', '.join(disabled)}")
         if elsewhere:
             out.append(f"  not on this node: {', '.join(elsewhere)}")
 
@@ -278,6 +277,11 @@ def render_text(
     if result.advertises:
         rows = [[resource, str(count)] for resource, count in result.advertises.items()]
         out.append(render_table(["RESOURCE", "COUNT"], rows, 2, width))
+    elif result.workload.reason == "dra-stack":
+        out.append(
+            "  no extended resources: the cards are DRA devices (ResourceSlices of the"
+            " gpu.nvidia.com driver), claimed through device classes"
+        )
     elif result.gpu_node and not result.inventory.count_known:
         out.append("  unknown: the node's GPUs are not described (see the notices)")
     else:
@@ -318,8 +322,14 @@ def has_errors(result: NodePlan) -> bool:
     return any(notice.severity == "error" for notice in result.notices)
 
 
+def _plan_one(stacks: Stacks, facts: NodeFacts, pci: PciSource) -> NodePlan:
+    if stacks.involved(facts):
+        return stacks.plan(facts, pci)
+    return plan_node(stacks.policy, facts, pci_db=pci.database)
+
+
 def plan_nodes(
-    policy: ResolvedPolicy, nodes: list[dict[str, Any]], pci: PciSource
+    stacks: Stacks, nodes: list[dict[str, Any]], pci: PciSource
 ) -> Iterator[tuple[NodePlan, tuple[Any, ...]]]:
     """Each node's plan, with its planning key: nodes that read alike are planned once."""
     planned: dict[tuple[Any, ...], NodePlan] = {}
@@ -328,27 +338,26 @@ def plan_nodes(
         key = planning_key(facts)
         shared = planned.get(key)
         if shared is None:
-            shared = planned[key] = plan_node(policy, facts, pci_db=pci.database)
+            shared = planned[key] = _plan_one(stacks, facts, pci)
             yield shared, key
         else:
             yield replace(shared, node=facts.name), key
 
 
-def _emit_batch(
-    nodes: list[dict[str, Any]], policy: ResolvedPolicy, source: str, pci: PciSource, output: str
-) -> bool:
+def _emit_batch(nodes: list[dict[str, Any]], stacks: Stacks, pci: PciSource, output: str) -> bool:
     """Print every node's plan; whether any plan holds an error-level notice."""
-    inputs = _inputs(policy, source, pci)
+    policy, source = stacks.policy, stacks.source
+    inputs = stacks.inputs(pci)
     documents: dict[tuple[Any, ...], dict[str, Any]] = {}
     if output == "yaml":
         import yaml
 
-        plans = [result for result, _ in plan_nodes(policy, nodes, pci)]
+        plans = [result for result, _ in plan_nodes(stacks, nodes, pci)]
         data = [{**result.to_dict(), "inputs": inputs} for result in plans]
         sys.stdout.write(yaml.safe_dump_all(data, sort_keys=False, explicit_start=True))
         return any(has_errors(result) for result in plans)
     errors = False
-    for number, (result, key) in enumerate(plan_nodes(policy, nodes, pci)):
+    for number, (result, key) in enumerate(plan_nodes(stacks, nodes, pci)):
         errors = errors or has_errors(result)
         if output == "json":
             document = documents.get(key)
@@ -415,6 +424,18 @@ def _emit_batch(
     help="The ClusterPolicy (default: gpuop's default, as a plain Helm install).",
 )
 @click.option("--sandbox", is_flag=True, help="Enable sandboxWorkloads on the policy.")
+@click.option(
+    "--gpu-cluster",
+    "gpu_cluster_file",
+    metavar="FILE|-|default",
+    help="A GPUCluster (nvidia.com/v1alpha1) beside the ClusterPolicy ('default': gpuop's"
+    f" default one): nodes labelled {GPU_STACK_LABEL}=dra run the DRA stack.",
+)
+@click.option(
+    "--no-cluster-policy",
+    is_flag=True,
+    help="Plan with the GPUCluster alone (every node runs the DRA stack, as upstream).",
+)
 @pci_ids_option
 @output_option("text", "wide", "json", "yaml", "name")
 def plan(
@@ -428,10 +449,12 @@ def plan(
     labels: tuple[str, ...],
     policy_file: str | None,
     sandbox: bool,
+    gpu_cluster_file: str | None,
+    no_cluster_policy: bool,
     pci_ids: str | None,
     output: str,
 ) -> None:
-    """What a node would run and advertise under a ClusterPolicy, and why.
+    """What a node would run and advertise under a ClusterPolicy or GPUCluster, and why.
 
     Give the node as a manifest (--node, e.g. from `kubectl get node X -o yaml`) or
     build one (--gpu, --count): a node as NFD first labels it
@@ -448,6 +471,11 @@ def plan(
     operands that run (in bring-up stages), the resources the node should advertise
     and those it must not, the vGPU config result, and notices.
 
+    With --gpu-cluster the plan also says which stack the node runs and why: the
+    device-plugin stack (ClusterPolicy) or the DRA stack (GPUCluster). With both, the
+    node's nvidia.com/gpu.stack label decides (dra or device-plugin; unlabelled nodes keep
+    the ClusterPolicy's), gpuop's extension to upstream, which allows only one of them.
+
     Exit status: 0 planned, 1 a plan has error-level notices (such as a vGPU config
     the node's cards cannot take), 2 bad input or usage.
 
@@ -459,6 +487,8 @@ def plan(
       gpuop plan --gpu A100 --label nvidia.com/mig.capable=true
       kubectl get node gpu-1 -o yaml | gpuop plan --node - --policy cp.yaml -o json
       kubectl get nodes -o json | gpuop plan -f - -o json
+      gpuop plan --gpu A10 --gpu-cluster default --label nvidia.com/gpu.stack=dra
+      gpuop plan --gpu H100 --gpu-cluster default --no-cluster-policy -o json
     """
     nodes_paths = input_paths(nodes_files)
     if nodes_paths and (node_file is not None or gpu_model is not None):
@@ -469,6 +499,11 @@ def plan(
         raise UserError("--node and --policy cannot both read stdin")
     if "-" in nodes_paths and policy_file == "-":
         raise UserError("--nodes and --policy cannot both read stdin")
+    stdin_readers = [node_file, policy_file, gpu_cluster_file, *nodes_paths].count("-")
+    if gpu_cluster_file == "-" and stdin_readers > 1:
+        raise UserError("--gpu-cluster and another input cannot both read stdin")
+    if no_cluster_policy and gpu_cluster_file is None:
+        raise UserError("--no-cluster-policy needs --gpu-cluster FILE (or default)")
     if node_file is None and gpu_model is None and not nodes_paths:
         raise UserError(
             "give --node FILE (a Node manifest) or --gpu MODEL (e.g. --gpu A10),"
@@ -483,8 +518,8 @@ def plan(
         nodes = nodes_from_files(nodes_paths)
         for node in nodes:
             _overlay_labels(node, extra)
-        resolved, source = load_policy(policy_file, sandbox)
-        if _emit_batch(nodes, resolved, source, load_pci_database(pci_ids), output):
+        stacks = load_stacks(policy_file, sandbox, gpu_cluster_file, no_cluster_policy, load_policy)
+        if _emit_batch(nodes, stacks, load_pci_database(pci_ids), output):
             sys.exit(EXIT_PLAN_ERRORS)
         return
     if node_file is not None:
@@ -493,16 +528,17 @@ def plan(
         assert gpu_model is not None
         node = node_from_flags(name, gpu_model, count)
     _overlay_labels(node, extra)
-    resolved, source = load_policy(policy_file, sandbox)
+    stacks = load_stacks(policy_file, sandbox, gpu_cluster_file, no_cluster_policy, load_policy)
+    resolved, source = stacks.policy, stacks.source
     pci = load_pci_database(pci_ids)
-    result = plan_node(resolved, node, pci_db=pci.database)
+    result = _plan_one(stacks, NodeFacts.from_object(node), pci)
     if output in ("text", "wide"):
         click.echo(render_text(result, resolved, source, pci, text_width(output)))
     elif output == "name":
         if result.node:
             click.echo(f"Node/{result.node}")
     else:
-        emit_data({**result.to_dict(), "inputs": _inputs(resolved, source, pci)}, output)
+        emit_data({**result.to_dict(), "inputs": stacks.inputs(pci)}, output)
     if has_errors(result):
         sys.stdout.flush()
         sys.exit(EXIT_PLAN_ERRORS)

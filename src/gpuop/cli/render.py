@@ -15,6 +15,7 @@ from gpuop.cli.common import UserError, emit_data, filenames_option, output_opti
 from gpuop.cli.inputs import input_paths, read_objects, require_kinds
 from gpuop.cli.support import load_documents, load_policy_document
 from gpuop.policy import PolicyError, parse_cluster_policy
+from gpuop.policy.gpucluster import parse_gpu_cluster
 
 
 def _nodes(path: str) -> list[dict[str, Any]]:
@@ -37,25 +38,30 @@ def _nodes(path: str) -> list[dict[str, Any]]:
     return nodes
 
 
-def _from_objects(paths: tuple[str, ...]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """The ClusterPolicy (None: none) and the Nodes of -f inputs."""
+def _from_objects(
+    paths: tuple[str, ...],
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], dict[str, Any] | None]:
+    """The ClusterPolicy (None: none), the Nodes and the GPUCluster of -f inputs."""
     objects = read_objects(paths)
-    require_kinds(objects, ("ClusterPolicy", "Node"), "gpuop render -f", paths)
+    require_kinds(objects, ("ClusterPolicy", "Node", "GPUCluster"), "gpuop render -f", paths)
     policies = [obj for obj in objects if obj.get("kind") == "ClusterPolicy"]
     if len(policies) > 1:
         raise UserError(f"{', '.join(paths)}: {len(policies)} ClusterPolicies; expected one")
+    clusters = [obj for obj in objects if obj.get("kind") == "GPUCluster"]
+    if len(clusters) > 1:
+        raise UserError(f"{', '.join(paths)}: {len(clusters)} GPUClusters; expected one")
     nodes = [obj for obj in objects if obj.get("kind") == "Node"]
     for node in nodes:
         if not isinstance(node.get("metadata"), dict):
             raise UserError(f"{', '.join(paths)}: a Node without metadata")
-    return (policies[0] if policies else None), nodes
+    return (policies[0] if policies else None), nodes, (clusters[0] if clusters else None)
 
 
 @click.command("render")
-@click.option("--policy", "policy_path", help="ClusterPolicy file (- for stdin).")
+@click.option("--policy", "policy_path", help="ClusterPolicy (or GPUCluster) file (- for stdin).")
 @click.option("--nodes", "nodes_path", help="Nodes (a Node, NodeList or list) for per-OS tags.")
 @filenames_option(
-    "Objects to render from: a ClusterPolicy and Nodes (file, directory or '-');"
+    "Objects to render from: a ClusterPolicy, a GPUCluster and Nodes (file, directory or '-');"
     " repeatable, or A,B."
 )
 @click.option("--namespace", default="gpu-operator", show_default=True, help="Operator namespace.")
@@ -67,12 +73,18 @@ def render(
     namespace: str,
     output: str,
 ) -> None:
-    """Every object the operator would create for a ClusterPolicy, rendered offline.
+    """Every object the operator would create for a ClusterPolicy or GPUCluster, offline.
 
     RuntimeClasses, ConfigMaps and operand DaemonSets, from the code the operator applies.
     With --nodes, the driver image's tag gets the OS suffix of the first GPU node
     (NFD's system-os_release labels), as in a cluster. -f takes both at once: the
     ClusterPolicy and the Nodes of `kubectl get clusterpolicies,nodes -o yaml`.
+
+    A GPUCluster (nvidia.com/v1alpha1) renders the DRA stack as NVIDIA's operator does:
+    the DRA driver's kubelet plugin (and the compute-domain controller when
+    computeDomains is on), its RBAC and ResourceSlice admission policy, the DeviceClasses
+    gpu.nvidia.com, mig.nvidia.com and vfio.gpu.nvidia.com, the DRA validator, DCGM and
+    DCGM exporter. With both in -f, both stacks are rendered.
 
     \b
     Examples:
@@ -80,28 +92,40 @@ def render(
       gpuop render -f cp.yaml -f nodes.json -o json
       kubectl get nodes -o json | gpuop render --policy cp.yaml --nodes - -o json
       gpuop render --policy cp.yaml -o name     Kind/namespace/name of each object
+      gpuop policy defaults --kind GPUCluster | gpuop render --policy -
     """
     from gpuop.render import render_all
 
     paths = input_paths(filenames, [p for p in (policy_path, nodes_path) if p])
     document: Any = None
+    gpu_cluster: Any = None
     nodes: list[dict[str, Any]] = []
     source = policy_path or ", ".join(filenames)
     if filenames:
-        document, nodes = _from_objects(input_paths(filenames))
+        document, nodes, gpu_cluster = _from_objects(input_paths(filenames))
     if policy_path is not None:
         if document is not None:
             raise UserError("give the ClusterPolicy with --policy or in -f, not both")
         document = load_policy_document(policy_path, "gpuop render --policy")
-    if document is None:
+        if isinstance(document, dict) and document.get("kind") == "GPUCluster":
+            if gpu_cluster is not None:
+                raise UserError("give the GPUCluster with --policy or in -f, not both")
+            document, gpu_cluster = None, document
+    if document is None and gpu_cluster is None:
         raise UserError(
             "give --policy FILE, or -f FILE holding a ClusterPolicy"
             + (f" ({', '.join(paths)} holds none)" if filenames else "")
         )
     nodes += _nodes(nodes_path) if nodes_path else []
     try:
-        policy = parse_cluster_policy(document, source=source)
-        objects = render_all(policy, namespace, nodes=nodes)
+        objects: list[dict[str, Any]] = []
+        if document is not None:
+            policy = parse_cluster_policy(document, source=source)
+            objects += render_all(policy, namespace, nodes=nodes)
+        if gpu_cluster is not None:
+            from gpuop.render.gpucluster import render_gpu_cluster
+
+            objects += render_gpu_cluster(parse_gpu_cluster(gpu_cluster, source), namespace)
     except PolicyError as exc:
         raise UserError(str(exc)) from exc
     if output == "name":

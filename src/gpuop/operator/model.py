@@ -56,6 +56,10 @@ class PodInfo:
     controlled: bool = True
     empty_dir: bool = False
     config_digest: str | None = None
+    # The pod names ResourceClaims (spec.resourceClaims): while it is on a node, the DRA
+    # kubelet plugin there must stay to unprepare them (terminating pods too).
+    claims: bool = False
+    phase: str | None = None
 
 
 @dataclass
@@ -78,6 +82,8 @@ class Snapshot:
     node_pods: dict[str, tuple[WorkloadPod, ...]] = field(default_factory=dict)
     evicting_since: dict[str, float] = field(default_factory=dict)
     now_seconds: float = 0.0
+    # GPUCluster objects (nvidia.com/v1alpha1), when the kind is served.
+    gpu_clusters: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,8 @@ class Actions:
     delete_pods: list[tuple[str, str]] = field(default_factory=list)
     upgrades_enabled: bool = False
     upgrade_counts: UpgradeCounts | None = None
+    # GPUCluster name -> the status to write.
+    gpu_cluster_status: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def write_count(self) -> int:
@@ -121,6 +129,7 @@ class Actions:
             + len(self.delete_daemonsets)
             + len(self.delete_objects)
             + len(self.status)
+            + len(self.gpu_cluster_status)
         )
 
 
@@ -139,7 +148,8 @@ def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
                 if is_gpu_resource(str(name)):
                     resources.add(str(name))
     app = labels.get(APP_LABEL) if meta.get("namespace") == namespace else None
-    if operand is None and not resources and app not in UPGRADE_APPS:
+    claims = bool(spec.get("resourceClaims"))
+    if operand is None and not resources and app not in UPGRADE_APPS and not claims:
         return None
     ready = any(
         c.get("type") == "Ready" and c.get("status") == "True"
@@ -185,6 +195,8 @@ def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
         controlled=controller is not None,
         empty_dir=any("emptyDir" in v for v in spec.get("volumes") or []),
         config_digest=digest,
+        claims=claims,
+        phase=str(phase) if phase else None,
     )
 
 

@@ -49,6 +49,17 @@ from gpuop.api.policies import select_active
 from gpuop.api.resources import current_workload
 from gpuop.catalog import WorkloadConfig, operand_table
 from gpuop.naming import classify_resource
+from gpuop.operator.gpucluster import (
+    active_gpu_cluster,
+    claim_nodes,
+    dra_node,
+    gpu_cluster_objects,
+    object_version,
+    parse_active,
+    plan_with_stacks,
+    reconcile_gpu_cluster_only,
+    set_status,
+)
 from gpuop.operator.model import (
     DRIVER_APP,
     UPGRADE_APPS,
@@ -257,7 +268,12 @@ def reconcile(
         if status_differs(old_status, status):
             actions.status[str(meta.get("name"))] = status
 
+    gc_obj = active_gpu_cluster(snapshot.gpu_clusters)
     if chosen is None:
+        if gc_obj is not None:
+            gc_actions = reconcile_gpu_cluster_only(snapshot, gc_obj, now, plan_cache)
+            gc_actions.status.update(actions.status)
+            return gc_actions
         _cleanup_without_policy(snapshot, actions)
         return actions
 
@@ -312,9 +328,31 @@ def reconcile(
     os_tag: str | None = None
     kernels: dict[str, str] = {}
     planned_nodes: dict[str, PlannedNode] = {}
+    gpu_cluster, gc_problem = parse_active(gc_obj) if gc_obj is not None else (None, "")
+    if gc_obj is not None and gpu_cluster is None:
+        set_status(actions, gc_obj, snapshot.namespace, False, "ReconcileFailed", gc_problem, now)
+    claims = claim_nodes(snapshot) if gpu_cluster is not None else frozenset()
+    dra_nodes = 0
     for name, node in sorted(snapshot.nodes.items()):
-        planned = _planned(policy, policy_key, name, node, plan_cache)
+        if gpu_cluster is not None and gc_obj is not None:
+            facts, stack_plan = plan_with_stacks(
+                policy, policy_key, gpu_cluster, object_version(gc_obj), node,
+                name in claims, plan_cache,
+            )  # fmt: skip
+            planned = PlannedNode(facts, stack_plan, current_workload(facts.labels))
+        else:
+            planned = _planned(policy, policy_key, name, node, plan_cache)
         facts, node_plan = planned.facts, planned.plan
+        if node_plan.workload.reason == "dra-stack":
+            # The DRA stack's nodes belong to the GPUCluster: its status counts them.
+            dra_nodes += 1
+            actions.plans[name] = node_plan
+            planned_nodes[name] = planned
+            forced = policy_forces or facts.annotations.get(FORCE_SWITCH_ANNOTATION) == "true"
+            if dra_node(name, planned.workload_before, node_plan, consumers.get(name, []),
+                        forced, actions):  # fmt: skip
+                held_nodes.append(name)
+            continue
         planned_nodes[name] = planned
         actions.plans[name] = node_plan
         if not node_plan.gpu_node:
@@ -402,6 +440,8 @@ def reconcile(
         )
         return actions
     _supporting_objects(policy, policy_key, snapshot, plan_cache, actions)
+    if gpu_cluster is not None and gc_obj is not None:
+        gpu_cluster_objects(snapshot, gc_obj, gpu_cluster, actions, now, plan_cache, dra_nodes)
     driver_upgrades(policy, snapshot, actions)
     for ds in rendered:
         live = snapshot.daemonsets.get(ds["metadata"]["name"])
@@ -427,6 +467,8 @@ def reconcile(
     ready_nodes = 0
     for name, node_plan in sorted(actions.plans.items()):
         if not node_plan.gpu_node:
+            continue
+        if node_plan.workload.reason == "dra-stack" and name not in held_nodes:
             continue
         if name in held_nodes:
             waiting_nodes.append(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpuop.api.labels import (
     GFD_TIMESTAMP_LABEL,
@@ -57,6 +57,9 @@ from gpuop.planner.inventory import (
 from gpuop.policy import ResolvedPolicy
 from gpuop.vgpu import Card, VgpuApplyResult, VgpuConfigFile, apply_vgpu_config, default_vgpu_config
 
+if TYPE_CHECKING:
+    from gpuop.planner.stack import StackDecision
+
 Severity = Literal["error", "warning", "info"]
 WorkloadReason = Literal[
     "label",
@@ -65,6 +68,8 @@ WorkloadReason = Literal[
     "sandbox-disabled",
     "invalid-label",
     "not-a-gpu-node",
+    # The node runs GPUCluster's DRA stack: workload configs are the device-plugin stack's.
+    "dra-stack",
 ]
 OperandStatus = Literal["runs", "disabled", "not-for-workload", "held"]
 
@@ -170,6 +175,9 @@ class NodePlan:
     # Every name an operand here advertises, counted in `advertises` or not (when the
     # node's card count is unknown, the names are still known).
     expected_names: tuple[str, ...] = field(default=())
+    # Which stack runs the node and why (gpuop.planner.stack); None: planned for a
+    # ClusterPolicy alone, as upstream does.
+    stack: StackDecision | None = None
 
     def running_operands(self) -> tuple[OperandPlacement, ...]:
         return tuple(op for op in self.operands if op.runs)
@@ -189,6 +197,7 @@ class NodePlan:
             "inventory": self.inventory.to_dict(),
             "notices": [notice.to_dict() for notice in self.notices],
             "expected_names": list(self.expected_names),
+            **({"stack": self.stack.to_dict()} if self.stack is not None else {}),
         }
 
 

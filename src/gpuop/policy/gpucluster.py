@@ -10,7 +10,7 @@ keeps these models' field tree equal to its schema.
 
 Defaults are upstream's controller's, applied once by `parse_gpu_cluster` into
 `ResolvedGpuCluster`: dcgm off and dcgm-exporter on when `enabled` is unset,
-computeDomains on (the CRD default), health checks on ports 51516 (gpus) and 51515
+computeDomains on when its block is given (the CRD's default) and off without it, health checks on ports 51516 (gpus) and 51515
 (computeDomains), driverInstallDir `/run/nvidia/driver`, kubeletRootDir `/var/lib/kubelet`.
 """
 
@@ -190,8 +190,9 @@ def resolve_gpu_cluster(model: GpuCluster) -> ResolvedGpuCluster:
         # Upstream dcgmEnabled(): nil means off on the DRA stack.
         dcgm_enabled=bool(spec.dcgm and spec.dcgm.enabled),
         dcgm_exporter_enabled=not (spec.dcgmExporter and spec.dcgmExporter.enabled is False),
-        # The CRD defaults computeDomains.enabled to true; IsComputeDomainsEnabled reads it.
-        compute_domains_enabled=not (domains and domains.enabled is False),
+        # The CRD defaults computeDomains.enabled to true where computeDomains is given;
+        # without the block IsComputeDomainsEnabled is false.
+        compute_domains_enabled=domains is not None and domains.enabled is not False,
         gpus_healthcheck_port=_healthcheck_port(
             driver.gpus.kubeletPlugin if driver.gpus else None, GPUS_HEALTHCHECK_PORT
         ),

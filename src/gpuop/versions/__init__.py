@@ -1,8 +1,9 @@
 """Version compatibility: the cluster against the GPU Operator version matrix.
 
-Pure, like `gpuop.check`, and built on its report: `check_versions` returns the checker's
+Pure, like `gpuop.check`, and a family of its rules: the VER codes are in the checker's one
+registry (`gpuop.check.families.versions`), and `check_versions` returns the checker's
 `Report` (wrapped with the release it decided on), so `gpuop versions check` prints text,
-JSON and SARIF as `gpuop check` does. `preview_upgrade` says what moving from one
+JSON and SARIF through `gpuop check`'s output. `preview_upgrade` says what moving from one
 ClusterPolicy or operator release to another changes, node by node. Facts come only from
 `gpuop.catalog.versions` (the matrix) and `gpuop.planner.plan` (which operand runs where).
 
@@ -11,20 +12,15 @@ ClusterPolicy or operator release to another changes, node by node. Facts come o
     preview = preview_upgrade(old_side, new_side, nodes, today=date.today())
 """
 
-from gpuop.versions.checks import VersionReport, check_versions
+from gpuop.check.rules import VERSION_RULES
+from gpuop.versions.checks import check_versions
 from gpuop.versions.docs import render_docs
-from gpuop.versions.output import render_versions_text, to_json, to_versions_sarif
 from gpuop.versions.parse import VersionError
+from gpuop.versions.preview_text import render_preview_text
 from gpuop.versions.release import Detection, detect_release
-from gpuop.versions.rules import VERSION_RULES, VersionFinding
-from gpuop.versions.upgrade import (
-    Side,
-    UpgradePreview,
-    preview_upgrade,
-    render_preview_text,
-    side_from_policy,
-    side_from_release,
-)
+from gpuop.versions.report import VersionReport, render_versions_text, to_json, to_versions_sarif
+from gpuop.versions.sides import Side, side_from_policy, side_from_release
+from gpuop.versions.upgrade import UpgradePreview, preview_upgrade
 
 __all__ = [
     "VERSION_RULES",
@@ -32,7 +28,6 @@ __all__ = [
     "Side",
     "UpgradePreview",
     "VersionError",
-    "VersionFinding",
     "VersionReport",
     "check_versions",
     "detect_release",

@@ -1,6 +1,7 @@
-"""`docs/versions.md`, rendered from the version rules and the matrix's coverage.
+"""`docs/versions.md`: the matrix's coverage and the preview's effects, then the VER rules.
 
-A test keeps the committed file equal to `render_docs()`; regenerate it with
+The rule part is the checkers' one renderer (`gpuop.check.docs.render_rule_docs`). A test
+keeps the committed file equal to `render_docs()`; regenerate it with
 `python -c "from gpuop.versions.docs import render_docs; print(render_docs(), end='')" > docs/versions.md`.
 """
 
@@ -8,9 +9,9 @@ from __future__ import annotations
 
 from gpuop.catalog import operand_table
 from gpuop.catalog.versions import version_matrix
+from gpuop.check.docs import render_rule_docs
 from gpuop.versions.release import describe_releases
-from gpuop.versions.rules import VERSION_RULES
-from gpuop.versions.upgrade import IMPACT_TEXT, OPERAND_IMPACT
+from gpuop.versions.sides import IMPACT_TEXT, OPERAND_IMPACT
 
 _INTRO = """\
 # `gpuop versions check` and `gpuop upgrade preview`
@@ -99,15 +100,11 @@ has `old`, `new`, `kubernetes`, `operands` (old, new, deployed, changed, impact,
 `moves`, `nodes` (restarts, starts, stops, disruption; null without a node list),
 `notes`, `findings` and `summary`. The exit status is 0, 1 with error-level findings, 2
 for input or versions that cannot be read.
-
-## Rules
-
-| Code | Severity | Title |
-|---|---|---|
 """
 
 
 def render_docs() -> str:
+    """`docs/versions.md`."""
     matrix = version_matrix()
     default = operand_table().default_versions.get("release") or "none"
     lines = [
@@ -120,19 +117,7 @@ def render_docs() -> str:
         impact, effect = OPERAND_IMPACT[operand.name]
         lines.append(f"| {operand.name} | {IMPACT_TEXT[impact]}: {effect} |\n")
     lines.append(_RULES_INTRO)
-    for code in sorted(VERSION_RULES):
-        rule = VERSION_RULES[code]
-        lines.append(f"| [{code}](#{code.lower()}) | {rule.severity} | {rule.title} |\n")
-    for code in sorted(VERSION_RULES):
-        rule = VERSION_RULES[code]
-        lines.append(
-            f"\n### {code}\n\n"
-            f"**{rule.title}** ({rule.name}, {rule.severity})\n\n"
-            f"*What it means.* {rule.meaning}\n\n"
-            f"*What goes wrong.* {rule.failure}\n\n"
-            f"*How to fix.* {rule.fix}\n"
-        )
-    return "".join(lines)
+    return render_rule_docs("".join(lines), "VER")
 
 
 __all__ = ["render_docs"]

@@ -6,26 +6,27 @@ every operand's version change; per node, which operand pods restart (the operan
 `gpuop.planner.plan` places there under each side's policy) and whether GPU workloads are
 disrupted; and it warns when one change moves more than one of driver, toolkit, operator
 release and Kubernetes: if something breaks after such a window, nobody can tell which
-move broke it.
+move broke it. The sides are `sides.Side`; the text is `preview_text.render_preview_text`.
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Literal
+from typing import Any
 
 from gpuop import __version__
-from gpuop.catalog import Operand, operand_table
+from gpuop.catalog import operand_table
 from gpuop.catalog.versions import Release, VersionMatrix, version_matrix
-from gpuop.check.model import SCHEMA_VERSION
+from gpuop.check.model import SCHEMA_VERSION, Finding
+from gpuop.check.rules import rule
 from gpuop.check.state import planned_labels, string_map
 from gpuop.manifests.fields import mapping, text
 from gpuop.planner import NodeFacts, NodePlan, gpu_detection, plan
 from gpuop.policy import ResolvedPolicy
-from gpuop.versions.checks import branch_findings, branch_text, releases_supporting_kubernetes
+from gpuop.versions.checks_driver import branch_findings, branch_text
+from gpuop.versions.checks_platform import releases_supporting_kubernetes
 from gpuop.versions.parse import (
     OsInfo,
     VersionError,
@@ -36,158 +37,17 @@ from gpuop.versions.parse import (
     node_os,
     os_listed,
 )
-from gpuop.versions.release import Detection, describe_releases, detect_release, policy_version
-from gpuop.versions.rules import VERSION_RULES, VersionFinding
+from gpuop.versions.release import describe_releases
+from gpuop.versions.sides import (
+    IMPACT_ORDER,
+    OPERAND_IMPACT,
+    Impact,
+    Side,
+    side_from_policy,
+    side_from_release,
+)
 
-Impact = Literal["gpu-workloads", "container-runtime", "new-pods-wait", "none"]
-IMPACT_ORDER: Mapping[Impact, int] = {
-    "none": 0,
-    "new-pods-wait": 1,
-    "container-runtime": 2,
-    "gpu-workloads": 3,
-}
-IMPACT_TEXT: Mapping[Impact, str] = {
-    "gpu-workloads": "GPU workloads disrupted",
-    "container-runtime": "containerd restarts",
-    "new-pods-wait": "new GPU pods wait",
-    "none": "no workload impact",
-}
 UPGRADE_KIND = "Upgrade"
-TEXT_WIDTH = 100
-NAMES_SHOWN = 12
-
-# What restarting an operand's pod does to the node (gpu-operator-behaviour: each operand's
-# effects in catalog/operands.yaml). The highest impact on a node is the node's disruption.
-OPERAND_IMPACT: Mapping[str, tuple[Impact, str]] = {
-    "driver": (
-        "gpu-workloads",
-        "the driver pod unloads and reloads the kernel modules: every GPU pod on the node is"
-        " evicted and restarts, and the operands that wait for the driver validate again",
-    ),
-    "container-toolkit": (
-        "container-runtime",
-        "rewrites the containerd runtime configuration and restarts containerd: running"
-        " containers keep running, new pods wait until containerd is back",
-    ),
-    "operator-validator": ("none", "re-runs the driver, toolkit, CUDA and plugin validations"),
-    "device-plugin": (
-        "new-pods-wait",
-        "re-registers nvidia.com/gpu with the kubelet: running pods keep their GPUs, new GPU"
-        " pods wait until it is back",
-    ),
-    "mps-control-daemon": (
-        "gpu-workloads",
-        "restarts the MPS control daemon: pods sharing GPUs through MPS lose their MPS server",
-    ),
-    "dcgm": ("none", "restarts the DCGM host engine: a gap in GPU metrics"),
-    "dcgm-exporter": ("none", "a gap in GPU metrics"),
-    "gpu-feature-discovery": ("none", "re-labels the node (GPU product, driver, CUDA)"),
-    "mig-manager": (
-        "none",
-        "restarts; the MIG layout changes only when nvidia.com/mig.config does",
-    ),
-    "node-status-exporter": ("none", "a gap in node status metrics"),
-    "vgpu-manager": (
-        "gpu-workloads",
-        "reinstalls the vGPU host driver: every VM using a vGPU on the node stops",
-    ),
-    "vgpu-device-manager": (
-        "none",
-        "restarts; vGPU devices change only when nvidia.com/vgpu.config does",
-    ),
-    "sandbox-validator": ("none", "re-runs the vfio-pci or vGPU device validations"),
-    "vfio-manager": (
-        "gpu-workloads",
-        "unloads the driver and binds every GPU to vfio-pci again: VMs using the node's GPUs"
-        " are disrupted",
-    ),
-    "sandbox-device-plugin": (
-        "new-pods-wait",
-        "re-registers the VM GPU resources with the kubelet: running VMs keep their devices,"
-        " new VMs wait",
-    ),
-    "kata-sandbox-device-plugin": (
-        "new-pods-wait",
-        "re-registers nvidia.com/pgpu with the kubelet: running Kata pods keep their GPUs,"
-        " new ones wait",
-    ),
-    "kata-manager": ("none", "deprecated and never deployed"),
-    "cc-manager": ("none", "restarts; the CC mode changes only when nvidia.com/cc.mode does"),
-}
-
-SideKind = Literal["release", "policy"]
-
-
-@dataclass(frozen=True)
-class Side:
-    """One side of the change: its policy (for placement), release and operand versions."""
-
-    label: str
-    kind: SideKind
-    policy: ResolvedPolicy
-    detection: Detection
-    versions: Mapping[str, str | None]
-    sources: Mapping[str, str]
-
-    def enabled(self, operand: Operand) -> bool:
-        return self.policy.operand_enabled(operand)
-
-    def describe(self, matrix: VersionMatrix) -> str:
-        if self.kind == "release":
-            return f"operator release {self.label}"
-        release = self.detection.describe(matrix)
-        return f"ClusterPolicy {self.label} (operator release {release}; {self.detection.basis()})"
-
-    def to_dict(self, matrix: VersionMatrix) -> dict[str, Any]:
-        return {
-            "source": self.label,
-            "kind": self.kind,
-            "operator_release": self.detection.describe(matrix),
-            "release_candidates": list(self.detection.names),
-            "release_basis": "release name" if self.kind == "release" else self.detection.basis(),
-            "policy": self.policy.name or None,
-        }
-
-
-def side_from_release(release: Release, policy: ResolvedPolicy, matrix: VersionMatrix) -> Side:
-    """A release name: its default operand versions; placement from `policy`."""
-    detection = detect_release(matrix, None, release.version)
-    versions: dict[str, str | None] = {}
-    sources: dict[str, str] = {}
-    for operand in operand_table().operands:
-        key = operand.image.version_key
-        if key is not None:
-            versions[operand.name] = release.components.get(key)
-            sources[operand.name] = f"release {release.version} default"
-        else:
-            versions[operand.name] = policy_version(policy, operand)
-            sources[operand.name] = f"spec.{operand.spec_block}.version"
-    return Side(release.version, "release", policy, detection, versions, sources)
-
-
-def side_from_policy(policy: ResolvedPolicy, label: str, matrix: VersionMatrix) -> Side:
-    """A ClusterPolicy: pinned versions; unset ones follow its release, else gpuop's defaults."""
-    detection = detect_release(matrix, policy)
-    release = detection.single
-    defaults = operand_table().default_versions
-    versions: dict[str, str | None] = {}
-    sources: dict[str, str] = {}
-    for operand in operand_table().operands:
-        key = operand.image.version_key
-        pinned = policy_version(policy, operand)
-        if pinned:
-            versions[operand.name] = pinned
-            sources[operand.name] = f"spec.{operand.spec_block}.version"
-        elif key is not None and release is not None:
-            versions[operand.name] = release.components.get(key)
-            sources[operand.name] = f"release {release.version} default (not pinned)"
-        elif key is not None:
-            versions[operand.name] = defaults.get(key)
-            sources[operand.name] = "gpuop default (not pinned)"
-        else:
-            versions[operand.name] = None
-            sources[operand.name] = "not set"
-    return Side(label, "policy", policy, detection, versions, sources)
 
 
 @dataclass(frozen=True)
@@ -278,7 +138,7 @@ class UpgradePreview:
     operands: tuple[OperandChange, ...]
     moves: tuple[Move, ...]
     nodes: tuple[NodeImpact, ...] | None
-    findings: tuple[VersionFinding, ...]
+    findings: tuple[Finding, ...]
     notes: tuple[str, ...]
     matrix: VersionMatrix
     today: date
@@ -333,10 +193,8 @@ def _subject(old: Side, new: Side) -> str:
     return f"{old.label} → {new.label}"
 
 
-def _finding(code: str, old: Side, new: Side, message: str, hint: str) -> VersionFinding:
-    return VersionFinding(
-        code, VERSION_RULES[code].severity, UPGRADE_KIND, _subject(old, new), message, hint
-    )
+def _finding(code: str, old: Side, new: Side, message: str, hint: str) -> Finding:
+    return Finding(code, rule(code).severity, UPGRADE_KIND, _subject(old, new), message, hint)
 
 
 def _operand_changes(old: Side, new: Side) -> tuple[OperandChange, ...]:
@@ -443,7 +301,7 @@ def _kubernetes_findings(
     kubernetes: tuple[str, str] | None,
     node_facts: Sequence[tuple[str, OsInfo | None, str]],
     matrix: VersionMatrix,
-) -> list[VersionFinding]:
+) -> list[Finding]:
     """VER403: the Kubernetes the nodes will run, against the new release's ranges."""
     releases = new.detection.candidates
     if not releases:
@@ -508,7 +366,7 @@ def _kubernetes_findings(
     return findings
 
 
-def _line_findings(old: Side, new: Side, matrix: VersionMatrix) -> list[VersionFinding]:
+def _line_findings(old: Side, new: Side, matrix: VersionMatrix) -> list[Finding]:
     """VER402: an upgrade that crosses more than one release line."""
     if not old.detection.candidates or not new.detection.candidates:
         return []
@@ -637,7 +495,7 @@ def preview_upgrade(
     table = matrix or version_matrix()
     changes = _operand_changes(old, new)
     moves = _moves(old, new, changes, kubernetes, table)
-    findings: list[VersionFinding] = []
+    findings: list[Finding] = []
     notes: list[str] = []
     if len(moves) >= 2:
         findings.append(
@@ -707,129 +565,6 @@ def preview_upgrade(
     )
 
 
-# --- Text -------------------------------------------------------------------------------
-
-
-def _version_cell(value: str | None, enabled: bool) -> str:
-    if not enabled:
-        return "(not deployed)"
-    return value or "(unset)"
-
-
-def _wrap(text: str, indent: str, hanging: int | None = None, width: int = TEXT_WIDTH) -> str:
-    """`text` wrapped at `width` columns, later lines indented to `hanging` (default: indent)."""
-    later = " " * hanging if hanging is not None else indent
-    return textwrap.fill(
-        text,
-        width=max(width, 40),
-        initial_indent=indent,
-        subsequent_indent=later,
-        break_long_words=True,
-        break_on_hyphens=False,
-    )
-
-
-def _names(names: Sequence[str], shown: int = NAMES_SHOWN) -> str:
-    ordered = sorted(names)
-    if len(ordered) <= shown:
-        return ", ".join(ordered)
-    return f"{', '.join(ordered[:shown])} and {len(ordered) - shown} more"
-
-
-def render_preview_text(preview: UpgradePreview, width: int = TEXT_WIDTH) -> str:
-    """The preview as plain text wrapped at `width` (deterministic: golden tests compare it)."""
-
-    def wrap(text: str, indent: str, hanging: int | None = None) -> str:
-        return _wrap(text, indent, hanging, width)
-
-    matrix = preview.matrix
-    out: list[str] = []
-    add = out.append
-    add(wrap(f"gpuop upgrade preview: {preview.old.label} → {preview.new.label}", "", 2))
-    add(wrap(f"old: {preview.old.describe(matrix)}", "  ", 4))
-    add(wrap(f"new: {preview.new.describe(matrix)}", "  ", 4))
-    if preview.kubernetes:
-        add(f"  Kubernetes: {preview.kubernetes[0]} → {preview.kubernetes[1]}")
-    moves = ", ".join(move.what for move in preview.moves) or "none of driver, toolkit,"
-    if not preview.moves:
-        moves += " operator release, Kubernetes"
-    add(f"  moves: {moves}")
-    add(
-        wrap(
-            f"version matrix as of {matrix.as_of}; end-of-life dates as of {preview.today}", "  ", 4
-        )
-    )
-    add("")
-    changed = preview.changed
-    add(wrap(f"Operands ({len(changed)} of {len(preview.operands)} deployed operands change)", ""))
-    for change in changed:
-        old = _version_cell(change.old, change.old_enabled)
-        new = _version_cell(change.new, change.new_enabled)
-        add(wrap(f"{change.operand:<27} {old} → {new}", "  ", 6))
-        add(wrap(f"{IMPACT_TEXT[change.impact]}: {change.effect}", "      "))
-    same = [c for c in preview.operands if not c.changed]
-    if same:
-        unchanged = ", ".join(f"{c.operand} {c.new or '(unset)'}" for c in same)
-        add(wrap(f"unchanged: {unchanged}", "  ", 4))
-    for note in preview.notes:
-        add(wrap(f"note: {note}", "  ", 4))
-    add("")
-    nodes = preview.nodes
-    if nodes is None:
-        add(wrap("Nodes: none given (--dump FILES or --live shows which nodes restart what);", ""))
-        add(
-            wrap(
-                "every node that runs a changed operand restarts its pod, with the effect above.",
-                "  ",
-            )
-        )
-    else:
-        gpu = sum(1 for node in nodes if node.gpu_node)
-        add(f"Nodes ({len(nodes)}, {gpu} with GPUs)")
-        groups: dict[tuple[Any, ...], list[str]] = {}
-        for node in nodes:
-            groups.setdefault(node.shape, []).append(node.node)
-        ordered = sorted(
-            groups.items(),
-            key=lambda item: (-IMPACT_ORDER[item[0][5]], not item[0][0], sorted(item[1])),
-        )
-        for shape, names in ordered:
-            gpu_node, workload, restarts, starts, stops, disruption = shape
-            listed = _names(names)
-            if not gpu_node:
-                add(wrap(f"{listed} (no GPU): nothing restarts", "  ", 4))
-                continue
-            add(wrap(f"{listed} ({workload}): {IMPACT_TEXT[disruption]}", "  ", 4))
-            if restarts:
-                add(wrap(f"restart: {', '.join(restarts)}", "      ", 8))
-            if starts:
-                add(wrap(f"start: {', '.join(starts)}", "      ", 8))
-            if stops:
-                add(wrap(f"stop: {', '.join(stops)}", "      ", 8))
-            if not (restarts or starts or stops):
-                add("      no operand pod changes")
-    add("")
-    if preview.findings:
-        add("Findings")
-        for finding in preview.findings:
-            add(wrap(f"{finding.severity:<8}{finding.code}  {finding.message}", "  ", 18))
-            add(wrap(f"fix: {finding.hint}", " " * 18))
-        add("")
-    summary = preview.summary()
-    changed_count = summary["operands_changed"]
-    parts = [f"{changed_count} operand{'s' if changed_count != 1 else ''} change"]
-    if nodes is not None:
-        by = summary["gpu_nodes_by_disruption"]
-        parts.append(
-            f"GPU nodes: {by['gpu-workloads']} with GPU workloads disrupted,"
-            f" {by['container-runtime']} with containerd restarting,"
-            f" {by['new-pods-wait']} where new GPU pods wait, {by['none']} unaffected"
-        )
-    parts.append(f"{summary['warnings']} warning{'s' if summary['warnings'] != 1 else ''}")
-    add(wrap("; ".join(parts), ""))
-    return "\n".join(out) + "\n"
-
-
 __all__ = [
     "IMPACT_ORDER",
     "OPERAND_IMPACT",
@@ -840,7 +575,6 @@ __all__ = [
     "Side",
     "UpgradePreview",
     "preview_upgrade",
-    "render_preview_text",
     "side_from_policy",
     "side_from_release",
 ]

@@ -56,7 +56,7 @@ def test_zero_replicas_means_no_whole_gpus_not_one(advertised: str) -> None:
 
 
 def test_replicas_label_parse() -> None:
-    from gpuop.check.nodes import gfd_replicas
+    from gpuop.check.advertised import gfd_replicas
 
     assert gfd_replicas({"nvidia.com/gpu.replicas": "0"}) == 0
     assert gfd_replicas({"nvidia.com/gpu.replicas": "4"}) == 4

@@ -56,3 +56,22 @@ def test_a_list_of_both_kinds(gpuop: RunCli) -> None:
         "stdin items[0]: valid ClusterPolicy cluster-policy",
         "stdin items[1]: valid GPUCluster gpu-cluster",
     ]
+
+
+def test_render_a_gpucluster(gpuop: RunCli) -> None:
+    text = yaml.safe_dump(default_gpu_cluster_object())
+    run = gpuop("render", "--policy", "-", "-o", "name", input=text)
+    assert run.code == 0, run.stderr
+    names = run.stdout.splitlines()
+    assert "DaemonSet/gpu-operator/nvidia-dra-driver-kubelet-plugin" in names
+    assert "DeviceClass/vfio.gpu.nvidia.com" in names
+    assert not any("nvidia-device-plugin" in name for name in names)
+
+
+def test_render_both_stacks_from_one_dump(gpuop: RunCli) -> None:
+    policy = yaml.safe_load(gpuop("policy", "defaults").stdout)
+    items = {"kind": "List", "items": [policy, default_gpu_cluster_object()]}
+    run = gpuop("render", "-f", "-", "-o", "name", input=json.dumps(items))
+    assert run.code == 0, run.stderr
+    assert "DaemonSet/gpu-operator/nvidia-device-plugin-daemonset" in run.stdout
+    assert "DaemonSet/gpu-operator/nvidia-dra-driver-kubelet-plugin" in run.stdout

@@ -123,7 +123,12 @@ def test_controller_defaults_when_unset() -> None:
     resolved = parse_gpu_cluster({"metadata": {"name": "gpu-cluster"}, "spec": {"draDriver": {}}})
     assert not resolved.dcgm_enabled  # nil means off on the DRA stack
     assert resolved.dcgm_exporter_enabled
-    assert resolved.compute_domains_enabled
+    assert not resolved.compute_domains_enabled  # no computeDomains block: off
+    with_block = {
+        "metadata": {"name": "gpu-cluster"},
+        "spec": {"draDriver": {"computeDomains": {}}},
+    }
+    assert parse_gpu_cluster(with_block).compute_domains_enabled  # the CRD's default: true
     resolved = parse_gpu_cluster(
         {
             "metadata": {"name": "gpu-cluster"},

@@ -11,9 +11,9 @@ from versions_support import A100, L40S, TODAY, cluster_policy, cpu_node, gpu_no
 
 from gpuop.catalog.versions import version_matrix
 from gpuop.check.output import render_text
+from gpuop.check.rules import VERSION_RULES
 from gpuop.versions import VersionReport, check_versions, render_versions_text, to_versions_sarif
-from gpuop.versions.checks import branch_findings, cuda_findings
-from gpuop.versions.rules import VERSION_RULES
+from gpuop.versions.checks_driver import branch_findings, cuda_findings
 
 MATRIX = version_matrix()
 

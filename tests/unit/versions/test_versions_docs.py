@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 from gpuop.check.rules import RULES
+from gpuop.check.rules import rule as version_rule
 from gpuop.versions import VERSION_RULES, render_docs
-from gpuop.versions.rules import version_rule
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "versions.md"
 
