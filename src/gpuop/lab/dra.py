@@ -29,6 +29,8 @@ from functools import partial
 from typing import Any
 
 from gpuop.api.labels import HOSTNAME_LABEL, SIM_LABEL
+from gpuop.catalog import operand_table
+from gpuop.catalog.dra import dra_catalog
 from gpuop.dra.publish import DRIVER, PCI_BUS_ID_ATTRIBUTE, publish
 from gpuop.kube import ApiError, ops
 from gpuop.sim.dra import PLUGIN_APP
@@ -53,38 +55,14 @@ Say = Callable[[str], None]
 
 
 def device_classes() -> list[dict[str, Any]]:
-    """The GPU DeviceClasses as NVIDIA's operator creates them (state-dra-driver 04*.yaml)."""
-    return [
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": name},
-            "spec": {
-                "selectors": [
-                    {
-                        "cel": {
-                            "expression": f"device.driver == '{DRIVER}' && "
-                            f"device.attributes['{DRIVER}'].type == '{kind}'"
-                        }
-                    }
-                ]
-            },
-        }
-        for name, kind in (
-            ("gpu.nvidia.com", "gpu"),
-            ("mig.nvidia.com", "mig"),
-            (VFIO_CLASS, "vfio"),
-        )
-    ]
+    """The GPU DeviceClasses a GPUCluster creates (catalog/dra.yaml, compute domains off)."""
+    catalog = dra_catalog()
+    return [c.manifest(catalog.api_version) for c in catalog.classes(compute_domains=False)]
 
 
 def plugin_pod_manifest(node: str, namespace: str) -> dict[str, Any]:
     """The DRA kubelet-plugin pod the GPUCluster's DaemonSet runs on `node`."""
-    labels = {
-        "app": PLUGIN_APP,
-        "app.kubernetes.io/component": PLUGIN_APP,
-        "app.kubernetes.io/name": "nvidia-dra-driver",
-    }
+    labels = dict(operand_table().gpucluster_operand("dra-driver").pod_labels)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -419,11 +397,11 @@ def run_step(
     """The DRA step on a cluster whose simulator runs; its record for the report."""
     from gpuop.sim.registry import DEFAULT_NAMESPACE
 
-    for obj in device_classes():
+    classes = device_classes()
+    for obj in classes:
         ops.create_or_replace_sync(client, obj)
-    say(
-        "DeviceClasses gpu.nvidia.com, mig.nvidia.com, vfio.gpu.nvidia.com (as NVIDIA's operator creates them)"
-    )
+    names = ", ".join(c["metadata"]["name"] for c in classes)
+    say(f"DeviceClasses {names} (as a GPUCluster creates them)")
     ops.ensure_namespace_sync(client, namespace)
     if ops.get_node(client, DRA_NODE) is None:
         add_nodes(client, [NodeSpec(DRA_NODE, "A10", 2)], DEFAULT_NAMESPACE)

@@ -32,12 +32,14 @@ from typing import Any
 from gpuop.api.cards import GpuCard, encode_inventory
 from gpuop.api.labels import DRIVER_VERSION_LABEL, SIM_LABEL
 from gpuop.api.resources import CONTAINER_RESOURCE
+from gpuop.catalog import operand_table
 from gpuop.dra.publish import DRIVER, PCI_BUS_ID_ATTRIBUTE, PublishError, publish
 from gpuop.sim.hardware import SimError
 
 log = logging.getLogger("gpuop.sim.dra")
 
-PLUGIN_APP = "nvidia-dra-driver-kubelet-plugin"
+# The kubelet plugin's pods, found by their `app` label as upstream finds them.
+PLUGIN_APP = operand_table().gpucluster_operand("dra-driver").app_label
 PASSTHROUGH_GATE = "PassthroughSupport"
 DEFAULT_DRIVER_VERSION = "595.91.07"
 PREPARED_REASON = "Prepared"
