@@ -43,10 +43,12 @@ CLUSTER_SCOPED = frozenset(
         "ClusterRole",
         "ClusterRoleBinding",
         "CustomResourceDefinition",
+        "ResourceSlice",
+        "DeviceClass",
     }
 )
 # Kinds whose status is written only through the status subresource.
-STATUS_SUBRESOURCE = frozenset({"Node", "Pod", "DaemonSet", "ClusterPolicy"})
+STATUS_SUBRESOURCE = frozenset({"Node", "Pod", "DaemonSet", "ClusterPolicy", "ResourceClaim"})
 REASONS = {
     404: "NotFound",
     409: "Conflict",

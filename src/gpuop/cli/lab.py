@@ -49,9 +49,17 @@ def _context(seed: int | None, name: str) -> Any:
     "--report-dir", type=click.Path(file_okay=False), default="lab-report", show_default=True
 )
 @click.option("--cluster-name", default="gpuop", show_default=True)
+@click.option(
+    "--dra", is_flag=True, help="Also run the DRA step: containers and VMs on one node, the race."
+)
 @click.pass_context
 def lab(
-    ctx: click.Context, keep: bool, seed: int | None, report_dir: str, cluster_name: str
+    ctx: click.Context,
+    keep: bool,
+    seed: int | None,
+    report_dir: str,
+    cluster_name: str,
+    dra: bool,
 ) -> None:
     """Run the three-node lab on a local cluster and write a report.
 
@@ -65,6 +73,9 @@ def lab(
       6 the silent trap: sandbox workloads off, labels ignored (now with Warnings)
       7 drift on purpose; the checker finds exactly the drifted nodes
       8 report: lab-report/lab-report.{json,md,html}
+    With --dra, before the report: a 2x A10 node whose cards the simulated DRA
+    driver publishes race-free, a CUDA pod and a VM's launcher pod with claims on
+    different cards, and the race counted against NVIDIA's two-faced publication.
 
     The first run builds the control plane from source (long, once); later runs reuse it.
     A lab that passes stops everything it started, the control plane included; a cluster
@@ -90,6 +101,13 @@ def lab(
             if number == 1:
                 report["kubernetes"] = report["steps"]["1"].get("kubernetes")
                 report["cluster"] = report["steps"]["1"].get("cluster")
+        if dra:
+            from gpuop.lab.dra import lab_step
+
+            click.secho(f"\n[dra] {STEP_TITLES[9]}", bold=True)
+            step_started = time.monotonic()
+            report["steps"]["dra"] = lab_step(context)
+            report["timings"]["dra"] = round(time.monotonic() - step_started, 2)
     except LabFailure as exc:
         failure = exc
         report["failure"] = str(exc)
@@ -133,6 +151,24 @@ def step(number: int, seed: int | None, cluster_name: str) -> None:
     click.secho(f"[{number}] {STEP_TITLES[number]}", bold=True)
     try:
         result = STEPS[number](context)
+    except LabFailure as exc:
+        raise UserError(str(exc), exit_code=1) from exc
+    click.echo(json.dumps(result, indent=2, default=str)[:4000])
+
+
+@lab.command("dra")
+@click.option("--cluster-name", default="gpuop", show_default=True)
+def dra_step(cluster_name: str) -> None:
+    """Run the DRA step alone on a cluster left up by `gpuop lab --keep`."""
+    import json
+
+    from gpuop.lab.dra import lab_step
+    from gpuop.lab.runner import STEP_TITLES, LabFailure
+
+    context = _context(0, cluster_name)
+    click.secho(f"[dra] {STEP_TITLES[9]}", bold=True)
+    try:
+        result = lab_step(context)
     except LabFailure as exc:
         raise UserError(str(exc), exit_code=1) from exc
     click.echo(json.dumps(result, indent=2, default=str)[:4000])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -210,9 +211,22 @@ def apply(file: str, namespace: str, kubeconfig: str | None) -> None:
     default=None,
     help="Per-node host roots (default: the cluster state dir).",
 )
+@click.option(
+    "--dra-publication",
+    type=click.Choice(["race-free", "two-faced"]),
+    default="race-free",
+    show_default=True,
+    help="What the DRA driver publishes: gpuop's counter sets, or NVIDIA's two faces.",
+)
 @pci_ids_option
 @kubeconfig_option
-def run(namespace: str, hosts_dir: str | None, pci_ids: str | None, kubeconfig: str | None) -> None:
+def run(
+    namespace: str,
+    hosts_dir: str | None,
+    dra_publication: str,
+    pci_ids: str | None,
+    kubeconfig: str | None,
+) -> None:
     """Play the node side of every simulated node until interrupted."""
     import logging
 
@@ -231,7 +245,13 @@ def run(namespace: str, hosts_dir: str | None, pci_ids: str | None, kubeconfig: 
     else:
         hosts = Path(hosts_dir)
     run_simulator(
-        SimConfig(namespace=namespace, hosts_dir=hosts, kubeconfig=resolved, pci_db=database)
+        SimConfig(
+            namespace=namespace,
+            hosts_dir=hosts,
+            kubeconfig=resolved,
+            pci_db=database,
+            dra_shared_counters=dra_publication == "race-free",
+        )
     )
 
 
@@ -253,11 +273,14 @@ def drift(
     kubeconfig: str | None,
 ) -> None:
     """Put NODE_NAME into drift KIND (stop the operator and simulator first, or they repair it)."""
+    from gpuop.sim.dra import DRA_DRIFT_KINDS
     from gpuop.sim.drift import DRIFT_KINDS, drift_patch
 
     if list_kinds or not node_name:
         for each in DRIFT_KINDS.values():
             click.echo(f"{each.name:<22} ({', '.join(each.applies_to)})\n    {each.imitates}")
+        for dra in DRA_DRIFT_KINDS.values():
+            click.echo(f"{dra.name:<22} (DRA nodes)\n    {dra.imitates}")
         return
     if not kind:
         raise UserError("give a drift KIND (see `gpuop sim drift --list`)")
@@ -269,6 +292,9 @@ def drift(
     if found is None:
         raise UserError(f"no such node: {node_name}")
     cards = hardware_of(client, namespace).get(node_name, ())
+    if kind in DRA_DRIFT_KINDS:
+        _dra_drift(client, namespace, kind, found, cards)
+        return
     try:
         patch = drift_patch(kind, found, cards, rng=random.Random(seed))
     except SimError as exc:
@@ -277,6 +303,25 @@ def drift(
         client, node_name, labels=patch.labels or None, resources=patch.resources or None
     )
     click.echo(f"node/{node_name} drifted: {kind}", file=sys.stdout)
+
+
+def _dra_drift(client: Any, namespace: str, kind: str, node: Any, cards: Any) -> None:
+    from gpuop.kube import ops
+    from gpuop.sim.dra import dra_drift, slice_view
+    from gpuop.sim.hardware import HARDWARE_CONFIGMAP
+
+    slices = [v for v in map(slice_view, ops.list_dra_sync(client, "ResourceSlice")) if v]
+    try:
+        drift = dra_drift(kind, node, cards, slices)
+    except SimError as exc:
+        raise UserError(str(exc)) from exc
+    if drift.hardware is not None:
+        ops.merge_configmap_data_sync(
+            client, HARDWARE_CONFIGMAP, namespace, {drift.node: drift.hardware}
+        )
+    if drift.resources:
+        ops.patch_node_sync(client, drift.node, resources=drift.resources)
+    click.echo(f"node/{drift.node} drifted: {kind}", file=sys.stdout)
 
 
 @sim.command("models")

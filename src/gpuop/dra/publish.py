@@ -48,10 +48,11 @@ from typing import Any
 
 from gpuop.api.cards import GpuCard
 from gpuop.catalog import GpuModel, gpu_catalog
+from gpuop.catalog.dra import dra_catalog
 from gpuop.catalog.versions import version_matrix
 
-DRIVER = "gpu.nvidia.com"
-API_VERSION = "resource.k8s.io/v1"
+DRIVER = dra_catalog().driver
+API_VERSION = dra_catalog().api_version
 ROLES = ("gpu", "vfio", "vgpu")
 DEFAULT_ROLES = ("gpu", "vfio")
 PCI_BUS_ID_ATTRIBUTE = "resource.kubernetes.io/pciBusID"

@@ -33,6 +33,7 @@ from lightkube.resources.rbac_authorization_v1 import (
     Role,
     RoleBinding,
 )
+from lightkube.resources.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
 from lightkube.types import PatchType
 
 from gpuop.api.labels import MANAGED_BY_LABEL
@@ -51,6 +52,8 @@ WATCHED_KINDS: dict[str, Any] = {
     "DaemonSet": DaemonSet,
     "ControllerRevision": ControllerRevision,
     "ClusterPolicy": ClusterPolicy,
+    "ResourceSlice": ResourceSlice,
+    "ResourceClaim": ResourceClaim,
 }
 
 
@@ -87,7 +90,7 @@ def _selection(
     """lightkube's arguments for the objects of `kind`, label-selected, in `namespace` (or,
     for namespaced kinds, all namespaces when None)."""
     params: dict[str, Any] = {"labels": _selector(labels)}
-    if WATCHED_KINDS[kind] in (Pod, DaemonSet, ControllerRevision):
+    if WATCHED_KINDS[kind] in (Pod, DaemonSet, ControllerRevision, ResourceClaim):
         params["namespace"] = namespace or "*"
     return params
 
@@ -216,6 +219,34 @@ async def patch_node_resources(
 async def apply_object(client: AsyncClient, obj: Mapping[str, Any]) -> dict[str, Any]:
     """Server-side apply with gpuop's field manager; the object as the server now has it."""
     return _as_dict(await client.apply(from_dict(dict(obj)), force=True))
+
+
+async def delete_resource_slice(client: AsyncClient, name: str) -> None:
+    """Delete a ResourceSlice (gone already is fine)."""
+    try:
+        await client.delete(ResourceSlice, name)
+    except ApiError as exc:
+        if exc.status.code != NOT_FOUND:
+            raise
+
+
+async def patch_claim_status(
+    client: AsyncClient, name: str, namespace: str, status: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """Merge `status` into a ResourceClaim's status; None when the claim is gone."""
+    try:
+        result = await client.patch(
+            ResourceClaim.Status,
+            name,
+            {"status": dict(status)},
+            namespace=namespace,
+            patch_type=PatchType.MERGE,
+        )
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return None
+        raise
+    return _as_dict(result)
 
 
 async def delete_daemonset(client: AsyncClient, name: str, namespace: str) -> None:
@@ -443,3 +474,32 @@ def crd_established_sync(client: Client, name: str) -> bool:
     crd = client.get(CustomResourceDefinition, name)
     conditions = (crd.status.conditions if crd.status else None) or []
     return any(c.type == "Established" and c.status == "True" for c in conditions)
+
+
+# --- DRA objects, for the lab and `gpuop sim drift` (the admin's reads and writes)
+
+DRA_KINDS: dict[str, Any] = {
+    "ResourceSlice": ResourceSlice,
+    "ResourceClaim": ResourceClaim,
+    "DeviceClass": DeviceClass,
+}
+
+
+def list_dra_sync(client: Client, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+    """Every `kind` object (ResourceClaims: in `namespace`, or in all when None)."""
+    res = DRA_KINDS[kind]
+    if kind == "ResourceClaim":
+        return [_as_dict(o) for o in client.list(res, namespace=namespace or "*")]
+    return [_as_dict(o) for o in client.list(res)]
+
+
+def delete_dra_sync(client: Client, kind: str, name: str, namespace: str | None = None) -> None:
+    """Delete one DRA object (gone already is fine)."""
+    try:
+        if kind == "ResourceClaim":
+            client.delete(DRA_KINDS[kind], name, namespace=namespace)
+        else:
+            client.delete(DRA_KINDS[kind], name)
+    except ApiError as exc:
+        if exc.status.code != NOT_FOUND:
+            raise

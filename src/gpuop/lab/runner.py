@@ -77,7 +77,9 @@ STEP_TITLES = {
     6: "The silent trap: sandbox workloads off",
     7: "Drift on purpose, found by the checker",
     8: "Report",
+    9: "Containers and VMs on one node (DRA), and the race",
 }
+DRA_STEP = 9  # `gpuop lab --dra` (gpuop.lab.dra), after step 7
 
 
 class LabFailure(Exception):
@@ -319,7 +321,7 @@ def step1(ctx: LabContext) -> dict[str, Any]:
     return {"kubernetes": version, "kubeconfig": ctx.kubeconfig, "cluster": cluster}
 
 
-def _ensure_running(ctx: LabContext) -> None:
+def ensure_running(ctx: LabContext) -> None:
     if not ctx.kubeconfig:
         ensure_cluster(ctx)
     if not ctx.processes:
@@ -340,7 +342,7 @@ def _converged(ctx: LabContext, expected: dict[str, dict[str, int]]) -> tuple[bo
 
 
 def step2(ctx: LabContext) -> dict[str, Any]:
-    _ensure_running(ctx)
+    ensure_running(ctx)
     client = ctx.client()
     for name, workload in NODES.items():
         # KubeVirt's virt-handler marks the nodes it runs on; VM launcher pods select on it.
@@ -369,7 +371,7 @@ def step2(ctx: LabContext) -> dict[str, Any]:
 
 
 def step3(ctx: LabContext) -> dict[str, Any]:
-    _ensure_running(ctx)
+    ensure_running(ctx)
     client = ctx.client()
     policy = parse_cluster_policy(stack.get_cluster_policy(ctx.kubeconfig, "cluster-policy"))
     rows = []
@@ -414,7 +416,7 @@ def _placement(ctx: LabContext, name: str) -> tuple[str | None, str, str]:
 def step4(ctx: LabContext) -> dict[str, Any]:
     from gpuop.explain import explain_pod
 
-    _ensure_running(ctx)
+    ensure_running(ctx)
     client = ctx.client()
     ops.ensure_namespace_sync(client, LAB_NAMESPACE)
     vmis = {
@@ -529,7 +531,7 @@ def step4(ctx: LabContext) -> dict[str, Any]:
 
 
 def step5(ctx: LabContext) -> dict[str, Any]:
-    _ensure_running(ctx)
+    ensure_running(ctx)
     client = ctx.client()
     ctx.say("moving the vGPU VM off the node first (deleting its launcher pod)")
     for pod in ops.list_pods_sync(client, LAB_NAMESPACE):
@@ -565,7 +567,7 @@ def _set_sandbox(ctx: LabContext, enabled: bool) -> None:
 
 
 def step6(ctx: LabContext) -> dict[str, Any]:
-    _ensure_running(ctx)
+    ensure_running(ctx)
     client = ctx.client()
     ctx.say("removing the lab's GPU pods (a mode switch is held while GPU pods run)")
     for pod in ops.list_pods_sync(client, LAB_NAMESPACE):
@@ -630,7 +632,7 @@ def step7(ctx: LabContext) -> dict[str, Any]:
     from gpuop.check.engine import run_checks
     from gpuop.sim.drift import applicable_kinds, drift_patch
 
-    _ensure_running(ctx)
+    ensure_running(ctx)
     client = ctx.client()
     rng = random.Random(ctx.seed)
     ctx.say(f"drift seed {ctx.seed} (rerun with --seed {ctx.seed} to get the same drift)")

@@ -41,6 +41,7 @@ from gpuop.kube.controller import (
 from gpuop.kube.informer import Informer
 from gpuop.kube.running import run_controller, supervise
 from gpuop.naming import PciDatabase
+from gpuop.sim.dra_loop import DraState, dra_loop
 from gpuop.sim.effects import NodeChanges, OperandPod, node_changes
 from gpuop.sim.hardware import HARDWARE_CONFIGMAP
 from gpuop.sim.hostroot import configure_host_runtime
@@ -60,6 +61,8 @@ class SimConfig:
     pci_db: PciDatabase = field(default_factory=PciDatabase.builtin)
     debounce_seconds: float = 0.1
     write_concurrency: int = 32
+    # The DRA driver's publication: gpuop's race-free one, or NVIDIA's two-faced one.
+    dra_shared_counters: bool = True
 
 
 def _slim_node(body: dict[str, Any]) -> dict[str, Any]:
@@ -330,9 +333,11 @@ async def serve(config: SimConfig) -> None:
     """Start the informers and the loop; run until cancelled."""
     state = SimState(config)
     state.client = async_client(config.kubeconfig, config.context)
+    dra = DraState(config.namespace, config.dra_shared_counters, config.write_concurrency)
+    dra.client = state.client
     try:
-        informers = state.watch(state.client)
-        await supervise(sim_loop(state), *(informer.run() for informer in informers))
+        informers = state.watch(state.client) + dra.watch(state.client)
+        await supervise(sim_loop(state), dra_loop(dra), *(informer.run() for informer in informers))
     finally:
         await state.client.close()
 

@@ -87,3 +87,42 @@ def test_a_failing_step_stops_the_lab_names_the_step_and_exits_non_zero(
         in result.output
     )
     assert (tmp_path / "report" / "lab-report.json").exists()
+
+
+DRA_RECORD: dict[str, Any] = {
+    "node": "a10-dra",
+    "placements": [
+        {
+            "pod": "cuda",
+            "class": "gpu.nvidia.com",
+            "device": "gpu-0",
+            "role": "gpu",
+            "pciBusID": "0000:17:00.0",
+        },
+        {
+            "pod": "vm",
+            "class": "vfio.gpu.nvidia.com",
+            "device": "gpu-vfio-1",
+            "role": "vfio",
+            "pciBusID": "0000:37:00.0",
+        },
+    ],
+    "pending": [
+        {"pod": "cuda-extra", "class": "gpu.nvidia.com", "reason": "cannot allocate all claims"}
+    ],
+    "race": [
+        {"publication": "two-faced", "trials": 20, "double_allocations": 20, "one_pending": 0},
+        {"publication": "race-free", "trials": 20, "double_allocations": 0, "one_pending": 20},
+    ],
+}
+
+
+def test_the_dra_step_is_in_the_report_when_it_ran() -> None:
+    report = {**REPORT, "steps": {**REPORT["steps"], "dra": DRA_RECORD}}
+    markdown = render_markdown(report)
+    assert "## Containers and VMs on one node (DRA)" in markdown
+    assert "| two-faced | 20 | 20 | 0 |" in markdown and "| race-free | 20 | 0 | 20 |" in markdown
+    assert "`gpu-vfio-1`, card 0000:37:00.0 as vfio" in markdown
+    page = render_html(report)
+    assert "Containers and VMs on one node (DRA): a10-dra" in page
+    assert "(DRA)" not in render_markdown(REPORT)
