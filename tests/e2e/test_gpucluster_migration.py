@@ -23,8 +23,8 @@ import pytest
 from lightkube import Client
 from lightkube.resources.admissionregistration_v1 import ValidatingAdmissionPolicy
 from lightkube.resources.apps_v1 import DaemonSet
-from lightkube.resources.core_v1 import Pod
-from lightkube.resources.resource_v1 import DeviceClass, ResourceSlice
+from lightkube.resources.core_v1 import Namespace, Pod
+from lightkube.resources.resource_v1 import DeviceClass, ResourceClaimTemplate, ResourceSlice
 
 from gpuop.kube import ApiError, ops, sync_client
 from gpuop.lab import stack
@@ -43,6 +43,7 @@ DRA_DEPLOY = {f"{DEPLOY}{key}" for key in ("dra-driver", "dra-validator", "dcgm-
 DEVICE_PLUGIN_DEPLOY = f"{DEPLOY}device-plugin"
 DRIVER = "gpu.nvidia.com"
 POD = "gcm-cuda"
+ADMIN_ACCESS = "resource.kubernetes.io/admin-access"
 
 
 def wait_until(check: Callable[[], tuple[bool, Any]], timeout: float = 90, what: str = "") -> Any:
@@ -164,6 +165,16 @@ def test_both_crs_three_nodes_on_the_device_plugin_stack(migration_stack: dict[s
     assert ready["status"] == "True" and ready["reason"] == "Reconciled"
     classes = {c.metadata.name for c in client.list(DeviceClass) if c.metadata}
     assert {"gpu.nvidia.com", "mig.nvidia.com"} <= classes
+    # The admin-access claim templates of the validator and the exporter are accepted only
+    # in a namespace labelled for them, as upstream's controller labels it.
+    namespace = client.get(Namespace, stack.NAMESPACE)
+    assert (namespace.metadata.labels or {}).get(ADMIN_ACCESS) == "true"
+    templates = {
+        t.metadata.name
+        for t in client.list(ResourceClaimTemplate, namespace=stack.NAMESPACE)
+        if t.metadata
+    }
+    assert {"nvidia-dra-validator-gpu", "nvidia-dcgm-exporter-admin"} <= templates
     for name in NODES:
         assert not DRA_DEPLOY & set(deploy_labels(client, name)), name
         assert deploy_labels(client, name).get(DEVICE_PLUGIN_DEPLOY) == "true", name
@@ -235,9 +246,17 @@ def test_deleting_the_gpu_cluster_takes_its_objects(migration_stack: dict[str, A
             for p in client.list(ValidatingAdmissionPolicy)
             if p.metadata and "nvidia-dra-driver" in str(p.metadata.name)
         )
-        return not classes and not policies, (classes, policies)
+        templates = sorted(
+            t.metadata.name
+            for t in client.list(ResourceClaimTemplate, namespace=stack.NAMESPACE)
+            if t.metadata
+        )
+        done = not classes and not policies and not templates
+        return done, (classes, policies, templates)
 
-    wait_until(gone, 60, "the GPUCluster's DeviceClasses and admission policy to go")
+    wait_until(
+        gone, 60, "the GPUCluster's DeviceClasses, admission policy and claim templates to go"
+    )
     assert pod_state(client) == migration_stack["pod"]
     for name in NODES:
         assert gpu_allocatable(client, name) == {"nvidia.com/gpu": 2}, name

@@ -671,10 +671,11 @@ def _granted_rules() -> set[tuple[str, str, str]]:
     return granted
 
 
-# The rights only a GPUCluster makes the operator use (the DRA stack's objects and the
-# GPUCluster's status); test_gpucluster_migration.py, run before this file, uses them.
+# The rights only a GPUCluster makes the operator use (the DRA stack's objects, the
+# GPUCluster's status, the namespace's admin-access label); test_gpucluster_migration.py, run before this file, uses them.
 GPU_CLUSTER_ONLY = {
     ("nvidia.com", "gpuclusters/status", "patch"),
+    ("", "namespaces", "patch"),
     *(
         (group, resource, verb)
         for group, resource in (

@@ -340,6 +340,16 @@ async def namespace_exists(client: AsyncClient, name: str) -> bool:
     return True
 
 
+async def label_namespace(client: AsyncClient, name: str, key: str, value: str) -> bool:
+    """Set one label on a namespace unless it has it already; True when it was patched."""
+    namespace = _as_dict(await client.get(Namespace, name))
+    if ((namespace.get("metadata") or {}).get("labels") or {}).get(key) == value:
+        return False
+    body = {"metadata": {"labels": {key: value}}}
+    await client.patch(Namespace, name, body, patch_type=PatchType.MERGE)
+    return True
+
+
 def create_node(client: Client, node: Mapping[str, Any]) -> dict[str, Any]:
     return _as_dict(client.create(from_dict(dict(node))))
 

@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 from gpuop.api.labels import (
+    DRA_ADMIN_ACCESS_NAMESPACE_LABEL,
     HASH_ANNOTATION,
     MANAGED_BY,
     MANAGED_BY_LABEL,
@@ -133,6 +134,8 @@ class OperatorState:
         # What gpuop applied beside DaemonSets: (kind, name) -> hash; read again every resync.
         self.applied: dict[tuple[str, str], str] = {}
         self.service_monitors_served = False
+        # The namespace carries the admin-access label (read again every resync).
+        self.admin_access_labelled = False
         self.last_prime = 0.0
         self.plan_cache: PlanCache = {}
         self.last_actions: Actions | None = None
@@ -243,6 +246,7 @@ async def _prime(state: OperatorState, client: Any) -> None:
         for name, digest in objects.items()
     }
     state.service_monitors_served = served
+    state.admin_access_labelled = False
     state.last_prime = time.monotonic()
 
 
@@ -332,6 +336,19 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
     # and Roles before their bindings (the API server checks a binding against its role);
     # each kind is written at once.
     order = ("RuntimeClass", *SUPPORT_KINDS, *GPU_CLUSTER_KINDS[:-1], "DaemonSet")
+    if not state.admin_access_labelled and any(
+        o["kind"] == "ResourceClaimTemplate" for o in actions.apply
+    ):
+        # The API server accepts the DRA stack's admin-access claim templates only in a
+        # namespace labelled for it; upstream's GPUCluster controller sets the label too.
+        try:
+            if await ops.label_namespace(
+                client, namespace, DRA_ADMIN_ACCESS_NAMESPACE_LABEL, "true"
+            ):
+                metrics.WRITES.labels(kind="namespace-labels").inc()
+            state.admin_access_labelled = True
+        except ApiError as exc:
+            log.error("cannot label namespace %s: %s", namespace, exc.status.message)
     for kind in order:
         await writer.gather(partial(apply, o) for o in actions.apply if o["kind"] == kind)
     await writer.gather(partial(apply, o) for o in actions.apply if o["kind"] not in order)

@@ -91,6 +91,8 @@ def test_a_dra_node_the_dra_objects_and_the_gpu_cluster_status() -> None:
     }
     assert fake.objects_of("ValidatingAdmissionPolicy")
     assert fake.objects_of("ResourceClaimTemplate", NS)
+    namespace = fake.get_object("Namespace", NS) or {}
+    assert namespace["metadata"]["labels"]["resource.kubernetes.io/admin-access"] == "true"
     assert "nvidia-dra-driver-kubelet-plugin" in fake.objects_of("DaemonSet", NS)
     gc = fake.get_object("GPUCluster", "gpu-cluster") or {}
     assert gc["status"]["namespace"] == NS
@@ -105,14 +107,15 @@ def test_no_gpu_cluster_kind_served_reads_as_none() -> None:
 
     def done() -> bool:
         policy = fake.get_object("ClusterPolicy", "cluster-policy") or {}
-        return (policy.get("status") or {}).get("state") == "ready"
+        # Three 404s, then the kind is served and listed.
+        listed = fake.calls.get(("list", "GPUCluster"), 0) >= 4
+        return listed and (policy.get("status") or {}).get("state") == "ready"
 
     async def main() -> None:
         async with running(operator(fake), play_daemonsets(fake, NS)):
-            await eventually(done, TIMEOUT, "the ClusterPolicy ready")
+            await eventually(done, TIMEOUT, "the ClusterPolicy ready and GPUClusters listed")
 
     asyncio.run(main())
-    assert fake.calls[("list", "GPUCluster")] >= 3
     # Without a GPUCluster the `dra` label is ignored: both nodes run the device plugin.
     assert labels(fake, "dra").get(deploy_label("device-plugin")) == "true"
     assert not fake.objects_of("DeviceClass")
