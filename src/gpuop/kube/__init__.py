@@ -28,6 +28,10 @@ FIELD_MANAGER = "gpuop"
 ClusterPolicy = create_global_resource(
     group="nvidia.com", version="v1", kind="ClusterPolicy", plural="clusterpolicies"
 )
+# NVIDIA's DRA stack (`gpuop.policy.gpucluster`): a cluster-scoped singleton.
+GPUCluster = create_global_resource(
+    group="nvidia.com", version="v1alpha1", kind="GPUCluster", plural="gpuclusters"
+)
 KubeVirt = create_namespaced_resource(
     group="kubevirt.io", version="v1", kind="KubeVirt", plural="kubevirts"
 )
@@ -50,6 +54,7 @@ __all__ = [
     "ApiError",
     "ClusterPolicy",
     "ConnectionSettings",
+    "GPUCluster",
     "HyperConverged",
     "KubeError",
     "KubeVirt",

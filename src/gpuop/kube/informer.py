@@ -30,6 +30,10 @@ log = logging.getLogger("gpuop.kube.informer")
 T = TypeVar("T")
 
 GONE = 410
+NOT_FOUND = 404
+# How often an informer of a kind the server does not serve (its CRD not installed yet)
+# lists it again.
+ABSENT_RETRY_SECONDS = 15.0
 RETRY_DELAYS_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 WATCH_SERVER_TIMEOUT_SECONDS = 270
 
@@ -48,7 +52,9 @@ class Informer(Generic[T]):
     `slim` turns an API object into what the controller keeps, or None for objects it
     does not care about (they are not stored, and a stored one that stops mattering is
     reported as gone). `labels` selects on the server (a None value: the key is present), and
-    so does `namespace` for namespaced kinds (None: all namespaces).
+    so does `namespace` for namespaced kinds (None: all namespaces). With `may_be_absent`
+    (a custom resource whose CRD may not be installed), a 404 to the list is an empty list,
+    and the kind is listed again every ABSENT_RETRY_SECONDS until it is served.
     `on_change(key, value)` is called after every stored change, with None for a
     deletion. `synced` is set once the first list is in.
     """
@@ -61,8 +67,10 @@ class Informer(Generic[T]):
         on_change: Callable[[str, T | None], None],
         labels: Mapping[str, str | None] | None = None,
         namespace: str | None = None,
+        may_be_absent: bool = False,
     ) -> None:
         self.client = client
+        self.may_be_absent = may_be_absent
         self.kind = kind
         self.slim = slim
         self.on_change = on_change
@@ -90,11 +98,26 @@ class Informer(Generic[T]):
                     log.info("%s watch expired (410 Gone): relisting", self.kind)
                     self.resource_version = None
                     continue
+                if exc.status.code == NOT_FOUND and self.may_be_absent:
+                    await self._absent()
+                    failures = 0
+                    continue
                 failures += 1
                 await self._back_off(failures, describe_api_error(exc))
             except Exception as exc:  # connection refused or reset, timeouts: the API is away
                 failures += 1
                 await self._back_off(failures, describe_api_error(exc))
+
+    async def _absent(self) -> None:
+        """The kind is not served: nothing of it exists; look again later."""
+        if not self.synced.is_set() or self.store:
+            log.info("%s is not served (no CRD): none exist", self.kind)
+        for key in list(self.store):
+            del self.store[key]
+            self.on_change(key, None)
+        self.resource_version = None
+        self.synced.set()
+        await asyncio.sleep(ABSENT_RETRY_SECONDS)
 
     async def _back_off(self, failures: int, why: str) -> None:
         delay = RETRY_DELAYS_SECONDS[min(failures, len(RETRY_DELAYS_SECONDS)) - 1]

@@ -15,8 +15,12 @@ from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import create_namespaced_resource
 from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.admissionregistration_v1 import (
+    ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding,
+)
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
-from lightkube.resources.apps_v1 import ControllerRevision, DaemonSet
+from lightkube.resources.apps_v1 import ControllerRevision, DaemonSet, Deployment
 from lightkube.resources.core_v1 import (
     ConfigMap,
     Event,
@@ -33,11 +37,16 @@ from lightkube.resources.rbac_authorization_v1 import (
     Role,
     RoleBinding,
 )
-from lightkube.resources.resource_v1 import DeviceClass, ResourceClaim, ResourceSlice
+from lightkube.resources.resource_v1 import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from lightkube.types import PatchType
 
 from gpuop.api.labels import MANAGED_BY_LABEL
-from gpuop.kube import ClusterPolicy
+from gpuop.kube import ClusterPolicy, GPUCluster
 
 NOT_FOUND = 404
 CONFLICT = 409
@@ -52,6 +61,7 @@ WATCHED_KINDS: dict[str, Any] = {
     "DaemonSet": DaemonSet,
     "ControllerRevision": ControllerRevision,
     "ClusterPolicy": ClusterPolicy,
+    "GPUCluster": GPUCluster,
     "ResourceSlice": ResourceSlice,
     "ResourceClaim": ResourceClaim,
 }
@@ -74,8 +84,21 @@ MANAGED_KINDS: dict[str, Any] = {
     "ConfigMap": ConfigMap,
     "Service": Service,
     "ServiceMonitor": ServiceMonitor,
+    # The GPUCluster's (DRA stack) objects beside its DaemonSets.
+    "DeviceClass": DeviceClass,
+    "ResourceClaimTemplate": ResourceClaimTemplate,
+    "ValidatingAdmissionPolicy": ValidatingAdmissionPolicy,
+    "ValidatingAdmissionPolicyBinding": ValidatingAdmissionPolicyBinding,
+    "Deployment": Deployment,
 }
-_CLUSTER_SCOPED = {"RuntimeClass", "ClusterRole", "ClusterRoleBinding"}
+_CLUSTER_SCOPED = {
+    "RuntimeClass",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "DeviceClass",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+}
 
 
 def _selector(labels: Mapping[str, str | None] | None) -> dict[str, Any] | None:
@@ -271,6 +294,21 @@ async def patch_policy_status(
     return _as_dict(result)
 
 
+async def patch_gpu_cluster_status(
+    client: AsyncClient, name: str, status: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """Merge-patch a GPUCluster's status subresource; None when it is gone."""
+    try:
+        result = await client.patch(
+            GPUCluster.Status, name, {"status": dict(status)}, patch_type=PatchType.MERGE
+        )
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return None
+        raise
+    return _as_dict(result)
+
+
 async def create_event(client: AsyncClient, event: Mapping[str, Any]) -> None:
     await client.create(from_dict(dict(event)))
 
@@ -279,15 +317,20 @@ async def managed_objects(
     client: AsyncClient, kind: str, namespace: str, managed_by: str, hash_annotation: str
 ) -> dict[str, str]:
     """The objects of `kind` gpuop manages (by label; namespaced kinds in `namespace`), by
-    name, with the hash annotation each was applied with ("" if none)."""
+    name, with the hash annotation each was applied with ("" if none). A kind the server
+    does not serve (404: resource.k8s.io/v1 off, say) has none."""
     params: dict[str, Any] = {"labels": {MANAGED_BY_LABEL: managed_by}}
     if kind not in _CLUSTER_SCOPED:
         params["namespace"] = namespace
     found: dict[str, str] = {}
-    async for item in client.list(MANAGED_KINDS[kind], **params):
-        meta = _as_dict(item).get("metadata") or {}
-        if meta.get("name"):
-            found[meta["name"]] = (meta.get("annotations") or {}).get(hash_annotation, "")
+    try:
+        async for item in client.list(MANAGED_KINDS[kind], **params):
+            meta = _as_dict(item).get("metadata") or {}
+            if meta.get("name"):
+                found[meta["name"]] = (meta.get("annotations") or {}).get(hash_annotation, "")
+    except ApiError as exc:
+        if exc.status.code != NOT_FOUND:
+            raise
     return found
 
 
@@ -329,6 +372,16 @@ async def namespace_exists(client: AsyncClient, name: str) -> bool:
         if exc.status.code == NOT_FOUND:
             return False
         raise
+    return True
+
+
+async def label_namespace(client: AsyncClient, name: str, key: str, value: str) -> bool:
+    """Set one label on a namespace unless it has it already; True when it was patched."""
+    namespace = _as_dict(await client.get(Namespace, name))
+    if ((namespace.get("metadata") or {}).get("labels") or {}).get(key) == value:
+        return False
+    body = {"metadata": {"labels": {key: value}}}
+    await client.patch(Namespace, name, body, patch_type=PatchType.MERGE)
     return True
 
 

@@ -23,8 +23,9 @@ import yaml
 
 from gpuop.api.labels import HOSTNAME_LABEL
 from gpuop.controlplane.access import write_service_account_kubeconfig
-from gpuop.kube import ApiError, ClusterPolicy, ops, sync_client
+from gpuop.kube import ApiError, ClusterPolicy, GPUCluster, ops, sync_client
 from gpuop.policy.crd import crd_manifest
+from gpuop.policy.gpucluster import SINGLETON_NAME, gpu_cluster_crd_manifest
 
 NAMESPACE = "gpu-operator"
 OPERATOR_ACCOUNT = "gpuop-operator"
@@ -43,15 +44,19 @@ def deploy_manifests(name: str) -> list[dict[str, Any]]:
 
 
 def install_crd(kubeconfig: str, timeout: float = 60) -> None:
+    """The ClusterPolicy and GPUCluster CRDs, as the Helm chart installs them."""
     client = sync_client(kubeconfig)
-    manifest = crd_manifest()
-    ops.apply_object_sync(client, manifest)
+    manifests = [crd_manifest(), gpu_cluster_crd_manifest()]
+    for manifest in manifests:
+        ops.apply_object_sync(client, manifest)
     deadline = time.monotonic() + timeout
+    waiting = [m["metadata"]["name"] for m in manifests]
     while time.monotonic() < deadline:
-        if ops.crd_established_sync(client, manifest["metadata"]["name"]):
+        waiting = [name for name in waiting if not ops.crd_established_sync(client, name)]
+        if not waiting:
             return
         time.sleep(0.2)
-    raise StackError("the ClusterPolicy CRD did not become Established")
+    raise StackError(f"the CRD {waiting[0]} did not become Established")
 
 
 def install_operator_access(kubeconfig: str, out_dir: Path) -> Path:
@@ -202,6 +207,31 @@ def get_cluster_policy(kubeconfig: str, name: str) -> dict[str, Any] | None:
     client = sync_client(kubeconfig)
     try:
         result = client.get(ClusterPolicy, name)
+    except ApiError as exc:
+        if exc.status.code == 404:
+            return None
+        raise
+    data: Any = result.to_dict()  # type: ignore[no-untyped-call]
+    assert isinstance(data, dict)
+    return data
+
+
+def apply_gpu_cluster(kubeconfig: str, gpu_cluster: dict[str, Any]) -> None:
+    """Create the GPUCluster, or apply it over the one there."""
+    ops.create_or_replace_sync(sync_client(kubeconfig), gpu_cluster)
+
+
+def delete_gpu_cluster(kubeconfig: str) -> None:
+    try:
+        sync_client(kubeconfig).delete(GPUCluster, SINGLETON_NAME)
+    except ApiError as exc:
+        if exc.status.code != 404:
+            raise
+
+
+def get_gpu_cluster(kubeconfig: str) -> dict[str, Any] | None:
+    try:
+        result = sync_client(kubeconfig).get(GPUCluster, SINGLETON_NAME)
     except ApiError as exc:
         if exc.status.code == 404:
             return None

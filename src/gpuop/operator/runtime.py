@@ -1,7 +1,7 @@
 """The operator process: informers keep a copy of what it reads, one coalescing loop writes.
 
-Informers (`gpuop.kube.informer`) list and watch Nodes, ClusterPolicies, gpuop's
-DaemonSets and the pods that matter (operand pods and pods using GPU resources), relisting
+Informers (`gpuop.kube.informer`) list and watch Nodes, ClusterPolicies, GPUClusters
+(where their CRD is installed), gpuop's DaemonSets and the pods that matter (operand pods and pods using GPU resources), relisting
 after expired resource versions and riding out API server restarts. A change only pokes a
 trigger; the controller loop (`gpuop.kube.controller`, shared with the simulator) then
 runs a pass: `OperatorPasses` takes a snapshot of the stores (through the write overlays),
@@ -21,12 +21,10 @@ from functools import partial
 from typing import Any
 
 from gpuop.api.labels import (
-    GPUOP_PREFIX,
+    DRA_ADMIN_ACCESS_NAMESPACE_LABEL,
     HASH_ANNOTATION,
     MANAGED_BY,
     MANAGED_BY_LABEL,
-    NVIDIA_PREFIX,
-    REVISION_LABEL,
     UPGRADE_STATE_LABEL,
 )
 from gpuop.kube import (
@@ -62,16 +60,15 @@ from gpuop.operator.reconcile import (
     reconcile,
     workload_pod,
 )
+from gpuop.operator.slim import newest_revisions, slim_daemonset, slim_node, slim_revision
 from gpuop.planner.upgrade import (
-    DRIVER_CONFIG_DIGEST_ENV,
     UpgradeState,
     WorkloadPod,
 )
+from gpuop.render.gpucluster import GPU_CLUSTER_KINDS
 from gpuop.render.support import SERVICE_MONITOR_KIND, SUPPORT_KINDS
 
 log = logging.getLogger("gpuop.operator")
-
-_KEPT_ANNOTATION_PREFIXES = (GPUOP_PREFIX, NVIDIA_PREFIX)
 
 
 @dataclass
@@ -85,36 +82,6 @@ class OperatorConfig:
     operator_env: dict[str, str] = field(default_factory=dict)
 
 
-def slim_node(body: Mapping[str, Any]) -> dict[str, Any]:
-    meta = body.get("metadata") or {}
-    status = body.get("status") or {}
-    annotations = {
-        k: v
-        for k, v in (meta.get("annotations") or {}).items()
-        if k.startswith(_KEPT_ANNOTATION_PREFIXES)
-    }
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": meta.get("name"),
-            "uid": meta.get("uid"),
-            "resourceVersion": meta.get("resourceVersion"),
-            "labels": dict(meta.get("labels") or {}),
-            "annotations": annotations,
-        },
-        "spec": {"unschedulable": bool((body.get("spec") or {}).get("unschedulable"))},
-        "status": {
-            "allocatable": dict(status.get("allocatable") or {}),
-            "conditions": [
-                {"type": "Ready", "status": c.get("status")}
-                for c in status.get("conditions") or []
-                if c.get("type") == "Ready"
-            ],
-        },
-    }
-
-
 def _immutable_selector(obj: Mapping[str, Any], exc: ApiError) -> bool:
     message = exc.status.message or ""
     return (
@@ -123,56 +90,6 @@ def _immutable_selector(obj: Mapping[str, Any], exc: ApiError) -> bool:
         and "selector" in message
         and "immutable" in message
     )
-
-
-def slim_daemonset(body: Mapping[str, Any]) -> dict[str, Any]:
-    meta = body.get("metadata") or {}
-    spec = body.get("spec") or {}
-    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
-    digest = next(
-        (
-            str(env.get("value") or "")
-            for container in containers
-            for env in container.get("env") or []
-            if env.get("name") == DRIVER_CONFIG_DIGEST_ENV
-        ),
-        None,
-    )
-    return {
-        "metadata": {
-            "name": meta.get("name"),
-            "resourceVersion": meta.get("resourceVersion"),
-            "generation": meta.get("generation"),
-            "annotations": dict(meta.get("annotations") or {}),
-        },
-        "spec": {"updateStrategy": dict(spec.get("updateStrategy") or {})},
-        "status": dict(body.get("status") or {}),
-        "configDigest": digest,
-    }
-
-
-def slim_revision(body: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A DaemonSet's ControllerRevision: its owner, number and hash (None for others)."""
-    meta = body.get("metadata") or {}
-    owner = next(
-        (o.get("name") for o in meta.get("ownerReferences") or [] if o.get("kind") == "DaemonSet"),
-        None,
-    )
-    if owner is None:
-        return None
-    name = str(meta.get("name") or "")
-    digest = (meta.get("labels") or {}).get(REVISION_LABEL) or name.removeprefix(f"{owner}-")
-    return {"owner": owner, "revision": int(body.get("revision") or 0), "hash": digest}
-
-
-def newest_revisions(revisions: list[dict[str, Any]]) -> dict[str, str]:
-    """DaemonSet name -> the hash of its highest-numbered ControllerRevision."""
-    newest: dict[str, tuple[int, str]] = {}
-    for revision in revisions:
-        owner = revision["owner"]
-        if owner not in newest or revision["revision"] > newest[owner][0]:
-            newest[owner] = (revision["revision"], revision["hash"])
-    return {owner: digest for owner, (_, digest) in newest.items()}
 
 
 def _with_hash(ds: dict[str, Any], digest: str) -> dict[str, Any]:
@@ -195,6 +112,7 @@ class OperatorState:
         self.client: Any = None
         self.nodes: Informer[dict[str, Any]] | None = None
         self.policies: Informer[dict[str, Any]] | None = None
+        self.gpu_clusters: Informer[dict[str, Any]] | None = None
         self.daemonsets: Informer[dict[str, Any]] | None = None
         self.pods: Informer[PodInfo] | None = None
         self.revisions: Informer[dict[str, Any]] | None = None
@@ -208,11 +126,16 @@ class OperatorState:
         self.status_overlay: WriteOverlay[dict[str, Any], dict[str, Any]] = WriteOverlay(
             _with_status
         )
+        self.gc_status_overlay: WriteOverlay[dict[str, Any], dict[str, Any]] = WriteOverlay(
+            _with_status
+        )
         self.writer = BoundedWriter(config.write_concurrency)
         self.posted_events: set[tuple[str, str, str]] = set()
         # What gpuop applied beside DaemonSets: (kind, name) -> hash; read again every resync.
         self.applied: dict[tuple[str, str], str] = {}
         self.service_monitors_served = False
+        # The namespace carries the admin-access label (read again every resync).
+        self.admin_access_labelled = False
         self.last_prime = 0.0
         self.plan_cache: PlanCache = {}
         self.last_actions: Actions | None = None
@@ -224,13 +147,21 @@ class OperatorState:
 
     def informers(self) -> list[Informer[Any]]:
         """One per kind the operator reads (empty until `watch` made them)."""
-        found = [self.nodes, self.policies, self.daemonsets, self.pods, self.revisions]
+        found = [
+            self.nodes,
+            self.policies,
+            self.gpu_clusters,
+            self.daemonsets,
+            self.pods,
+            self.revisions,
+        ]
         return [i for i in found if i is not None]
 
     def watch(self, client: Any) -> list[Informer[Any]]:
         namespace = self.config.namespace
         self.nodes = Informer(client, "Node", slim_node, self.changed)
         self.policies = Informer(client, "ClusterPolicy", dict, self.changed)
+        self.gpu_clusters = Informer(client, "GPUCluster", dict, self.changed, may_be_absent=True)
         self.daemonsets = Informer(
             client,
             "DaemonSet",
@@ -257,6 +188,9 @@ class OperatorState:
         nodes = self.node_overlay.over(self._by_name(self.nodes), resource_version)
         policies = list(
             self.status_overlay.over(self._by_name(self.policies), resource_version).values()
+        )
+        gpu_clusters = self.gc_status_overlay.over(
+            self._by_name(self.gpu_clusters), resource_version
         )
         daemonsets = self.ds_overlay.over(self._by_name(self.daemonsets), resource_version)
         pods: list[PodInfo] = self._stored(self.pods)
@@ -285,16 +219,20 @@ class OperatorState:
             node_pods=dict(self.node_pods),
             evicting_since=dict(self.evicting_since),
             now_seconds=time.time(),
+            gpu_clusters=list(gpu_clusters.values()),
         )
 
 
 async def _prime(state: OperatorState, client: Any) -> None:
     """Read what gpuop does not watch: the objects it made beside DaemonSets (found by their
     managed-by label, so one deleted by hand is made again within a resync period), and
-    whether Prometheus' ServiceMonitor kind is served."""
+    whether Prometheus' ServiceMonitor kind is served. The GPUCluster's kinds are read
+    whether or not one exists (one may be deleted while the operator is away)."""
     served = await ops.service_monitors_served(client)
     kinds = [
-        kind for kind in ("RuntimeClass", *SUPPORT_KINDS) if kind != SERVICE_MONITOR_KIND or served
+        kind
+        for kind in ("RuntimeClass", *SUPPORT_KINDS, *GPU_CLUSTER_KINDS)
+        if kind != SERVICE_MONITOR_KIND or served
     ]
     found = await asyncio.gather(
         *(
@@ -308,6 +246,7 @@ async def _prime(state: OperatorState, client: Any) -> None:
         for name, digest in objects.items()
     }
     state.service_monitors_served = served
+    state.admin_access_labelled = False
     state.last_prime = time.monotonic()
 
 
@@ -392,10 +331,24 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         else:
             state.applied[(obj["kind"], name)] = digest
 
-    # What the operand pods refer to (RuntimeClasses, ServiceAccounts, ConfigMaps) exists
-    # before the DaemonSets that make them, and Roles before their bindings (the API server
-    # checks a binding against its role); each kind is written at once.
-    order = ("RuntimeClass", *SUPPORT_KINDS, "DaemonSet")
+    # What the operand pods refer to (RuntimeClasses, ServiceAccounts, ConfigMaps,
+    # DeviceClasses, ResourceClaimTemplates) exists before the DaemonSets that make them,
+    # and Roles before their bindings (the API server checks a binding against its role);
+    # each kind is written at once.
+    order = ("RuntimeClass", *SUPPORT_KINDS, *GPU_CLUSTER_KINDS[:-1], "DaemonSet")
+    if not state.admin_access_labelled and any(
+        o["kind"] == "ResourceClaimTemplate" for o in actions.apply
+    ):
+        # The API server accepts the DRA stack's admin-access claim templates only in a
+        # namespace labelled for it; upstream's GPUCluster controller sets the label too.
+        try:
+            if await ops.label_namespace(
+                client, namespace, DRA_ADMIN_ACCESS_NAMESPACE_LABEL, "true"
+            ):
+                metrics.WRITES.labels(kind="namespace-labels").inc()
+            state.admin_access_labelled = True
+        except ApiError as exc:
+            log.error("cannot label namespace %s: %s", namespace, exc.status.message)
     for kind in order:
         await writer.gather(partial(apply, o) for o in actions.apply if o["kind"] == kind)
     await writer.gather(partial(apply, o) for o in actions.apply if o["kind"] not in order)
@@ -420,9 +373,27 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
                 name, resource_version(result), dict(result.get("status") or {})
             )
 
+    await _write_gpu_cluster_status(state, client, before.gpu_clusters, actions)
     await writer.gather(
         partial(post_event, e.node, e.reason, e.message, e.type) for e in actions.events
     )
+
+
+async def _write_gpu_cluster_status(
+    state: OperatorState, client: Any, objects: list[dict[str, Any]], actions: Actions
+) -> None:
+    """The GPUCluster's status, as the ClusterPolicy's: keys no longer set are cleared."""
+    for name, status in actions.gpu_cluster_status.items():
+        current = next((o for o in objects if o["metadata"]["name"] == name), {})
+        patch_status: dict[str, Any] = dict(status)
+        for key in current.get("status") or {}:
+            patch_status.setdefault(key, None)
+        result = await ops.patch_gpu_cluster_status(client, name, patch_status)
+        metrics.WRITES.labels(kind="gpucluster-status").inc()
+        if result is not None:
+            state.gc_status_overlay.wrote(
+                name, resource_version(result), dict(result.get("status") or {})
+            )
 
 
 STATUS_INTERVAL_SECONDS = 2.0

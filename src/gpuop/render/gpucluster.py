@@ -33,10 +33,26 @@ from gpuop.catalog import GpuClusterOperand, operand_table
 from gpuop.catalog.dra import dra_catalog
 from gpuop.manifests.quantity import parse_quantity
 from gpuop.policy import PolicyError
-from gpuop.policy.gpucluster import API_VERSION, KIND, ResolvedGpuCluster
+from gpuop.policy.gpucluster import (
+    API_VERSION,
+    KIND,
+    ResolvedGpuCluster,
+    default_gpu_cluster_object,
+    parse_gpu_cluster,
+)
 from gpuop.policy.models import ComponentSpec, EnvVar, ResourceRequirements
 from gpuop.render import object_hash
 
+# The kinds a GPUCluster renders beyond the ClusterPolicy's (`SUPPORT_KINDS`, DaemonSets):
+# the first four exist before the DaemonSets whose pods use them, the compute-domain
+# controller Deployment comes with the DaemonSets.
+GPU_CLUSTER_KINDS = (
+    "DeviceClass",
+    "ResourceClaimTemplate",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "Deployment",
+)
 _PLACEHOLDER = re.compile(r"\$\{([a-z_]+)\}")
 DCGM_SERVICE_PORT = 5555
 # PassthroughSupport: the gpus container also mounts these host paths (upstream's template).
@@ -456,3 +472,23 @@ def render_gpu_cluster(
     for name in gc.enabled_operands():
         objects += render_operand(gc, name, namespace, operator_env)
     return copy.deepcopy(objects)
+
+
+def delegated_rules(cluster_wide: bool) -> set[tuple[str, str, str, str]]:
+    """The rights the operator must hold to grant the DRA stack's operands theirs (as
+    `gpuop.render.support.delegated_rules` says for the ClusterPolicy's): the rules of the
+    ClusterRoles when `cluster_wide`, else of the Roles, of a GPUCluster with every
+    operand and capability on."""
+    obj = default_gpu_cluster_object()
+    obj["spec"]["dcgm"] = {"enabled": True}
+    obj["spec"]["draDriver"]["featureGates"] = {"PassthroughSupport": True}
+    kind = "ClusterRole" if cluster_wide else "Role"
+    rights: set[tuple[str, str, str, str]] = set()
+    for rendered in render_gpu_cluster(parse_gpu_cluster(obj), "gpu-operator"):
+        for rule in rendered.get("rules", []) if rendered["kind"] == kind else []:
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    for verb in rule["verbs"]:
+                        for resource_name in rule.get("resourceNames") or [""]:
+                            rights.add((group, resource, verb, resource_name))
+    return rights

@@ -80,13 +80,17 @@ def _without_covered(rights: set[tuple[str, str, str, str]]) -> set[tuple[str, s
 
 def test_the_operand_rights_the_operator_holds_are_exactly_those_it_grants() -> None:
     """Kubernetes lets the operator create an operand's Role only if it holds those rights:
-    `gpuop-operator-operands` holds the union of catalog/operand-rbac.yaml, no more."""
+    `gpuop-operator-operands` holds the union of catalog/operand-rbac.yaml and of the DRA
+    stack's roles (a GPUCluster's), no more."""
     from gpuop.catalog import operand_table
+    from gpuop.render import gpucluster
     from gpuop.render.support import delegated_rules
 
     deployable = [op.name for op in operand_table().operands if not op.deprecated]
     shipped = {(obj["kind"], obj["metadata"]["name"]): obj for obj in deploy_manifests("rbac")}
     for kind, cluster_wide in (("ClusterRole", True), ("Role", False)):
         held = _rights(shipped[(kind, "gpuop-operator-operands")]["rules"])
-        granted = _without_covered(delegated_rules(deployable, cluster_wide))
+        granted = _without_covered(
+            delegated_rules(deployable, cluster_wide) | gpucluster.delegated_rules(cluster_wide)
+        )
         assert held == granted, kind
