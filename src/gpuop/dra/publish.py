@@ -28,6 +28,13 @@ published only where the model has a time-sliced default type whose instances sp
 counter set exactly, and only in the race-free publication (without counters nothing
 would stop a vGPU instance and the whole card from being handed out together).
 
+MIG (`mig=True`, off by default) is the driver's DynamicMIG on MIG-capable cards
+(gpuop.dra.mig): every MIG profile and placement as a `type: mig` device, the card's
+counter set becoming the driver's (engines, memory and memory slices), the full GPU (on
+Hopper and later) consuming all of it. The driver publishes no VFIO device for such a card;
+the race-free publication does, consuming the whole counter set, so a MIG partition and a
+VFIO claim never share a card. Cards it partitions publish no vGPU devices.
+
 Attributes and capacities are the driver's (deviceinfo.go). What a simulated machine
 cannot report is derived and deterministic: the GPU UUID (a name-based UUID of the node and
 the PCI address), the PCIe root (the bus above the card), NUMA (first half of the cards on
@@ -49,7 +56,9 @@ from typing import Any
 from gpuop.api.cards import GpuCard
 from gpuop.catalog import GpuModel, gpu_catalog
 from gpuop.catalog.dra import dra_catalog
+from gpuop.catalog.mig import MigProfileSpec, mig_catalog
 from gpuop.catalog.versions import version_matrix
+from gpuop.dra import mig as migpart
 
 DRIVER = dra_catalog().driver
 API_VERSION = dra_catalog().api_version
@@ -75,6 +84,8 @@ _ARCHITECTURES = {
     "hopper": "Hopper",
     "blackwell": "Blackwell",
 }
+# Architectures that switch MIG mode without a GPU reset (nvlib.go supportsMIGModeToggle).
+_MIG_MODE_TOGGLES = frozenset({"hopper", "blackwell"})
 _BDF = re.compile(r"^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
 
 
@@ -339,6 +350,129 @@ def _chunks(items: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, A
         yield items[start : start + size]
 
 
+def mig_profiles(card: GpuCard) -> tuple[MigProfileSpec, ...]:
+    """The MIG profiles a card offers (catalog/mig-profiles.yaml); empty unless MIG-capable."""
+    model = _model(card)
+    if model is None or not model.mig_capable:
+        return ()
+    return mig_catalog().profiles(model.model)
+
+
+def _counter_values(counts: dict[str, int]) -> dict[str, dict[str, str]]:
+    return {name: {"value": quantity(value)} for name, value in counts.items()}
+
+
+def _whole_card_use(card: GpuCard, counts: dict[str, int]) -> list[dict[str, Any]]:
+    return [{"counterSet": counter_set_name(card), "counters": _counter_values(counts)}]
+
+
+def _mig_devices(
+    node: str,
+    card: GpuCard,
+    model: GpuModel | None,
+    driver_version: str,
+    profiles: Sequence[MigProfileSpec],
+) -> list[dict[str, Any]]:
+    """One device per MIG profile and placement (CommonAttributesMig, PartConsumesCounters)."""
+    parent = _gpu_device(node, card, model, driver_version)["attributes"]
+    common = {key: value for key, value in parent.items() if key not in ("type", "uuid")}
+    devices: list[dict[str, Any]] = []
+    for profile, start in migpart.placements(profiles):
+        capacity = migpart.capacities(profile)
+        devices.append(
+            {
+                "name": migpart.device_name(card.index, profile, start),
+                "attributes": {
+                    "type": _string("mig"),
+                    "parentUUID": parent["uuid"],
+                    "profile": _string(profile.name),
+                    **common,
+                },
+                "capacity": _counter_values(capacity),
+                "consumesCounters": _whole_card_use(
+                    card, migpart.counters(capacity, start, profile.size)
+                ),
+            }
+        )
+    return devices
+
+
+def _mig_card(
+    node: str,
+    card: GpuCard,
+    position: int,
+    total: int,
+    roles: Sequence[str],
+    *,
+    shared_counters: bool,
+    driver_version: str,
+    profiles: Sequence[MigProfileSpec],
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A MIG-capable card with DynamicMIG: its counter set and its devices.
+
+    The full GPU is published on Hopper and later only (Ampere cannot leave MIG mode
+    without a reset, isDynamicMIGCapable). The driver publishes no VFIO device for a card
+    it partitions; gpuop's race-free publication does, consuming the whole card.
+    """
+    model = _model(card)
+    whole = migpart.whole_card(profiles)
+    devices: list[dict[str, Any]] = []
+    if "gpu" in roles and model is not None and model.family in _MIG_MODE_TOGGLES:
+        gpu = _gpu_device(node, card, model, driver_version)
+        gpu["capacity"] = _counter_values(migpart.max_capacities(profiles))
+        gpu["consumesCounters"] = _whole_card_use(card, whole)
+        devices.append(gpu)
+    devices.extend(_mig_devices(node, card, model, driver_version, profiles))
+    if "vfio" in roles and shared_counters:
+        vfio = _vfio_device(card, position, total, model)
+        vfio["consumesCounters"] = _whole_card_use(card, whole)
+        devices.append(vfio)
+    devices.sort(key=lambda d: str(d["name"]))
+    return {"name": counter_set_name(card), "counters": _counter_values(whole)}, devices
+
+
+def _race_free_card(
+    node: str,
+    card: GpuCard,
+    position: int,
+    total: int,
+    roles: Sequence[str],
+    driver_version: str,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A card in gpuop's race-free publication: its memory counter set and its roles."""
+    model = _model(card)
+    memory = _memory_bytes(card, model)
+    if memory is None:
+        raise PublishError(f"card {card.index}: memory unknown, nothing to count")
+    whole = _whole_card_use(card, {"memory": memory})
+    devices: list[dict[str, Any]] = []
+    if "gpu" in roles:
+        devices.append(_gpu_device(node, card, model, driver_version))
+    if "vfio" in roles:
+        devices.append(_vfio_device(card, position, total, model))
+    for device in devices:
+        device["consumesCounters"] = whole
+    if "vgpu" in roles:
+        devices.extend(_vgpu_devices(node, card, model))
+    devices.sort(key=lambda d: str(d["name"]))
+    return {
+        "name": counter_set_name(card),
+        "counters": _counter_values({"memory": memory}),
+    }, devices
+
+
+def _two_faced_devices(
+    node: str, card: GpuCard, position: int, total: int, roles: Sequence[str], driver_version: str
+) -> list[dict[str, Any]]:
+    model = _model(card)
+    devices: list[dict[str, Any]] = []
+    if "gpu" in roles:
+        devices.append(_gpu_device(node, card, model, driver_version))
+    if "vfio" in roles:
+        devices.append(_vfio_device(card, position, total, model))
+    return devices
+
+
 def publish(
     node: str,
     cards: Sequence[GpuCard],
@@ -348,53 +482,54 @@ def publish(
     driver_version: str,
     generation: int = 1,
     node_uid: str | None = None,
+    mig: bool = False,
 ) -> list[dict[str, Any]]:
-    """The ResourceSlices `node`'s DRA driver writes for `cards` (empty when no cards)."""
+    """The ResourceSlices `node`'s DRA driver writes for `cards` (empty when no cards).
+
+    `mig=True` is the driver's DynamicMIG: MIG-capable cards also offer every MIG profile
+    and placement as a device, all sharing the card's counter set (see gpuop.dra.mig).
+    """
     _check_inputs(cards, roles, shared_counters)
     ordered = sorted(cards, key=lambda c: c.index)
     if not ordered:
         return []
+    partitioned = {card.index: mig_profiles(card) for card in ordered} if mig else {}
     bodies: list[dict[str, Any]] = []
-    if not shared_counters:
+    if not shared_counters and not any(partitioned.values()):
         devices: list[dict[str, Any]] = []
         for position, card in enumerate(ordered):
-            model = _model(card)
-            if "gpu" in roles:
-                devices.append(_gpu_device(node, card, model, driver_version))
-            if "vfio" in roles:
-                devices.append(_vfio_device(card, position, len(ordered), model))
+            devices.extend(
+                _two_faced_devices(node, card, position, len(ordered), roles, driver_version)
+            )
         devices.sort(key=lambda d: str(d["name"]))
         bodies = [{"devices": chunk} for chunk in _chunks(devices, MAX_DEVICES_PER_SLICE)]
     else:
         counter_sets: list[dict[str, Any]] = []
         per_card: list[dict[str, Any]] = []
         for position, card in enumerate(ordered):
-            model = _model(card)
-            memory = _memory_bytes(card, model)
-            if memory is None:
-                raise PublishError(f"card {card.index}: memory unknown, nothing to count")
-            counter_sets.append(
-                {
-                    "name": counter_set_name(card),
-                    "counters": {"memory": {"value": quantity(memory)}},
-                }
-            )
-            whole = [
-                {
-                    "counterSet": counter_set_name(card),
-                    "counters": {"memory": {"value": quantity(memory)}},
-                }
-            ]
-            card_devices: list[dict[str, Any]] = []
-            if "gpu" in roles:
-                card_devices.append(_gpu_device(node, card, model, driver_version))
-            if "vfio" in roles:
-                card_devices.append(_vfio_device(card, position, len(ordered), model))
-            for device in card_devices:
-                device["consumesCounters"] = whole
-            if "vgpu" in roles:
-                card_devices.extend(_vgpu_devices(node, card, model))
-            card_devices.sort(key=lambda d: str(d["name"]))
+            profiles = partitioned.get(card.index, ())
+            if profiles:
+                counter_set, card_devices = _mig_card(
+                    node,
+                    card,
+                    position,
+                    len(ordered),
+                    roles,
+                    shared_counters=shared_counters,
+                    driver_version=driver_version,
+                    profiles=profiles,
+                )
+                counter_sets.append(counter_set)
+            elif shared_counters:
+                counter_set, card_devices = _race_free_card(
+                    node, card, position, len(ordered), roles, driver_version
+                )
+                counter_sets.append(counter_set)
+            else:
+                card_devices = _two_faced_devices(
+                    node, card, position, len(ordered), roles, driver_version
+                )
+                card_devices.sort(key=lambda d: str(d["name"]))
             per_card.append({"devices": card_devices})
         bodies = [
             {"sharedCounters": chunk} for chunk in _chunks(counter_sets, MAX_COUNTER_SETS_PER_SLICE)
@@ -432,6 +567,7 @@ __all__ = [
     "counter_set_name",
     "cuda_driver_version",
     "gpu_uuid",
+    "mig_profiles",
     "publish",
     "quantity",
     "slice_name",

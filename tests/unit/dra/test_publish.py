@@ -88,6 +88,11 @@ def api_problems(slices: list[dict[str, Any]]) -> list[str]:
                     problems.append(f"{where}: {device['name']} capacity {key}")
             if len(device.get("consumesCounters", [])) > 2:
                 problems.append(f"{where}: {device['name']} consumes from over 2 counter sets")
+            for use in device.get("consumesCounters", []):
+                if len(use["counters"]) > 32:
+                    problems.append(f"{where}: {device['name']} consumes over 32 counters")
+                if not all(DNS_LABEL.match(c) for c in use["counters"]):
+                    problems.append(f"{where}: {device['name']} counter names")
         sets = spec.get("sharedCounters", [])
         if len(sets) > 8:
             problems.append(f"{where}: {len(sets)} counter sets, at most 8")
@@ -96,6 +101,8 @@ def api_problems(slices: list[dict[str, Any]]) -> list[str]:
                 problems.append(f"{where}: counter set {counter_set['name']}")
             if len(counter_set["counters"]) > 32:
                 problems.append(f"{where}: counter set {counter_set['name']} over 32 counters")
+            if not all(DNS_LABEL.match(c) for c in counter_set["counters"]):
+                problems.append(f"{where}: counter set {counter_set['name']} counter names")
     for pool_name, specs in pools.items():
         if {s["pool"]["resourceSliceCount"] for s in specs} != {len(specs)}:
             problems.append(f"pool {pool_name}: resourceSliceCount is not the number of slices")
