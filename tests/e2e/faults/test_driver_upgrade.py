@@ -172,8 +172,12 @@ def test_a_hundred_nodes_upgrade_ten_at_a_time_through_an_api_server_kill(
         peak = max(peak, len(upgrading))
         states_seen.update(state for state, _ in seen.values())
         gpu = retry_api(lambda: _pods_by_node(client, "default", {"app": WORKLOAD}), timeout=90)
+        # The states and the pods are two reads: a node that was uncordoned between them
+        # may already run a rescheduled pod. Only a node restarting in both reads counts.
+        after = retry_api(lambda: _fleet_state(client, names), timeout=90)
         for name, (state, _) in seen.items():
-            if state in RESTARTING and gpu.get(name):
+            still = after.get(name, ("", None))[0]
+            if state in RESTARTING and still in RESTARTING and gpu.get(name):
                 violations.append(f"{name} is {state} with GPU pods {len(gpu[name])}")
         done = [n for n, (state, _) in seen.items() if state == "upgrade-done"]
         if (
