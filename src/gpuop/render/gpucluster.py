@@ -328,17 +328,19 @@ def _component_pod(
     return obj
 
 
+def _component_image(
+    spec: ComponentSpec | None, operand: GpuClusterOperand, env: Mapping[str, str]
+) -> str:
+    """The image of an optional component block (DCGM, the exporter): its fields, else defaults."""
+    if spec is None:
+        return _image(None, None, None, operand.image_env, operand, env)
+    return _image(spec.repository, spec.image, spec.version, operand.image_env, operand, env)
+
+
 def _dcgm(gc: ResolvedGpuCluster, namespace: str, env: Mapping[str, str]) -> list[dict[str, Any]]:
     operand = operand_table().gpucluster_operand("dcgm-dra")
     spec = gc.spec.dcgm
-    image = _image(
-        spec.repository if spec else None,
-        spec.image if spec else None,
-        spec.version if spec else None,
-        operand.image_env,
-        operand,
-        env,
-    )
+    image = _component_image(spec, operand, env)
     objects: list[dict[str, Any]] = _fill(
         _template("dcgm-dra"), {"namespace": namespace, "image": image}
     )
@@ -351,14 +353,7 @@ def _dcgm_exporter(
 ) -> list[dict[str, Any]]:
     operand = operand_table().gpucluster_operand("dcgm-exporter-dra")
     spec = gc.spec.dcgmExporter
-    image = _image(
-        spec.repository if spec else None,
-        spec.image if spec else None,
-        spec.version if spec else None,
-        operand.image_env,
-        operand,
-        env,
-    )
+    image = _component_image(spec, operand, env)
     objects: list[dict[str, Any]] = _fill(
         _template("dcgm-exporter-dra"), {"namespace": namespace, "image": image}
     )
