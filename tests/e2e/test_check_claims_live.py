@@ -125,15 +125,28 @@ def dra_setup(kube_client: Client) -> Iterator[tuple[Client, str]]:
             if exc.status.code != 409:
                 raise
     yield client, namespace
+    # A claim made from a template goes with its pod, so any of these may be gone already.
     for pod in client.list(Pod, namespace=namespace):
         assert pod.metadata is not None and pod.metadata.name is not None
-        client.delete(Pod, pod.metadata.name, namespace=namespace, grace_period=0)
+        _delete_if_present(
+            lambda n=pod.metadata.name: client.delete(Pod, n, namespace=namespace, grace_period=0)
+        )
     for claim in client.list(ResourceClaim, namespace=namespace):
         assert claim.metadata is not None and claim.metadata.name is not None
-        client.delete(ResourceClaim, claim.metadata.name, namespace=namespace)
+        _delete_if_present(
+            lambda n=claim.metadata.name: client.delete(ResourceClaim, n, namespace=namespace)
+        )
     for name in created_classes:
-        client.delete(DeviceClass, name)
-    client.delete(Namespace, namespace)
+        _delete_if_present(lambda n=name: client.delete(DeviceClass, n))
+    _delete_if_present(lambda: client.delete(Namespace, namespace))
+
+
+def _delete_if_present(delete: Callable[[], object]) -> None:
+    try:
+        delete()
+    except ApiError as exc:
+        if exc.status.code != 404:
+            raise
 
 
 def _one_card_node(client: Client, name: str, *, shared_counters: bool) -> None:
@@ -147,8 +160,8 @@ def _one_card_node(client: Client, name: str, *, shared_counters: bool) -> None:
 def _remove_node(client: Client, name: str) -> None:
     for piece in client.list(ResourceSlice):
         if piece.spec and piece.spec.nodeName == name and piece.metadata and piece.metadata.name:
-            client.delete(ResourceSlice, piece.metadata.name)
-    client.delete(Node, name)
+            _delete_if_present(lambda n=piece.metadata.name: client.delete(ResourceSlice, n))
+    _delete_if_present(lambda: client.delete(Node, name))
 
 
 def _allocated(client: Client, name: str, namespace: str) -> bool:

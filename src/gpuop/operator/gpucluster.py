@@ -227,4 +227,6 @@ def dra_node(
         return True
     if node_plan.label_changes:
         actions.node_label_patches[name] = dict(node_plan.label_changes)
+        if before is not None and not forced:
+            actions.switching.add(name)
     return False

@@ -117,6 +117,10 @@ class Actions:
     upgrade_counts: UpgradeCounts | None = None
     # GPUCluster name -> the status to write.
     gpu_cluster_status: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Nodes whose label patch switches their workload while no pod in the snapshot uses
+    # their GPUs. Informers lag, each at its own pace: the runtime reads these nodes' pods
+    # from the API before it writes, and holds a switch a pod it had not yet seen would lose.
+    switching: set[str] = field(default_factory=set)
 
     @property
     def write_count(self) -> int:
@@ -198,6 +202,11 @@ def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
         claims=claims,
         phase=str(phase) if phase else None,
     )
+
+
+def uses_gpus(pod: PodInfo) -> bool:
+    """A pod (not an operand) that holds or asks for a node's GPUs while it lives."""
+    return not pod.terminal and pod.operand is None and bool(pod.gpu_resources)
 
 
 def workload_pod(pod: Mapping[str, Any]) -> WorkloadPod:

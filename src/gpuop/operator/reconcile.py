@@ -69,6 +69,7 @@ from gpuop.operator.model import (
     PodInfo,
     Snapshot,
     pod_info,
+    uses_gpus,
     workload_pod,
 )
 from gpuop.operator.upgrades import driver_upgrades
@@ -93,6 +94,7 @@ __all__ = [
     "daemonset_ready",
     "pod_info",
     "reconcile",
+    "uses_gpus",
     "workload_pod",
 ]
 
@@ -306,7 +308,7 @@ def reconcile(
         if pod.operand is not None:
             if pod.ready:
                 ready_operands.setdefault(pod.node, set()).add(pod.operand)
-        elif pod.gpu_resources:
+        elif uses_gpus(pod):
             consumers.setdefault(pod.node, []).append(pod)
 
     policy_key = (
@@ -396,6 +398,8 @@ def reconcile(
         if label_changes:
             actions.node_label_patches[name] = label_changes
             if before is not None and before != config:
+                if not forced:
+                    actions.switching.add(name)
                 actions.events.append(
                     NodeEvent(
                         name, "WorkloadSwitched", f"workload config {before} -> {config}", "Normal"

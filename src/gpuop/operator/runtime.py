@@ -58,6 +58,7 @@ from gpuop.operator.reconcile import (
     Snapshot,
     pod_info,
     reconcile,
+    uses_gpus,
     workload_pod,
 )
 from gpuop.operator.slim import newest_revisions, slim_daemonset, slim_node, slim_revision
@@ -379,6 +380,44 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
     )
 
 
+SWITCH_RECHECK_SECONDS = 1.0
+
+
+async def _hold_unseen_switches(state: OperatorState, client: Any, actions: Actions) -> list[str]:
+    """Read the pods of the nodes about to switch workload from the API, and drop the switch
+    of any node a pod uses the GPUs of (the pass's snapshot did not have it yet: the pod
+    informer lags behind the node informer after a restart of the API server, or under load).
+
+    The next pass, once the pod informer has caught up, holds the switch with its event.
+    Returns the nodes held here.
+    """
+    names = sorted(n for n in actions.switching if n in actions.node_label_patches)
+    if not names:
+        return []
+    found = await asyncio.gather(
+        *(state.writer.run(partial(ops.pods_on_node, client, name)) for name in names)
+    )
+    namespace = state.config.namespace
+    held = []
+    for name, pods in zip(names, found, strict=True):
+        infos = [info for pod in pods if (info := pod_info(pod, namespace)) is not None]
+        users = [f"{p.namespace}/{p.name}" for p in infos if uses_gpus(p)]
+        if not users:
+            continue
+        held.append(name)
+        del actions.node_label_patches[name]
+        actions.switching.discard(name)
+        actions.events = [
+            e for e in actions.events if not (e.node == name and e.reason == "WorkloadSwitched")
+        ]
+        log.info(
+            "node %s: workload switch held, %s use its GPUs (not yet in the pod informer)",
+            name,
+            ", ".join(users[:5]),
+        )
+    return held
+
+
 async def _write_gpu_cluster_status(
     state: OperatorState, client: Any, objects: list[dict[str, Any]], actions: Actions
 ) -> None:
@@ -462,6 +501,8 @@ class OperatorPasses:
     async def execute(self, actions: Actions) -> Outcome:
         state = self.state
         waits = [_throttle_status(state, actions)]
+        if await _hold_unseen_switches(state, self.client, actions):
+            waits.append(SWITCH_RECHECK_SECONDS)
         await _execute(state, self.client, actions)
         state.passes += 1
         state.last_actions = actions

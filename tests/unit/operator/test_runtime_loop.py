@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from gpuop.api.labels import (
+    FORCE_SWITCH_ANNOTATION,
     HASH_ANNOTATION,
     MANAGED_BY,
     MANAGED_BY_LABEL,
@@ -249,3 +250,75 @@ def test_a_held_status_write_and_a_driver_upgrade_ask_for_later_passes() -> None
     state.last_status_write = 0.0
     later = execute(Actions(upgrade_counts=upgrading))
     assert later.requeue_after == runtime.UPGRADE_RECHECK_SECONDS and not later.again
+
+
+def gpu_pod(name: str, node: str) -> dict[str, Any]:
+    container = {"name": "cuda", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"nodeName": node, "containers": [container]},
+        "status": {"phase": "Running"},
+    }
+
+
+def switch_seen_without_pods(fake: FakeKube) -> Actions:
+    """Node c relabelled vm-vgpu, decided on a snapshot whose pod informer lags (no pods)."""
+    node = fake.get_object("Node", "c")
+    assert node is not None
+    node["metadata"]["labels"][WORKLOAD_LABEL] = "vm-vgpu"
+    fake.put(node)
+    snapshot = Snapshot(
+        policies=list(fake.objects_of("ClusterPolicy").values()),
+        nodes={n: runtime.slim_node(o) for n, o in fake.objects_of("Node").items()},
+        daemonsets={
+            n: runtime.slim_daemonset(o) for n, o in fake.objects_of("DaemonSet", NS).items()
+        },
+        pods=[],
+        namespace=NS,
+    )
+    actions = reconcile(snapshot, NOW)
+    assert "c" in actions.switching and "c" in actions.node_label_patches
+    return actions
+
+
+@pytest.mark.parametrize("pod_on_node", [True, False])
+def test_a_switch_is_held_for_a_gpu_pod_the_pod_informer_has_not_seen(pod_on_node: bool) -> None:
+    fake = cluster()
+    state = asyncio.run(operate(fake, lambda: converged(fake)))
+    if pod_on_node:
+        fake.put(gpu_pod("training", "c"))
+    fake.put(gpu_pod("elsewhere", "p"))
+    actions = switch_seen_without_pods(fake)
+    held = asyncio.run(runtime._hold_unseen_switches(state, fake, actions))
+    if pod_on_node:
+        assert held == ["c"]
+        assert "c" not in actions.node_label_patches and not actions.switching
+        assert not [e for e in actions.events if e.reason == "WorkloadSwitched"]
+    else:
+        assert held == []
+        assert "c" in actions.node_label_patches
+        assert [e.node for e in actions.events if e.reason == "WorkloadSwitched"] == ["c"]
+
+
+def test_a_forced_switch_is_not_read_again() -> None:
+    fake = cluster()
+    asyncio.run(operate(fake, lambda: converged(fake)))
+    node = fake.get_object("Node", "c")
+    assert node is not None
+    node["metadata"].setdefault("annotations", {})[FORCE_SWITCH_ANNOTATION] = "true"
+    fake.put(node)
+    node = fake.get_object("Node", "c")
+    assert node is not None
+    node["metadata"]["labels"][WORKLOAD_LABEL] = "vm-vgpu"
+    fake.put(node)
+    snapshot = Snapshot(
+        policies=list(fake.objects_of("ClusterPolicy").values()),
+        nodes={n: runtime.slim_node(o) for n, o in fake.objects_of("Node").items()},
+        daemonsets={},
+        pods=[],
+        namespace=NS,
+    )
+    actions = reconcile(snapshot, NOW)
+    assert "c" in actions.node_label_patches and not actions.switching
