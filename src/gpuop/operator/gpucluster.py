@@ -17,17 +17,16 @@ from dataclasses import replace
 from typing import Any
 
 from gpuop.api.conditions import merge_conditions, status_differs
-from gpuop.api.labels import FORCE_SWITCH_ANNOTATION, HASH_ANNOTATION
+from gpuop.api.labels import HASH_ANNOTATION
 from gpuop.catalog.dra import dra_catalog
-from gpuop.operator.model import Actions, NodeEvent, PodInfo, Snapshot
+from gpuop.operator.holds import switch_held_event
+from gpuop.operator.model import Actions, PlanCache, PodInfo, Snapshot, daemonset_ready
 from gpuop.planner import NodeFacts, NodePlan, planning_key
 from gpuop.planner.stack import plan_node
 from gpuop.policy import PolicyError, ResolvedPolicy
 from gpuop.policy.gpucluster import SINGLETON_NAME, ResolvedGpuCluster, parse_gpu_cluster
 from gpuop.render.gpucluster import render_gpu_cluster
 from gpuop.render.support import object_key
-
-PlanCache = dict[tuple[Any, ...], Any]
 
 
 def active_gpu_cluster(objects: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -118,12 +117,6 @@ def set_status(
         actions.gpu_cluster_status[SINGLETON_NAME] = status
 
 
-def _daemonset_ready(ds: Mapping[str, Any]) -> bool:
-    from gpuop.operator.reconcile import daemonset_ready
-
-    return daemonset_ready(ds)
-
-
 def gpu_cluster_objects(
     snapshot: Snapshot,
     obj: Mapping[str, Any],
@@ -156,7 +149,7 @@ def gpu_cluster_objects(
             if live is None or live_hash.get(HASH_ANNOTATION) != digest:
                 actions.apply.append(item)
                 not_ready.append(item["metadata"]["name"])
-            elif not _daemonset_ready(live):
+            elif not daemonset_ready(live):
                 not_ready.append(item["metadata"]["name"])
             continue
         item_key = object_key(item)
@@ -214,16 +207,7 @@ def dra_node(
     (True), as a workload switch is, until they are gone or the switch is forced.
     """
     if before is not None and busy and not forced:
-        users = ", ".join(f"{p.namespace}/{p.name}" for p in busy[:5])
-        actions.events.append(
-            NodeEvent(
-                name,
-                "WorkloadSwitchHeld",
-                f"switch from {before} to the DRA stack is held while {len(busy)} pod(s) use"
-                f" this node's GPUs ({users}); annotate the node {FORCE_SWITCH_ANNOTATION}=true"
-                " to switch anyway",
-            )
-        )
+        actions.events.append(switch_held_event(name, before, "the DRA stack", busy))
         return True
     if node_plan.label_changes:
         actions.node_label_patches[name] = dict(node_plan.label_changes)

@@ -32,6 +32,10 @@ VALIDATOR_APP = "nvidia-operator-validator"
 # Pods the upgrade state machine reads by upstream's `app` labels, whoever made them.
 UPGRADE_APPS = frozenset({DRIVER_APP, VALIDATOR_APP})
 
+# What a pass may reuse from the one before: plans and rendered objects, keyed by the
+# versions of what they were made from.
+PlanCache = dict[tuple[Any, ...], Any]
+
 
 @dataclass(frozen=True)
 class PodInfo:
@@ -226,4 +230,24 @@ def workload_pod(pod: Mapping[str, Any]) -> WorkloadPod:
         terminating=meta.get("deletionTimestamp") is not None,
         daemonset=any(o.get("kind") == "DaemonSet" and o.get("controller") for o in owners),
         mirror=MIRROR_POD_ANNOTATION in annotations,
+    )
+
+
+def daemonset_ready(ds: Mapping[str, Any]) -> bool:
+    """Upstream `isDaemonSetReady`."""
+    status = ds.get("status") or {}
+    desired = int(status.get("desiredNumberScheduled") or 0)
+    if desired == 0:
+        return True
+    if int(status.get("numberUnavailable") or 0) != 0:
+        return False
+    meta = ds.get("metadata") or {}
+    if int(status.get("observedGeneration") or 0) < int(meta.get("generation") or 0):
+        return False
+    strategy = ((ds.get("spec") or {}).get("updateStrategy") or {}).get("type")
+    if strategy == "OnDelete":
+        return int(status.get("numberReady") or 0) == desired
+    return (
+        int(status.get("updatedNumberScheduled") or 0) == desired
+        and int(status.get("numberAvailable") or 0) == desired
     )

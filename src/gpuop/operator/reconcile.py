@@ -18,12 +18,16 @@ test, and keeps every rule in one place:
   ConfigMaps, Services), each applied only when its rendered hash changed; objects of
   operands no longer enabled are deleted, as upstream does;
 * status is `ready` when every enabled operand is Ready on every node that should run it.
+
+The steps live beside this module: the node step (`nodes`, with the holds in `holds`), the
+operand objects (`objects`) and the GPUCluster's part (`gpucluster`); this module orders
+them and turns what they found into the ClusterPolicy's status.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from gpuop.api.conditions import (
@@ -34,31 +38,17 @@ from gpuop.api.conditions import (
     status_differs,
 )
 from gpuop.api.labels import (
-    FORCE_SWITCH_ANNOTATION,
-    HASH_ANNOTATION,
-    NFD_KERNEL,
-    NFD_OS_ID,
-    NFD_OS_VERSION_ID,
     UPGRADE_ENABLED_ANNOTATION,
     UPGRADE_STATE_LABEL,
     VGPU_CONFIG_LABEL,
-    VGPU_DEVICE_MANAGER_DEPLOY_LABEL,
     WORKLOAD_LABEL,
 )
-from gpuop.api.policies import select_active
-from gpuop.api.resources import current_workload
-from gpuop.catalog import WorkloadConfig, operand_table
-from gpuop.naming import classify_resource
+from gpuop.api.policies import PolicySelection, select_active
+from gpuop.catalog import operand_table
 from gpuop.operator.gpucluster import (
     active_gpu_cluster,
-    claim_nodes,
-    dra_node,
     gpu_cluster_objects,
-    object_version,
-    parse_active,
-    plan_with_stacks,
     reconcile_gpu_cluster_only,
-    set_status,
 )
 from gpuop.operator.model import (
     DRIVER_APP,
@@ -66,22 +56,24 @@ from gpuop.operator.model import (
     VALIDATOR_APP,
     Actions,
     NodeEvent,
+    PlanCache,
     PodInfo,
     Snapshot,
+    daemonset_ready,
     pod_info,
     uses_gpus,
     workload_pod,
 )
-from gpuop.operator.upgrades import driver_upgrades
-from gpuop.planner import NodeFacts, NodePlan, plan, planning_key
-from gpuop.policy import PolicyError, ResolvedPolicy, parse_cluster_policy
-from gpuop.render import (
-    os_tag_of,
-    render_operand_daemonsets,
-    render_runtime_classes,
-    render_support_objects,
+from gpuop.operator.nodes import (
+    ActivePolicy,
+    NodeTally,
+    PodCensus,
+    active_gpu_cluster_beside,
+    plan_nodes,
 )
-from gpuop.render.support import SERVICE_MONITOR_KIND, object_key
+from gpuop.operator.objects import daemonset_writes, rendered_daemonsets, supporting_objects
+from gpuop.operator.upgrades import driver_upgrades
+from gpuop.policy import PolicyError, parse_cluster_policy
 
 __all__ = [
     "DRIVER_APP",
@@ -98,28 +90,7 @@ __all__ = [
     "workload_pod",
 ]
 
-VGPU_PAUSED = "paused-for-vgpu-change"
 MAX_LISTED_NODES = 50
-
-
-def daemonset_ready(ds: Mapping[str, Any]) -> bool:
-    """Upstream `isDaemonSetReady`."""
-    status = ds.get("status") or {}
-    desired = int(status.get("desiredNumberScheduled") or 0)
-    if desired == 0:
-        return True
-    if int(status.get("numberUnavailable") or 0) != 0:
-        return False
-    meta = ds.get("metadata") or {}
-    if int(status.get("observedGeneration") or 0) < int(meta.get("generation") or 0):
-        return False
-    strategy = ((ds.get("spec") or {}).get("updateStrategy") or {}).get("type")
-    if strategy == "OnDelete":
-        return int(status.get("numberReady") or 0) == desired
-    return (
-        int(status.get("updatedNumberScheduled") or 0) == desired
-        and int(status.get("numberAvailable") or 0) == desired
-    )
 
 
 def _names(nodes: list[str]) -> str:
@@ -128,111 +99,38 @@ def _names(nodes: list[str]) -> str:
 
 
 @dataclass(frozen=True)
-class PlannedNode:
-    facts: NodeFacts
-    plan: NodePlan
-    workload_before: WorkloadConfig | None
+class NodeCondition:
+    """A ClusterPolicy condition that is True, naming the nodes, while any node has it."""
+
+    type: ConditionType
+    reason: Reason
+    what: str
 
 
-PlanCache = dict[tuple[Any, ...], Any]
-
-
-def _planned(
-    policy: ResolvedPolicy,
-    policy_key: tuple[Any, ...],
-    name: str,
-    node: Mapping[str, Any],
-    cache: PlanCache | None,
-) -> PlannedNode:
-    """The node's facts and plan, reused while neither the node nor the policy changed.
-
-    A node's resourceVersion names its content, so a thousand quiet nodes are not re-read on
-    every pass; nodes that read the same (the usual fleet of identical servers) share one
-    planning, since a plan depends on the node's name only to carry it.
-    """
-    version = (node.get("metadata") or {}).get("resourceVersion")
-    by_version = ("version", policy_key, name, version) if version else None
-    if by_version is not None and cache is not None and by_version in cache:
-        return cache[by_version]  # type: ignore[no-any-return]
-    facts = NodeFacts.from_object(node)
-    by_content = ("content", policy_key, planning_key(facts))
-    shared = cache.get(by_content) if cache is not None else None
-    if shared is None:
-        node_plan = plan(policy, facts)
-        if cache is not None:
-            cache[by_content] = node_plan
-    else:
-        node_plan = replace(shared, node=facts.name)
-    result = PlannedNode(facts, node_plan, current_workload(facts.labels))
-    if by_version is not None and cache is not None:
-        cache[by_version] = result
-    return result
-
-
-def _rendered_daemonsets(
-    policy: ResolvedPolicy,
-    policy_key: tuple[Any, ...],
-    operands: tuple[Any, ...],
-    snapshot: Snapshot,
-    cache: PlanCache | None,
-    os_tag: str | None,
-    kernels: dict[str, str],
-) -> list[dict[str, Any]]:
-    key = (
-        "daemonsets",
-        policy_key,
-        snapshot.namespace,
-        tuple(sorted(snapshot.operator_env.items())),
-        os_tag,
-        tuple(sorted(kernels.items())),
-    )
-    cached = cache.get(key) if cache is not None else None
-    if cached is None:
-        cached = [
-            ds
-            for op in operands
-            for ds in render_operand_daemonsets(
-                policy, op, snapshot.namespace, snapshot.operator_env, os_tag, kernels
-            )
-        ]
-        if cache is not None:
-            cache[key] = cached
-    return [dict(ds) for ds in cached]
-
-
-def _supporting_objects(
-    policy: ResolvedPolicy,
-    policy_key: tuple[Any, ...],
-    snapshot: Snapshot,
-    cache: PlanCache | None,
-    actions: Actions,
-) -> None:
-    """RuntimeClasses, and every enabled operand's ServiceAccount, RBAC, ConfigMaps and
-    Services (with or without GPU nodes: they cost nothing, and a pod naming a missing
-    ServiceAccount is never created); what gpuop made that is no longer wanted goes."""
-    key = ("support", policy_key, snapshot.namespace, snapshot.service_monitors_served)
-    wanted = cache.get(key) if cache is not None else None
-    if wanted is None:
-        wanted = [
-            obj
-            for obj in [
-                *render_runtime_classes(policy),
-                *render_support_objects(policy, policy.enabled_operands(), snapshot.namespace),
-            ]
-            if obj["kind"] != SERVICE_MONITOR_KIND or snapshot.service_monitors_served
-        ]
-        if cache is not None:
-            cache[key] = wanted
-    wanted_keys = set()
-    for obj in wanted:
-        obj_key = object_key(obj)
-        wanted_keys.add(obj_key)
-        if (
-            snapshot.existing_objects.get(obj_key)
-            != obj["metadata"]["annotations"][HASH_ANNOTATION]
-        ):
-            actions.apply.append(obj)
-    actions.delete_objects = sorted(k for k in snapshot.existing_objects if k not in wanted_keys)
+# In the order they stand in the status.
+NODE_CONDITIONS: tuple[NodeCondition, ...] = (
+    NodeCondition(
+        ConditionType.WORKLOAD_LABELS_IGNORED,
+        Reason.SANDBOX_WORKLOADS_DISABLED,
+        f"{WORKLOAD_LABEL} is set but ignored because sandboxWorkloads.enabled is false on",
+    ),
+    NodeCondition(
+        ConditionType.INVALID_WORKLOAD_LABELS, Reason.INVALID_VALUE, f"invalid {WORKLOAD_LABEL} on"
+    ),
+    NodeCondition(
+        ConditionType.VGPU_CONFIG_INVALID,
+        Reason.INFEASIBLE,
+        f"{VGPU_CONFIG_LABEL} cannot be applied on",
+    ),
+    NodeCondition(
+        ConditionType.WORKLOAD_SWITCH_HELD, Reason.GPU_PODS_RUNNING, "workload switch held on"
+    ),
+    NodeCondition(
+        ConditionType.VGPU_CONFIG_CHANGE_HELD,
+        Reason.VGPU_DEVICES_IN_USE,
+        f"{VGPU_CONFIG_LABEL} change held on",
+    ),
+)
 
 
 def reconcile(
@@ -240,15 +138,92 @@ def reconcile(
     now: str,
     plan_cache: PlanCache | None = None,
 ) -> Actions:
-    """Decide every write for one pass over the snapshot."""
+    """Decide every write for one pass over the snapshot.
+
+    The steps: the ClusterPolicies not chosen are marked ignored; the chosen one is parsed;
+    every node is planned (labels, holds, Events); the operand objects are rendered and
+    compared with the live ones; the nodes' readiness and the conditions make the status.
+    """
     actions = Actions()
     selection = select_active(snapshot.policies)
+    _mark_ignored(snapshot, selection, now, actions)
+    gc_obj = active_gpu_cluster(snapshot.gpu_clusters)
     chosen = selection.active
+    if chosen is None:
+        if gc_obj is not None:
+            gc_actions = reconcile_gpu_cluster_only(snapshot, gc_obj, now, plan_cache)
+            gc_actions.status.update(actions.status)
+            return gc_actions
+        _cleanup_without_policy(snapshot, actions)
+        return actions
+
+    policy_name = str((chosen.get("metadata") or {}).get("name"))
+    actions.active_policy = policy_name
+    try:
+        policy = parse_cluster_policy(chosen, f"ClusterPolicy {policy_name}")
+    except PolicyError as exc:
+        _fail(actions, chosen, snapshot, "the ClusterPolicy is invalid", exc, now)
+        return actions
+    active = ActivePolicy.of(chosen, policy)
+    census = PodCensus.of(snapshot.pods)
+    gpu_cluster = active_gpu_cluster_beside(snapshot, gc_obj, now, actions)
+    tally = plan_nodes(snapshot, active, gpu_cluster, census, plan_cache, actions)
+
+    enabled = policy.enabled_operands() if tally.gpu_nodes else ()
+    try:
+        rendered = rendered_daemonsets(
+            policy, active.key, tuple(enabled), snapshot, plan_cache, tally.os_tag, tally.kernels
+        )
+    except PolicyError as exc:
+        _fail(actions, chosen, snapshot, "an operand image cannot be resolved", exc, now)
+        return actions
+    supporting_objects(policy, active.key, snapshot, plan_cache, actions)
+    if gpu_cluster is not None:
+        gpu_cluster_objects(
+            snapshot, gpu_cluster.obj, gpu_cluster.spec, actions, now, plan_cache,
+            tally.dra_nodes,
+        )  # fmt: skip
+    driver_upgrades(policy, snapshot, actions)
+    daemonset_writes(snapshot, rendered, tally.gpu_nodes, actions)
+
+    not_ready_ds = sorted(
+        ds["metadata"]["name"]
+        for ds in rendered
+        if ds["metadata"]["name"] not in snapshot.daemonsets
+        or not daemonset_ready(snapshot.daemonsets[ds["metadata"]["name"]])
+        or any(a is ds for a in actions.apply)
+    )
+    waiting_nodes, ready_nodes = _node_readiness(
+        actions, tally, census, {op.name for op in enabled}
+    )
+    ready = not not_ready_ds and not waiting_nodes
+    actions.ready = ready
+    _set_status(
+        actions,
+        chosen,
+        snapshot.namespace,
+        "ready" if ready else "notReady",
+        _policy_conditions(not_ready_ds, waiting_nodes, tally),
+        now,
+        {
+            "gpuNodes": tally.gpu_nodes,
+            "readyNodes": ready_nodes,
+            "byWorkload": dict(sorted(tally.by_workload.items())),
+            "notReady": waiting_nodes[:MAX_LISTED_NODES],
+        },
+    )
+    return actions
+
+
+def _mark_ignored(
+    snapshot: Snapshot, selection: PolicySelection[dict[str, Any]], now: str, actions: Actions
+) -> None:
+    """Every live ClusterPolicy but the active one: `ignored`, naming the active one."""
+    if selection.active is None:
+        return
+    active_name = (selection.active.get("metadata") or {}).get("name")
     for other in selection.ignored:
-        assert chosen is not None
-        meta = other.get("metadata") or {}
         old_status = other.get("status") or {}
-        active_name = (chosen.get("metadata") or {}).get("name")
         status = {
             "state": "ignored",
             "namespace": snapshot.namespace,
@@ -268,224 +243,57 @@ def reconcile(
             ),
         }
         if status_differs(old_status, status):
-            actions.status[str(meta.get("name"))] = status
+            actions.status[str((other.get("metadata") or {}).get("name"))] = status
 
-    gc_obj = active_gpu_cluster(snapshot.gpu_clusters)
-    if chosen is None:
-        if gc_obj is not None:
-            gc_actions = reconcile_gpu_cluster_only(snapshot, gc_obj, now, plan_cache)
-            gc_actions.status.update(actions.status)
-            return gc_actions
-        _cleanup_without_policy(snapshot, actions)
-        return actions
 
-    policy_name = str((chosen.get("metadata") or {}).get("name"))
-    actions.active_policy = policy_name
-    try:
-        policy = parse_cluster_policy(chosen, f"ClusterPolicy {policy_name}")
-    except PolicyError as exc:
-        _set_status(
-            actions,
-            chosen,
-            snapshot.namespace,
-            "notReady",
-            [
-                condition(ConditionType.READY, False, Reason.ERROR, "the ClusterPolicy is invalid"),
-                condition(
-                    ConditionType.ERROR, True, Reason.RECONCILE_FAILED, "; ".join(exc.problems)
-                ),
-            ],
-            now,
-            {},
-        )
-        return actions
-
-    consumers: dict[str, list[PodInfo]] = {}
-    ready_operands: dict[str, set[str]] = {}
-    for pod in snapshot.pods:
-        if pod.terminal or not pod.node:
-            continue
-        if pod.operand is not None:
-            if pod.ready:
-                ready_operands.setdefault(pod.node, set()).add(pod.operand)
-        elif uses_gpus(pod):
-            consumers.setdefault(pod.node, []).append(pod)
-
-    policy_key = (
-        (chosen.get("metadata") or {}).get("uid"),
-        (chosen.get("metadata") or {}).get("generation"),
-        (chosen.get("metadata") or {}).get("resourceVersion")
-        if not (chosen.get("metadata") or {}).get("generation")
-        else None,
+def _fail(
+    actions: Actions,
+    policy: Mapping[str, Any],
+    snapshot: Snapshot,
+    summary: str,
+    error: PolicyError,
+    now: str,
+) -> None:
+    """A pass that cannot go on: notReady, with what is wrong in the Error condition."""
+    _set_status(
+        actions,
+        policy,
+        snapshot.namespace,
+        "notReady",
+        [
+            condition(ConditionType.READY, False, Reason.ERROR, summary),
+            condition(
+                ConditionType.ERROR, True, Reason.RECONCILE_FAILED, "; ".join(error.problems)
+            ),
+        ],
+        now,
+        {},
     )
-    policy_annotations = (chosen.get("metadata") or {}).get("annotations") or {}
-    policy_forces = policy_annotations.get(FORCE_SWITCH_ANNOTATION) == "true"
-    held_nodes: list[str] = []
-    vgpu_held_nodes: list[str] = []
-    ignored_nodes: list[str] = []
-    invalid_nodes: list[str] = []
-    vgpu_problem_nodes: list[str] = []
-    by_workload: dict[str, int] = {}
-    gpu_nodes = 0
-    os_tag: str | None = None
-    kernels: dict[str, str] = {}
-    planned_nodes: dict[str, PlannedNode] = {}
-    gpu_cluster, gc_problem = parse_active(gc_obj) if gc_obj is not None else (None, "")
-    if gc_obj is not None and gpu_cluster is None:
-        set_status(actions, gc_obj, snapshot.namespace, False, "ReconcileFailed", gc_problem, now)
-    claims = claim_nodes(snapshot) if gpu_cluster is not None else frozenset()
-    dra_nodes = 0
-    for name, node in sorted(snapshot.nodes.items()):
-        if gpu_cluster is not None and gc_obj is not None:
-            facts, stack_plan = plan_with_stacks(
-                policy, policy_key, gpu_cluster, object_version(gc_obj), node,
-                name in claims, plan_cache,
-            )  # fmt: skip
-            planned = PlannedNode(facts, stack_plan, current_workload(facts.labels))
-        else:
-            planned = _planned(policy, policy_key, name, node, plan_cache)
-        facts, node_plan = planned.facts, planned.plan
-        if node_plan.workload.reason == "dra-stack":
-            # The DRA stack's nodes belong to the GPUCluster: its status counts them.
-            dra_nodes += 1
-            actions.plans[name] = node_plan
-            planned_nodes[name] = planned
-            forced = policy_forces or facts.annotations.get(FORCE_SWITCH_ANNOTATION) == "true"
-            if dra_node(name, planned.workload_before, node_plan, consumers.get(name, []),
-                        forced, actions):  # fmt: skip
-                held_nodes.append(name)
-            continue
-        planned_nodes[name] = planned
-        actions.plans[name] = node_plan
-        if not node_plan.gpu_node:
-            if node_plan.label_changes:
-                actions.node_label_patches[name] = dict(node_plan.label_changes)
-            continue
-        gpu_nodes += 1
-        if gpu_nodes == 1:
-            # Upstream tags the driver image with the OS of the first GPU node by name.
-            os_tag = os_tag_of(facts.labels)
-        kernel = facts.labels.get(NFD_KERNEL)
-        if kernel:
-            os_id = facts.labels.get(NFD_OS_ID, "")
-            kernels.setdefault(kernel, f"{os_id}{facts.labels.get(NFD_OS_VERSION_ID, '')}")
-        config = node_plan.workload.config or "container"
-        before = planned.workload_before
-        busy = consumers.get(name, [])
-        forced = policy_forces or facts.annotations.get(FORCE_SWITCH_ANNOTATION) == "true"
-        if before is not None and before != config and busy and not forced:
-            held_nodes.append(name)
-            users = ", ".join(f"{p.namespace}/{p.name}" for p in busy[:5])
-            actions.events.append(
-                NodeEvent(
-                    name,
-                    "WorkloadSwitchHeld",
-                    f"switch from {before} to {config} is held while {len(busy)} pod(s) use"
-                    f" this node's GPUs ({users}); annotate the node"
-                    f" {FORCE_SWITCH_ANNOTATION}=true to switch anyway",
-                )
-            )
-            by_workload[before] = by_workload.get(before, 0) + 1
-            continue
-        by_workload[config] = by_workload.get(config, 0) + 1
-        label_changes = dict(node_plan.label_changes)
-        vgpu_hold = _vgpu_change_hold(name, facts, node_plan, busy, forced)
-        if vgpu_hold is not None:
-            label_changes.update(vgpu_hold.label_changes)
-            actions.events.extend(vgpu_hold.events)
-            if vgpu_hold.held:
-                vgpu_held_nodes.append(name)
-        if label_changes:
-            actions.node_label_patches[name] = label_changes
-            if before is not None and before != config:
-                if not forced:
-                    actions.switching.add(name)
-                actions.events.append(
-                    NodeEvent(
-                        name, "WorkloadSwitched", f"workload config {before} -> {config}", "Normal"
-                    )
-                )
-        for notice in node_plan.notices:
-            if notice.code == "WorkloadLabelIgnored" and notice.severity == "warning":
-                ignored_nodes.append(name)
-                actions.events.append(NodeEvent(name, notice.code, notice.message))
-            elif notice.code == "InvalidWorkloadLabel":
-                invalid_nodes.append(name)
-                actions.events.append(NodeEvent(name, notice.code, notice.message))
-            elif notice.code == "VgpuConfigInfeasible":
-                vgpu_problem_nodes.append(name)
-                actions.events.append(NodeEvent(name, notice.code, notice.message))
 
-    enabled = policy.enabled_operands() if gpu_nodes else ()
-    enabled_names = {op.name for op in enabled}
-    try:
-        rendered = _rendered_daemonsets(
-            policy, policy_key, tuple(enabled), snapshot, plan_cache, os_tag, kernels
-        )
-    except PolicyError as exc:
-        _set_status(
-            actions,
-            chosen,
-            snapshot.namespace,
-            "notReady",
-            [
-                condition(
-                    ConditionType.READY,
-                    False,
-                    Reason.ERROR,
-                    "an operand image cannot be resolved",
-                ),
-                condition(
-                    ConditionType.ERROR, True, Reason.RECONCILE_FAILED, "; ".join(exc.problems)
-                ),
-            ],
-            now,
-            {},
-        )
-        return actions
-    _supporting_objects(policy, policy_key, snapshot, plan_cache, actions)
-    if gpu_cluster is not None and gc_obj is not None:
-        gpu_cluster_objects(snapshot, gc_obj, gpu_cluster, actions, now, plan_cache, dra_nodes)
-    driver_upgrades(policy, snapshot, actions)
-    for ds in rendered:
-        live = snapshot.daemonsets.get(ds["metadata"]["name"])
-        live_hash = ((live or {}).get("metadata") or {}).get("annotations", {}).get(HASH_ANNOTATION)
-        if live is None or live_hash != ds["metadata"]["annotations"][HASH_ANNOTATION]:
-            actions.apply.append(ds)
-    managed = {op.daemonset for op in operand_table().operands}
-    driver_daemonset = operand_table().operand("driver").daemonset
-    wanted = {ds["metadata"]["name"] for ds in rendered}
-    for name in sorted(snapshot.daemonsets):
-        precompiled = name.startswith(f"{driver_daemonset}-")
-        if (name in managed or precompiled) and name not in wanted and gpu_nodes:
-            actions.delete_daemonsets.append(name)
 
-    not_ready_ds = sorted(
-        ds["metadata"]["name"]
-        for ds in rendered
-        if ds["metadata"]["name"] not in snapshot.daemonsets
-        or not daemonset_ready(snapshot.daemonsets[ds["metadata"]["name"]])
-        or any(a is ds for a in actions.apply)
-    )
+def _node_readiness(
+    actions: Actions, tally: NodeTally, census: PodCensus, enabled_names: set[str]
+) -> tuple[list[dict[str, Any]], int]:
+    """The GPU nodes not ready yet (held, or waiting for an operand), and the ready count."""
     waiting_nodes: list[dict[str, Any]] = []
     ready_nodes = 0
     for name, node_plan in sorted(actions.plans.items()):
         if not node_plan.gpu_node:
             continue
-        if node_plan.workload.reason == "dra-stack" and name not in held_nodes:
+        if node_plan.workload.reason == "dra-stack" and name not in tally.held:
             continue
-        if name in held_nodes:
+        if name in tally.held:
             waiting_nodes.append(
                 {
                     "name": name,
-                    "workload": planned_nodes[name].workload_before or "",
+                    "workload": tally.planned[name].workload_before or "",
                     "waitingFor": [],
                     "held": True,
                     "message": "workload switch held: GPU pods still running",
                 }
             )
             continue
-        if name in vgpu_held_nodes:
+        if name in tally.vgpu_held:
             waiting_nodes.append(
                 {
                     "name": name,
@@ -496,10 +304,11 @@ def reconcile(
                 }
             )
             continue
+        ready_here = census.ready_operands.get(name, ())
         waiting = [
             op.name
             for op in node_plan.running_operands()
-            if op.name in enabled_names and op.name not in ready_operands.get(name, ())
+            if op.name in enabled_names and op.name not in ready_here
         ]
         if name in actions.node_label_patches:
             waiting = waiting or ["labels"]
@@ -517,16 +326,21 @@ def reconcile(
             )
         else:
             ready_nodes += 1
+    return waiting_nodes, ready_nodes
 
+
+def _policy_conditions(
+    not_ready_ds: list[str], waiting_nodes: list[dict[str, Any]], tally: NodeTally
+) -> list[dict[str, str]]:
+    """Ready and Error as upstream sets them, then one condition per row of NODE_CONDITIONS."""
     conditions: list[dict[str, str]] = []
-    ready = not not_ready_ds and not waiting_nodes
-    if ready:
+    if not not_ready_ds and not waiting_nodes:
         reason, message = (
             (
                 Reason.RECONCILED,
                 "ClusterPolicy is ready as all resources have been successfully reconciled",
             )
-            if gpu_nodes
+            if tally.gpu_nodes
             else (
                 Reason.NO_GPU_NODES,
                 "No GPU node found, watching for new nodes to join the cluster.",
@@ -555,65 +369,17 @@ def reconcile(
                 "ClusterPolicy is not ready; " + "; ".join(parts),
             ),
         ]
-    # The per-node problem conditions: True with the nodes named while any node has it.
-    node_conditions = (
-        (
-            ConditionType.WORKLOAD_LABELS_IGNORED,
-            Reason.SANDBOX_WORKLOADS_DISABLED,
-            ignored_nodes,
-            f"{WORKLOAD_LABEL} is set but ignored because sandboxWorkloads.enabled is false on",
-        ),
-        (
-            ConditionType.INVALID_WORKLOAD_LABELS,
-            Reason.INVALID_VALUE,
-            invalid_nodes,
-            f"invalid {WORKLOAD_LABEL} on",
-        ),
-        (
-            ConditionType.VGPU_CONFIG_INVALID,
-            Reason.INFEASIBLE,
-            vgpu_problem_nodes,
-            f"{VGPU_CONFIG_LABEL} cannot be applied on",
-        ),
-        (
-            ConditionType.WORKLOAD_SWITCH_HELD,
-            Reason.GPU_PODS_RUNNING,
-            held_nodes,
-            "workload switch held on",
-        ),
-        (
-            ConditionType.VGPU_CONFIG_CHANGE_HELD,
-            Reason.VGPU_DEVICES_IN_USE,
-            vgpu_held_nodes,
-            f"{VGPU_CONFIG_LABEL} change held on",
-        ),
-    )
-    for kind, reason, affected, what in node_conditions:
+    for row in NODE_CONDITIONS:
+        affected = tally.affected[row.type]
         conditions.append(
             condition(
-                kind,
+                row.type,
                 bool(affected),
-                reason if affected else Reason.NONE,
-                f"{what}: {_names(affected)}" if affected else "",
+                row.reason if affected else Reason.NONE,
+                f"{row.what}: {_names(affected)}" if affected else "",
             )
         )
-    nodes_summary = {
-        "gpuNodes": gpu_nodes,
-        "readyNodes": ready_nodes,
-        "byWorkload": dict(sorted(by_workload.items())),
-        "notReady": waiting_nodes[:MAX_LISTED_NODES],
-    }
-    actions.ready = ready
-    _set_status(
-        actions,
-        chosen,
-        snapshot.namespace,
-        "ready" if ready else "notReady",
-        conditions,
-        now,
-        nodes_summary,
-    )
-    return actions
+    return conditions
 
 
 def _set_status(
@@ -635,71 +401,6 @@ def _set_status(
         status["nodes"] = dict(nodes)
     if status_differs(old, status):
         actions.status[str((policy.get("metadata") or {}).get("name"))] = status
-
-
-@dataclass
-class VgpuHold:
-    held: bool
-    label_changes: dict[str, str | None]
-    events: list[NodeEvent]
-
-
-def _vgpu_change_hold(
-    name: str, facts: NodeFacts, node_plan: NodePlan, busy: list[PodInfo], forced: bool
-) -> VgpuHold | None:
-    """Park the vGPU device manager while VMs use the node's vGPU devices.
-
-    Applying a `nvidia.com/vgpu.config` deletes every vGPU device on the node and creates the
-    new ones; a VM using one of them loses its GPU. The device manager acts on the label as
-    soon as it changes, so it cannot be stopped after the fact: while pods use the node's
-    vGPU resources its deploy label is `paused-for-vgpu-change` (the value upstream's vGPU
-    device manager itself uses while it reconfigures), so its pod leaves the node and the
-    devices stay as they are. A config change made meanwhile is held, with an Event and a
-    condition, until the pods are gone (or the node is annotated to proceed); then the label
-    goes back to `true` and the manager applies whatever config the node asks for.
-    """
-    labels = facts.labels
-    value = labels.get(VGPU_DEVICE_MANAGER_DEPLOY_LABEL)
-    paused = value == VGPU_PAUSED
-    vgpu = node_plan.vgpu if node_plan.workload.config == "vm-vgpu" else None
-    users = [p for p in busy if any(classify_resource(r) == "vgpu" for r in p.gpu_resources)]
-    if vgpu is not None and value in ("true", VGPU_PAUSED) and users and not forced:
-        park: dict[str, str | None] = (
-            {} if paused else {VGPU_DEVICE_MANAGER_DEPLOY_LABEL: VGPU_PAUSED}
-        )
-        wanted = dict(vgpu.result.resources())
-        current = {
-            resource: quantity
-            for resource, count in facts.allocatable.items()
-            if classify_resource(resource) == "vgpu" and (quantity := _count(count))
-        }
-        if not current or current == wanted:
-            return VgpuHold(False, park, [])
-        names = ", ".join(f"{p.namespace}/{p.name}" for p in users[:5])
-        have = ", ".join(f"{k}: {v}" for k, v in sorted(current.items()))
-        want = (
-            ", ".join(f"{k}: {v}" for k, v in sorted(wanted.items()))
-            if wanted
-            else "no device (it cannot be applied)"
-        )
-        message = (
-            f"{VGPU_CONFIG_LABEL} {vgpu.config_name} is held while {len(users)} pod(s) use"
-            f" this node's vGPU devices ({names}): it has {have}, the new config makes {want};"
-            f" move the VMs off, or annotate the node {FORCE_SWITCH_ANNOTATION}=true to apply"
-            " it anyway"
-        )
-        return VgpuHold(True, park, [NodeEvent(name, "VgpuConfigChangeHeld", message)])
-    if paused:
-        resume = "true" if vgpu is not None else None
-        return VgpuHold(False, {VGPU_DEVICE_MANAGER_DEPLOY_LABEL: resume}, [])
-    return None
-
-
-def _count(value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        return 0
 
 
 def _cleanup_without_policy(snapshot: Snapshot, actions: Actions) -> None:

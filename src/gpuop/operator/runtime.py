@@ -51,9 +51,9 @@ from gpuop.kube.controller import (
 from gpuop.kube.informer import Informer
 from gpuop.kube.running import run_controller, supervise, with_retries
 from gpuop.operator import metrics
+from gpuop.operator.model import PlanCache
 from gpuop.operator.reconcile import (
     Actions,
-    PlanCache,
     PodInfo,
     Snapshot,
     pod_info,
