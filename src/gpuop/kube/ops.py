@@ -7,7 +7,8 @@ rest of the code never handles client objects beyond passing them along.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from lightkube import AsyncClient, Client, operators
@@ -158,6 +159,54 @@ def _as_dict(obj: Any) -> dict[str, Any]:
     return result
 
 
+@contextmanager
+def _gone_is_fine() -> Iterator[None]:
+    """A 404 means there is nothing to act on: for a delete, the work is done already."""
+    try:
+        yield
+    except ApiError as exc:
+        if exc.status.code != NOT_FOUND:
+            raise
+
+
+async def _unless_gone(call: Awaitable[Any]) -> dict[str, Any] | None:
+    """The object a call answers with; None when its object is gone (404)."""
+    try:
+        return _as_dict(await call)
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return None
+        raise
+
+
+def _metadata_patch(
+    labels: Mapping[str, str | None] | None, annotations: Mapping[str, str | None] | None
+) -> dict[str, Any]:
+    """The `metadata` of a merge patch that sets (or, with None, removes) these keys."""
+    meta: dict[str, Any] = {}
+    if labels:
+        meta["labels"] = dict(labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return meta
+
+
+def _resources_patch(resources: Mapping[str, str | None]) -> dict[str, Any]:
+    """A node status patch that sets (or removes) extended resources in capacity and allocatable."""
+    return {"status": {"capacity": dict(resources), "allocatable": dict(resources)}}
+
+
+async def _patch_status(
+    client: AsyncClient, resource: Any, name: str, status: Mapping[str, Any], **params: Any
+) -> dict[str, Any] | None:
+    """Merge `status` into an object's status subresource; None when the object is gone."""
+    return await _unless_gone(
+        client.patch(
+            resource.Status, name, {"status": dict(status)}, patch_type=PatchType.MERGE, **params
+        )
+    )
+
+
 async def patch_node_labels(
     client: AsyncClient, name: str, changes: Mapping[str, str | None]
 ) -> dict[str, Any] | None:
@@ -174,21 +223,10 @@ async def patch_node(
 ) -> dict[str, Any] | None:
     """One merge patch of the given label and annotation keys (None deletes) and, when not
     None, `spec.unschedulable` (cordon / uncordon). None when the node is gone."""
-    meta: dict[str, Any] = {}
-    if labels:
-        meta["labels"] = dict(labels)
-    if annotations:
-        meta["annotations"] = dict(annotations)
-    body: dict[str, Any] = {"metadata": meta}
+    body: dict[str, Any] = {"metadata": _metadata_patch(labels, annotations)}
     if unschedulable is not None:
         body["spec"] = {"unschedulable": True if unschedulable else None}
-    try:
-        result = await client.patch(Node, name, body, patch_type=PatchType.MERGE)
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return None
-        raise
-    return _as_dict(result)
+    return await _unless_gone(client.patch(Node, name, body, patch_type=PatchType.MERGE))
 
 
 async def evict_pod(client: AsyncClient, namespace: str, name: str) -> bool:
@@ -208,11 +246,8 @@ async def evict_pod(client: AsyncClient, namespace: str, name: str) -> bool:
 
 async def delete_pod(client: AsyncClient, namespace: str, name: str) -> None:
     """Delete one pod (its DaemonSet makes the new one); gone already is fine."""
-    try:
+    with _gone_is_fine():
         await client.delete(Pod, name, namespace=namespace)
-    except ApiError as exc:
-        if exc.status.code != NOT_FOUND:
-            raise
 
 
 async def pods_on_node(client: AsyncClient, node: str) -> list[dict[str, Any]]:
@@ -229,14 +264,9 @@ async def patch_node_resources(
     client: AsyncClient, name: str, resources: Mapping[str, str | None]
 ) -> dict[str, Any] | None:
     """Set (or with None remove) extended resources in a node's capacity and allocatable."""
-    body = {"status": {"capacity": dict(resources), "allocatable": dict(resources)}}
-    try:
-        result = await client.patch(Node.Status, name, body, patch_type=PatchType.MERGE)
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return None
-        raise
-    return _as_dict(result)
+    return await _unless_gone(
+        client.patch(Node.Status, name, _resources_patch(resources), patch_type=PatchType.MERGE)
+    )
 
 
 async def apply_object(client: AsyncClient, obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -246,67 +276,34 @@ async def apply_object(client: AsyncClient, obj: Mapping[str, Any]) -> dict[str,
 
 async def delete_resource_slice(client: AsyncClient, name: str) -> None:
     """Delete a ResourceSlice (gone already is fine)."""
-    try:
+    with _gone_is_fine():
         await client.delete(ResourceSlice, name)
-    except ApiError as exc:
-        if exc.status.code != NOT_FOUND:
-            raise
 
 
 async def patch_claim_status(
     client: AsyncClient, name: str, namespace: str, status: Mapping[str, Any]
 ) -> dict[str, Any] | None:
     """Merge `status` into a ResourceClaim's status; None when the claim is gone."""
-    try:
-        result = await client.patch(
-            ResourceClaim.Status,
-            name,
-            {"status": dict(status)},
-            namespace=namespace,
-            patch_type=PatchType.MERGE,
-        )
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return None
-        raise
-    return _as_dict(result)
+    return await _patch_status(client, ResourceClaim, name, status, namespace=namespace)
 
 
 async def delete_daemonset(client: AsyncClient, name: str, namespace: str) -> None:
-    try:
+    with _gone_is_fine():
         await client.delete(DaemonSet, name, namespace=namespace)
-    except ApiError as exc:
-        if exc.status.code != NOT_FOUND:
-            raise
 
 
 async def patch_policy_status(
     client: AsyncClient, name: str, status: Mapping[str, Any]
 ) -> dict[str, Any] | None:
-    try:
-        result = await client.patch(
-            ClusterPolicy.Status, name, {"status": dict(status)}, patch_type=PatchType.MERGE
-        )
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return None
-        raise
-    return _as_dict(result)
+    """Merge-patch a ClusterPolicy's status subresource; None when it is gone."""
+    return await _patch_status(client, ClusterPolicy, name, status)
 
 
 async def patch_gpu_cluster_status(
     client: AsyncClient, name: str, status: Mapping[str, Any]
 ) -> dict[str, Any] | None:
     """Merge-patch a GPUCluster's status subresource; None when it is gone."""
-    try:
-        result = await client.patch(
-            GPUCluster.Status, name, {"status": dict(status)}, patch_type=PatchType.MERGE
-        )
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return None
-        raise
-    return _as_dict(result)
+    return await _patch_status(client, GPUCluster, name, status)
 
 
 async def create_event(client: AsyncClient, event: Mapping[str, Any]) -> None:
@@ -323,25 +320,19 @@ async def managed_objects(
     if kind not in _CLUSTER_SCOPED:
         params["namespace"] = namespace
     found: dict[str, str] = {}
-    try:
+    with _gone_is_fine():
         async for item in client.list(MANAGED_KINDS[kind], **params):
             meta = _as_dict(item).get("metadata") or {}
             if meta.get("name"):
                 found[meta["name"]] = (meta.get("annotations") or {}).get(hash_annotation, "")
-    except ApiError as exc:
-        if exc.status.code != NOT_FOUND:
-            raise
     return found
 
 
 async def delete_managed_object(client: AsyncClient, kind: str, name: str, namespace: str) -> None:
     """Delete one object of a managed kind; gone already is fine."""
     params: dict[str, Any] = {} if kind in _CLUSTER_SCOPED else {"namespace": namespace}
-    try:
+    with _gone_is_fine():
         await client.delete(MANAGED_KINDS[kind], name, **params)
-    except ApiError as exc:
-        if exc.status.code != NOT_FOUND:
-            raise
 
 
 async def service_monitors_served(client: AsyncClient) -> bool:
@@ -420,20 +411,11 @@ def patch_node_sync(
     resources: Mapping[str, str | None] | None = None,
 ) -> None:
     """Synchronous node patch for CLIs (drift, relabel)."""
-    meta: dict[str, Any] = {}
-    if labels:
-        meta["labels"] = dict(labels)
-    if annotations:
-        meta["annotations"] = dict(annotations)
+    meta = _metadata_patch(labels, annotations)
     if meta:
         client.patch(Node, name, {"metadata": meta}, patch_type=PatchType.MERGE)
     if resources:
-        client.patch(
-            Node.Status,
-            name,
-            {"status": {"capacity": dict(resources), "allocatable": dict(resources)}},
-            patch_type=PatchType.MERGE,
-        )
+        client.patch(Node.Status, name, _resources_patch(resources), patch_type=PatchType.MERGE)
 
 
 def apply_object_sync(client: Client, obj: Mapping[str, Any]) -> None:
@@ -548,11 +530,8 @@ def list_dra_sync(client: Client, kind: str, namespace: str | None = None) -> li
 
 def delete_dra_sync(client: Client, kind: str, name: str, namespace: str | None = None) -> None:
     """Delete one DRA object (gone already is fine)."""
-    try:
+    with _gone_is_fine():
         if kind == "ResourceClaim":
             client.delete(DRA_KINDS[kind], name, namespace=namespace)
         else:
             client.delete(DRA_KINDS[kind], name)
-    except ApiError as exc:
-        if exc.status.code != NOT_FOUND:
-            raise

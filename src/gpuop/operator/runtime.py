@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -362,19 +362,14 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         state.applied.pop((kind, name), None)
         metrics.WRITES.labels(kind=f"{kind}-delete").inc()
 
-    for name, status in actions.status.items():
-        current = next((p for p in policies if p["metadata"]["name"] == name), {})
-        patch_status: dict[str, Any] = dict(status)
-        for key in current.get("status") or {}:
-            patch_status.setdefault(key, None)
-        result = await ops.patch_policy_status(client, name, patch_status)
-        metrics.WRITES.labels(kind="clusterpolicy-status").inc()
-        if result is not None:
-            state.status_overlay.wrote(
-                name, resource_version(result), dict(result.get("status") or {})
-            )
-
-    await _write_gpu_cluster_status(state, client, before.gpu_clusters, actions)
+    await _write_statuses(
+        client, policies, actions.status, ops.patch_policy_status, state.status_overlay,
+        "clusterpolicy-status",
+    )  # fmt: skip
+    await _write_statuses(
+        client, before.gpu_clusters, actions.gpu_cluster_status, ops.patch_gpu_cluster_status,
+        state.gc_status_overlay, "gpucluster-status",
+    )  # fmt: skip
     await writer.gather(
         partial(post_event, e.node, e.reason, e.message, e.type) for e in actions.events
     )
@@ -418,21 +413,25 @@ async def _hold_unseen_switches(state: OperatorState, client: Any, actions: Acti
     return held
 
 
-async def _write_gpu_cluster_status(
-    state: OperatorState, client: Any, objects: list[dict[str, Any]], actions: Actions
+async def _write_statuses(
+    client: Any,
+    objects: list[dict[str, Any]],
+    statuses: Mapping[str, dict[str, Any]],
+    patch: Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any] | None]],
+    overlay: WriteOverlay[dict[str, Any], dict[str, Any]],
+    metric: str,
 ) -> None:
-    """The GPUCluster's status, as the ClusterPolicy's: keys no longer set are cleared."""
-    for name, status in actions.gpu_cluster_status.items():
+    """Write each status as a merge patch that clears the keys no longer set, and remember
+    what was written until the informer delivers it."""
+    for name, status in statuses.items():
         current = next((o for o in objects if o["metadata"]["name"] == name), {})
         patch_status: dict[str, Any] = dict(status)
         for key in current.get("status") or {}:
             patch_status.setdefault(key, None)
-        result = await ops.patch_gpu_cluster_status(client, name, patch_status)
-        metrics.WRITES.labels(kind="gpucluster-status").inc()
+        result = await patch(client, name, patch_status)
+        metrics.WRITES.labels(kind=metric).inc()
         if result is not None:
-            state.gc_status_overlay.wrote(
-                name, resource_version(result), dict(result.get("status") or {})
-            )
+            overlay.wrote(name, resource_version(result), dict(result.get("status") or {}))
 
 
 STATUS_INTERVAL_SECONDS = 2.0
