@@ -1,4 +1,5 @@
-"""What every test run shares: the Hypothesis profiles, and end-to-end tests as an opt-in.
+"""What every test run shares: the Hypothesis profiles, end-to-end tests as an opt-in, and
+whether golden files are rewritten.
 
 Hypothesis profiles (``HYPOTHESIS_PROFILE=dev|ci|deep``; ``ci`` when unset):
 
@@ -13,6 +14,10 @@ End-to-end tests (marker ``e2e``) need the local control plane, which is built f
 the first time (about 20 minutes on 2 cores). A bare ``pytest`` leaves them out and says so;
 ``pytest --with-e2e`` (what ``make test`` and CI run, after ``make setup`` has made the
 binaries) runs them.
+
+Golden files (``kit.golden``) are compared byte for byte; ``pytest --update-golden`` (or
+``UPDATE_GOLDEN=1``) rewrites them instead. Tests take that choice from the
+``update_golden`` fixture.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from kit.golden import update_requested
 
 CI_EXAMPLES = 100
 _SLOW_IS_FINE = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -47,6 +54,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also run the end-to-end tests (marker e2e): they start a local control plane "
         "and build its binaries first when they are missing",
     )
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite the golden files instead of comparing with them (UPDATE_GOLDEN=1 does "
+        "the same); review `git diff tests/golden` afterwards",
+    )
+
+
+@pytest.fixture(scope="session")
+def update_golden(pytestconfig: pytest.Config) -> bool:
+    """Whether this run rewrites the golden files: `--update-golden`, or `UPDATE_GOLDEN=1`."""
+    return update_requested(bool(pytestconfig.getoption("--update-golden")))
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kit.golden import GoldenCheck  # noqa: F401  (the CLI tests import it from here)
+
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "golden" / "cli"
 REPO_ROOT = GOLDEN_DIR.parents[2]
 
@@ -18,4 +20,3 @@ class Run:
 
 
 RunCli = Callable[..., Run]
-GoldenCheck = Callable[[str, str], None]

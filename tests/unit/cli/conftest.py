@@ -1,5 +1,5 @@
 """Run `gpuop` in-process through `gpuop.cli.main` (exit codes and error lines included),
-and compare output with golden files (`UPDATE_GOLDEN=1` rewrites them)."""
+and compare output with golden files (`--update-golden` rewrites them)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from cli_support import GOLDEN_DIR, GoldenCheck, Run, RunCli
 from click.testing import CliRunner
 
 from gpuop.cli import main
-from kit.golden import check_golden
+from kit.golden import golden_in
 
 
 @pytest.fixture
@@ -40,8 +40,5 @@ def gpuop(monkeypatch: pytest.MonkeyPatch) -> RunCli:
 
 
 @pytest.fixture
-def golden() -> GoldenCheck:
-    def check(name: str, actual: str) -> None:
-        check_golden(GOLDEN_DIR / name, actual)
-
-    return check
+def golden(update_golden: bool) -> GoldenCheck:
+    return golden_in(GOLDEN_DIR, update=update_golden)

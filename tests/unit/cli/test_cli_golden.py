@@ -3,15 +3,13 @@
 Each case runs `gpuop` in-process with COLUMNS set, from the repository root on the inputs
 in tests/ (fixed dates, relative paths), and compares stdout with
 tests/golden/cli/<case>.<width>.txt. After an intended change, rewrite them with
-`UPDATE_GOLDEN=1 .venv/bin/pytest tests/unit/cli/test_cli_golden.py` and review the diff.
+`.venv/bin/pytest tests/unit/cli/test_cli_golden.py --update-golden` and review the diff.
 
 Text output fits the width: no line is longer (tables wrap, or leave columns out and say
 so); `-o wide` is the same output with nothing wrapped or left out.
 """
 
 from __future__ import annotations
-
-import os
 
 import pytest
 from cli_support import GOLDEN_DIR, REPO_ROOT, GoldenCheck, RunCli
@@ -156,10 +154,10 @@ def test_narrow_tables_name_the_columns_they_leave_out(gpuop: RunCli) -> None:
     assert "WRITABLE HOST PATHS" in gpuop("audit", columns=120).stdout
 
 
-def test_every_golden_file_belongs_to_a_case() -> None:
+def test_every_golden_file_belongs_to_a_case(update_golden: bool) -> None:
     expected = {f"{case}.{width}.txt" for case in CASES for width in WIDTHS}
     found = {p.name for width in WIDTHS for p in GOLDEN_DIR.glob(f"*.{width}.txt")}
-    if os.environ.get("UPDATE_GOLDEN") == "1":
+    if update_golden:
         for stale in found - expected:
             (GOLDEN_DIR / stale).unlink()
         found &= expected

@@ -6,7 +6,7 @@ containerd 1.6.20 (version 2) and 2.4.2 (version 4), a version 3 default in the 
 distribution-style conf.d config, and one the upstream toolkit already configured. For each input and scenario the expected `--dry-run` text output (the unified
 diff, then the summary) is kept as tests/golden/toolkit/<input>/<scenario>.diff. Regenerate after an intended change with
 
-    UPDATE_GOLDEN=1 .venv/bin/pytest tests/unit/toolkit/test_toolkit_golden.py
+    .venv/bin/pytest tests/unit/toolkit/test_toolkit_golden.py --update-golden
 
 and review the golden diffs like code.
 """
@@ -38,7 +38,7 @@ def test_inputs_are_present() -> None:
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 @pytest.mark.parametrize("input_name", INPUTS)
-def test_dry_run_diff(tmp_path: Path, input_name: str, scenario: str) -> None:
+def test_dry_run_diff(tmp_path: Path, update_golden: bool, input_name: str, scenario: str) -> None:
     source = (INPUTS_DIR / input_name).read_bytes()
     root = make_root(tmp_path, source)
     before = contents(root)
@@ -47,7 +47,7 @@ def test_dry_run_diff(tmp_path: Path, input_name: str, scenario: str) -> None:
 
     assert contents(root) == before, "a dry run must not write anything"
     golden = GOLDEN_DIR / input_name.removesuffix(".toml") / f"{scenario}.diff"
-    check_golden(golden, result.diff() + result.render_text())
+    check_golden(golden, result.diff() + result.render_text(), update=update_golden)
 
     # The dry run tells the truth: doing it for real produces exactly the files it showed.
     done = configure_runtime(str(root), SCENARIOS[scenario])

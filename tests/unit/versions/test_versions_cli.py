@@ -2,7 +2,7 @@
 
 Exit codes, one-line errors, and golden outputs for `upgrade preview` in
 tests/golden/upgrade/ (regenerate after an intended change with
-`UPDATE_GOLDEN=1 .venv/bin/pytest tests/unit/versions/test_versions_cli.py` and review the diff).
+`.venv/bin/pytest tests/unit/versions/test_versions_cli.py --update-golden` and review the diff).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from versions_support import GOLDEN_DIR, cluster_policy, cpu_node, gpu_node
 
 from gpuop.cli.versions import upgrade, versions
-from kit import golden
+from kit.golden import GoldenCheck, golden_in
 
 INPUTS = GOLDEN_DIR / "inputs"
 TODAY = ("--today", "2026-11-29")
@@ -30,8 +30,9 @@ def invoke(group: Any, *args: str, stdin: str | None = None) -> Result:
     return runner.invoke(group, list(args), input=stdin, catch_exceptions=False)
 
 
-def check_golden(name: str, actual: str) -> None:
-    golden.check_golden(GOLDEN_DIR / name, actual)
+@pytest.fixture
+def golden(update_golden: bool) -> GoldenCheck:
+    return golden_in(GOLDEN_DIR, update=update_golden)
 
 
 @pytest.fixture
@@ -167,14 +168,14 @@ def test_check_live_uses_the_server_version(
 # --- upgrade preview ---------------------------------------------------------------------
 
 
-def test_golden_patch_upgrade(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_golden_patch_upgrade(monkeypatch: pytest.MonkeyPatch, golden: GoldenCheck) -> None:
     monkeypatch.chdir(INPUTS)
     result = invoke(upgrade, "preview", "25.3.3", "25.3.4", "--dump", "nodes.json", *TODAY)
     assert result.exit_code == 0, result.output
-    check_golden("patch-25.3.3-to-25.3.4.txt", result.stdout)
+    golden("patch-25.3.3-to-25.3.4.txt", result.stdout)
 
 
-def test_golden_driver_branch_change(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_golden_driver_branch_change(monkeypatch: pytest.MonkeyPatch, golden: GoldenCheck) -> None:
     monkeypatch.chdir(INPUTS)
     result = invoke(
         upgrade,
@@ -186,18 +187,20 @@ def test_golden_driver_branch_change(monkeypatch: pytest.MonkeyPatch) -> None:
         *TODAY,
     )
     assert result.exit_code == 0, result.output
-    check_golden("driver-branch-580-to-595.txt", result.stdout)
+    golden("driver-branch-580-to-595.txt", result.stdout)
 
 
 @pytest.mark.parametrize("fmt", ["txt", "json"])
-def test_golden_operator_and_kubernetes_move(monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+def test_golden_operator_and_kubernetes_move(
+    monkeypatch: pytest.MonkeyPatch, golden: GoldenCheck, fmt: str
+) -> None:
     monkeypatch.chdir(INPUTS)
     args = ["26.3.3", "26.7.0", "--dump", "nodes.json", "--kubernetes-from", "1.32"]
     args += ["--kubernetes-to", "1.33", *TODAY, "-o", "json" if fmt == "json" else "text"]
     result = invoke(upgrade, "preview", *args)
     assert result.exit_code == 0, result.output
     assert "VER401" in result.stdout
-    check_golden(f"operator-and-kubernetes.{fmt}", result.stdout)
+    golden(f"operator-and-kubernetes.{fmt}", result.stdout)
 
 
 def test_preview_without_nodes_and_with_a_policy_for_placement(tmp_path: Path) -> None:
