@@ -39,6 +39,7 @@ from gpuop.controlplane import (
     write_service_account_kubeconfig,
 )
 from gpuop.controlplane.procs import find_processes
+from gpuop.kube.versions import read_server_version
 
 pytestmark = pytest.mark.e2e
 
@@ -126,6 +127,8 @@ def test_version_is_the_pinned_kubernetes(kubeconfig_path: Path) -> None:
     version = server_version(kubeconfig_path)
     assert version["gitVersion"] == KUBERNETES_VERSION
     assert (version["major"], version["minor"]) == ("1", KUBERNETES_VERSION.split(".")[1])
+    # The version checks read /version through gpuop.kube, logged in from the kubeconfig.
+    assert read_server_version(str(kubeconfig_path), None) == KUBERNETES_VERSION
 
 
 def test_gpu_pod_is_bound_by_the_scheduler_and_run_by_kwok(

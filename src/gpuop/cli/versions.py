@@ -78,11 +78,16 @@ def _release_option(value: str | None) -> str | None:
 
 
 def _live(target: LiveTarget, quiet: bool = False) -> Any:
-    from gpuop.kube.versions import read_version_inputs
+    from gpuop.kube.versions import read_server_version, read_version_inputs
 
     if not quiet:
         note(f"reading Nodes, ClusterPolicies and /version of {target.describe()}")
-    return read_live_with(target, read_version_inputs)
+    return read_live_with(
+        target,
+        lambda client: read_version_inputs(
+            client, lambda: read_server_version(target.kubeconfig, target.context)
+        ),
+    )
 
 
 def _with_cluster(data: dict[str, Any], target: LiveTarget | None) -> dict[str, Any]:

@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx2
 from lightkube import AsyncClient, Client, KubeConfig
+from lightkube.config.client_adapter import Client as http_client_for
+from lightkube.config.client_adapter import ConnectionParams
 from lightkube.core.exceptions import ApiError, ConfigError
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.types import PatchType
@@ -63,6 +65,7 @@ __all__ = [
     "async_client",
     "connection_settings",
     "describe_api_error",
+    "http_client",
     "load_kubeconfig",
     "now_rfc3339",
     "sync_client",
@@ -102,6 +105,18 @@ def _timeout(seconds: float) -> Any:
 
 def sync_client(path: str | None = None, context: str | None = None, timeout: float = 60) -> Client:
     return Client(_selected(path, context), field_manager=FIELD_MANAGER, timeout=_timeout(timeout))
+
+
+def http_client(
+    path: str | None = None, context: str | None = None, timeout: float = 10
+) -> httpx2.Client:
+    """An HTTP client for the API server's non-resource paths (`/version`), logged in as
+    lightkube's clients are (lightkube itself only requests resources)."""
+    config = _selected(path, context)
+    single = config.get() if isinstance(config, KubeConfig) else config
+    if single is None:
+        raise KubeError(f"kubeconfig {path or '(default)'} has no current context")
+    return http_client_for(single, ConnectionParams(timeout=_timeout(timeout)))
 
 
 def async_client(

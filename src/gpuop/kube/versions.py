@@ -7,9 +7,11 @@ A missing ClusterPolicy CRD is reported as skipped, not as a failure.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuop.kube import http_client
 from gpuop.kube.reading import Lister, read_kinds
 
 
@@ -22,15 +24,9 @@ class VersionInputs:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-def server_version(client: Any) -> str | None:
-    """The API server's `gitVersion` from `/version`; None when it cannot be read.
-
-    lightkube has no call for non-resource paths, so this goes through the HTTP client it
-    holds (authenticated like every other request).
-    """
-    http = getattr(getattr(client, "_client", None), "_client", None)
-    if http is None or not hasattr(http, "get"):
-        return None
+def server_version(http: Any) -> str | None:
+    """The API server's `gitVersion` from `/version` over `http` (an HTTP client with the
+    server as its base URL); None when it cannot be read."""
     try:
         response = http.get("/version")
         if response.status_code != 200:
@@ -41,10 +37,21 @@ def server_version(client: Any) -> str | None:
     return version if isinstance(version, str) and version else None
 
 
-def read_version_inputs(client: Lister) -> VersionInputs:
+def read_server_version(path: str | None, context: str | None) -> str | None:
+    """`server_version` of the cluster a kubeconfig (and context) names; None when unread."""
+    try:
+        with http_client(path, context) as http:
+            return server_version(http)
+    except Exception:  # a kubeconfig lightkube reads but cannot log in with, say
+        return None
+
+
+def read_version_inputs(
+    client: Lister, version: Callable[[], str | None] = lambda: None
+) -> VersionInputs:
     """Nodes and ClusterPolicies (either skipped when refused) and the server's version."""
     read = read_kinds(client, ("Node", "ClusterPolicy"))
-    return VersionInputs(read.objects, server_version(client), read.skipped)
+    return VersionInputs(read.objects, version(), read.skipped)
 
 
-__all__ = ["VersionInputs", "read_version_inputs", "server_version"]
+__all__ = ["VersionInputs", "read_server_version", "read_version_inputs", "server_version"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -10,9 +11,9 @@ from lightkube.core.exceptions import ApiError
 from lightkube.resources.core_v1 import Node
 from versions_support import cluster_policy, gpu_node
 
-from gpuop.kube import ClusterPolicy
+from gpuop.kube import ClusterPolicy, http_client
 from gpuop.kube.collect import CollectError
-from gpuop.kube.versions import read_version_inputs, server_version
+from gpuop.kube.versions import read_server_version, read_version_inputs, server_version
 
 
 def _api_error(code: int) -> ApiError:
@@ -23,19 +24,14 @@ def _api_error(code: int) -> ApiError:
     return ApiError(request=request, response=response)
 
 
-class FakeHttp:
-    def __init__(self, status: int, body: Any) -> None:
-        self.status, self.body = status, body
+def _http(status: int, body: Any) -> httpx2.Client:
+    """An HTTP client whose server answers `/version` with `status` and `body`."""
 
-    def get(self, path: str) -> httpx2.Response:
-        assert path == "/version"
-        request = httpx2.Request("GET", "https://k8s.example/version")
-        return httpx2.Response(self.status, json=self.body, request=request)
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        assert request.url.path == "/version"
+        return httpx2.Response(status, json=body)
 
-
-class FakeInner:
-    def __init__(self, http: FakeHttp | None) -> None:
-        self._client = http
+    return httpx2.Client(base_url="https://k8s.example", transport=httpx2.MockTransport(answer))
 
 
 class FakeClient:
@@ -44,11 +40,9 @@ class FakeClient:
         objects: list[dict[str, Any]],
         *,
         missing: tuple[Any, ...] = (),
-        http: FakeHttp | None = None,
         unreachable: bool = False,
     ) -> None:
         self.objects, self.missing, self.unreachable = objects, missing, unreachable
-        self._client = FakeInner(http)
 
     def list(self, res: Any, *, namespace: Any = None) -> list[Any]:
         if self.unreachable:
@@ -64,11 +58,9 @@ class FakeClient:
 
 
 def test_nodes_policies_and_the_server_version() -> None:
-    client = FakeClient(
-        [gpu_node("gpu-1"), cluster_policy("26.7.0")],
-        http=FakeHttp(200, {"gitVersion": "v1.34.2"}),
-    )
-    inputs = read_version_inputs(client)
+    client = FakeClient([gpu_node("gpu-1"), cluster_policy("26.7.0")])
+    http = _http(200, {"gitVersion": "v1.34.2"})
+    inputs = read_version_inputs(client, lambda: server_version(http))
     assert [o["kind"] for o in inputs.objects] == ["Node", "ClusterPolicy"]
     assert inputs.objects[0]["status"]["nodeInfo"]["kubeletVersion"] == "v1.34.2"
     assert inputs.server_version == "v1.34.2"
@@ -76,11 +68,26 @@ def test_nodes_policies_and_the_server_version() -> None:
 
 
 def test_a_missing_crd_is_skipped_and_version_is_best_effort() -> None:
-    client = FakeClient([gpu_node("gpu-1")], missing=(ClusterPolicy,), http=FakeHttp(403, {}))
-    inputs = read_version_inputs(client)
+    client = FakeClient([gpu_node("gpu-1")], missing=(ClusterPolicy,))
+    inputs = read_version_inputs(client, lambda: server_version(_http(403, {})))
     assert inputs.skipped == [("ClusterPolicy", "the CRD is not installed")]
     assert inputs.server_version is None
+    assert server_version(_http(200, {"major": "1"})) is None
     assert server_version(object()) is None
+
+
+def test_the_server_version_of_a_kubeconfig_is_best_effort(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "current-context: lab\n"
+        "contexts: [{name: lab, context: {cluster: lab, user: admin}}]\n"
+        "clusters: [{name: lab, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: admin, user: {token: t}}]\n"
+    )
+    assert read_server_version(str(kubeconfig), None) is None
+    assert read_server_version(str(tmp_path / "missing"), None) is None
+    with http_client(str(kubeconfig), None) as http:
+        assert str(http.base_url).rstrip("/") == "https://127.0.0.1:1"
 
 
 def test_an_unreachable_cluster_is_an_error() -> None:
