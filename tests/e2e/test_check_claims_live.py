@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from lightkube import Client
@@ -34,22 +34,11 @@ from gpuop.kube.collect import collect
 from gpuop.kubevirt.claims import claim_vmi_example
 from gpuop.kubevirt.launcher import render_launcher_pod
 from gpuop.sim.hardware import NodeSpec, cards_for
+from kit.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
-T = TypeVar("T")
 PAUSE = "registry.k8s.io/pause:3.10"
-
-
-def wait_for(check: Callable[[], T | None], what: str, timeout: float = 120.0) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.5)
 
 
 def _node(name: str) -> dict[str, Any]:

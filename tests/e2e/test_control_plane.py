@@ -8,11 +8,10 @@ RBAC applies to ServiceAccount tokens; ``up``/``down`` leave nothing behind.
 from __future__ import annotations
 
 import re
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from lightkube import Client
@@ -40,25 +39,13 @@ from gpuop.controlplane import (
 )
 from gpuop.controlplane.procs import find_processes
 from gpuop.kube.versions import read_server_version
+from kit.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
-T = TypeVar("T")
 PAUSE = "registry.k8s.io/pause:3.10"
 NODE_LABEL = "gpuop.test/node-group"
 GPU_NODE_RESOURCES = {"cpu": "32", "memory": "128Gi", "pods": "110", "nvidia.com/gpu": "2"}
-
-
-def wait_for(check: Callable[[], T | None], what: str, timeout: float = 60.0) -> T:
-    """Poll ``check`` until it returns something other than None/False."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.25)
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -42,26 +42,15 @@ from lightkube.resources.resource_v1 import (
 
 from gpuop.cli.explain import explain
 from kit.dra_corpus import DraCase, device_classes, generate_case
+from kit.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
-T = TypeVar("T")
 SEED = int(os.environ.get("GPUOP_DRA_SEED", "1202"))
 CASES = int(os.environ.get("GPUOP_DRA_CASES", "320"))
 CASES_PER_BATCH = 80
 #: Besides the aborted cycles, every n-th case is also run unpinned.
 UNPINNED_EVERY = 5
-
-
-def wait_for(check: Callable[[], T | None], what: str, timeout: float, every: float = 1.0) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(every)
 
 
 def in_parallel(action: Callable[[Any], None], items: Iterable[Any]) -> None:

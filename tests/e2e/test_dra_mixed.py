@@ -11,7 +11,7 @@ and against gpuop's race-free one.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,22 +32,12 @@ from gpuop.lab.dra import (
 )
 from gpuop.sim.hardware import NodeSpec
 from gpuop.sim.registry import DEFAULT_NAMESPACE, add_nodes
+from kit.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
 NODE = "e2e-dra"
 NS = "e2e-dra"
-
-
-def wait_until(check: Callable[[], tuple[bool, Any]], timeout: float = 60, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        done, last = check()
-        if done:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}: last seen {last}")
 
 
 @pytest.fixture(scope="module")

@@ -25,10 +25,10 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
@@ -42,10 +42,10 @@ from gpuop.cli.explain import explain
 from gpuop.explain.corpus import Case, generate_case
 from gpuop.kubevirt.launcher import render_launcher_pod
 from gpuop.kubevirt.permitted import vmi_example
+from kit.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
-T = TypeVar("T")
 SEED = int(os.environ.get("GPUOP_EXPLAIN_SEED", "1129"))
 BATCHES = int(os.environ.get("GPUOP_EXPLAIN_BATCHES", "8"))
 CASES_PER_BATCH = 40
@@ -55,19 +55,6 @@ SYSTEM_TAINT_PREFIX = "node.kubernetes.io/"
 GPU = "nvidia.com/gpu"
 A10 = "nvidia.com/GA102GL_A10"
 A10_12Q = "nvidia.com/NVIDIA_A10-12Q"
-
-
-def wait_for(
-    check: Callable[[], T | None], what: str, timeout: float = 120.0, every: float = 0.5
-) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(every)
 
 
 def as_dict(obj: Any) -> dict[str, Any]:

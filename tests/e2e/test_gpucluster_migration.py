@@ -15,8 +15,7 @@ test_operator_sim.py, whose RBAC audit counts these requests).
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,6 +31,7 @@ from gpuop.naming import is_gpu_resource
 from gpuop.policy.gpucluster import default_gpu_cluster_object
 from gpuop.sim.hardware import NodeSpec
 from gpuop.sim.registry import add_nodes
+from kit.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -44,17 +44,6 @@ DEVICE_PLUGIN_DEPLOY = f"{DEPLOY}device-plugin"
 DRIVER = "gpu.nvidia.com"
 POD = "gcm-cuda"
 ADMIN_ACCESS = "resource.kubernetes.io/admin-access"
-
-
-def wait_until(check: Callable[[], tuple[bool, Any]], timeout: float = 90, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        done, last = check()
-        if done:
-            return last
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}: last seen {last}")
 
 
 def gpu_allocatable(client: Client, name: str) -> dict[str, int]:

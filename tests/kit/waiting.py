@@ -1,7 +1,7 @@
 """Waiting on a real cluster: poll until a check holds, retry a call while the API is down.
 
 `wait_until` is how the end-to-end tests wait for convergence (the last value seen goes
-into the failure message); `retry_api` runs one client call through an API server restart
+into the failure message), `wait_for` the same for a check whose answer is the value; `retry_api` runs one client call through an API server restart
 (the fault tests and `bench/faults.py` kill it on purpose): it retries while the server
 gives no answer or answers 500/503/504, and raises any other answer at once.
 """
@@ -36,6 +36,20 @@ def wait_until(
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out waiting for {what}: last seen {last}")
+
+
+def wait_for(
+    check: Callable[[], T | None], what: str, timeout: float = 120.0, every: float = 0.5
+) -> T:
+    """Poll `check` until it returns something truthy, and return that."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(every)
 
 
 def retry_api(
