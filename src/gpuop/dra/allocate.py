@@ -247,23 +247,16 @@ class _Allocator:
             return self.matches[cache_key]
         if device.binding_conditions:
             return False  # DRADeviceBindingConditions is off by default
-        for owner, exprs in (
-            (f"class {data.device_class.name}", data.device_class.selectors),
-            (f"claim {self.claims[data.claim].key}", data.request.selectors),
-        ):
-            for i, expr in enumerate(exprs):
-                try:
-                    ok = compile_selector(expr).evaluate(device)
-                except CelError as error:
-                    text = "CEL compile error" if error.compile_time else "CEL runtime error"
-                    raise _Fatal(
-                        f"{owner}: selector #{i} on device {device.id}: {text}: {error.problem}"
-                    ) from None
-                if not ok:
-                    self.matches[cache_key] = False
-                    return False
-        self.matches[cache_key] = True
-        return True
+        failed = _failed_selector(data, f"claim {self.claims[data.claim].key}", device)
+        if failed is not None:
+            owner, i, error = failed
+            if error is not None:
+                text = "CEL compile error" if error.compile_time else "CEL runtime error"
+                raise _Fatal(
+                    f"{owner}: selector #{i} on device {device.id}: {text}: {error.problem}"
+                )
+        self.matches[cache_key] = failed is None
+        return failed is None
 
     def in_use(self, key: DeviceKey) -> bool:
         return key in self.allocated or bool(self.allocating.get(key))
@@ -442,6 +435,25 @@ class _Allocator:
 # --- reasons ------------------------------------------------------------------------------
 
 
+def _failed_selector(
+    data: _Req, request_owner: str, device: Device
+) -> tuple[str, int, CelError | None] | None:
+    """The first selector, the class's then the request's, that ``device`` fails: (owner,
+    index, the CEL error or None where it is false); None when all hold."""
+    for owner, exprs in (
+        (f"class {data.device_class.name}", data.device_class.selectors),
+        (request_owner, data.request.selectors),
+    ):
+        for i, expr in enumerate(exprs):
+            try:
+                ok = compile_selector(expr).evaluate(device)
+            except CelError as error:
+                return owner, i, error
+            if not ok:
+                return owner, i, None
+    return None
+
+
 def _device_reason(
     alloc: _Allocator, key: tuple[int, int, int], data: _Req, pool: Pool, device: Device
 ) -> str:
@@ -451,17 +463,12 @@ def _device_reason(
         return f"pool {pool.id} is invalid: {pool.invalid}"
     if device.binding_conditions:
         return "has binding conditions (DRADeviceBindingConditions is off)"
-    for owner, exprs in (
-        (f"class {data.device_class.name}", data.device_class.selectors),
-        (f"request {data.request.name}", data.request.selectors),
-    ):
-        for i, expr in enumerate(exprs):
-            try:
-                ok = compile_selector(expr).evaluate(device)
-            except CelError as error:
-                return f"selector #{i} of {owner}: {error}"
-            if not ok:
-                return f"selector #{i} of {owner} is false"
+    failed = _failed_selector(data, f"request {data.request.name}", device)
+    if failed is not None:
+        owner, i, error = failed
+        if error is not None:
+            return f"selector #{i} of {owner}: {error}"
+        return f"selector #{i} of {owner} is false"
     if not data.request.admin and device.key in alloc.allocated:
         return f"already allocated to {alloc.allocated[device.key]}"
     taint = _taint_blocks(device, data.request)

@@ -8,7 +8,7 @@ as the API defines. Anything malformed raises :class:`DraInputError` with "where
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,6 +29,7 @@ __all__ = [
     "Slice",
     "Version",
     "claim_key",
+    "newest_generations",
     "pod_claim_refs",
     "qualify",
     "read_claim",
@@ -203,6 +204,15 @@ def _counters(obj: object, where: str) -> dict[str, int]:
     return counters
 
 
+def _named_counters(obj: object, where: str, key: str) -> list[tuple[str, dict[str, int]]]:
+    """A list of ``{key: name, counters: {...}}`` entries (counter sets, or a device's uses)."""
+    entries = []
+    for i, entry in enumerate(listing(obj, where)):
+        name = string(mapping(entry, f"{where}[{i}]").get(key), f"{where}[{i}].{key}")
+        entries.append((name, _counters(entry.get("counters"), f"{where}[{i}].counters")))
+    return entries
+
+
 def _attribute(obj: object, where: str) -> AttrValue:
     attr = mapping(obj, where)
     kinds = [k for k in ("bool", "int", "string", "version") if attr.get(k) is not None]
@@ -256,14 +266,10 @@ def _device(obj: object, where: str, driver: str, pool: str, node: str | None) -
         for key, raw in mapping(dev.get("capacity"), f"{where}.capacity").items()
     }
     consumes = tuple(
-        CounterUse(
-            counter_set=string(
-                mapping(use, f"{where}.consumesCounters[{i}]").get("counterSet"),
-                f"{where}.consumesCounters[{i}].counterSet",
-            ),
-            counters=_counters(use.get("counters"), f"{where}.consumesCounters[{i}].counters"),
+        CounterUse(counter_set, counters)
+        for counter_set, counters in _named_counters(
+            dev.get("consumesCounters"), f"{where}.consumesCounters", "counterSet"
         )
-        for i, use in enumerate(listing(dev.get("consumesCounters"), f"{where}.consumesCounters"))
     )
     taints = tuple(
         mapping(t, f"{where}.taints") for t in listing(dev.get("taints"), f"{where}.taints")
@@ -301,14 +307,10 @@ def read_slice(obj: object) -> Slice:
         for i, d in enumerate(listing(spec.get("devices"), f"{where}.spec.devices"))
     )
     counter_sets = tuple(
-        CounterSet(
-            name=string(
-                mapping(cs, f"{where}.spec.sharedCounters[{i}]").get("name"),
-                f"{where}.spec.sharedCounters[{i}].name",
-            ),
-            counters=_counters(cs.get("counters"), f"{where}.spec.sharedCounters[{i}].counters"),
+        CounterSet(name, counters)
+        for name, counters in _named_counters(
+            spec.get("sharedCounters"), f"{where}.spec.sharedCounters", "name"
         )
-        for i, cs in enumerate(listing(spec.get("sharedCounters"), f"{where}.spec.sharedCounters"))
     )
     if devices and counter_sets:
         raise DraInputError(f"{where}: a slice holds devices or sharedCounters, not both")
@@ -338,22 +340,27 @@ def read_slices(objs: Sequence[object]) -> list[Slice]:
     return [read_slice(obj) for obj in objs]
 
 
-def read_pools(slices: Sequence[object]) -> list[ResourcePool]:
-    """Slices grouped into pools (driver, pool name): the newest generation of each.
-
-    A pool is complete when all ``resourceSliceCount`` slices of that generation are there.
-    """
-    read = [s if isinstance(s, Slice) else read_slice(s) for s in slices]
+def newest_generations(slices: Iterable[Slice]) -> dict[tuple[str, str], list[Slice]]:
+    """(driver, pool name) -> the slices of the pool's newest generation, in the order given."""
     newest: dict[tuple[str, str], list[Slice]] = {}
-    for s in read:
+    for s in slices:
         key = (s.driver, s.pool)
         have = newest.get(key)
         if have is None or s.generation > have[0].generation:
             newest[key] = [s]
         elif s.generation == have[0].generation:
             have.append(s)
+    return newest
+
+
+def read_pools(slices: Sequence[object]) -> list[ResourcePool]:
+    """Slices grouped into pools (driver, pool name): the newest generation of each.
+
+    A pool is complete when all ``resourceSliceCount`` slices of that generation are there.
+    """
+    read = [s if isinstance(s, Slice) else read_slice(s) for s in slices]
     pools = []
-    for (driver, name), group in sorted(newest.items()):
+    for (driver, name), group in sorted(newest_generations(read).items()):
         nodes = sorted({s.node_name for s in group if s.node_name})
         pools.append(
             ResourcePool(

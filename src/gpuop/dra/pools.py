@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpuop.dra.model import Device, Slice
+from gpuop.dra.model import Device, Slice, newest_generations
 
 __all__ = ["Pool", "gather_pools"]
 
@@ -89,16 +89,7 @@ def _slice_for_node(s: Slice, node: str, labels: Mapping[str, str]) -> bool:
 
 def gather_pools(slices: Sequence[Slice], node: str, labels: Mapping[str, str]) -> list[Pool]:
     """GatherPools: the pools a node sees, in the allocator's order."""
-    newest: dict[tuple[str, str], list[Slice]] = {}
-    for s in slices:
-        if not _slice_for_node(s, node, labels):
-            continue
-        key = (s.driver, s.pool)
-        have = newest.get(key)
-        if have is None or s.generation > have[0].generation:
-            newest[key] = [s]
-        elif s.generation == have[0].generation:
-            have.append(s)
+    newest = newest_generations(s for s in slices if _slice_for_node(s, node, labels))
     pools = []
     for (driver, name), group in newest.items():
         count, generation = group[0].slice_count, group[0].generation

@@ -28,11 +28,12 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
-from gpuop.api.labels import HOSTNAME_LABEL, SIM_LABEL
+from gpuop.api.labels import SIM_LABEL
 from gpuop.catalog import operand_table
 from gpuop.catalog.dra import dra_catalog
 from gpuop.dra.publish import DRIVER, PCI_BUS_ID_ATTRIBUTE, publish
 from gpuop.kube import ApiError, ops
+from gpuop.lab.stack import CUDA_IMAGE, lab_pod
 from gpuop.sim.dra import PLUGIN_APP
 from gpuop.sim.hardware import NodeSpec, cards_for, node_manifest
 from gpuop.sim.registry import add_nodes
@@ -98,7 +99,7 @@ def workload_pod(
     """A CUDA pod, or a VM's virt-launcher pod (`vm`), using the ResourceClaim `claim`."""
     container: dict[str, Any] = {
         "name": "compute" if vm else "main",
-        "image": LAUNCHER_IMAGE if vm else "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04",
+        "image": LAUNCHER_IMAGE if vm else CUDA_IMAGE,
         "resources": {"claims": [{"name": "gpu"}]},
     }
     labels = {"kubevirt.io": "virt-launcher", "vm.kubevirt.io/name": name} if vm else {}
@@ -107,14 +108,7 @@ def workload_pod(
         "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
         "terminationGracePeriodSeconds": 0,
     }
-    if node:
-        spec["nodeSelector"] = {HOSTNAME_LABEL: node}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "spec": spec,
-    }
+    return lab_pod({"name": name, "namespace": namespace, "labels": labels}, spec, node)
 
 
 def _pci_by_device(slices: list[dict[str, Any]]) -> dict[tuple[str, str], str]:

@@ -39,6 +39,13 @@ def _placements(report: dict[str, Any]) -> list[dict[str, Any]]:
     return list((report.get("steps", {}).get("4") or {}).get("placements") or [])
 
 
+def _scheduled(sched: dict[str, Any], pending: str) -> str:
+    """Where the scheduler put a workload (node and phase), or `pending` and its message."""
+    if sched["node"]:
+        return f"{sched['node']} ({sched['phase']})"
+    return f"{pending}{sched['message']}"
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     lines = [
         "# gpuop lab report",
@@ -66,12 +73,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         "|---|---|---|---|---|",
     ]
     for item in _placements(report):
-        sched = item["scheduler"]
-        where = (
-            f"{sched['node']} ({sched['phase']})"
-            if sched["node"]
-            else f"Pending: {sched['message']}"
-        )
+        where = _scheduled(item["scheduler"], "Pending: ")
         lines.append(
             f"| {item['name']} | {', '.join(item['requests'])} | {where} |"
             f" {', '.join(item['explain']['feasible']) or 'none'} | {'yes' if item['agrees'] else 'NO'} |"
@@ -147,12 +149,7 @@ def _svg(report: dict[str, Any]) -> str:
 def render_html(report: dict[str, Any]) -> str:
     rows = []
     for item in _placements(report):
-        sched = item["scheduler"]
-        where = (
-            f"{sched['node']} ({sched['phase']})"
-            if sched["node"]
-            else f"Pending — {sched['message']}"
-        )
+        where = _scheduled(item["scheduler"], "Pending — ")
         rows.append(
             "<tr>"
             f"<td>{html.escape(item['name'])}</td><td><code>{html.escape(', '.join(item['requests']))}</code></td>"

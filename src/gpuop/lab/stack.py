@@ -28,6 +28,8 @@ from gpuop.policy.crd import crd_manifest
 from gpuop.policy.gpucluster import SINGLETON_NAME, gpu_cluster_crd_manifest
 
 NAMESPACE = "gpu-operator"
+# The image of the lab's CUDA workload pods.
+CUDA_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04"
 OPERATOR_ACCOUNT = "gpuop-operator"
 SIMULATOR_ACCOUNT = "gpuop-simulator"
 
@@ -194,26 +196,34 @@ def apply_cluster_policy(kubeconfig: str, policy: dict[str, Any]) -> None:
         ops.apply_object_sync(client, policy)
 
 
-def delete_cluster_policy(kubeconfig: str, name: str) -> None:
-    client = sync_client(kubeconfig)
+def _delete(kubeconfig: str, kind: Any, name: str) -> None:
+    """Delete a cluster-scoped object, gone already or not."""
     try:
-        client.delete(ClusterPolicy, name)
+        sync_client(kubeconfig).delete(kind, name)
     except ApiError as exc:
         if exc.status.code != 404:
             raise
 
 
-def get_cluster_policy(kubeconfig: str, name: str) -> dict[str, Any] | None:
-    client = sync_client(kubeconfig)
+def _get(kubeconfig: str, kind: Any, name: str) -> dict[str, Any] | None:
+    """A cluster-scoped object as a dict, or None where there is none."""
     try:
-        result = client.get(ClusterPolicy, name)
+        result = sync_client(kubeconfig).get(kind, name)
     except ApiError as exc:
         if exc.status.code == 404:
             return None
         raise
-    data: Any = result.to_dict()  # type: ignore[no-untyped-call]
+    data: Any = result.to_dict()
     assert isinstance(data, dict)
     return data
+
+
+def delete_cluster_policy(kubeconfig: str, name: str) -> None:
+    _delete(kubeconfig, ClusterPolicy, name)
+
+
+def get_cluster_policy(kubeconfig: str, name: str) -> dict[str, Any] | None:
+    return _get(kubeconfig, ClusterPolicy, name)
 
 
 def apply_gpu_cluster(kubeconfig: str, gpu_cluster: dict[str, Any]) -> None:
@@ -222,23 +232,18 @@ def apply_gpu_cluster(kubeconfig: str, gpu_cluster: dict[str, Any]) -> None:
 
 
 def delete_gpu_cluster(kubeconfig: str) -> None:
-    try:
-        sync_client(kubeconfig).delete(GPUCluster, SINGLETON_NAME)
-    except ApiError as exc:
-        if exc.status.code != 404:
-            raise
+    _delete(kubeconfig, GPUCluster, SINGLETON_NAME)
 
 
 def get_gpu_cluster(kubeconfig: str) -> dict[str, Any] | None:
-    try:
-        result = sync_client(kubeconfig).get(GPUCluster, SINGLETON_NAME)
-    except ApiError as exc:
-        if exc.status.code == 404:
-            return None
-        raise
-    data: Any = result.to_dict()  # type: ignore[no-untyped-call]
-    assert isinstance(data, dict)
-    return data
+    return _get(kubeconfig, GPUCluster, SINGLETON_NAME)
+
+
+def lab_pod(metadata: dict[str, Any], spec: dict[str, Any], node: str | None) -> dict[str, Any]:
+    """A Pod of `metadata` and `spec`, pinned to `node` (by its hostname label) when given."""
+    if node:
+        spec["nodeSelector"] = {HOSTNAME_LABEL: node}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
 def gpu_pod(
@@ -250,21 +255,14 @@ def gpu_pod(
         "containers": [
             {
                 "name": "main",
-                "image": "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04",
+                "image": CUDA_IMAGE,
                 "command": ["sleep", "infinity"],
                 "resources": {"limits": {resource: "1"}},
             }
         ],
         "terminationGracePeriodSeconds": 0,
     }
-    if node:
-        spec["nodeSelector"] = {HOSTNAME_LABEL: node}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec,
-    }
+    return lab_pod({"name": name, "namespace": namespace}, spec, node)
 
 
 def lab_policy(sandbox: bool = True, name: str = "cluster-policy") -> dict[str, Any]:

@@ -42,6 +42,7 @@ from gpuop.policy.gpucluster import (
 )
 from gpuop.policy.models import ComponentSpec, EnvVar, ResourceRequirements
 from gpuop.render import object_hash
+from gpuop.render.support import rule_rights
 
 # The kinds a GPUCluster renders beyond the ClusterPolicy's (`SUPPORT_KINDS`, DaemonSets):
 # the first four exist before the DaemonSets whose pods use them, the compute-domain
@@ -337,13 +338,18 @@ def _component_image(
     return _image(spec.repository, spec.image, spec.version, operand.image_env, operand, env)
 
 
+def _component_objects(
+    name: str, spec: ComponentSpec | None, namespace: str, env: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """An optional component's template (DCGM, the exporter), filled with its image."""
+    image = _component_image(spec, operand_table().gpucluster_operand(name), env)
+    objects: list[dict[str, Any]] = _fill(_template(name), {"namespace": namespace, "image": image})
+    return objects
+
+
 def _dcgm(gc: ResolvedGpuCluster, namespace: str, env: Mapping[str, str]) -> list[dict[str, Any]]:
-    operand = operand_table().gpucluster_operand("dcgm-dra")
     spec = gc.spec.dcgm
-    image = _component_image(spec, operand, env)
-    objects: list[dict[str, Any]] = _fill(
-        _template("dcgm-dra"), {"namespace": namespace, "image": image}
-    )
+    objects = _component_objects("dcgm-dra", spec, namespace, env)
     settings = _Settings(gc)
     return [_component_pod(o, spec, settings) if o["kind"] == "DaemonSet" else o for o in objects]
 
@@ -351,12 +357,8 @@ def _dcgm(gc: ResolvedGpuCluster, namespace: str, env: Mapping[str, str]) -> lis
 def _dcgm_exporter(
     gc: ResolvedGpuCluster, namespace: str, env: Mapping[str, str]
 ) -> list[dict[str, Any]]:
-    operand = operand_table().gpucluster_operand("dcgm-exporter-dra")
     spec = gc.spec.dcgmExporter
-    image = _component_image(spec, operand, env)
-    objects: list[dict[str, Any]] = _fill(
-        _template("dcgm-exporter-dra"), {"namespace": namespace, "image": image}
-    )
+    objects = _component_objects("dcgm-exporter-dra", spec, namespace, env)
     settings = _Settings(gc)
     for obj in objects:
         if obj["kind"] != "DaemonSet":
@@ -478,12 +480,5 @@ def delegated_rules(cluster_wide: bool) -> set[tuple[str, str, str, str]]:
     obj["spec"]["dcgm"] = {"enabled": True}
     obj["spec"]["draDriver"]["featureGates"] = {"PassthroughSupport": True}
     kind = "ClusterRole" if cluster_wide else "Role"
-    rights: set[tuple[str, str, str, str]] = set()
-    for rendered in render_gpu_cluster(parse_gpu_cluster(obj), "gpu-operator"):
-        for rule in rendered.get("rules", []) if rendered["kind"] == kind else []:
-            for group in rule["apiGroups"]:
-                for resource in rule["resources"]:
-                    for verb in rule["verbs"]:
-                        for resource_name in rule.get("resourceNames") or [""]:
-                            rights.add((group, resource, verb, resource_name))
-    return rights
+    rendered = render_gpu_cluster(parse_gpu_cluster(obj), "gpu-operator")
+    return rule_rights(rule for o in rendered if o["kind"] == kind for rule in o.get("rules", []))

@@ -292,10 +292,17 @@ def delegated_rules(operands: Iterable[str], cluster_wide: bool) -> set[tuple[st
         role = (
             None if identity is None else (identity.cluster_role if cluster_wide else identity.role)
         )
-        for rule in (role or {}).get("rules", []):
-            for group in rule["apiGroups"]:
-                for resource in rule["resources"]:
-                    for verb in rule["verbs"]:
-                        for resource_name in rule.get("resourceNames") or [""]:
-                            rights.add((group, resource, verb, resource_name))
+        rights |= rule_rights((role or {}).get("rules", []))
     return rights
+
+
+def rule_rights(rules: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str, str]]:
+    """RBAC rules as the (group, resource, verb, resource name or "") tuples they grant."""
+    return {
+        (group, resource, verb, resource_name)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+        for resource_name in rule.get("resourceNames") or [""]
+    }
