@@ -18,6 +18,7 @@ WorkloadConfig = Literal["container", "vm-passthrough", "vm-vgpu"]
 WORKLOAD_CONFIGS: tuple[WorkloadConfig, ...] = ("container", "vm-passthrough", "vm-vgpu")
 SandboxMode = Literal["kubevirt", "kata"]
 Advertises = Literal["gpu", "sandbox", "pgpu"]
+Impact = Literal["gpu-workloads", "container-runtime", "new-pods-wait", "none"]
 
 
 class _Frozen(BaseModel):
@@ -38,6 +39,13 @@ class HostFootprint(_Frozen):
     writes: tuple[str, ...]
     kernel_modules: bool
     reboots_node: bool
+
+
+class Restart(_Frozen):
+    """What restarting an operand's pod does to the node, and how far that reaches."""
+
+    impact: Impact
+    effect: str
 
 
 class ImageDefaults(_Frozen):
@@ -64,6 +72,7 @@ class Operand(_Frozen):
     gate_files: tuple[str, ...]
     advertises: Advertises | None = None
     effects: tuple[str, ...]
+    restart: Restart
     host: HostFootprint
 
     @property

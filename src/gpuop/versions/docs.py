@@ -11,7 +11,7 @@ from gpuop.catalog import operand_table
 from gpuop.catalog.versions import version_matrix
 from gpuop.check.docs import render_rule_docs
 from gpuop.versions.release import describe_releases
-from gpuop.versions.sides import IMPACT_TEXT, OPERAND_IMPACT
+from gpuop.versions.sides import IMPACT_TEXT
 
 _INTRO = """\
 # `gpuop versions check` and `gpuop upgrade preview`
@@ -114,8 +114,8 @@ def render_docs() -> str:
         .replace("{default}", default)
     ]
     for operand in operand_table().operands:
-        impact, effect = OPERAND_IMPACT[operand.name]
-        lines.append(f"| {operand.name} | {IMPACT_TEXT[impact]}: {effect} |\n")
+        restart = operand.restart
+        lines.append(f"| {operand.name} | {IMPACT_TEXT[restart.impact]}: {restart.effect} |\n")
     lines.append(_RULES_INTRO)
     return render_rule_docs("".join(lines), "VER")
 

@@ -1,8 +1,10 @@
-"""The two sides of `gpuop upgrade preview`, and what restarting each operand's pod does.
+"""The two sides of `gpuop upgrade preview`, and how far an operand's restart reaches.
 
 A side is an operator release from the matrix (its default operand versions) or a
 ClusterPolicy (its pinned versions; unset ones follow the release it pins, else gpuop's
-defaults). `OPERAND_IMPACT` is also rendered into docs/versions.md.
+defaults). What restarting each operand's pod does is the operand table's `restart`
+(catalog/operands.yaml); `IMPACT_ORDER` ranks those impacts (the highest on a node is the
+node's disruption) and `IMPACT_TEXT` names them in text and in docs/versions.md.
 """
 
 from __future__ import annotations
@@ -11,12 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gpuop.catalog import Operand, operand_table
+from gpuop.catalog import Impact, Operand, operand_table
 from gpuop.catalog.versions import Release, VersionMatrix
 from gpuop.policy import ResolvedPolicy
 from gpuop.versions.release import Detection, detect_release, policy_version
 
-Impact = Literal["gpu-workloads", "container-runtime", "new-pods-wait", "none"]
 IMPACT_ORDER: Mapping[Impact, int] = {
     "none": 0,
     "new-pods-wait": 1,
@@ -28,65 +29,6 @@ IMPACT_TEXT: Mapping[Impact, str] = {
     "container-runtime": "containerd restarts",
     "new-pods-wait": "new GPU pods wait",
     "none": "no workload impact",
-}
-
-# What restarting an operand's pod does to the node (gpu-operator-behaviour: each operand's
-# effects in catalog/operands.yaml). The highest impact on a node is the node's disruption.
-OPERAND_IMPACT: Mapping[str, tuple[Impact, str]] = {
-    "driver": (
-        "gpu-workloads",
-        "the driver pod unloads and reloads the kernel modules: every GPU pod on the node is"
-        " evicted and restarts, and the operands that wait for the driver validate again",
-    ),
-    "container-toolkit": (
-        "container-runtime",
-        "rewrites the containerd runtime configuration and restarts containerd: running"
-        " containers keep running, new pods wait until containerd is back",
-    ),
-    "operator-validator": ("none", "re-runs the driver, toolkit, CUDA and plugin validations"),
-    "device-plugin": (
-        "new-pods-wait",
-        "re-registers nvidia.com/gpu with the kubelet: running pods keep their GPUs, new GPU"
-        " pods wait until it is back",
-    ),
-    "mps-control-daemon": (
-        "gpu-workloads",
-        "restarts the MPS control daemon: pods sharing GPUs through MPS lose their MPS server",
-    ),
-    "dcgm": ("none", "restarts the DCGM host engine: a gap in GPU metrics"),
-    "dcgm-exporter": ("none", "a gap in GPU metrics"),
-    "gpu-feature-discovery": ("none", "re-labels the node (GPU product, driver, CUDA)"),
-    "mig-manager": (
-        "none",
-        "restarts; the MIG layout changes only when nvidia.com/mig.config does",
-    ),
-    "node-status-exporter": ("none", "a gap in node status metrics"),
-    "vgpu-manager": (
-        "gpu-workloads",
-        "reinstalls the vGPU host driver: every VM using a vGPU on the node stops",
-    ),
-    "vgpu-device-manager": (
-        "none",
-        "restarts; vGPU devices change only when nvidia.com/vgpu.config does",
-    ),
-    "sandbox-validator": ("none", "re-runs the vfio-pci or vGPU device validations"),
-    "vfio-manager": (
-        "gpu-workloads",
-        "unloads the driver and binds every GPU to vfio-pci again: VMs using the node's GPUs"
-        " are disrupted",
-    ),
-    "sandbox-device-plugin": (
-        "new-pods-wait",
-        "re-registers the VM GPU resources with the kubelet: running VMs keep their devices,"
-        " new VMs wait",
-    ),
-    "kata-sandbox-device-plugin": (
-        "new-pods-wait",
-        "re-registers nvidia.com/pgpu with the kubelet: running Kata pods keep their GPUs,"
-        " new ones wait",
-    ),
-    "kata-manager": ("none", "deprecated and never deployed"),
-    "cc-manager": ("none", "restarts; the CC mode changes only when nvidia.com/cc.mode does"),
 }
 
 SideKind = Literal["release", "policy"]
@@ -167,7 +109,6 @@ def side_from_policy(policy: ResolvedPolicy, label: str, matrix: VersionMatrix) 
 __all__ = [
     "IMPACT_ORDER",
     "IMPACT_TEXT",
-    "OPERAND_IMPACT",
     "Impact",
     "Side",
     "SideKind",

@@ -17,7 +17,7 @@ from datetime import date
 from typing import Any
 
 from gpuop import __version__
-from gpuop.catalog import operand_table
+from gpuop.catalog import Restart, operand_table
 from gpuop.catalog.versions import Release, VersionMatrix, version_matrix
 from gpuop.check.model import SCHEMA_VERSION, Finding
 from gpuop.check.rules import rule
@@ -40,7 +40,6 @@ from gpuop.versions.parse import (
 from gpuop.versions.release import describe_releases
 from gpuop.versions.sides import (
     IMPACT_ORDER,
-    OPERAND_IMPACT,
     Impact,
     Side,
     side_from_policy,
@@ -63,12 +62,16 @@ class OperandChange:
         return self.old_enabled != self.new_enabled or (self.new_enabled and self.old != self.new)
 
     @property
+    def restart(self) -> Restart:
+        return operand_table().operand(self.operand).restart
+
+    @property
     def impact(self) -> Impact:
-        return OPERAND_IMPACT[self.operand][0]
+        return self.restart.impact
 
     @property
     def effect(self) -> str:
-        return OPERAND_IMPACT[self.operand][1]
+        return self.restart.effect
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -462,7 +465,7 @@ def _node_impacts(
         stops = tuple(name for name in order if name in ran - runs)
         disruption: Impact = "none"
         for name in (*restarts, *starts, *stops):
-            impact = OPERAND_IMPACT[name][0]
+            impact = operand_table().operand(name).restart.impact
             if IMPACT_ORDER[impact] > IMPACT_ORDER[disruption]:
                 disruption = impact
         impacts.append(
@@ -567,7 +570,6 @@ def preview_upgrade(
 
 __all__ = [
     "IMPACT_ORDER",
-    "OPERAND_IMPACT",
     "Impact",
     "Move",
     "NodeImpact",

@@ -11,7 +11,7 @@ from gpuop.catalog import operand_table
 from gpuop.catalog.versions import version_matrix
 from gpuop.policy import ResolvedPolicy, default_policy, parse_cluster_policy
 from gpuop.versions import preview_upgrade, side_from_policy, side_from_release
-from gpuop.versions.upgrade import OPERAND_IMPACT, Side, UpgradePreview
+from gpuop.versions.upgrade import IMPACT_ORDER, Side, UpgradePreview
 
 MATRIX = version_matrix()
 NODES = [gpu_node("gpu-1"), gpu_node("gpu-2", product=L40S), cpu_node("cpu-1")]
@@ -35,8 +35,10 @@ def codes(result: UpgradePreview) -> list[str]:
     return [finding.code for finding in result.findings]
 
 
-def test_every_operand_has_an_impact() -> None:
-    assert set(OPERAND_IMPACT) == {op.name for op in operand_table().operands}
+def test_every_operand_has_a_ranked_impact() -> None:
+    for operand in operand_table().operands:
+        assert operand.restart.impact in IMPACT_ORDER
+        assert operand.restart.effect
 
 
 def test_a_patch_release_moves_one_deployed_operand() -> None:
