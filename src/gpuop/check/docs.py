@@ -15,11 +15,27 @@ from typing import Any
 from gpuop.check.model import SCHEMA_VERSION
 from gpuop.check.rules import family
 
-_FINDING_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["code", "severity", "title", "kind", "name", "message", "hint"],
-    "additionalProperties": False,
-    "properties": {
+
+def _closed_object(
+    properties: dict[str, Any],
+    *,
+    optional: tuple[str, ...] = (),
+    description: str | None = None,
+    nullable: bool = False,
+) -> dict[str, Any]:
+    """An object schema with exactly `properties`, each required unless `optional`."""
+    head = {} if description is None else {"description": description}
+    return {
+        **head,
+        "type": ["object", "null"] if nullable else "object",
+        "required": [name for name in properties if name not in optional],
+        "additionalProperties": False,
+        "properties": properties,
+    }
+
+
+_FINDING_SCHEMA = _closed_object(
+    {
         "code": {"type": "string", "pattern": "^GPU[0-9]{3}$"},
         "severity": {"enum": ["error", "warning", "info"]},
         "title": {"type": "string"},
@@ -30,141 +46,105 @@ _FINDING_SCHEMA: dict[str, Any] = {
         "message": {"type": "string"},
         "hint": {"type": "string"},
     },
-}
+    optional=("namespace", "node"),
+)
 
-_NODE_SCHEMA: dict[str, Any] = {
-    "description": "A node some finding is about, and what its GPUs were learnt from.",
-    "type": "object",
-    "required": ["name", "gpu_node", "workload", "gpus", "model", "inventory"],
-    "additionalProperties": False,
-    "properties": {
+_EVIDENCE_SCHEMA = _closed_object(
+    {
+        "source": {"type": "string"},
+        "signal": {"type": "string"},
+        "implies": {"type": "string"},
+    }
+)
+
+_NODE_SCHEMA = _closed_object(
+    {
         "name": {"type": "string"},
         "gpu_node": {"type": "boolean"},
         "workload": {"type": ["string", "null"]},
         "gpus": {"type": ["integer", "null"]},
         "model": {"type": ["string", "null"]},
-        "inventory": {
-            "type": "object",
-            "required": ["source", "evidence"],
-            "additionalProperties": False,
-            "properties": {
+        "inventory": _closed_object(
+            {
                 "source": {"type": ["string", "null"]},
-                "evidence": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["source", "signal", "implies"],
-                        "additionalProperties": False,
-                        "properties": {
-                            "source": {"type": "string"},
-                            "signal": {"type": "string"},
-                            "implies": {"type": "string"},
-                        },
-                    },
-                },
-            },
-        },
+                "evidence": {"type": "array", "items": _EVIDENCE_SCHEMA},
+            }
+        ),
     },
-}
+    description="A node some finding is about, and what its GPUs were learnt from.",
+)
 
 # `--live` reads name the cluster they read (see gpuop.cli.live).
-_CLUSTER_SCHEMA: dict[str, Any] = {
-    "description": "The cluster a --live run read: kubeconfig, context, its cluster and server.",
-    "type": "object",
-    "required": ["cluster", "server", "context", "kubeconfig"],
-    "additionalProperties": False,
-    "properties": {
+_CLUSTER_SCHEMA = _closed_object(
+    {
         "cluster": {"type": ["string", "null"]},
         "server": {"type": ["string", "null"]},
         "context": {"type": ["string", "null"]},
         "kubeconfig": {"type": ["string", "null"]},
     },
-}
+    description="The cluster a --live run read: kubeconfig, context, its cluster and server.",
+)
+
+_SUMMARY_SCHEMA = _closed_object(
+    {
+        "error": {"type": "integer"},
+        "warning": {"type": "integer"},
+        "info": {"type": "integer"},
+        "findings": {"type": "integer"},
+        "by_code": {
+            "description": "How many findings (after filtering) each code has.",
+            "type": "object",
+            "additionalProperties": {"type": "integer"},
+        },
+        "suppressed": {
+            "description": "Findings not shown, by reason: below_severity (--severity),"
+            " ignored (--ignore, .gpuop.yaml), annotation (gpuop.io/ignore).",
+            "type": "object",
+            "additionalProperties": {"type": "integer"},
+        },
+        "nodes_checked": {"type": "integer"},
+        "gpu_nodes": {"type": "integer"},
+        "objects": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "skipped": {
+            "type": "array",
+            "items": _closed_object({"check": {"type": "string"}, "reason": {"type": "string"}}),
+        },
+    },
+    optional=("by_code", "suppressed"),
+)
 
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "gpuop check report",
-    "type": "object",
-    "required": ["schema_version", "tool", "policy", "summary", "findings"],
-    "additionalProperties": False,
-    "properties": {
-        "schema_version": {"const": SCHEMA_VERSION},
-        "tool": {
-            "type": "object",
-            "required": ["name", "version"],
-            "additionalProperties": False,
-            "properties": {"name": {"type": "string"}, "version": {"type": "string"}},
-        },
-        "policy": {
-            "type": ["object", "null"],
-            "required": ["source", "sandbox_enabled", "default_workload", "sandbox_mode"],
-            "additionalProperties": False,
-            "properties": {
-                "source": {"type": "string"},
-                "sandbox_enabled": {"type": ["boolean", "null"]},
-                "default_workload": {"type": ["string", "null"]},
-                "sandbox_mode": {"type": ["string", "null"]},
-            },
-        },
-        "operator_release": {
-            "type": "object",
-            "required": ["version", "line", "source", "known", "candidates"],
-            "additionalProperties": False,
-            "properties": {
-                "version": {"type": ["string", "null"]},
-                "line": {"type": ["string", "null"]},
-                "source": {"type": "string"},
-                "known": {"type": "boolean"},
-                "candidates": {"type": "array", "items": {"type": "string"}},
-            },
-        },
-        "summary": {
-            "type": "object",
-            "required": [
-                "error",
-                "warning",
-                "info",
-                "findings",
-                "nodes_checked",
-                "gpu_nodes",
-                "objects",
-                "skipped",
-            ],
-            "additionalProperties": False,
-            "properties": {
-                "error": {"type": "integer"},
-                "warning": {"type": "integer"},
-                "info": {"type": "integer"},
-                "findings": {"type": "integer"},
-                "by_code": {
-                    "description": "How many findings (after filtering) each code has.",
-                    "type": "object",
-                    "additionalProperties": {"type": "integer"},
+    **_closed_object(
+        {
+            "schema_version": {"const": SCHEMA_VERSION},
+            "tool": _closed_object({"name": {"type": "string"}, "version": {"type": "string"}}),
+            "policy": _closed_object(
+                {
+                    "source": {"type": "string"},
+                    "sandbox_enabled": {"type": ["boolean", "null"]},
+                    "default_workload": {"type": ["string", "null"]},
+                    "sandbox_mode": {"type": ["string", "null"]},
                 },
-                "suppressed": {
-                    "description": "Findings not shown, by reason: below_severity (--severity),"
-                    " ignored (--ignore, .gpuop.yaml), annotation (gpuop.io/ignore).",
-                    "type": "object",
-                    "additionalProperties": {"type": "integer"},
-                },
-                "nodes_checked": {"type": "integer"},
-                "gpu_nodes": {"type": "integer"},
-                "objects": {"type": "object", "additionalProperties": {"type": "integer"}},
-                "skipped": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["check", "reason"],
-                        "additionalProperties": False,
-                        "properties": {"check": {"type": "string"}, "reason": {"type": "string"}},
-                    },
-                },
-            },
+                nullable=True,
+            ),
+            "operator_release": _closed_object(
+                {
+                    "version": {"type": ["string", "null"]},
+                    "line": {"type": ["string", "null"]},
+                    "source": {"type": "string"},
+                    "known": {"type": "boolean"},
+                    "candidates": {"type": "array", "items": {"type": "string"}},
+                }
+            ),
+            "summary": _SUMMARY_SCHEMA,
+            "findings": {"type": "array", "items": _FINDING_SCHEMA},
+            "nodes": {"type": "array", "items": _NODE_SCHEMA},
+            "cluster": _CLUSTER_SCHEMA,
         },
-        "findings": {"type": "array", "items": _FINDING_SCHEMA},
-        "nodes": {"type": "array", "items": _NODE_SCHEMA},
-        "cluster": _CLUSTER_SCHEMA,
-    },
+        optional=("operator_release", "nodes", "cluster"),
+    ),
 }
 
 _INTRO = """\
