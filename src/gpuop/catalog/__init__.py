@@ -2,7 +2,9 @@
 
 The YAML files beside this module are the single source of facts about operands, deploy
 labels, GPU models and vGPU types. This module only loads and types them; every rule that
-uses them lives in the planner and naming modules. Loaded once per process.
+uses them lives in the planner and naming modules. Loaded once per process. The other
+modules here (the version matrix, DRA, MIG, release labels) type their files on
+`CatalogModel` and read them through `load_data_file`.
 """
 
 from __future__ import annotations
@@ -21,17 +23,19 @@ Advertises = Literal["gpu", "sandbox", "pgpu"]
 Impact = Literal["gpu-workloads", "container-runtime", "new-pods-wait", "none"]
 
 
-class _Frozen(BaseModel):
+class CatalogModel(BaseModel):
+    """The base of every catalog type: frozen, and a field the type does not name is an error."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class HostPath(_Frozen):
+class HostPath(CatalogModel):
     path: str
     writable: bool
     note: str | None = None
 
 
-class HostFootprint(_Frozen):
+class HostFootprint(CatalogModel):
     privileged: bool
     host_pid: bool
     host_ipc: bool
@@ -41,20 +45,20 @@ class HostFootprint(_Frozen):
     reboots_node: bool
 
 
-class Restart(_Frozen):
+class Restart(CatalogModel):
     """What restarting an operand's pod does to the node, and how far that reaches."""
 
     impact: Impact
     effect: str
 
 
-class ImageDefaults(_Frozen):
+class ImageDefaults(CatalogModel):
     repository: str | None
     image: str
     version_key: str | None
 
 
-class Operand(_Frozen):
+class Operand(CatalogModel):
     name: str
     state: str
     daemonset: str
@@ -81,18 +85,18 @@ class Operand(_Frozen):
         return self.image_block or self.policy_field
 
 
-class PassthroughLabels(_Frozen):
+class PassthroughLabels(CatalogModel):
     kubevirt: tuple[str, ...]
     kata: tuple[str, ...]
 
 
-class DeployLabelsByWorkload(_Frozen):
+class DeployLabelsByWorkload(CatalogModel):
     container: tuple[str, ...]
     vm_passthrough: PassthroughLabels = Field(alias="vm-passthrough")
     vm_vgpu: tuple[str, ...] = Field(alias="vm-vgpu")
 
 
-class DeployLabels(_Frozen):
+class DeployLabels(CatalogModel):
     prefix: str
     by_workload: DeployLabelsByWorkload
     mig_manager_key: str
@@ -117,7 +121,7 @@ class DeployLabels(_Frozen):
         return frozenset(keys)
 
 
-class GpuClusterOperand(_Frozen):
+class GpuClusterOperand(CatalogModel):
     """An operand of the DRA stack (GPUCluster): never part of a ClusterPolicy's plan."""
 
     name: str
@@ -139,7 +143,7 @@ class GpuClusterOperand(_Frozen):
     host: HostFootprint
 
 
-class OperandTable(_Frozen):
+class OperandTable(CatalogModel):
     schema_version: int
     deploy_labels: DeployLabels
     # The ClusterPolicy (device-plugin) stack's operands.
@@ -161,13 +165,13 @@ class OperandTable(_Frozen):
         raise KeyError(name)
 
 
-class VgpuTypeSpec(_Frozen):
+class VgpuTypeSpec(CatalogModel):
     framebuffer_mib: int
     max_per_gpu: int
     mig_backed: bool = False
 
 
-class GpuModel(_Frozen):
+class GpuModel(CatalogModel):
     model: str
     pci_device_id: str
     pci_name: str
@@ -186,7 +190,7 @@ class GpuModel(_Frozen):
         return f"10de:{self.pci_device_id}"
 
 
-class GpuCatalog(_Frozen):
+class GpuCatalog(CatalogModel):
     schema_version: int
     gpus: tuple[GpuModel, ...]
 
@@ -216,13 +220,13 @@ class GpuCatalog(_Frozen):
         return None
 
 
-class VgpuDevice(_Frozen):
+class VgpuDevice(CatalogModel):
     board: str
     default_type: str
     default_count: int
 
 
-class VgpuFamily(_Frozen):
+class VgpuFamily(CatalogModel):
     """vGPU types that share a name stem (`A10-12Q`, `A10-4C`: family `A10`), and the cards."""
 
     name: str
@@ -235,7 +239,7 @@ class VgpuFamily(_Frozen):
         return tuple(self.devices)
 
 
-class VgpuFamilies(_Frozen):
+class VgpuFamilies(CatalogModel):
     """Every vGPU type NVIDIA's default vGPU config knows, by family (`vgpu-boards.yaml`)."""
 
     schema_version: int
@@ -268,20 +272,21 @@ def load_data_yaml(text: str) -> object:
     return yaml.load(text, Loader=loader)
 
 
-def _load_yaml(name: str) -> object:
+def load_data_file(name: str) -> object:
+    """The YAML of the data file `name` beside this module."""
     return load_data_yaml(resources.files(__name__).joinpath(name).read_text(encoding="utf-8"))
 
 
 @cache
 def operand_table() -> OperandTable:
     """The operand table from `operands.yaml`."""
-    return OperandTable.model_validate(_load_yaml("operands.yaml"))
+    return OperandTable.model_validate(load_data_file("operands.yaml"))
 
 
 @cache
 def vgpu_families() -> VgpuFamilies:
     """The vGPU type families from `vgpu-boards.yaml`."""
-    raw = _load_yaml("vgpu-boards.yaml")
+    raw = load_data_file("vgpu-boards.yaml")
     assert isinstance(raw, dict)
     families = {name: {"name": name, **body} for name, body in (raw.get("families") or {}).items()}
     return VgpuFamilies.model_validate({**raw, "families": families})
@@ -290,4 +295,4 @@ def vgpu_families() -> VgpuFamilies:
 @cache
 def gpu_catalog() -> GpuCatalog:
     """The GPU model catalog from `gpus.yaml`."""
-    return GpuCatalog.model_validate(_load_yaml("gpus.yaml"))
+    return GpuCatalog.model_validate(load_data_file("gpus.yaml"))

@@ -8,21 +8,14 @@ one data file like the operand table; this module only loads and types them.
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from gpuop.catalog import load_data_yaml
+from gpuop.catalog import CatalogModel, load_data_file
 
 Stack = Literal["device-plugin", "dra"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class DeviceClassSpec(_Frozen):
+class DeviceClassSpec(CatalogModel):
     """One DeviceClass as upstream renders it."""
 
     name: str
@@ -40,7 +33,7 @@ class DeviceClassSpec(_Frozen):
         }
 
 
-class DraCatalog(_Frozen):
+class DraCatalog(CatalogModel):
     schema_version: int
     driver: str
     compute_domain_driver: str
@@ -66,5 +59,4 @@ class DraCatalog(_Frozen):
 @cache
 def dra_catalog() -> DraCatalog:
     """The DRA stack's data from `dra.yaml`."""
-    text = resources.files("gpuop.catalog").joinpath("dra.yaml").read_text(encoding="utf-8")
-    return DraCatalog.model_validate(load_data_yaml(text))
+    return DraCatalog.model_validate(load_data_file("dra.yaml"))

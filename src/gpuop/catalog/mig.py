@@ -9,17 +9,12 @@ here as data, per model; this module only loads and types them.
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 
-from pydantic import BaseModel, ConfigDict
-
-from gpuop.catalog import load_data_yaml
+from gpuop.catalog import CatalogModel, load_data_file
 
 
-class MigProfileSpec(BaseModel):
+class MigProfileSpec(CatalogModel):
     """One GPU instance profile as NVML describes it, with its possible placements."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     id: int
@@ -34,9 +29,7 @@ class MigProfileSpec(BaseModel):
     placements: tuple[int, ...]
 
 
-class MigCatalog(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class MigCatalog(CatalogModel):
     schema_version: int
     models: dict[str, tuple[MigProfileSpec, ...]]
 
@@ -52,5 +45,4 @@ class MigCatalog(BaseModel):
 @cache
 def mig_catalog() -> MigCatalog:
     """The MIG geometry from `mig-profiles.yaml`."""
-    text = resources.files("gpuop.catalog").joinpath("mig-profiles.yaml").read_text("utf-8")
-    return MigCatalog.model_validate(load_data_yaml(text))
+    return MigCatalog.model_validate(load_data_file("mig-profiles.yaml"))

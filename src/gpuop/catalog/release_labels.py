@@ -10,35 +10,29 @@ may come from is the checker's business.
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
-from gpuop.catalog import SandboxMode, WorkloadConfig
+from gpuop.catalog import CatalogModel, SandboxMode, WorkloadConfig, load_data_file
 
 LineName = Annotated[str, StringConstraints(pattern=r"^[0-9]{2}\.[0-9]{1,2}$")]
 Removal = Literal["other-configs", "all-known"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class PassthroughSets(_Frozen):
+class PassthroughSets(CatalogModel):
     kubevirt: tuple[str, ...]
     # None: the release has no sandboxWorkloads.mode; every passthrough node gets kubevirt's.
     kata: tuple[str, ...] | None
 
 
-class LabelDefaults(_Frozen):
+class LabelDefaults(CatalogModel):
     mig_manager_config_default: str | None
     sandbox_mode: SandboxMode | None
     node_status_exporter_enabled: bool
 
 
-class LabelEra(_Frozen):
+class LabelEra(CatalogModel):
     """The label behaviour of one or more release lines."""
 
     lines: tuple[LineName, ...] = Field(min_length=1)
@@ -80,7 +74,7 @@ class LabelEra(_Frozen):
         return frozenset(keys)
 
 
-class ReleaseLabels(_Frozen):
+class ReleaseLabels(CatalogModel):
     schema_version: int
     prefix: str
     mig_manager_key: str
@@ -99,8 +93,7 @@ class ReleaseLabels(_Frozen):
 @cache
 def release_labels() -> ReleaseLabels:
     """The table from `release_labels.yaml` (validated; raises on a malformed file)."""
-    text = resources.files("gpuop.catalog").joinpath("release_labels.yaml").read_text("utf-8")
-    return ReleaseLabels.model_validate(yaml.safe_load(text))
+    return ReleaseLabels.model_validate(load_data_file("release_labels.yaml"))
 
 
 __all__ = [

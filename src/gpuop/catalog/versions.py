@@ -9,11 +9,11 @@ Unknown facts are `None`, as `null` in the file, and stay unknown.
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field, StringConstraints
+
+from gpuop.catalog import CatalogModel, load_data_file
 
 ReleaseStatus = Literal["supported", "deprecated", "end_of_support"]
 BranchType = Literal["long_term_support", "production", "new_feature"]
@@ -28,18 +28,14 @@ Month = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}$")]
 OsId = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]*$")]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class MinorRange(_Frozen):
+class MinorRange(CatalogModel):
     """An inclusive major.minor range (Kubernetes, containerd)."""
 
     min: Minor
     max: Minor
 
 
-class OsRange(_Frozen):
+class OsRange(CatalogModel):
     """One row of a platform table: OS versions and the Kubernetes range they support."""
 
     os: OsId
@@ -48,7 +44,7 @@ class OsRange(_Frozen):
     max: Minor
 
 
-class KubernetesSupport(_Frozen):
+class KubernetesSupport(CatalogModel):
     """The widest range over every OS row, and the rows themselves."""
 
     min: Minor
@@ -56,7 +52,7 @@ class KubernetesSupport(_Frozen):
     by_os: tuple[OsRange, ...]
 
 
-class Components(_Frozen):
+class Components(CatalogModel):
     """Default image version per operand, keyed like `operands.yaml`'s `image.version_key`."""
 
     driver: str | None
@@ -83,7 +79,7 @@ class Components(_Frozen):
         return tuple((key, self.get(key)) for key in Components.model_fields)
 
 
-class Release(_Frozen):
+class Release(CatalogModel):
     """One operator release: what it ships and the platform it was documented for."""
 
     version: ReleaseName
@@ -98,7 +94,7 @@ class Release(_Frozen):
     containerd: MinorRange | None
 
 
-class LineDocs(_Frozen):
+class LineDocs(CatalogModel):
     """A release line's newest documentation (NVIDIA edits it after the release)."""
 
     date: Day
@@ -108,14 +104,14 @@ class LineDocs(_Frozen):
     containerd: MinorRange | None
 
 
-class ReleaseLine(_Frozen):
+class ReleaseLine(CatalogModel):
     line: LineName
     status: ReleaseStatus
     releases: tuple[ReleaseName, ...]
     latest_docs: LineDocs
 
 
-class CudaFamily(_Frozen):
+class CudaFamily(CatalogModel):
     """Minor-version compatibility: this CUDA major runs on drivers from this branch on."""
 
     cuda_major: int
@@ -123,7 +119,7 @@ class CudaFamily(_Frozen):
     min_driver: DriverVersion | None
 
 
-class CudaMinor(_Frozen):
+class CudaMinor(CatalogModel):
     """The driver packaged with a CUDA minor's GA release (its full feature set needs it)."""
 
     cuda: Minor
@@ -131,7 +127,7 @@ class CudaMinor(_Frozen):
     secondary_source: bool = False
 
 
-class CudaTable(_Frozen):
+class CudaTable(CatalogModel):
     families: tuple[CudaFamily, ...]
     minors: tuple[CudaMinor, ...]
 
@@ -142,7 +138,7 @@ class CudaTable(_Frozen):
         return next((m for m in self.minors if m.cuda == cuda), None)
 
 
-class DriverBranch(_Frozen):
+class DriverBranch(CatalogModel):
     branch: int
     type: BranchType | None
     end_of_life: Month | None
@@ -154,7 +150,7 @@ class DriverBranch(_Frozen):
         return f"R{self.branch}"
 
 
-class VersionMatrix(_Frozen):
+class VersionMatrix(CatalogModel):
     schema_version: int
     as_of: Day
     upgrade_rule: str
@@ -184,10 +180,7 @@ class VersionMatrix(_Frozen):
 @cache
 def version_matrix() -> VersionMatrix:
     """The matrix from `versions.yaml` (validated; raises on a malformed file)."""
-    text = resources.files("gpuop.catalog").joinpath("versions.yaml").read_text("utf-8")
-    # The file is large for a pure-Python parser; libyaml's safe loader reads it alike.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return VersionMatrix.model_validate(yaml.load(text, Loader=loader))
+    return VersionMatrix.model_validate(load_data_file("versions.yaml"))
 
 
 __all__ = [
