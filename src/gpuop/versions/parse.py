@@ -46,23 +46,23 @@ def dotted_key(text: str) -> Key:
     return tuple(int(part) for part in text.split("."))
 
 
+def _matched(pattern: re.Pattern[str], text: str, expected: str) -> re.Match[str]:
+    """`pattern` matched on `text` (stripped); VersionError saying `text` is not `expected`."""
+    match = pattern.match(text.strip())
+    if match is None:
+        raise VersionError(f"{_shown(text)} is not {expected}")
+    return match
+
+
 def kubernetes_minor(text: str) -> tuple[int, int]:
     """The major.minor of a Kubernetes version (`v1.31.4`, `1.31`, `v1.30.2-eks-1a2b`)."""
-    match = _KUBE.match(text.strip())
-    if match is None:
-        raise VersionError(
-            f"{_shown(text)} is not a Kubernetes version (expected 1.31, v1.31.4 or v1.31.4-suffix)"
-        )
+    match = _matched(_KUBE, text, "a Kubernetes version (expected 1.31, v1.31.4 or v1.31.4-suffix)")
     return int(match.group(1)), int(match.group(2))
 
 
 def driver_key(text: str) -> tuple[int, int, int]:
     """(branch, minor, patch) of an NVIDIA driver version (`595.91.07`, `570.26`)."""
-    match = _DRIVER.match(text.strip())
-    if match is None:
-        raise VersionError(
-            f"{_shown(text)} is not an NVIDIA driver version (expected 595.91.07 or 570.26)"
-        )
+    match = _matched(_DRIVER, text, "an NVIDIA driver version (expected 595.91.07 or 570.26)")
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
@@ -73,19 +73,13 @@ def driver_branch(text: str) -> int:
 
 def cuda_minor(text: str) -> tuple[int, int]:
     """The major.minor of a CUDA version (`12.8`, `12.8.1`)."""
-    match = _CUDA.match(text.strip())
-    if match is None:
-        raise VersionError(f"{_shown(text)} is not a CUDA version (expected 12.8 or 13.0.1)")
+    match = _matched(_CUDA, text, "a CUDA version (expected 12.8 or 13.0.1)")
     return int(match.group(1)), int(match.group(2))
 
 
 def release_key(text: str) -> tuple[int, int, int]:
     """(year, month, patch) of an operator release (`26.7.0`, `v25.10.1`)."""
-    match = _RELEASE.match(text.strip())
-    if match is None:
-        raise VersionError(
-            f"{_shown(text)} is not a GPU Operator release (expected YY.MM.PP, e.g. 26.7.0)"
-        )
+    match = _matched(_RELEASE, text, "a GPU Operator release (expected YY.MM.PP, e.g. 26.7.0)")
     return int(match.group(1)), int(match.group(2)), int(match.group(3))
 
 
