@@ -337,33 +337,16 @@ async def delete_managed_object(client: AsyncClient, kind: str, name: str, names
 
 async def service_monitors_served(client: AsyncClient) -> bool:
     """Whether Prometheus operator's ServiceMonitor CRD is installed."""
-    try:
-        await client.get(CustomResourceDefinition, SERVICE_MONITOR_CRD)
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return False
-        raise
-    return True
+    return await _unless_gone(client.get(CustomResourceDefinition, SERVICE_MONITOR_CRD)) is not None
 
 
 async def configmap_data(client: AsyncClient, name: str, namespace: str) -> dict[str, str] | None:
-    try:
-        configmap = await client.get(ConfigMap, name, namespace=namespace)
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return None
-        raise
-    return dict(configmap.data or {})
+    configmap = await _unless_gone(client.get(ConfigMap, name, namespace=namespace))
+    return None if configmap is None else dict(configmap.get("data") or {})
 
 
 async def namespace_exists(client: AsyncClient, name: str) -> bool:
-    try:
-        await client.get(Namespace, name)
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return False
-        raise
-    return True
+    return await _unless_gone(client.get(Namespace, name)) is not None
 
 
 async def label_namespace(client: AsyncClient, name: str, key: str, value: str) -> bool:
