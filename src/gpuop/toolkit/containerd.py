@@ -229,25 +229,18 @@ def plan_runtimes(
     base = runtimes_path(version)
     runtimes: dict[str, Any] = dict(lookup(data, base) or {})
 
-    def missing_parents(path: KeyPath) -> tuple[KeyPath, ...]:
-        return tuple(
-            path[:n] for n in range(len(path) - 1, 0, -1) if lookup(data, path[:n]) is None
-        )
-
     if version == 2 and lookup(data, base) is None:
         runc_path = (*base, "runc")
         runc = copy.deepcopy(dict(BUILTIN_RUNC))
-        edits.append(SetValue(runc_path, runc))
-        changes.append(
-            Change(
-                file=file,
-                kind="added",
-                key=runc_path,
-                value=runc,
-                created_parents=missing_parents(runc_path),
-                note="containerd's built-in runc, written out: declaring any runtime replaces "
-                "the built-in runtimes map",
-            )
+        _plan_added(
+            edits,
+            changes,
+            data,
+            file,
+            runc_path,
+            runc,
+            note="containerd's built-in runc, written out: declaring any runtime replaces "
+            "the built-in runtimes map",
         )
         runtimes["runc"] = runc
 
@@ -258,16 +251,14 @@ def plan_runtimes(
         existing = runtimes.get(handler.name)
         if existing is None:
             table = _handler_table(source, version, handler.binary, runtime_type)
-            edits.append(SetValue(path, table))
-            changes.append(
-                Change(
-                    file=file,
-                    kind="added",
-                    key=path,
-                    value=table,
-                    created_parents=missing_parents(path),
-                    note=f"runtime handler {handler.name} -> {handler.binary}",
-                )
+            _plan_added(
+                edits,
+                changes,
+                data,
+                file,
+                path,
+                table,
+                note=f"runtime handler {handler.name} -> {handler.binary}",
             )
             continue
         _plan_value(edits, changes, data, file, (*path, "runtime_type"), runtime_type)
@@ -301,14 +292,29 @@ def _plan_value(
     current = lookup(data, path)
     if current == value and type(current) is type(value):
         return
-    edits.append(SetValue(path, value))
-    parents = tuple(path[:n] for n in range(len(path) - 1, 0, -1) if lookup(data, path[:n]) is None)
     if current is None:
-        changes.append(
-            Change(file=file, kind="added", key=path, value=value, created_parents=parents)
-        )
+        _plan_added(edits, changes, data, file, path, value)
     else:
+        edits.append(SetValue(path, value))
         changes.append(Change(file=file, kind="changed", key=path, value=value, previous=current))
+
+
+def _plan_added(
+    edits: list[Edit],
+    changes: list[Change],
+    data: Mapping[str, Any],
+    file: str,
+    path: KeyPath,
+    value: Any,
+    *,
+    note: str = "",
+) -> None:
+    """Set `path`, which `data` lacks, and record it as added with the tables that creates."""
+    parents = tuple(path[:n] for n in range(len(path) - 1, 0, -1) if lookup(data, path[:n]) is None)
+    edits.append(SetValue(path, value))
+    changes.append(
+        Change(file=file, kind="added", key=path, value=value, created_parents=parents, note=note)
+    )
 
 
 def _source_runtime(
