@@ -57,11 +57,15 @@ def format_duration(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s"
 
 
-def _parse_go_version(text: str) -> tuple[int, int, int] | None:
-    match = _GO_VERSION.search(text)
+def _version_of(match: re.Match[str] | None) -> tuple[int, int, int] | None:
+    """Major, minor and patch (0 when absent) of a ``go<major>.<minor>[.<patch>]`` match."""
     if not match:
         return None
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+def _parse_go_version(text: str) -> tuple[int, int, int] | None:
+    return _version_of(_GO_VERSION.search(text))
 
 
 def required_go_version(module_dir: Path) -> tuple[int, int, int] | None:
@@ -70,10 +74,7 @@ def required_go_version(module_dir: Path) -> tuple[int, int, int] | None:
         text = (module_dir / "go.mod").read_text(encoding="utf-8")
     except OSError:
         return None
-    match = re.search(r"^go\s+(\d+)\.(\d+)(?:\.(\d+))?\s*$", text, re.MULTILINE)
-    if not match:
-        return None
-    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+    return _version_of(re.search(r"^go\s+(\d+)\.(\d+)(?:\.(\d+))?\s*$", text, re.MULTILINE))
 
 
 def find_go(comp: Component, module_dir: Path, why: str = "") -> tuple[str, str]:
@@ -90,14 +91,7 @@ def find_go(comp: Component, module_dir: Path, why: str = "") -> tuple[str, str]
             "built once and cached."
         )
     try:
-        out = subprocess.run(
-            [go, "env", "GOVERSION"],
-            env=go_build_env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        out = _go_env(go, "GOVERSION", timeout_s=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ToolchainError(f"cannot run {go}: {exc}") from exc
     version_text = out.stdout.strip() or out.stderr.strip()
@@ -126,16 +120,21 @@ def build_command(go: str, comp: Component, out_dir: Path) -> list[str]:
     return cmd
 
 
+def _go_env(go: str, name: str, *, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """Run ``go env <name>`` in the build environment; the caller reads its output."""
+    return subprocess.run(
+        [go, "env", name],
+        env=go_build_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
+
+
 def _goproxy(go: str) -> str:
     try:
-        out = subprocess.run(
-            [go, "env", "GOPROXY"],
-            env=go_build_env(),
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        out = _go_env(go, "GOPROXY", timeout_s=30)
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"

@@ -89,54 +89,67 @@ def mirror(url: str, base: str | None) -> str:
     return f"{base.rstrip('/')}/{parts.netloc}{parts.path}"
 
 
+@dataclass(frozen=True)
+class _Release:
+    """Where one component's release files lie, as templates of ``{v}``, ``{arch}`` and ``{name}``.
+
+    ``{v}`` is the version and ``{name}`` each of its binaries, installed under that name.
+    """
+
+    url: str
+    checksum_url: str
+    # Whether the checksum file lists several files (the downloaded one is looked up by its
+    # file name) rather than holding the one hash of this file.
+    lists_files: bool
+    archive_member: str | None = None
+
+
+_RELEASES: dict[str, _Release] = {
+    KUBERNETES.name: _Release(
+        url=KUBERNETES_RELEASE_URL + "/{v}/bin/linux/{arch}/{name}",
+        checksum_url=KUBERNETES_RELEASE_URL + "/{v}/bin/linux/{arch}/{name}.sha256",
+        lists_files=False,
+    ),
+    ETCD.name: _Release(
+        url=ETCD_RELEASE_URL + "/{v}/etcd-{v}-linux-{arch}.tar.gz",
+        checksum_url=ETCD_RELEASE_URL + "/{v}/SHA256SUMS",
+        lists_files=True,
+        archive_member="etcd-{v}-linux-{arch}/etcd",
+    ),
+    KWOK.name: _Release(
+        url=KWOK_RELEASE_URL + "/{v}/kwok-linux-{arch}",
+        checksum_url=KWOK_RELEASE_URL + "/{v}/" + KWOK_CHECKSUMS_FILE,
+        lists_files=True,
+    ),
+    HELM.name: _Release(
+        url=HELM_RELEASE_URL + "/helm-{v}-linux-{arch}.tar.gz",
+        checksum_url=HELM_RELEASE_URL + "/helm-{v}-linux-{arch}.tar.gz.sha256sum",
+        lists_files=True,
+        archive_member="linux-{arch}/helm",
+    ),
+}
+
+
 def artifacts(comp: Component, arch: str, base: str | None = None) -> list[Artifact]:
     """The files that make up ``comp`` for ``arch``, with mirror URLs when ``base`` is set."""
-    if comp.name == KUBERNETES.name:
-        root = f"{KUBERNETES_RELEASE_URL}/{comp.version}/bin/linux/{arch}"
-        return [
+    release = _RELEASES.get(comp.name)
+    if release is None:
+        raise DownloadError(f"no release download is known for {comp.label}")
+    found = []
+    for name in comp.binaries:
+        fill = {"v": comp.version, "arch": arch, "name": name}
+        url = release.url.format(**fill)
+        member = release.archive_member
+        found.append(
             Artifact(
-                url=mirror(f"{root}/{name}", base),
-                checksum_url=mirror(f"{root}/{name}.sha256", base),
-                checksum_entry=None,
+                url=mirror(url, base),
+                checksum_url=mirror(release.checksum_url.format(**fill), base),
+                checksum_entry=url.rsplit("/", 1)[-1] if release.lists_files else None,
                 install_as=name,
+                archive_member=member.format(**fill) if member is not None else None,
             )
-            for name in comp.binaries
-        ]
-    if comp.name == ETCD.name:
-        root = f"{ETCD_RELEASE_URL}/{comp.version}"
-        tarball = f"etcd-{comp.version}-linux-{arch}.tar.gz"
-        return [
-            Artifact(
-                url=mirror(f"{root}/{tarball}", base),
-                checksum_url=mirror(f"{root}/SHA256SUMS", base),
-                checksum_entry=tarball,
-                install_as="etcd",
-                archive_member=f"etcd-{comp.version}-linux-{arch}/etcd",
-            )
-        ]
-    if comp.name == KWOK.name:
-        root = f"{KWOK_RELEASE_URL}/{comp.version}"
-        asset = f"kwok-linux-{arch}"
-        return [
-            Artifact(
-                url=mirror(f"{root}/{asset}", base),
-                checksum_url=mirror(f"{root}/{KWOK_CHECKSUMS_FILE}", base),
-                checksum_entry=asset,
-                install_as="kwok",
-            )
-        ]
-    if comp.name == HELM.name:
-        tarball = f"helm-{comp.version}-linux-{arch}.tar.gz"
-        return [
-            Artifact(
-                url=mirror(f"{HELM_RELEASE_URL}/{tarball}", base),
-                checksum_url=mirror(f"{HELM_RELEASE_URL}/{tarball}.sha256sum", base),
-                checksum_entry=tarball,
-                install_as="helm",
-                archive_member=f"linux-{arch}/helm",
-            )
-        ]
-    raise DownloadError(f"no release download is known for {comp.label}")
+        )
+    return found
 
 
 def parse_checksum(text: str, entry: str | None, source: str) -> str:
@@ -164,13 +177,8 @@ class _HTTPConnection(http.client.HTTPConnection):
         self.sock.settimeout(READ_TIMEOUT_S)
 
 
-class _HTTPSConnection(http.client.HTTPSConnection):
+class _HTTPSConnection(_HTTPConnection, http.client.HTTPSConnection):
     """The same timeouts over TLS (the handshake counts as connecting)."""
-
-    def connect(self) -> None:
-        self.timeout = CONNECT_TIMEOUT_S
-        super().connect()
-        self.sock.settimeout(READ_TIMEOUT_S)
 
 
 class _HTTPHandler(urllib.request.HTTPHandler):

@@ -135,6 +135,21 @@ def _builder(
     )
 
 
+def _key_usage(*, ca: bool) -> x509.KeyUsage:
+    """Signing for every certificate; a CA signs certificates and CRLs, a leaf enciphers keys."""
+    return x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=not ca,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=ca,
+        crl_sign=ca,
+        encipher_only=False,
+        decipher_only=False,
+    )
+
+
 def _leaf(
     ca_cert: x509.Certificate,
     ca_key: PrivateKey,
@@ -148,20 +163,7 @@ def _leaf(
     builder = (
         _builder(subject, ca_cert.subject, key, _LEAF_DAYS)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=True,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(ca=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         .add_extension(
             x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
@@ -181,20 +183,7 @@ def generate_pki(root: Path, cluster_name: str) -> ClusterPki:
     ca_cert = (
         _builder(ca_subject, ca_subject, ca_key, _CA_DAYS)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(ca=True), critical=True)
         .add_extension(
             x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False
         )

@@ -51,6 +51,9 @@ from gpuop.toolkit.results import (
     Change,
     FileAction,
     FileOutcome,
+    Mode,
+    Operation,
+    RuntimeHandler,
     RuntimeResult,
 )
 from gpuop.toolkit.state import (
@@ -128,6 +131,34 @@ class Work:
     changes: list[Change] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    def result(
+        self,
+        operation: Operation,
+        paths: Paths,
+        mode: Mode,
+        dry_run: bool,
+        *,
+        config_version: int | None = None,
+        runtimes: tuple[RuntimeHandler, ...] = (),
+        state_file: str | None = None,
+        notes: tuple[str, ...] = (),
+    ) -> RuntimeResult:
+        """The account of this work under `paths`: each planned file, each change, each warning."""
+        return RuntimeResult(
+            operation=operation,
+            root=str(paths.root.root),
+            config=paths.config.host,
+            mode=mode,
+            dry_run=dry_run,
+            config_version=config_version,
+            runtimes=runtimes,
+            files=tuple(p.outcome() for p in self.planned),
+            changes=tuple(self.changes),
+            warnings=tuple(self.warnings),
+            state_file=state_file,
+            notes=notes,
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -216,36 +247,20 @@ def configure_runtime(
     work.planned.append(Planned(paths.config, before, after))
     work.changes += config_changes
 
-    result = RuntimeResult(
-        operation="configure",
-        root=str(paths.root.root),
-        config=paths.config.host,
-        mode=options.mode,
-        dry_run=dry_run,
+    # Nothing is written when nothing changes (no record of a change is planned then either).
+    changed = any(p.changed for p in work.planned)
+    written = changed and not dry_run
+    if written:
+        commit(_configure_writes(paths, options, state, work.planned, work.changes), paths.root)
+    return work.result(
+        "configure",
+        paths,
+        options.mode,
+        dry_run,
         config_version=version,
         runtimes=handlers,
-        warnings=tuple(work.warnings),
-        state_file=paths.state.host if state is not None else None,
-    )
-    if not any(p.changed for p in work.planned):
-        return replace(
-            result, files=tuple(p.outcome() for p in work.planned), notes=tuple(work.notes)
-        )
-    if dry_run:
-        return replace(
-            result,
-            files=tuple(p.outcome() for p in work.planned),
-            changes=tuple(work.changes),
-            notes=(*work.notes, RESTART_HINT),
-        )
-
-    commit(_configure_writes(paths, options, state, work.planned, work.changes), paths.root)
-    return replace(
-        result,
-        files=tuple(p.outcome() for p in work.planned),
-        changes=tuple(work.changes),
-        state_file=paths.state.host,
-        notes=(*work.notes, RESTART_HINT),
+        state_file=paths.state.host if written or state is not None else None,
+        notes=(*work.notes, RESTART_HINT) if changed else tuple(work.notes),
     )
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gpuop.toolkit.errors import ConfigShapeError, ConfigVersionError
@@ -224,30 +224,17 @@ def plan_runtimes(
     Idempotent by construction: each edit is planned only when the current value differs, so
     planning against an already configured file returns no edits.
     """
-    edits: list[Edit] = []
-    changes: list[Change] = []
+    plan = _Planner(data, file)
     base = runtimes_path(version)
     runtimes: dict[str, Any] = dict(lookup(data, base) or {})
 
-    def missing_parents(path: KeyPath) -> tuple[KeyPath, ...]:
-        return tuple(
-            path[:n] for n in range(len(path) - 1, 0, -1) if lookup(data, path[:n]) is None
-        )
-
     if version == 2 and lookup(data, base) is None:
-        runc_path = (*base, "runc")
         runc = copy.deepcopy(dict(BUILTIN_RUNC))
-        edits.append(SetValue(runc_path, runc))
-        changes.append(
-            Change(
-                file=file,
-                kind="added",
-                key=runc_path,
-                value=runc,
-                created_parents=missing_parents(runc_path),
-                note="containerd's built-in runc, written out: declaring any runtime replaces "
-                "the built-in runtimes map",
-            )
+        plan.add(
+            (*base, "runc"),
+            runc,
+            note="containerd's built-in runc, written out: declaring any runtime replaces "
+            "the built-in runtimes map",
         )
         runtimes["runc"] = runc
 
@@ -258,57 +245,59 @@ def plan_runtimes(
         existing = runtimes.get(handler.name)
         if existing is None:
             table = _handler_table(source, version, handler.binary, runtime_type)
-            edits.append(SetValue(path, table))
-            changes.append(
-                Change(
-                    file=file,
-                    kind="added",
-                    key=path,
-                    value=table,
-                    created_parents=missing_parents(path),
-                    note=f"runtime handler {handler.name} -> {handler.binary}",
-                )
-            )
+            plan.add(path, table, note=f"runtime handler {handler.name} -> {handler.binary}")
             continue
-        _plan_value(edits, changes, data, file, (*path, "runtime_type"), runtime_type)
+        plan.set((*path, "runtime_type"), runtime_type)
         options = existing.get("options")
         if options is not None and not isinstance(options, Mapping):
             raise ConfigShapeError(f"{file}: {dotted((*path, 'options'))} must be a table")
-        _plan_value(edits, changes, data, file, (*path, "options", "BinaryName"), handler.binary)
+        plan.set((*path, "options", "BinaryName"), handler.binary)
 
     if set_as_default and handlers:
-        _plan_value(
-            edits,
-            changes,
-            data,
-            file,
-            (*plugin_path(version), "containerd", "default_runtime_name"),
-            handlers[0].name,
-        )
+        plan.set((*plugin_path(version), "containerd", "default_runtime_name"), handlers[0].name)
     if enable_cdi and version < 4:
-        _plan_value(edits, changes, data, file, (*plugin_path(version), "enable_cdi"), True)
-    return RuntimePlan(tuple(edits), tuple(changes))
+        plan.set((*plugin_path(version), "enable_cdi"), True)
+    return RuntimePlan(tuple(plan.edits), tuple(plan.changes))
 
 
-def _plan_value(
-    edits: list[Edit],
-    changes: list[Change],
-    data: Mapping[str, Any],
-    file: str,
-    path: KeyPath,
-    value: Any,
-) -> None:
-    current = lookup(data, path)
-    if current == value and type(current) is type(value):
-        return
-    edits.append(SetValue(path, value))
-    parents = tuple(path[:n] for n in range(len(path) - 1, 0, -1) if lookup(data, path[:n]) is None)
-    if current is None:
-        changes.append(
-            Change(file=file, kind="added", key=path, value=value, created_parents=parents)
+@dataclass(slots=True)
+class _Planner:
+    """The edits planned so far for one file (`data` as it is now), with their records."""
+
+    data: Mapping[str, Any]
+    file: str
+    edits: list[Edit] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+
+    def set(self, path: KeyPath, value: Any) -> None:
+        """Plan `path` = `value` unless it holds that already (the same value and type)."""
+        current = lookup(self.data, path)
+        if current == value and type(current) is type(value):
+            return
+        if current is None:
+            self.add(path, value)
+            return
+        self.edits.append(SetValue(path, value))
+        self.changes.append(
+            Change(file=self.file, kind="changed", key=path, value=value, previous=current)
         )
-    else:
-        changes.append(Change(file=file, kind="changed", key=path, value=value, previous=current))
+
+    def add(self, path: KeyPath, value: Any, *, note: str = "") -> None:
+        """Plan `path`, which the file lacks, as added, with the tables that creates."""
+        parents = tuple(
+            path[:n] for n in range(len(path) - 1, 0, -1) if lookup(self.data, path[:n]) is None
+        )
+        self.edits.append(SetValue(path, value))
+        self.changes.append(
+            Change(
+                file=self.file,
+                kind="added",
+                key=path,
+                value=value,
+                created_parents=parents,
+                note=note,
+            )
+        )
 
 
 def _source_runtime(

@@ -128,17 +128,8 @@ def revert_runtime(
     work.planned.append(
         Planned(paths.state, paths.root.read(paths.state), None, action="deleted", diff=False)
     )
-    result = RuntimeResult(
-        operation="revert",
-        root=str(paths.root.root),
-        config=paths.config.host,
-        mode=state.mode,
-        dry_run=dry_run,
-        files=tuple(p.outcome() for p in work.planned),
-        changes=tuple(work.changes),
-        warnings=tuple(work.warnings),
-        state_file=paths.state.host,
-        notes=(RESTART_HINT,),
+    result = work.result(
+        "revert", paths, state.mode, dry_run, state_file=paths.state.host, notes=(RESTART_HINT,)
     )
     if dry_run:
         return result
@@ -242,16 +233,12 @@ def _revert_without_state(
             work.planned.append(Planned(paths.drop_in, drop_before, None))
         else:
             work.warnings.append(f"{paths.drop_in.host} was not written by gpuop; left as it is")
-    result = RuntimeResult(
-        operation="revert",
-        root=str(paths.root.root),
-        config=paths.config.host,
-        mode=options.mode,
-        dry_run=dry_run,
+    result = work.result(
+        "revert",
+        paths,
+        options.mode,
+        dry_run,
         config_version=version,
-        files=tuple(p.outcome() for p in work.planned),
-        changes=tuple(work.changes),
-        warnings=tuple(work.warnings),
         notes=tuple(work.notes) + ((RESTART_HINT,) if any(p.changed for p in work.planned) else ()),
     )
     if dry_run or not result.changed:
