@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from gpuop.api.resources import RESOURCE_PREFIX as NVIDIA_RESOURCE_PREFIX
 from gpuop.api.resources import normalised
 from gpuop.check.context import CheckContext, kind_of
+from gpuop.check.model import Report
 from gpuop.check.workloads import vmi_devices
-from gpuop.kubevirt.permitted import parse_version
+from gpuop.kubevirt.permitted import hyperconverged_cr, kubevirt_cr, parse_version
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import NamingError, parse_pci_id, passthrough_resource, vgpu_resource
 
@@ -430,11 +431,48 @@ def _check_vmis(
         )
 
 
+#: Findings of `gpuop check` that are about KubeVirt's wiring.
+_CHECK_CODES: Final = frozenset({"GPU004"})
+
+
+def kubevirt_report(report: Report) -> Report:
+    """Only the KubeVirt part of a `gpuop check` report (GPU5xx, and VMIs' GPU601)."""
+    findings = tuple(
+        f
+        for f in report.findings
+        if f.code.startswith("GPU5")
+        or f.code in _CHECK_CODES
+        or (f.kind == "VirtualMachineInstance" and f.code == "GPU601")
+    )
+    skipped = tuple(s for s in report.skipped if s.check.startswith("kubevirt"))
+    return Report(findings, skipped, report.policy, report.objects, report.nodes)
+
+
+def kubevirt_check_header(objects: Sequence[Mapping[str, Any]]) -> str:
+    """The first line of `gpuop kubevirt check`: the CRs, nodes and VMIs it read."""
+    nodes = sum(1 for obj in objects if obj.get("kind") == "Node")
+    vmis = sum(1 for obj in objects if obj.get("kind") == "VirtualMachineInstance")
+    cr = kubevirt_cr(objects)
+    if cr is None:
+        which = "no KubeVirt CR"
+    else:
+        config = read_kubevirt(cr)
+        which = f"KubeVirt {config.subject}" + (
+            f" ({config.version_text})" if config.version_text else ""
+        )
+    hco = hyperconverged_cr(objects)
+    if hco is not None:
+        which += f", HyperConverged {read_hyperconverged(hco).subject} (its permittedHostDevices)"
+    return f"gpuop kubevirt check: {which}, {nodes} node(s), {vmis} VMI(s)\n"
+
+
 __all__ = [
     "KubeVirtConfig",
     "Permitted",
     "check_kubevirt",
     "claim_gpus",
+    "kubevirt_check_header",
+    "kubevirt_report",
     "parse_version",
     "read_hyperconverged",
     "read_kubevirt",

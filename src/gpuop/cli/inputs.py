@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+import yaml
+
 from gpuop.cli.common import UserError
 from gpuop.manifests import (
     NESTED_TOO_DEEPLY,
@@ -431,6 +433,61 @@ def load_vgpu_config(path: str) -> VgpuConfigFile:
         raise InputError(f"{name}: {exc}") from None
 
 
+# --- values files: where manifests name a resource once
+
+
+def _values_lookup(document: Any, key: str) -> Any:
+    current = document
+    for part in key.split("."):
+        if not isinstance(current, Mapping) or part not in current:
+            return None
+        current = current[part]
+    return current
+
+
+def _read_values(path: str) -> Any:
+    if not Path(path).exists():
+        return None
+    documents = load_yaml_documents(read_input_text(path), path)
+    if len(documents) > 1:
+        raise InputError(f"{path}: {len(documents)} documents; expected one mapping of values")
+    document = documents[0] if documents else None
+    if document is not None and not isinstance(document, Mapping):
+        raise InputError(f"{path}: expected a YAML mapping of values")
+    return document
+
+
+def resource_from_values(path: str, key: str) -> str:
+    """The resource name stored at `key` (dotted for nesting) in the values file."""
+    if not Path(path).exists():
+        raise InputError(f"{path}: no such values file")
+    found = _values_lookup(_read_values(path), key)
+    if not isinstance(found, str) or not found.strip():
+        shown = "missing" if found is None else f"a {type(found).__name__}, not a resource name"
+        raise InputError(f"{path}: {key} is {shown}")
+    return found.strip()
+
+
+def write_values(path: str, key: str, resource: str) -> None:
+    """Set `key` (dotted for nesting) to `resource` in the values file, keeping other keys."""
+    document = _read_values(path)
+    values: dict[str, Any] = dict(document) if isinstance(document, Mapping) else {}
+    current = values
+    parts = key.split(".")
+    for part in parts[:-1]:
+        child = current.get(part)
+        child = dict(child) if isinstance(child, Mapping) else {}
+        current[part] = child
+        current = child
+    current[parts[-1]] = resource
+    try:
+        Path(path).write_text(
+            yaml.safe_dump(values, sort_keys=False, default_flow_style=False), encoding="utf-8"
+        )
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 __all__ = [
     "BUILTIN",
     "BUNDLE_MANIFEST",
@@ -458,6 +515,8 @@ __all__ = [
     "read_kinds",
     "read_objects",
     "require_kinds",
+    "resource_from_values",
     "shown",
     "split_paths",
+    "write_values",
 ]

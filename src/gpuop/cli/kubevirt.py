@@ -21,23 +21,23 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Final
 
 import click
 import yaml
 
-from gpuop.check import Report, render_text, run_checks
-from gpuop.check.kubevirt import read_hyperconverged, read_kubevirt
+from gpuop.check import render_text, run_checks
+from gpuop.check.kubevirt import kubevirt_check_header, kubevirt_report
 from gpuop.cli.common import UserError, color_enabled, emit_data, exit_codes_help, text_width
 from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
 from gpuop.cli.inputs import (
     InputError,
     input_paths,
     load_pci_database,
-    read_input_text,
     read_objects,
     require_kinds,
+    resource_from_values,
+    write_values,
 )
 from gpuop.cli.layout import Column, fit_lines, note, render_table
 from gpuop.cli.live import LiveTarget, with_cluster_line
@@ -73,7 +73,7 @@ from gpuop.kubevirt.permitted import (
     resource_warnings,
     vmi_example,
 )
-from gpuop.manifests import load_yaml_documents, quantity_problem
+from gpuop.manifests import quantity_problem
 from gpuop.manifests.fields import text
 from gpuop.naming import PciDatabase, quoted
 
@@ -272,39 +272,6 @@ def permitted_devices(
 
 # --------------------------------------------------------------------------- check
 
-#: Findings of `gpuop check` that are about KubeVirt's wiring.
-_CHECK_CODES: Final = frozenset({"GPU004"})
-
-
-def kubevirt_report(report: Report) -> Report:
-    """Only the KubeVirt part of a `gpuop check` report (GPU5xx, and VMIs' GPU601)."""
-    findings = tuple(
-        f
-        for f in report.findings
-        if f.code.startswith("GPU5")
-        or f.code in _CHECK_CODES
-        or (f.kind == "VirtualMachineInstance" and f.code == "GPU601")
-    )
-    skipped = tuple(s for s in report.skipped if s.check.startswith("kubevirt"))
-    return Report(findings, skipped, report.policy, report.objects, report.nodes)
-
-
-def _check_header(objects: Sequence[Mapping[str, Any]]) -> str:
-    nodes = sum(1 for obj in objects if obj.get("kind") == "Node")
-    vmis = sum(1 for obj in objects if obj.get("kind") == "VirtualMachineInstance")
-    cr = kubevirt_cr(objects)
-    if cr is None:
-        which = "no KubeVirt CR"
-    else:
-        config = read_kubevirt(cr)
-        which = f"KubeVirt {config.subject}" + (
-            f" ({config.version_text})" if config.version_text else ""
-        )
-    hco = hyperconverged_cr(objects)
-    if hco is not None:
-        which += f", HyperConverged {read_hyperconverged(hco).subject} (its permittedHostDevices)"
-    return f"gpuop kubevirt check: {which}, {nodes} node(s), {vmis} VMI(s)\n"
-
 
 @kubevirt.command("check", epilog=exit_codes_help())
 @click.argument("files", nargs=-1, metavar="[FILES]...")
@@ -378,7 +345,7 @@ def check(
         else:
             width = text_width(output)
             body_text = render_text(report, color=color_enabled(color), width=width)
-            header = with_cluster_line(_check_header(objects), target)
+            header = with_cluster_line(kubevirt_check_header(objects), target)
             sys.stdout.write(fit_lines(header + body_text.split("\n", 1)[1], width))
         return report.exit_code
 
@@ -388,56 +355,14 @@ def check(
 # --------------------------------------------------------------------------- vmi-example
 
 
-def _values_lookup(document: Any, key: str) -> Any:
-    current = document
-    for part in key.split("."):
-        if not isinstance(current, Mapping) or part not in current:
-            return None
-        current = current[part]
-    return current
-
-
-def _read_values(path: str) -> Any:
-    if not Path(path).exists():
-        return None
-    documents = load_yaml_documents(read_input_text(path), path)
-    if len(documents) > 1:
-        raise InputError(f"{path}: {len(documents)} documents; expected one mapping of values")
-    document = documents[0] if documents else None
-    if document is not None and not isinstance(document, Mapping):
-        raise InputError(f"{path}: expected a YAML mapping of values")
-    return document
-
-
-def resource_from_values(path: str, key: str) -> str:
-    """The resource name stored at `key` (dotted for nesting) in the values file."""
-    if not Path(path).exists():
-        raise InputError(f"{path}: no such values file")
-    found = _values_lookup(_read_values(path), key)
-    if not isinstance(found, str) or not found.strip():
-        shown = "missing" if found is None else f"a {type(found).__name__}, not a resource name"
-        raise InputError(f"{path}: {key} is {shown}")
-    return found.strip()
-
-
-def write_values(path: str, key: str, resource: str) -> None:
-    """Set `key` (dotted for nesting) to `resource` in the values file, keeping other keys."""
-    document = _read_values(path)
-    values: dict[str, Any] = dict(document) if isinstance(document, Mapping) else {}
-    current = values
-    parts = key.split(".")
-    for part in parts[:-1]:
-        child = current.get(part)
-        child = dict(child) if isinstance(child, Mapping) else {}
-        current[part] = child
-        current = child
-    current[parts[-1]] = resource
-    try:
-        Path(path).write_text(
-            yaml.safe_dump(values, sort_keys=False, default_flow_style=False), encoding="utf-8"
-        )
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+def _check_vmi_fields(memory: str, name: str, namespace: str | None) -> None:
+    """The VMI's memory is a quantity, its name and namespace DNS labels."""
+    problem = quantity_problem(memory)
+    if problem is not None:
+        raise InputError(f"--memory: {problem}")
+    for option, value in (("--name", name), ("--namespace", namespace)):
+        if value is not None and (label_problem := dns_label_problem(value)) is not None:
+            raise InputError(f"{option} {quoted(value)}: {label_problem}")
 
 
 class _VmiExampleCommand(GreedyClusterCommand):
@@ -562,12 +487,7 @@ def vmi_example_command(
             raise InputError("give --cluster FILES or --live, not both")
         if (kubeconfig or context_name) and not live:
             raise InputError("--kubeconfig and --context need --live")
-        problem = quantity_problem(memory)
-        if problem is not None:
-            raise InputError(f"--memory: {problem}")
-        for option, value in (("--name", name), ("--namespace", namespace)):
-            if value is not None and (label_problem := dns_label_problem(value)) is not None:
-                raise InputError(f"{option} {quoted(value)}: {label_problem}")
+        _check_vmi_fields(memory, name, namespace)
         nodes: list[dict[str, Any]] | None = None
         if live:
             objects, read_from = read_live_target(kubeconfig, context_name, ("Node",))
@@ -636,12 +556,7 @@ def _dra_example(
         )
     if cluster or live:
         raise InputError("--dra reads no cluster: leave out --cluster and --live")
-    problem = quantity_problem(memory)
-    if problem is not None:
-        raise InputError(f"--memory: {problem}")
-    for option, value in (("--name", name), ("--namespace", namespace)):
-        if value is not None and (label_problem := dns_label_problem(value)) is not None:
-            raise InputError(f"{option} {quoted(value)}: {label_problem}")
+    _check_vmi_fields(memory, name, namespace)
     template, vmi = claim_vmi_example(name, count=count, memory=memory, namespace=namespace)
     note(f"KubeVirt before v1.9 needs the {DRA_GATE} feature gate for these gpus")
     if output == "json":
