@@ -1,6 +1,6 @@
 """`gpuop explain` against the real kube-scheduler v1.37.2 of the session cluster.
 
-Differential test: a seeded corpus (`gpuop.explain.corpus`, isolated cases that share the
+Differential test: a seeded corpus (`kit.explain_corpus`, isolated cases that share the
 cluster) is created in batches of 40 cases: nodes first (posted Ready; kwok keeps their
 lease), and only once the node lifecycle controller has lifted the
 `node.kubernetes.io/not-ready` taint admission put on them; then the pods already running
@@ -39,9 +39,9 @@ from lightkube.core.exceptions import ApiError
 from lightkube.resources.core_v1 import Node, Pod
 
 from gpuop.cli.explain import explain
-from gpuop.explain.corpus import Case, generate_case
 from gpuop.kubevirt.launcher import render_launcher_pod
 from gpuop.kubevirt.permitted import vmi_example
+from kit.explain_corpus import Case, generate_case
 from kit.waiting import wait_for
 
 pytestmark = pytest.mark.e2e

@@ -14,7 +14,8 @@ status 2 too (:func:`require_kinds`), never a clean pass.
 The inputs that are not object dumps are read here too, each by one function: a single
 YAML/JSON document (:func:`load_yaml_document`, :func:`load_documents`), a ClusterPolicy
 (:func:`load_policy`), a pci.ids (:func:`load_pci_database`: shipped, this host's, a file
-or stdin) and a vGPU device config (:func:`load_vgpu_config`). Every one of them fails
+or stdin) a vGPU device config (:func:`load_vgpu_config`) and a values file that names a
+resource once (:func:`resource_from_values`, :func:`write_values`). Every one of them fails
 with an :class:`InputError`.
 """
 

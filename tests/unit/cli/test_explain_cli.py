@@ -33,10 +33,10 @@ from gpuop.cli.explain import (
     validate_cluster,
 )
 from gpuop.cli.running import printable, spread_greedy
-from gpuop.explain.corpus import generate_case
 from gpuop.explain.subjects import SubjectError
 from gpuop.kube.reads import ReadError, read_cluster
 from gpuop.manifests import ManifestError, load_objects
+from kit.explain_corpus import generate_case
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "explain"
 NODES = str(CORPUS / "nodes.json")

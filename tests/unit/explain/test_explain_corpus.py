@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from gpuop.explain import explain_pod
-from gpuop.explain.corpus import CASE_LABEL, EXTENDED_RESOURCES, generate_case, generate_cases
 from gpuop.explain.resources import is_extended_resource_name, is_label_value, is_qualified_name
 from gpuop.manifests import parse_quantity
+from kit.explain_corpus import CASE_LABEL, EXTENDED_RESOURCES, generate_case, generate_cases
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 CASES = generate_cases(20260101, 60, existing_pods=True)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from test_explain_properties import check_consistent, json_values, k8s_like
 
 from gpuop.explain import explain_pod
-from gpuop.explain.corpus import generate_case
+from kit.explain_corpus import generate_case
 
 pytestmark = pytest.mark.fuzz
 TARGETS = {"json": 500, "k8s": 500, "mutated": 5300}

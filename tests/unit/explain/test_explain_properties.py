@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuop.explain import PodExplanation, explain_pod
-from gpuop.explain.corpus import generate_case
+from kit.explain_corpus import generate_case
 
 # The count comes from the Hypothesis profile (tests/conftest.py).
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
