@@ -20,7 +20,7 @@ the vm-passthrough label set does not depend on an earlier evaluation (see docs/
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpuop.api.labels import (
     GFD_TIMESTAMP_LABEL,
@@ -64,6 +64,9 @@ from gpuop.planner.model import (
 )
 from gpuop.policy import ResolvedPolicy
 from gpuop.vgpu import Card, VgpuConfigFile, apply_vgpu_config, default_vgpu_config
+
+if TYPE_CHECKING:
+    from gpuop.planner.stack import StackDecision
 
 
 def _deploy_key(key: str) -> str:
@@ -330,6 +333,62 @@ def planning_key(facts: NodeFacts) -> tuple[Any, ...]:
     )
 
 
+def applied(labels: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
+    """The labels once `changes` are made (None removes a key)."""
+    final = dict(labels)
+    for key, value in changes.items():
+        if value is None:
+            final.pop(key, None)
+        else:
+            final[key] = value
+    return final
+
+
+def node_inventory(
+    facts: NodeFacts,
+    database: PciDatabase,
+    vgpu_config: VgpuConfigFile | None,
+    default_config: str,
+) -> Inventory:
+    """What the node says about its cards, with the vGPU config it is read against."""
+    return learn_inventory(
+        facts.labels,
+        facts.annotations,
+        facts.allocatable,
+        capacity=facts.capacity,
+        pci_db=database,
+        vgpu_config=vgpu_config or default_vgpu_config(),
+        default_vgpu_config=default_config,
+    )
+
+
+def not_a_gpu_node(
+    facts: NodeFacts,
+    workload: WorkloadDecision,
+    changes: dict[str, str | None],
+    desired: dict[str, str],
+    inventory: Inventory,
+    notices: list[Notice],
+    stack: StackDecision | None = None,
+) -> NodePlan:
+    """The plan of a node NFD finds no NVIDIA GPU on: no operands, nothing advertised."""
+    return NodePlan(
+        facts.name,
+        False,
+        "no NFD label for an NVIDIA PCI device is true",
+        workload,
+        changes,
+        desired,
+        (),
+        {},
+        (CONTAINER_RESOURCE,),
+        None,
+        inventory,
+        tuple(notices),
+        stack=stack,
+    )
+
+
 def plan(
     policy: ResolvedPolicy,
     node: NodeFacts | Mapping[str, Any],
@@ -344,21 +403,8 @@ def plan(
     detected = gpu_detection(labels)
     workload = decide_workload(policy, labels, detected is not None)
     changes, desired = _plan_labels(policy, labels, detected, workload)
-    final_labels = dict(labels)
-    for key, value in changes.items():
-        if value is None:
-            final_labels.pop(key, None)
-        else:
-            final_labels[key] = value
-    inventory = learn_inventory(
-        labels,
-        facts.annotations,
-        facts.allocatable,
-        capacity=facts.capacity,
-        pci_db=database,
-        vgpu_config=vgpu_config or default_vgpu_config(),
-        default_vgpu_config=policy.vgpu_default_config,
-    )
+    final_labels = applied(labels, changes)
+    inventory = node_inventory(facts, database, vgpu_config, policy.vgpu_default_config)
     notices: list[Notice] = []
     if workload.reason == "ignored-sandbox-disabled":
         severity: Severity = "info" if workload.label_value == "container" else "warning"
@@ -372,24 +418,7 @@ def plan(
         notices.append(Notice(code, "warning", problem.message))
 
     if detected is None:
-        operands: tuple[OperandPlacement, ...] = ()
-        advertises: dict[str, int] = {}
-        vgpu_plan = None
-        must_not: tuple[str, ...] = (CONTAINER_RESOURCE,)
-        return NodePlan(
-            facts.name,
-            False,
-            "no NFD label for an NVIDIA PCI device is true",
-            workload,
-            changes,
-            desired,
-            operands,
-            advertises,
-            must_not,
-            vgpu_plan,
-            inventory,
-            tuple(notices),
-        )
+        return not_a_gpu_node(facts, workload, changes, desired, inventory, notices)
 
     if inventory.source == "none":
         notices.append(
@@ -404,7 +433,7 @@ def plan(
     operands = _place_operands(policy, final_labels, workload)
     running = {op.name for op in operands if op.runs}
     cards = inventory.cards
-    advertises = {}
+    advertises: dict[str, int] = {}
     # Names an operand here advertises, counted or not: never in must-not-advertise.
     expected: set[str] = set()
     # Names that may be advertised without being expected (cards a vGPU config leaves alone).
@@ -509,9 +538,12 @@ __all__ = [
     "Notice",
     "OperandPlacement",
     "WorkloadDecision",
+    "applied",
     "decide_workload",
     "gpu_detection",
     "mig_capable",
+    "node_inventory",
+    "not_a_gpu_node",
     "plan",
     "planning_key",
 ]

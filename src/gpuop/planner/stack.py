@@ -23,14 +23,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from gpuop.api.labels import GPU_PRESENT_LABEL, GPU_STACK_LABEL
-from gpuop.api.resources import CONTAINER_RESOURCE
 from gpuop.catalog import operand_table
 from gpuop.catalog.dra import Stack, dra_catalog
 from gpuop.naming import PciDatabase
 from gpuop.planner import (
     _other_kind_resources as device_plugin_names,
 )
-from gpuop.planner import gpu_detection, plan
+from gpuop.planner import applied, gpu_detection, node_inventory, not_a_gpu_node, plan
 from gpuop.planner.inventory import learn_inventory
 from gpuop.planner.model import (
     NodeFacts,
@@ -42,7 +41,7 @@ from gpuop.planner.model import (
 )
 from gpuop.policy import DEFAULT_VGPU_CONFIG, ResolvedPolicy
 from gpuop.policy.gpucluster import ResolvedGpuCluster
-from gpuop.vgpu import VgpuConfigFile, default_vgpu_config
+from gpuop.vgpu import VgpuConfigFile
 
 StackReason = Literal[
     "cluster-policy-only",
@@ -122,16 +121,6 @@ def device_plugin_only_keys() -> frozenset[str]:
     return frozenset(keys - set(dra.deploy_keys) - set(dra.kept_on_dra_nodes))
 
 
-def _apply(labels: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
-    final = dict(labels)
-    for key, value in changes.items():
-        if value is None:
-            final.pop(key, None)
-        else:
-            final[key] = value
-    return final
-
-
 def _dra_label_changes(labels: Mapping[str, str], detected: str | None) -> dict[str, str | None]:
     table = operand_table().deploy_labels
     changes: dict[str, str | None] = {}
@@ -206,7 +195,7 @@ def plan_dra(
     labels = facts.labels
     detected = gpu_detection(labels)
     changes = _dra_label_changes(labels, detected)
-    final = _apply(labels, changes)
+    final = applied(labels, changes)
     table = operand_table().deploy_labels
     desired = {
         key: value
@@ -214,15 +203,7 @@ def plan_dra(
         if key == GPU_PRESENT_LABEL
         or (key.startswith(table.prefix) and key.removeprefix(table.prefix) in table.known_keys)
     }
-    inventory = learn_inventory(
-        labels,
-        facts.annotations,
-        facts.allocatable,
-        capacity=facts.capacity,
-        pci_db=database,
-        vgpu_config=vgpu_config or default_vgpu_config(),
-        default_vgpu_config=DEFAULT_VGPU_CONFIG,
-    )
+    inventory = node_inventory(facts, database, vgpu_config, DEFAULT_VGPU_CONFIG)
     decision = decision or StackDecision(
         "dra", "gpu-cluster-only", labels.get(GPU_STACK_LABEL), "planned for a GPUCluster"
     )
@@ -238,21 +219,7 @@ def plan_dra(
         )
     if detected is None:
         workload = WorkloadDecision(None, "not-a-gpu-node", None, "no NVIDIA GPU found by NFD")
-        return NodePlan(
-            facts.name,
-            False,
-            "no NFD label for an NVIDIA PCI device is true",
-            workload,
-            changes,
-            desired,
-            (),
-            {},
-            (CONTAINER_RESOURCE,),
-            None,
-            inventory,
-            tuple(notices),
-            stack=decision,
-        )
+        return not_a_gpu_node(facts, workload, changes, desired, inventory, notices, decision)
     workload = WorkloadDecision(
         None,
         "dra-stack",

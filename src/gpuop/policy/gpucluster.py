@@ -26,6 +26,7 @@ from pydantic import Field, ValidationError
 from gpuop.catalog import load_data_yaml, operand_table
 from gpuop.policy import PolicyError, validation_problems
 from gpuop.policy.models import (
+    Condition,
     DaemonsetsSpec,
     DcgmExporterSpec,
     DcgmSpec,
@@ -103,21 +104,10 @@ class GpuClusterSpec(Spec):
     daemonsets: DaemonsetsSpec | None = None
 
 
-class GpuClusterCondition(Spec):
-    """A metav1.Condition."""
-
-    type: Name
-    status: Literal["True", "False", "Unknown"]
-    reason: Annotated[str, Field(max_length=1024)]
-    message: Annotated[str, Field(max_length=32768)] = ""
-    lastTransitionTime: str | None = None
-    observedGeneration: int | None = None
-
-
 class GpuClusterStatus(Spec):
     state: Literal["ready", "notReady", "disabled"]
     namespace: Name | None = None
-    conditions: list[GpuClusterCondition] | None = None
+    conditions: list[Condition] | None = None
 
 
 class GpuCluster(Spec):
