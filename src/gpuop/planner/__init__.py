@@ -69,6 +69,17 @@ if TYPE_CHECKING:
     from gpuop.planner.stack import StackDecision
 
 
+def applied(labels: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
+    """The labels once `changes` are made (None removes a key)."""
+    final = dict(labels)
+    for key, value in changes.items():
+        if value is None:
+            final.pop(key, None)
+        else:
+            final[key] = value
+    return final
+
+
 def _deploy_key(key: str) -> str:
     return operand_table().deploy_labels.prefix + key
 
@@ -187,12 +198,7 @@ def _plan_labels(
         ):
             changes[MIG_CONFIG_LABEL] = "all-disabled"
 
-    final = dict(labels)
-    for key, value in changes.items():
-        if value is None:
-            final.pop(key, None)
-        else:
-            final[key] = value
+    final = applied(labels, changes)
     managed_prefix = table.prefix
     desired = {
         key: value
@@ -331,17 +337,6 @@ def planning_key(facts: NodeFacts) -> tuple[Any, ...]:
         tuple(sorted(facts.allocatable.items())),
         tuple(sorted(facts.capacity.items())),
     )
-
-
-def applied(labels: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
-    """The labels once `changes` are made (None removes a key)."""
-    final = dict(labels)
-    for key, value in changes.items():
-        if value is None:
-            final.pop(key, None)
-        else:
-            final[key] = value
-    return final
 
 
 def node_inventory(
