@@ -88,28 +88,32 @@ def _load_pci_ids(path: str | None, files: Sequence[str]) -> PciDatabase:
     return load_pci_database(path).database
 
 
-def _input_objects(
+def _inputs(
     files: Sequence[str],
+    filenames: Sequence[str],
+    pci_ids: str | None,
     live: bool,
     kubeconfig: str | None,
     context: str | None,
     kinds: Sequence[str],
     command: str,
-) -> tuple[list[dict[str, Any]], LiveTarget | None]:
-    """The objects of the dumps or the live cluster, and the cluster read (None: dumps)."""
-    if live and files:
+) -> tuple[list[dict[str, Any]], LiveTarget | None, PciDatabase]:
+    """The objects of the dumps or the live cluster, the cluster read (None: dumps), and
+    the pci.ids to name passthrough resources with."""
+    paths = input_paths(files, filenames)
+    database = _load_pci_ids(pci_ids, paths)
+    if live and paths:
         raise InputError("give FILES or --live, not both")
-    if not live and not files:
+    if not live and not paths:
         raise InputError("give dump files, a bundle directory, '-' for stdin, or --live")
     if (kubeconfig or context) and not live:
         raise InputError("--kubeconfig and --context need --live")
-    input_paths(files)  # '-' (stdin) at most once
     if live:
         found, target = read_live_target(kubeconfig, context, kinds)
-        return [obj for obj in found if isinstance(obj, dict)], target
-    objects = objects_from_files(files)
-    require_kinds(objects, kinds, f"gpuop kubevirt {command}", files)
-    return objects, None
+        return [obj for obj in found if isinstance(obj, dict)], target, database
+    objects = objects_from_files(paths)
+    require_kinds(objects, kinds, f"gpuop kubevirt {command}", paths)
+    return objects, None, database
 
 
 # --------------------------------------------------------------------------- permitted-devices
@@ -209,16 +213,10 @@ def permitted_devices(
             raise InputError(
                 f"-o {output} is the patch; --format snippet is YAML to paste: pick one"
             )
-        paths = input_paths(files, filenames)
-        database = _load_pci_ids(pci_ids, paths)
-        objects, target = _input_objects(
-            paths,
-            live,
-            kubeconfig,
-            context_name,
-            ("Node", "KubeVirt", "HyperConverged"),
-            "permitted-devices",
-        )
+        objects, target, database = _inputs(
+            files, filenames, pci_ids, live, kubeconfig, context_name,
+            ("Node", "KubeVirt", "HyperConverged"), "permitted-devices",
+        )  # fmt: skip
         if target is not None:
             note(f"read {target.describe()}")
         nodes = [obj for obj in objects if obj.get("kind") == "Node"]
@@ -321,16 +319,10 @@ def check(
             chosen = finding_filter(severity, fail_on, ignores, config_file)
         except UserError as exc:
             raise InputError(str(exc)) from None
-        paths = input_paths(files, filenames)
-        database = _load_pci_ids(pci_ids, paths)
-        objects, target = _input_objects(
-            paths,
-            live,
-            kubeconfig,
-            context_name,
-            ("Node", "KubeVirt", "HyperConverged", "VirtualMachineInstance"),
-            "check",
-        )
+        objects, target, database = _inputs(
+            files, filenames, pci_ids, live, kubeconfig, context_name,
+            ("Node", "KubeVirt", "HyperConverged", "VirtualMachineInstance"), "check",
+        )  # fmt: skip
         report = kubevirt_report(run_checks(objects, pci_db=database))
         report = chosen.apply(report, objects)
         if output == "json":
