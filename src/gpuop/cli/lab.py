@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,32 +143,32 @@ def lab(
 @click.option("--cluster-name", default="gpuop", show_default=True)
 def step(number: int, seed: int | None, cluster_name: str) -> None:
     """Run one step on a cluster left up by `gpuop lab --keep` (or step 1 to start one)."""
-    import json
+    from gpuop.lab.runner import STEPS
 
-    from gpuop.lab.runner import STEP_TITLES, STEPS, LabFailure
-
-    context = _context(seed, cluster_name)
-    click.secho(f"[{number}] {STEP_TITLES[number]}", bold=True)
-    try:
-        result = STEPS[number](context)
-    except LabFailure as exc:
-        raise UserError(str(exc), exit_code=1) from exc
-    click.echo(json.dumps(result, indent=2, default=str)[:4000])
+    _run_step(str(number), number, STEPS[number], seed, cluster_name)
 
 
 @lab.command("dra")
 @click.option("--cluster-name", default="gpuop", show_default=True)
 def dra_step(cluster_name: str) -> None:
     """Run the DRA step alone on a cluster left up by `gpuop lab --keep`."""
+    from gpuop.lab.dra import lab_step
+
+    _run_step("dra", 9, lab_step, 0, cluster_name)
+
+
+def _run_step(
+    shown: str, number: int, run: Callable[[Any], Any], seed: int | None, cluster_name: str
+) -> None:
+    """One lab step on its own: its title, then what it returned, as JSON (cut at 4000)."""
     import json
 
-    from gpuop.lab.dra import lab_step
     from gpuop.lab.runner import STEP_TITLES, LabFailure
 
-    context = _context(0, cluster_name)
-    click.secho(f"[dra] {STEP_TITLES[9]}", bold=True)
+    context = _context(seed, cluster_name)
+    click.secho(f"[{shown}] {STEP_TITLES[number]}", bold=True)
     try:
-        result = lab_step(context)
+        result = run(context)
     except LabFailure as exc:
         raise UserError(str(exc), exit_code=1) from exc
     click.echo(json.dumps(result, indent=2, default=str)[:4000])
