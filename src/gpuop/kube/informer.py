@@ -22,7 +22,8 @@ from typing import Any, Generic, TypeVar
 
 from lightkube import AsyncClient
 
-from gpuop.kube import ApiError, ops
+from gpuop.kube import ops
+from gpuop.kube.errors import API_ERRORS, status_code
 from gpuop.kube.errors import describe as describe_api_error
 
 log = logging.getLogger("gpuop.kube.informer")
@@ -93,12 +94,15 @@ class Informer(Generic[T]):
                     failures = 0
             except asyncio.CancelledError:
                 raise
-            except ApiError as exc:
-                if exc.status.code == GONE:
+            except API_ERRORS as exc:
+                # A kind the server does not serve is answered with a plain-text 404 (not
+                # a Kubernetes Status), so the code is read from either form of answer.
+                code = status_code(exc)
+                if code == GONE:
                     log.info("%s watch expired (410 Gone): relisting", self.kind)
                     self.resource_version = None
                     continue
-                if exc.status.code == NOT_FOUND and self.may_be_absent:
+                if code == NOT_FOUND and self.may_be_absent:
                     await self._absent()
                     failures = 0
                     continue

@@ -162,3 +162,53 @@ def test_other_api_errors_back_off_and_watch_again(monkeypatch: pytest.MonkeyPat
 def test_namespaced_objects_are_keyed_by_namespace_and_name() -> None:
     assert object_key({"metadata": {"name": "p", "namespace": "ns"}}) == "ns/p"
     assert object_key({"metadata": {"name": "n"}}) == "n"
+
+
+def plain_text_not_found() -> httpx2.HTTPStatusError:
+    """The API server's answer for a kind whose CRD is not installed: `404 page not found`
+    as text/plain, which lightkube leaves an HTTPStatusError (there is no Status to decode)."""
+    request = httpx2.Request("GET", "https://apiserver/apis/nvidia.com/v1alpha1/gpuclusters")
+    response = httpx2.Response(
+        404, text="404 page not found\n", headers={"content-type": "text/plain"}, request=request
+    )
+    return httpx2.HTTPStatusError("404 Not Found", request=request, response=response)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param(plain_text_not_found, id="plain-text"),
+        pytest.param(
+            lambda: ApiError(status=Status(code=404, reason="NotFound", message="not found")),
+            id="status",
+        ),
+    ],
+)
+def test_a_kind_not_served_is_synced_and_empty(
+    monkeypatch: pytest.MonkeyPatch, answer: Any
+) -> None:
+    lists = 0
+
+    async def list_objects(*_args: Any) -> tuple[str, list[dict[str, Any]]]:
+        nonlocal lists
+        lists += 1
+        raise answer()
+
+    monkeypatch.setattr(informer_module.ops, "list_objects", list_objects)
+    monkeypatch.setattr(informer_module, "ABSENT_RETRY_SECONDS", 0.01)
+
+    async def main() -> Informer[Any]:
+        informer: Informer[Any] = Informer(
+            object(), "GPUCluster", dict, lambda *_: None, may_be_absent=True
+        )
+        task = asyncio.create_task(informer.run())
+        await asyncio.wait_for(informer.synced.wait(), timeout=5)
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return informer
+
+    informer = asyncio.run(main())
+    assert informer.store == {}
+    assert lists >= 2  # listed again later, in case the CRD is installed meanwhile
