@@ -21,6 +21,7 @@ from lightkube.resources.core_v1 import ConfigMap, Event, Pod, Service, ServiceA
 from lightkube.resources.rbac_authorization_v1 import ClusterRole, Role, RoleBinding
 
 from gpuop.api.labels import UPGRADE_ENABLED_ANNOTATION, UPGRADE_STATE_LABEL
+from gpuop.catalog import operand_table
 from gpuop.controlplane.audit import audit_entries, audit_mark, write_requests
 from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
 from gpuop.lab import stack
@@ -169,10 +170,8 @@ def test_three_nodes_get_their_operand_sets_and_resources(gpuop_stack: dict[str,
     pods = [p for p in client.list(Pod, namespace=stack.NAMESPACE)]
     by_node: dict[str, set[str]] = {}
     for pod in pods:
-        if pod.spec and pod.spec.nodeName in NODES and pod.metadata and pod.metadata.labels:
-            by_node.setdefault(pod.spec.nodeName, set()).add(
-                pod.metadata.labels.get("gpuop.io/operand", "")
-            )
+        if pod.spec and pod.spec.nodeName in NODES and pod.metadata:
+            by_node.setdefault(pod.spec.nodeName, set()).add(_operand_of(pod) or "")
     assert "device-plugin" in by_node["e2e-container"]
     assert (
         "vfio-manager" in by_node["e2e-passthrough"]
@@ -185,6 +184,15 @@ def test_three_nodes_get_their_operand_sets_and_resources(gpuop_stack: dict[str,
     assert (
         "nvidia-sandbox-device-plugin-daemonset" in names
         and "nvidia-device-plugin-daemonset" in names
+    )
+
+
+def _operand_of(pod: Pod) -> str | None:
+    """The operand a pod runs, known by the DaemonSet that owns it (as upstream's pods)."""
+    owners = (pod.metadata.ownerReferences if pod.metadata else None) or []
+    table = operand_table()
+    return next(
+        (table.operand_for_daemonset(o.name) for o in owners if o.kind == "DaemonSet"), None
     )
 
 
@@ -227,11 +235,7 @@ def test_every_operand_pod_runs_under_its_own_service_account(
     assert {"nvidia-driver", "nvidia-operator-validator"} <= _names(client, Role)
     assert {"nvidia-driver", "nvidia-device-plugin"} <= _names(client, ClusterRole, False)
     assert "nvidia-driver" in _names(client, RoleBinding)
-    pods = [
-        p
-        for p in client.list(Pod, namespace=stack.NAMESPACE)
-        if p.metadata and p.metadata.labels and "gpuop.io/operand" in p.metadata.labels
-    ]
+    pods = [p for p in client.list(Pod, namespace=stack.NAMESPACE) if _operand_of(p) is not None]
     assert len(pods) >= 9, [p.metadata.name for p in pods if p.metadata]
     for pod in pods:
         assert pod.spec is not None and pod.metadata is not None

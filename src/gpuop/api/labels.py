@@ -34,6 +34,9 @@ IGNORE_ANNOTATION: Final = "gpuop.io/ignore"
 NVIDIA_PREFIX: Final = "nvidia.com/"
 # On every object the operator applies: the hash of what it applied.
 HASH_ANNOTATION: Final = "nvidia.com/last-applied-hash"
+# Not a label: the env var of a driver pod's containers that carries the hash of its
+# install settings (the driver upgrade restarts in place while it is unchanged).
+DRIVER_CONFIG_DIGEST_ENV: Final = "DRIVER_CONFIG_DIGEST"
 # `nvidia.com/gpu.deploy.<key>`: which operands run on a node (keys: the operand table).
 DEPLOY_LABEL_PREFIX: Final = "nvidia.com/gpu.deploy."
 WORKLOAD_LABEL: Final = "nvidia.com/gpu.workload.config"
@@ -140,8 +143,11 @@ PLANNED_LABEL_PREFIXES: Final = (NVIDIA_PREFIX, NFD_PREFIX)
 # --- Kubernetes' and the ecosystem's ----------------------------------------------------
 
 MANAGED_BY_LABEL: Final = "app.kubernetes.io/managed-by"
-# The value of MANAGED_BY_LABEL on everything gpuop applies.
+# The value of MANAGED_BY_LABEL on the objects gpuop applies (their own metadata).
 MANAGED_BY: Final = "gpuop"
+# The value of MANAGED_BY_LABEL in operand pod templates: NVIDIA's operator's, so that the
+# templates of both operators are the same and a change of operator rolls no pod.
+OPERAND_POD_MANAGED_BY: Final = "gpu-operator"
 APP_NAME_LABEL: Final = "app.kubernetes.io/name"
 APP_COMPONENT_LABEL: Final = "app.kubernetes.io/component"
 APP_VERSION_LABEL: Final = "app.kubernetes.io/version"

@@ -164,6 +164,27 @@ class OperandTable(CatalogModel):
                 return operand
         raise KeyError(name)
 
+    def operand_for_daemonset(self, daemonset: str) -> str | None:
+        """The operand a DaemonSet of this name runs, or None.
+
+        This is how an operand pod is known, from its owner: the DaemonSet names are the
+        same under NVIDIA's operator and gpuop, so pods of either are found alike. The
+        precompiled driver's DaemonSets are named `<driver DaemonSet>-<kernel>-<os>`.
+        """
+        for operand in self.operands:
+            if daemonset == operand.daemonset:
+                return operand.name
+        for operand in self.operands:
+            if operand.name in _PER_KERNEL_OPERANDS and daemonset.startswith(
+                operand.daemonset + "-"
+            ):
+                return operand.name
+        return None
+
+
+# Operands whose DaemonSet upstream renders once per kernel version (precompiled drivers).
+_PER_KERNEL_OPERANDS = ("driver",)
+
 
 class VgpuTypeSpec(CatalogModel):
     framebuffer_mib: int

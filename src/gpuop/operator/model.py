@@ -14,14 +14,14 @@ from typing import Any
 
 from gpuop.api.labels import (
     APP_LABEL,
+    DRIVER_CONFIG_DIGEST_ENV,
     MIRROR_POD_ANNOTATION,
-    OPERAND_LABEL,
     REVISION_LABEL,
 )
+from gpuop.catalog import operand_table
 from gpuop.naming import is_gpu_resource
 from gpuop.planner import NodePlan
 from gpuop.planner.upgrade import (
-    DRIVER_CONFIG_DIGEST_ENV,
     MAX_RESTARTS,
     UpgradeCounts,
     WorkloadPod,
@@ -147,7 +147,16 @@ def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
     labels = meta.get("labels") or {}
-    operand = labels.get(OPERAND_LABEL) if meta.get("namespace") == namespace else None
+    owners = meta.get("ownerReferences") or []
+    controller = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
+    operand = None
+    if (
+        meta.get("namespace") == namespace
+        and controller is not None
+        and controller.get("kind") == "DaemonSet"
+    ):
+        # Known by the DaemonSet that runs it, as NVIDIA's operator's pods are too.
+        operand = operand_table().operand_for_daemonset(str(controller.get("name") or ""))
     resources: set[str] = set()
     for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
         res = container.get("resources") or {}
@@ -164,8 +173,6 @@ def pod_info(pod: Mapping[str, Any], namespace: str) -> PodInfo | None:
         for c in status.get("conditions") or []
     )
     phase = status.get("phase")
-    owners = meta.get("ownerReferences") or []
-    controller = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
     owner = None
     if controller is not None:
         owner = str(controller.get("name") or "") if controller.get("kind") == "DaemonSet" else ""

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuop.api.labels import GPUOP_PREFIX, NVIDIA_PREFIX, REVISION_LABEL
-from gpuop.planner.upgrade import DRIVER_CONFIG_DIGEST_ENV
+from gpuop.api.labels import DRIVER_CONFIG_DIGEST_ENV, GPUOP_PREFIX, NVIDIA_PREFIX, REVISION_LABEL
 
 _KEPT_ANNOTATION_PREFIXES = (GPUOP_PREFIX, NVIDIA_PREFIX)
 

@@ -32,6 +32,7 @@ from gpuop.api.labels import (
     MANAGED_BY_LABEL,
     NFD_KERNEL,
     OPERAND_LABEL,
+    OPERAND_POD_MANAGED_BY,
     PRECOMPILED_LABEL,
     deploy_label,
 )
@@ -45,6 +46,7 @@ from gpuop.render.operands import (
     apply_cdi,
     apply_dcgm_exporter,
     apply_driver,
+    apply_driver_config_digest,
     apply_driver_manager,
     apply_mig_manager_configs,
     apply_validations,
@@ -248,6 +250,7 @@ def _render_from_template(
     apply_validations(policy, operand, pod_spec)
     if operand.name == "driver":
         apply_driver(policy, pod_spec, main)
+        apply_driver_config_digest(pod_spec)
     if pull_secrets:
         pod_spec["imagePullSecrets"] = [{"name": s} for s in pull_secrets]
     if policy.nri_plugin_enabled:
@@ -369,11 +372,13 @@ def _finish(
                 max_unavailable = int(max_unavailable)
             spec["updateStrategy"]["rollingUpdate"] = {"maxUnavailable": max_unavailable}
     pod = spec["template"]
+    # The pod template carries upstream's labels only: one label of gpuop's own there would
+    # make every operand pod NVIDIA's operator started a new revision, rolled on takeover.
     if template_pod_labels is None:
-        pod_labels = dict(labels)
+        pod_labels = {k: v for k, v in labels.items() if k != OPERAND_LABEL}
     else:
-        own = {MANAGED_BY_LABEL: MANAGED_BY, OPERAND_LABEL: operand.name}
-        pod_labels = {**user_labels, **template_pod_labels, **own}
+        pod_labels = {**user_labels, **template_pod_labels}
+    pod_labels[MANAGED_BY_LABEL] = OPERAND_POD_MANAGED_BY
     pod.setdefault("metadata", {})["labels"] = pod_labels
     pod_spec = pod["spec"]
     node_selector = {deploy_label(operand.deploy_label): "true"}

@@ -3,8 +3,9 @@
 The validation init containers (`validator.<block>.env`), the CDI environment of the
 toolkit and device plugin, the DCGM exporter's metrics ConfigMap and pod-metadata mapping,
 the MIG manager's configs, and the driver's own settings (its driver manager, probes,
-open kernel modules, RDMA, vGPU licensing, virtual topology). `gpuop.render` renders a
-DaemonSet from the template and hands its pod spec here; each function changes it in place.
+open kernel modules, RDMA, vGPU licensing, virtual topology, `DRIVER_CONFIG_DIGEST`).
+`gpuop.render` renders a DaemonSet from the template and hands its pod spec here; each
+function changes it in place.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gpuop.api.labels import DRIVER_CONFIG_DIGEST_ENV
 from gpuop.catalog import Operand
 from gpuop.policy import ResolvedPolicy
 from gpuop.policy.models import DriverManagerSpec
@@ -334,3 +336,121 @@ def apply_driver(
                 "configMap": {"name": topology.config, "items": [{"key": conf, "path": conf}]},
             }
         )
+
+
+# The containers of a driver pod that carry DRIVER_CONFIG_DIGEST (upstream's TransformDriver).
+_DIGEST_INIT_CONTAINERS = ("k8s-driver-manager",)
+_DIGEST_CONTAINERS = ("nvidia-driver-ctr", "openshift-driver-toolkit-ctr")
+
+
+def _fnv1a_32(data: bytes) -> int:
+    value = 0x811C9DC5
+    for byte in data:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def _direct_env(container: dict[str, Any]) -> list[tuple[str, str]]:
+    """A container's env vars with a direct value, by name (upstream's `ExtractEnvVars`)."""
+    pairs = [
+        (str(e["name"]), str(e.get("value") or ""))
+        for e in container.get("env") or []
+        if "valueFrom" not in e and e["name"] != DRIVER_CONFIG_DIGEST_ENV
+    ]
+    return sorted(pairs, key=lambda pair: pair[0])
+
+
+def _go_env(pairs: list[tuple[str, str]]) -> str:
+    items = " ".join(f"{{Name:(string){name} Value:(string){value}}}" for name, value in pairs)
+    return f"([]config.EnvVar)[{items}]"
+
+
+def _go_strings(values: list[str]) -> str:
+    return "([]string)[" + " ".join(values) + "]"
+
+
+def driver_config_digest(pod_spec: dict[str, Any]) -> str:
+    """The `DRIVER_CONFIG_DIGEST` NVIDIA's operator gives a driver pod spec.
+
+    Upstream (`extractDriverInstallConfig`, `GetObjectHashIgnoreEmptyKeys`) fills a
+    `DriverInstallState` from the driver manager and driver containers and the volumes,
+    prints each non-empty field as go-spew's `%#v` does, in field-name order, and takes the
+    FNV-1a 32-bit hash in decimal. The driver manager and the driver read it to tell an
+    install that must start over from one that only restarts, so a value that differs from
+    upstream's for the same spec would also be a new pod template. The sidecars upstream
+    adds for RDMA, GDS and GDRCopy are read the same way when present.
+    """
+    fields: dict[str, str] = {}
+    for container in pod_spec.get("initContainers") or []:
+        if container.get("name") == "k8s-driver-manager":
+            if container.get("image"):
+                fields["DriverManagerImage"] = f"(string){container['image']}"
+            if env := _direct_env(container):
+                fields["ManagerEnv"] = _go_env(env)
+    for container in pod_spec.get("containers") or []:
+        name, image = container.get("name"), container.get("image") or ""
+        if name == "nvidia-driver-ctr":
+            if image:
+                fields["DriverImage"] = f"(string){image}"
+            if container.get("command"):
+                fields["DriverCommand"] = _go_strings(list(container["command"]))
+            if container.get("args"):
+                fields["DriverArgs"] = _go_strings(list(container["args"]))
+            if env := _direct_env(container):
+                fields["DriverEnv"] = _go_env(env)
+            secrets = [
+                f["secretRef"]["name"]
+                for f in container.get("envFrom") or []
+                if (f.get("secretRef") or {}).get("name")
+            ]
+            if secrets:
+                fields["SecretEnvSource"] = f"(string){secrets[-1]}"
+            mounts = sorted(
+                container.get("volumeMounts") or [], key=lambda m: (m["name"], m["mountPath"])
+            )
+            if mounts:
+                items = " ".join(
+                    f"{{Name:(string){m['name']} MountPath:(string){m['mountPath']}"
+                    f" SubPath:(string){m.get('subPath') or ''}"
+                    f" ReadOnly:(bool){'true' if m.get('readOnly') else 'false'}}}"
+                    for m in mounts
+                )
+                fields["AdditionalVolumeMounts"] = f"([]config.VolumeMountConfig)[{items}]"
+        elif name == "nvidia-peermem-ctr":
+            fields["PeermemImage"] = f"(string){image}" if image else ""
+            fields["GPUDirectRDMAEnabled"] = "(bool)true"
+        elif name in ("nvidia-fs-ctr", "nvidia-gdrcopy-ctr"):
+            prefix = "GDS" if name == "nvidia-fs-ctr" else "GDRCopy"
+            fields[f"{prefix}Image"] = f"(string){image}" if image else ""
+            fields[f"{prefix}Enabled"] = "(bool)true"
+            if env := _direct_env(container):
+                fields[f"{prefix}Env"] = _go_env(env)
+        elif name == "openshift-driver-toolkit-ctr":
+            fields["DTKImage"] = f"(string){image}" if image else ""
+            fields["DTKEnabled"] = "(bool)true"
+    volumes = sorted(pod_spec.get("volumes") or [], key=lambda v: v["name"])
+    if volumes:
+        items = " ".join(
+            f"{{Name:(string){v['name']}"
+            f" ConfigMapName:(string){(v.get('configMap') or {}).get('name') or ''}"
+            f" SecretName:(string){(v.get('secret') or {}).get('secretName') or ''}"
+            f" HostPath:(string){(v.get('hostPath') or {}).get('path') or ''}}}"
+            for v in volumes
+        )
+        fields["AdditionalVolumes"] = f"([]config.VolumeConfig)[{items}]"
+    for volume in volumes:
+        if volume["name"] == "host-root" and (volume.get("hostPath") or {}).get("path"):
+            fields["HostRoot"] = f"(string){volume['hostPath']['path']}"
+    text = "".join(f"{name}:{fields[name]}" for name in sorted(fields) if fields[name])
+    return str(_fnv1a_32(text.encode("utf-8")))
+
+
+def apply_driver_config_digest(pod_spec: dict[str, Any]) -> None:
+    """Set `DRIVER_CONFIG_DIGEST` where upstream sets it, once every other transform is done."""
+    item = {"name": DRIVER_CONFIG_DIGEST_ENV, "value": driver_config_digest(pod_spec)}
+    for container in pod_spec.get("initContainers") or []:
+        if container.get("name") in _DIGEST_INIT_CONTAINERS:
+            set_env(container, [item])
+    for container in pod_spec.get("containers") or []:
+        if container.get("name") in _DIGEST_CONTAINERS:
+            set_env(container, [item])

@@ -25,7 +25,8 @@ from typing import Any
 import yaml
 
 from gpuop.api.cards import GpuCard
-from gpuop.api.labels import OPERAND_LABEL, SIM_LABEL
+from gpuop.api.labels import SIM_LABEL
+from gpuop.catalog import operand_table
 from gpuop.kube import async_client, ops
 from gpuop.kube.controller import (
     BoundedWriter,
@@ -82,7 +83,11 @@ def _pod_entry(body: dict[str, Any]) -> tuple[str, OperandPod] | None:
     meta = body.get("metadata") or {}
     spec = body.get("spec") or {}
     status = body.get("status") or {}
-    operand = (meta.get("labels") or {}).get(OPERAND_LABEL)
+    owner = next(
+        (o for o in meta.get("ownerReferences") or [] if o.get("kind") == "DaemonSet"), None
+    )
+    # Known by the DaemonSet that runs it, whichever operator made the DaemonSet.
+    operand = operand_table().operand_for_daemonset(str(owner.get("name") or "")) if owner else None
     node = spec.get("nodeName")
     if not operand or not node or meta.get("deletionTimestamp"):
         return None
@@ -133,7 +138,6 @@ class SimState:
             "Pod",
             _pod_entry,
             self._pod_changed,
-            labels={OPERAND_LABEL: None},
             namespace=self.config.namespace,
         )
         return [self.nodes, self.pods]

@@ -35,22 +35,13 @@ DEVIATIONS: list[tuple[str, str]] = [
     ),
     (
         "metadata.labels.gpuop.io/operand",
-        "extra label: the operator and the simulator find operand pods by it",
+        "extra label on the DaemonSet (never in its pod template): what gpuop applied",
     ),
-    (
-        "spec.template.metadata.labels.app.kubernetes.io/managed-by",
-        "as on the DaemonSet",
-    ),
-    ("spec.template.metadata.labels.gpuop.io/operand", "as on the DaemonSet"),
     (
         "metadata.annotations.nvidia.com/last-applied-hash",
         "each operator hashes its own rendering to skip unchanged applies",
     ),
     ("metadata.ownerReferences.*.uid", "the owning ClusterPolicy's uid differs per cluster"),
-    (
-        "env:DRIVER_CONFIG_DIGEST",
-        "upstream's hash of its internal driver config struct, used only to detect changes",
-    ),
 ]
 
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from gpuop.api.labels import GPU_PRODUCT_LABEL, OPERAND_LABEL, VGPU_CONFIG_STATE_LABEL
+from gpuop.api.labels import GPU_PRODUCT_LABEL, VGPU_CONFIG_STATE_LABEL
+from gpuop.catalog import operand_table
 from gpuop.kube import controller, informer
 from gpuop.kube.running import supervise
 from gpuop.naming import is_gpu_resource
@@ -71,7 +72,15 @@ def operand_pod(operand: str, node: str, ready: bool = True) -> dict[str, Any]:
         "metadata": {
             "name": f"{operand}-{node}",
             "namespace": NS,
-            "labels": {OPERAND_LABEL: operand},
+            "labels": {"app": operand_table().operand(operand).daemonset},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "DaemonSet",
+                    "name": operand_table().operand(operand).daemonset,
+                    "controller": True,
+                }
+            ],
         },
         "spec": {"nodeName": node, "containers": [{"name": operand, "image": "x:1"}]},
         "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
