@@ -377,13 +377,13 @@ def test_disabling_an_operand_removes_its_daemonset(gpuop_stack: dict[str, Any])
     client.patch(
         ClusterPolicy,
         "cluster-policy",
-        {"spec": {"dcgmExporter": {"serviceMonitor": {"enabled": True}}}},
+        {"spec": {"dcgmExporter": {"serviceMonitor": {"enabled": True}, "enablePodLabels": True}}},
         patch_type=PatchType.MERGE,
     )
     wait_until(
         lambda: (all(exporter_objects().values()), exporter_objects()),
         60,
-        "the dcgm-exporter's ServiceMonitor",
+        "the dcgm-exporter's ServiceMonitor and pod-reading ClusterRole",
     )
     client.patch(
         ClusterPolicy,
@@ -399,17 +399,27 @@ def test_disabling_an_operand_removes_its_daemonset(gpuop_stack: dict[str, Any])
     client.patch(
         ClusterPolicy,
         "cluster-policy",
-        {"spec": {"dcgmExporter": {"enabled": True, "serviceMonitor": None}}},
+        {
+            "spec": {
+                "dcgmExporter": {"enabled": True, "serviceMonitor": None, "enablePodLabels": None}
+            }
+        },
         patch_type=PatchType.MERGE,
     )
+    # As upstream: the ClusterRole that reads every pod exists only while the exporter puts
+    # pod labels or UIDs on its metrics.
     wait_until(
         lambda: (
             exporter_objects()
-            == {**dict.fromkeys(exporter_objects(), True), "ServiceMonitor": False},
+            == {
+                **dict.fromkeys(exporter_objects(), True),
+                "ServiceMonitor": False,
+                "ClusterRole": False,
+            },
             exporter_objects(),
         ),
         60,
-        "the dcgm-exporter DaemonSet to come back, without its ServiceMonitor",
+        "the dcgm-exporter DaemonSet to come back, without its ServiceMonitor and ClusterRole",
     )
 
 

@@ -42,6 +42,7 @@ from gpuop.policy.models import DriverManagerSpec
 from gpuop.render.nodes import driver_os_tag, kernel_versions, sanitized_kernel
 from gpuop.render.nodes import os_tag_of as os_tag_of  # the operator reads it here
 from gpuop.render.operands import (
+    DCGM_POD_METADATA_ENV,
     OS_TAGGED_OPERANDS,
     apply_cdi,
     apply_dcgm_exporter,
@@ -543,6 +544,17 @@ def support_settings(policy: ResolvedPolicy) -> SupportSettings:
             exporter.service.model_dump(exclude_none=True)
             if exporter and exporter.service
             else None
+        ),
+        dcgm_exporter_pod_metadata=bool(
+            exporter
+            and (
+                exporter.enablePodLabels
+                or exporter.enablePodUID
+                or any(
+                    e.name in DCGM_POD_METADATA_ENV and (e.value or "").lower() == "true"
+                    for e in exporter.env or []
+                )
+            )
         ),
     )
 

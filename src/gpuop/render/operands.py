@@ -167,7 +167,8 @@ _DCGM_JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"
 _DCGM_METRICS_FILE = "dcgm-metrics.csv"
 
 
-_DCGM_POD_METADATA_ENV = (
+# The exporter's env vars that turn on pod labels or UIDs in its metrics.
+DCGM_POD_METADATA_ENV = (
     "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS",
     "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID",
 )
@@ -198,9 +199,9 @@ def apply_dcgm_exporter(policy: ResolvedPolicy, pod_spec: dict[str, Any]) -> Non
             }
         )
     if exporter.enablePodLabels:
-        set_env(main, [{"name": _DCGM_POD_METADATA_ENV[0], "value": "true"}])
+        set_env(main, [{"name": DCGM_POD_METADATA_ENV[0], "value": "true"}])
     if exporter.enablePodUID:
-        set_env(main, [{"name": _DCGM_POD_METADATA_ENV[1], "value": "true"}])
+        set_env(main, [{"name": DCGM_POD_METADATA_ENV[1], "value": "true"}])
     if exporter.podLabelAllowlistRegex:
         allowlist = ",".join(exporter.podLabelAllowlistRegex)
         set_env(
@@ -211,7 +212,7 @@ def apply_dcgm_exporter(policy: ResolvedPolicy, pod_spec: dict[str, Any]) -> Non
     reads_api = (
         exporter.enablePodLabels
         or exporter.enablePodUID
-        or any(user_env.get(name, "").lower() == "true" for name in _DCGM_POD_METADATA_ENV)
+        or any(user_env.get(name, "").lower() == "true" for name in DCGM_POD_METADATA_ENV)
         or user_env.get("DCGM_EXPORTER_CONFIGMAP_DATA", "") not in ("", "none")
     )
     if reads_api:

@@ -14,7 +14,7 @@ prints it, the audit reads it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -118,9 +118,14 @@ def _binding(
 
 
 def identity_objects(
-    operand: str, namespace: str, owner: Mapping[str, Any], managed_by: str
+    operand: str,
+    namespace: str,
+    owner: Mapping[str, Any],
+    managed_by: str,
+    settings: SupportSettings | None = None,
 ) -> list[dict[str, Any]]:
-    """The ServiceAccount, Role, ClusterRole and bindings of one operand (none if unknown)."""
+    """The ServiceAccount, Role, ClusterRole and bindings of one operand (none if unknown);
+    a gated role (`_RBAC_GATES`) only while `settings` ask for it."""
     identity = identities().get(operand)
     if identity is None:
         return []
@@ -141,6 +146,9 @@ def identity_objects(
         if role is None:
             continue
         name = role["name"]
+        gate = _RBAC_GATES.get(name)
+        if gate is not None and not gate(settings or SupportSettings()):
+            continue
         objects.append(
             {
                 "apiVersion": RBAC_API,
@@ -191,6 +199,16 @@ class SupportSettings:
     dcgm_exporter_service_monitor: Mapping[str, Any] | None = None
     operator_service_monitor: Mapping[str, Any] | None = None
     dcgm_exporter_service: Mapping[str, Any] | None = None
+    # The exporter adds pod labels or UIDs to its metrics (`enablePodLabels`, `enablePodUID`,
+    # or the same env vars set to true): only then may it read every pod.
+    dcgm_exporter_pod_metadata: bool = False
+
+
+# ClusterRoles (and their bindings) upstream creates only while a setting asks for them
+# (`rbacGates` in its object controls).
+_RBAC_GATES: Mapping[str, Callable[[SupportSettings], bool]] = {
+    "nvidia-dcgm-exporter-read-pods": lambda settings: settings.dcgm_exporter_pod_metadata,
+}
 
 
 def _service_monitor_edits(monitor: dict[str, Any], settings: Mapping[str, Any]) -> None:
@@ -269,7 +287,7 @@ def support_objects(
     """Everything the enabled operands need beside their DaemonSets, in apply order."""
     objects: list[dict[str, Any]] = []
     for operand in operands:
-        objects += identity_objects(operand.name, namespace, owner, managed_by)
+        objects += identity_objects(operand.name, namespace, owner, managed_by, settings)
         objects += state_objects(operand.name, namespace, owner, managed_by, settings)
     objects += state_objects(OPERATOR_METRICS, namespace, owner, managed_by, settings)
     order = {kind: i for i, kind in enumerate(SUPPORT_KINDS)}

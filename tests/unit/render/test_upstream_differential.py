@@ -269,3 +269,27 @@ def test_render_command_reads_a_json_node_list_from_stdin() -> None:
     )
     image = driver["spec"]["template"]["spec"]["containers"][0]["image"]
     assert image.endswith("-ubuntu24.04")
+
+
+def test_no_cluster_wide_pod_reader_unless_the_exporter_reads_pod_metadata() -> None:
+    """Upstream gates `nvidia-dcgm-exporter-read-pods` on pod labels or UIDs in the metrics."""
+
+    def readers(exporter: dict[str, Any]) -> set[tuple[str, str]]:
+        raw = yaml.safe_load((DATA / "cluster-policy.yaml").read_text())
+        raw["spec"]["dcgmExporter"].update(exporter)
+        objects = render_all(parse_cluster_policy(raw), "gpu-operator", nodes=_nodes())
+        return {
+            (o["kind"], o["metadata"]["name"])
+            for o in objects
+            if o["metadata"]["name"] == "nvidia-dcgm-exporter-read-pods"
+        }
+
+    both = {
+        ("ClusterRole", "nvidia-dcgm-exporter-read-pods"),
+        ("ClusterRoleBinding", "nvidia-dcgm-exporter-read-pods"),
+    }
+    assert readers({}) == set()
+    assert readers({"enablePodLabels": True}) == both
+    assert readers({"enablePodUID": True}) == both
+    env = [{"name": "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID", "value": "TRUE"}]
+    assert readers({"env": env}) == both
