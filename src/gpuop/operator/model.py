@@ -88,6 +88,9 @@ class Snapshot:
     now_seconds: float = 0.0
     # GPUCluster objects (nvidia.com/v1alpha1), when the kind is served.
     gpu_clusters: list[dict[str, Any]] = field(default_factory=list)
+    # Top-level ClusterPolicy status keys the API server dropped from a status write: the
+    # installed CRD's schema has no such field (NVIDIA's CRD has no `status.nodes`).
+    status_dropped_keys: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,7 @@ def reconcile(
     _set_status(
         actions,
         chosen,
-        snapshot.namespace,
+        snapshot,
         "ready" if ready else "notReady",
         _policy_conditions(not_ready_ds, waiting_nodes, tally),
         now,
@@ -258,7 +258,7 @@ def _fail(
     _set_status(
         actions,
         policy,
-        snapshot.namespace,
+        snapshot,
         "notReady",
         [
             condition(ConditionType.READY, False, Reason.ERROR, summary),
@@ -385,7 +385,7 @@ def _policy_conditions(
 def _set_status(
     actions: Actions,
     policy: Mapping[str, Any],
-    namespace: str,
+    snapshot: Snapshot,
     state: str,
     conditions: list[dict[str, str]],
     now: str,
@@ -394,11 +394,15 @@ def _set_status(
     old = policy.get("status") or {}
     status: dict[str, Any] = {
         "state": state,
-        "namespace": namespace,
+        "namespace": snapshot.namespace,
         "conditions": merge_conditions(old.get("conditions"), conditions, now),
     }
     if nodes:
         status["nodes"] = dict(nodes)
+    # What the installed CRD does not keep (NVIDIA's has no `status.nodes`) is never
+    # compared, or every pass would find the status changed and write it again.
+    for key in snapshot.status_dropped_keys:
+        status.pop(key, None)
     if status_differs(old, status):
         actions.status[str((policy.get("metadata") or {}).get("name"))] = status
 

@@ -141,6 +141,8 @@ class OperatorState:
         self.plan_cache: PlanCache = {}
         self.last_actions: Actions | None = None
         self.last_status_write = 0.0
+        # ClusterPolicy status keys the API server did not keep (its CRD has no such field).
+        self.status_dropped_keys: set[str] = set()
         self.passes = 0
 
     def changed(self, _key: str, _value: object) -> None:
@@ -221,6 +223,7 @@ class OperatorState:
             evicting_since=dict(self.evicting_since),
             now_seconds=time.time(),
             gpu_clusters=list(gpu_clusters.values()),
+            status_dropped_keys=frozenset(self.status_dropped_keys),
         )
 
 
@@ -364,11 +367,11 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
 
     await _write_statuses(
         client, policies, actions.status, ops.patch_policy_status, state.status_overlay,
-        "clusterpolicy-status",
+        "clusterpolicy-status", state.status_dropped_keys,
     )  # fmt: skip
     await _write_statuses(
         client, before.gpu_clusters, actions.gpu_cluster_status, ops.patch_gpu_cluster_status,
-        state.gc_status_overlay, "gpucluster-status",
+        state.gc_status_overlay, "gpucluster-status", set(),
     )  # fmt: skip
     await writer.gather(
         partial(post_event, e.node, e.reason, e.message, e.type) for e in actions.events
@@ -420,9 +423,11 @@ async def _write_statuses(
     patch: Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any] | None]],
     overlay: WriteOverlay[dict[str, Any], dict[str, Any]],
     metric: str,
+    dropped: set[str],
 ) -> None:
     """Write each status as a merge patch that clears the keys no longer set, and remember
-    what was written until the informer delivers it."""
+    what was written until the informer delivers it, and which keys the API server did not
+    keep (`dropped`: the object's CRD has no such status field)."""
     for name, status in statuses.items():
         current = next((o for o in objects if o["metadata"]["name"] == name), {})
         patch_status: dict[str, Any] = dict(status)
@@ -431,7 +436,17 @@ async def _write_statuses(
         result = await patch(client, name, patch_status)
         metrics.WRITES.labels(kind=metric).inc()
         if result is not None:
-            overlay.wrote(name, resource_version(result), dict(result.get("status") or {}))
+            kept = dict(result.get("status") or {})
+            overlay.wrote(name, resource_version(result), kept)
+            # The write took (what was kept is what was sent), yet a key is missing: the
+            # schema pruned it.
+            took = bool(kept) and all(kept[key] == status.get(key) for key in kept)
+            lost = {key for key, value in status.items() if value is not None} - set(kept)
+            if not took:
+                lost = set()
+            if lost - dropped:
+                log.info("%s: the CRD keeps no status field %s", metric, ", ".join(sorted(lost)))
+            dropped |= lost
 
 
 STATUS_INTERVAL_SECONDS = 2.0

@@ -115,6 +115,34 @@ def test_first_pass_labels_nodes_and_creates_daemonsets_second_pass_writes_nothi
     assert final.write_count == 0 and not final.events
 
 
+def test_under_a_crd_without_status_nodes_a_converged_status_is_not_written_again() -> None:
+    """NVIDIA's ClusterPolicy CRD has no `status.nodes`: the API server drops it from every
+    write, and a pass that compared it would write the same status forever."""
+    import dataclasses
+
+    def as_stored(snapshot: Snapshot) -> Snapshot:
+        for policy in snapshot.policies:
+            policy.get("status", {}).pop("nodes", None)
+        return snapshot
+
+    snapshot = Snapshot([_policy()], _nodes(), {}, [], "gpu-operator")
+    first = reconcile(snapshot, NOW)
+    after = as_stored(_apply(snapshot, first))
+    after.pods = _ready_pods(first)
+    second = reconcile(after, NOW)
+    settled = as_stored(_apply(after, second))
+    assert reconcile(settled, NOW).status, "without knowing, every pass writes the status"
+    knowing = dataclasses.replace(settled, status_dropped_keys=frozenset({"nodes"}))
+    final = reconcile(knowing, NOW)
+    assert final.write_count == 0
+    assert (
+        "nodes"
+        not in reconcile(
+            dataclasses.replace(after, status_dropped_keys=frozenset({"nodes"})), NOW
+        ).status["cluster-policy"]
+    )
+
+
 def test_oldest_policy_wins_and_the_other_is_marked_ignored() -> None:
     old, new = _policy("b-old", "2026-01-01T00:00:00Z"), _policy("a-new", "2026-06-01T00:00:00Z")
     assert select_active([new, old]).active is old
