@@ -30,7 +30,10 @@ pytestmark = pytest.mark.e2e
 
 CHART = Path(__file__).resolve().parents[2] / "deploy" / "helm" / "gpuop"
 CRD = "clusterpolicies.nvidia.com"
-NAMESPACED = "deployments,replicasets,pods,serviceaccounts,roles,rolebindings,configmaps,secrets"
+NAMESPACED = (
+    "deployments,replicasets,pods,serviceaccounts,roles,rolebindings,configmaps,secrets,"
+    "poddisruptionbudgets"
+)
 CLUSTER_SCOPED = "clusterroles,clusterrolebindings,clusterpolicies"
 E2E_LABEL = "gpuop.test/e2e"  # as conftest.py labels its namespaces
 
@@ -134,6 +137,12 @@ def test_install_upgrade_uninstall(
     assert env["DRIVER_IMAGE"] == "registry.example/driver:580.95.05"
     assert env["DEVICE_PLUGIN_IMAGE"] == "registry.example/k8s-device-plugin:v0.18.0"
     assert container["resources"] == values["resources"]
+    # Two replicas, one leading through NVIDIA's operator's Lease; a drain keeps one.
+    assert deployment["spec"]["replicas"] == 2
+    assert "--leader-elect" in container["args"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    budget = get_json(kubectl, "poddisruptionbudget", release, "-n", operator_namespace)
+    assert budget["spec"]["minAvailable"] == 1
     for kind in ("serviceaccount", "role", "rolebinding"):
         get_json(kubectl, kind, release, "-n", operator_namespace)
     binding = get_json(kubectl, "clusterrolebinding", release)
@@ -200,6 +209,7 @@ def test_default_render_is_valid_against_the_api_server(
             # The operator's own rights, and the operands' rights it grants.
             *["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"] * 2,
             "Deployment",
+            "PodDisruptionBudget",
             "ClusterPolicy",
         ]
     )

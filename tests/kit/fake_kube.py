@@ -510,6 +510,36 @@ class FakeKube:
             raise api_error(409, f'{kind.lower()}s "{meta["name"]}" already exists')
         return self._write(kind, key, None, body)
 
+    async def replace(
+        self,
+        obj: Any,
+        name: str | None = None,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """An update (PUT): 409 when the body's resourceVersion is not the stored one."""
+        body = obj.to_dict() if hasattr(obj, "to_dict") else dict(obj)
+        kind = body["kind"]
+        drop = self._call("replace", kind)
+        meta = body.setdefault("metadata", {})
+        scope = None if kind in CLUSTER_SCOPED else meta.get("namespace") or namespace
+        key = _key(kind, meta["name"], scope)
+        old = self._store(kind).get(key)
+        if old is None:
+            raise api_error(404, f'{kind.lower()}s "{meta["name"]}" not found')
+        stored_version = old["metadata"]["resourceVersion"]
+        if meta.get("resourceVersion") not in (None, stored_version):
+            raise api_error(409, "the object has been modified; please apply your changes")
+        if drop:
+            return copy.deepcopy(old)
+        for field in ("uid", "creationTimestamp", "generation"):
+            if field in old["metadata"]:
+                meta.setdefault(field, old["metadata"][field])
+        meta["resourceVersion"] = stored_version
+        return self._write(kind, key, old, body)
+
     def _evict(self, eviction: Any, name: str | None, namespace: str | None) -> Obj:
         drop = self._call("create", "Pod/eviction")
         pod = name or eviction.metadata.name

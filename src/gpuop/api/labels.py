@@ -37,6 +37,9 @@ HASH_ANNOTATION: Final = "nvidia.com/last-applied-hash"
 # Not a label: the env var of a driver pod's containers that carries the hash of its
 # install settings (the driver upgrade restarts in place while it is unchanged).
 DRIVER_CONFIG_DIGEST_ENV: Final = "DRIVER_CONFIG_DIGEST"
+# Not a label: the name of the Lease NVIDIA's operator leads under (its leader election
+# ID), in its namespace; gpuop takes the same one.
+LEADER_ELECTION_ID: Final = "53822513.nvidia.com"
 # `nvidia.com/gpu.deploy.<key>`: which operands run on a node (keys: the operand table).
 DEPLOY_LABEL_PREFIX: Final = "nvidia.com/gpu.deploy."
 WORKLOAD_LABEL: Final = "nvidia.com/gpu.workload.config"

@@ -102,6 +102,10 @@ class WriteOverlay(Generic[T, W]):
         return len(self._written)
 
 
+class WritesStopped(RuntimeError):
+    """A write refused before it was sent: the process no longer leads."""
+
+
 class BoundedWriter:
     """At most `concurrency` requests of a controller in flight at once.
 
@@ -110,11 +114,16 @@ class BoundedWriter:
     them (a 429 fails the pass).
     """
 
-    def __init__(self, concurrency: int) -> None:
+    def __init__(self, concurrency: int, allowed: Callable[[], bool] | None = None) -> None:
         self._slots = asyncio.Semaphore(max(1, concurrency))
+        self._allowed = allowed
 
     async def run(self, write: Callable[[], Awaitable[T]]) -> T:
+        """`write()`, once a slot is free; refused (`WritesStopped`) when `allowed` says no
+        (a leader whose Lease may have lapsed sends nothing)."""
         async with self._slots:
+            if self._allowed is not None and not self._allowed():
+                raise WritesStopped("this process may not write now (it does not lead)")
             return await write()
 
     async def gather(self, writes: Iterable[Callable[[], Awaitable[Any]]]) -> None:

@@ -22,6 +22,7 @@ from lightkube.resources.admissionregistration_v1 import (
 )
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.resources.apps_v1 import ControllerRevision, DaemonSet, Deployment
+from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import (
     ConfigMap,
     Event,
@@ -304,6 +305,21 @@ async def patch_gpu_cluster_status(
 ) -> dict[str, Any] | None:
     """Merge-patch a GPUCluster's status subresource; None when it is gone."""
     return await _patch_status(client, GPUCluster, name, status)
+
+
+async def get_lease(client: AsyncClient, name: str, namespace: str) -> dict[str, Any] | None:
+    """A coordination.k8s.io Lease (leader election's lock); None when there is none."""
+    return await _unless_gone(client.get(Lease, name, namespace=namespace))
+
+
+async def create_lease(client: AsyncClient, lease: Mapping[str, Any]) -> dict[str, Any]:
+    """Create a Lease; a 409 (someone else created it first) is raised."""
+    return _as_dict(await client.create(from_dict(dict(lease))))
+
+
+async def replace_lease(client: AsyncClient, lease: Mapping[str, Any]) -> dict[str, Any]:
+    """Update a Lease as read (its resourceVersion set): a 409 says someone wrote it since."""
+    return _as_dict(await client.replace(from_dict(dict(lease))))
 
 
 async def create_event(client: AsyncClient, event: Mapping[str, Any]) -> None:

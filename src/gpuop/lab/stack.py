@@ -159,6 +159,8 @@ def start_operator(
             NAMESPACE,
             "--metrics-port",
             "0",
+            "--health-probe-port",
+            "0",
             *(extra_args or []),
         ],
         log_dir,

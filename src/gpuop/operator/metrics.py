@@ -18,6 +18,16 @@ OPERAND_READY_NODES = Gauge(
     "gpuop_operand_ready", "1 when the active ClusterPolicy is ready, else 0."
 )
 
+# client-go's leader election metric (controller-runtime exports it under this name).
+LEADER = Gauge(
+    "leader_election_master_status",
+    "1 while this process leads under the Lease `name`, else 0.",
+    ["name"],
+)
+LEADER_CHANGES = Counter(
+    "gpuop_leader_changes_total", "Changes of the leader this process saw (itself included)."
+)
+
 AUTO_UPGRADE = Gauge(
     "gpu_operator_driver_auto_upgrade_enabled", "1 when automatic driver upgrades are on, else 0."
 )

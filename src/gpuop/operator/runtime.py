@@ -13,6 +13,7 @@ objects for the operator's own bookkeeping.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -49,8 +50,10 @@ from gpuop.kube.controller import (
     wait_synced,
 )
 from gpuop.kube.informer import Informer
+from gpuop.kube.leader import LeaderElector, LeaseSettings
 from gpuop.kube.running import run_controller, supervise, with_retries
 from gpuop.operator import metrics
+from gpuop.operator.health import HEALTH
 from gpuop.operator.model import PlanCache
 from gpuop.operator.reconcile import (
     Actions,
@@ -81,6 +84,8 @@ class OperatorConfig:
     debounce_seconds: float = 0.2
     write_concurrency: int = 32
     operator_env: dict[str, str] = field(default_factory=dict)
+    # Leader election (None: this process writes without taking the Lease).
+    lease: LeaseSettings | None = None
 
 
 def _immutable_selector(obj: Mapping[str, Any], exc: ApiError) -> bool:
@@ -130,7 +135,8 @@ class OperatorState:
         self.gc_status_overlay: WriteOverlay[dict[str, Any], dict[str, Any]] = WriteOverlay(
             _with_status
         )
-        self.writer = BoundedWriter(config.write_concurrency)
+        self.elector: LeaderElector | None = None
+        self.writer = BoundedWriter(config.write_concurrency, self.may_write)
         self.posted_events: set[tuple[str, str, str]] = set()
         # What gpuop applied beside DaemonSets: (kind, name) -> hash; read again every resync.
         self.applied: dict[tuple[str, str], str] = {}
@@ -147,6 +153,10 @@ class OperatorState:
 
     def changed(self, _key: str, _value: object) -> None:
         self.trigger.set()
+
+    def may_write(self) -> bool:
+        """False once a leader's Lease may have lapsed: nothing more is sent."""
+        return self.elector is None or self.elector.valid()
 
     def informers(self) -> list[Informer[Any]]:
         """One per kind the operator reads (empty until `watch` made them)."""
@@ -306,7 +316,7 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         state.evicting_since.setdefault(name, now)
     await writer.gather(partial(evict, ns, pod) for ns, pod in actions.evictions)
     for pod_namespace, pod_name in actions.delete_pods:
-        await ops.delete_pod(client, pod_namespace, pod_name)
+        await writer.run(partial(ops.delete_pod, client, pod_namespace, pod_name))
         metrics.WRITES.labels(kind="pod-delete").inc()
 
     async def apply(obj: dict[str, Any]) -> None:
@@ -346,8 +356,10 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         # The API server accepts the DRA stack's admin-access claim templates only in a
         # namespace labelled for it; upstream's GPUCluster controller sets the label too.
         try:
-            if await ops.label_namespace(
-                client, namespace, DRA_ADMIN_ACCESS_NAMESPACE_LABEL, "true"
+            if await writer.run(
+                partial(
+                    ops.label_namespace, client, namespace, DRA_ADMIN_ACCESS_NAMESPACE_LABEL, "true"
+                )
             ):
                 metrics.WRITES.labels(kind="namespace-labels").inc()
             state.admin_access_labelled = True
@@ -358,20 +370,20 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
     await writer.gather(partial(apply, o) for o in actions.apply if o["kind"] not in order)
 
     for name in actions.delete_daemonsets:
-        await ops.delete_daemonset(client, name, namespace)
+        await writer.run(partial(ops.delete_daemonset, client, name, namespace))
         metrics.WRITES.labels(kind="DaemonSet-delete").inc()
     for kind, name in actions.delete_objects:
-        await ops.delete_managed_object(client, kind, name, namespace)
+        await writer.run(partial(ops.delete_managed_object, client, kind, name, namespace))
         state.applied.pop((kind, name), None)
         metrics.WRITES.labels(kind=f"{kind}-delete").inc()
 
     await _write_statuses(
-        client, policies, actions.status, ops.patch_policy_status, state.status_overlay,
-        "clusterpolicy-status", state.status_dropped_keys,
+        writer, client, policies, actions.status, ops.patch_policy_status,
+        state.status_overlay, "clusterpolicy-status", state.status_dropped_keys,
     )  # fmt: skip
     await _write_statuses(
-        client, before.gpu_clusters, actions.gpu_cluster_status, ops.patch_gpu_cluster_status,
-        state.gc_status_overlay, "gpucluster-status", set(),
+        writer, client, before.gpu_clusters, actions.gpu_cluster_status,
+        ops.patch_gpu_cluster_status, state.gc_status_overlay, "gpucluster-status", set(),
     )  # fmt: skip
     await writer.gather(
         partial(post_event, e.node, e.reason, e.message, e.type) for e in actions.events
@@ -417,6 +429,7 @@ async def _hold_unseen_switches(state: OperatorState, client: Any, actions: Acti
 
 
 async def _write_statuses(
+    writer: BoundedWriter,
     client: Any,
     objects: list[dict[str, Any]],
     statuses: Mapping[str, dict[str, Any]],
@@ -433,7 +446,7 @@ async def _write_statuses(
         patch_status: dict[str, Any] = dict(status)
         for key in current.get("status") or {}:
             patch_status.setdefault(key, None)
-        result = await patch(client, name, patch_status)
+        result = await writer.run(partial(patch, client, name, patch_status))
         metrics.WRITES.labels(kind=metric).inc()
         if result is not None:
             kept = dict(result.get("status") or {})
@@ -578,17 +591,53 @@ async def reconcile_loop(state: OperatorState) -> None:
     await ControllerLoop(OperatorPasses(state, client), state.trigger, settings, log).run()
 
 
+def _leader_changed(lease: str) -> Callable[[bool, str | None], None]:
+    def changed(leading: bool, holder: str | None) -> None:
+        metrics.LEADER.labels(name=lease).set(1 if leading else 0)
+        metrics.LEADER_CHANGES.inc()
+        if HEALTH.role != "starting":
+            HEALTH.role = "leader" if leading else "standby"
+
+    return changed
+
+
+async def _lead(state: OperatorState) -> None:
+    """Reconcile, once this process leads (at once without leader election); while leading,
+    the Lease is renewed beside the loop, and losing it ends both."""
+    elector = state.elector
+    await wait_synced(state.informers())
+    HEALTH.role = "leader" if elector is None else "standby"
+    if elector is None:
+        await reconcile_loop(state)
+        return
+    await elector.acquire()
+    HEALTH.role = "leader"
+    await supervise(reconcile_loop(state), elector.hold())
+
+
+RELEASE_TIMEOUT_SECONDS = 5.0
+
+
 async def serve(config: OperatorConfig) -> None:
-    """Check the namespace, start the informers and the loop; run until cancelled."""
+    """Check the namespace, start the informers and, once leading, the loop; run until
+    cancelled. A clean stop hands the Lease back."""
     state = OperatorState(config)
     client = async_client(config.kubeconfig, config.context)
     try:
         if not await with_retries(lambda: ops.namespace_exists(client, config.namespace)):
             raise KubeError(f"operator namespace {config.namespace!r} does not exist")
         state.client = client
+        if config.lease is not None:
+            state.elector = LeaderElector(client, config.lease, _leader_changed(config.lease.name))
+            metrics.LEADER.labels(name=config.lease.name).set(0)
         informers = state.watch(client)
-        await supervise(reconcile_loop(state), *(informer.run() for informer in informers))
+        # The informers run on a standby too: a new leader starts from a warm copy.
+        await supervise(_lead(state), *(informer.run() for informer in informers))
     finally:
+        if state.elector is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(RELEASE_TIMEOUT_SECONDS):
+                    await state.elector.release()
         await client.close()
 
 
