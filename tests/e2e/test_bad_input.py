@@ -280,7 +280,7 @@ EVENTS_EXPECTED = {
 
 
 def operator_writes(audit_log: Path, start: AuditMark) -> list[tuple[str, str]]:
-    return write_requests(audit_log, start, OPERATOR_USER)
+    return write_requests(audit_log, start, OPERATOR_USER, leases=False)
 
 
 @pytest.fixture(scope="module")

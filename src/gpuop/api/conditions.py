@@ -27,6 +27,9 @@ class ConditionType(StrEnum):
     VGPU_CONFIG_INVALID = "VgpuConfigInvalid"
     WORKLOAD_SWITCH_HELD = "WorkloadSwitchHeld"
     VGPU_CONFIG_CHANGE_HELD = "VgpuConfigChangeHeld"
+    # The API server refuses an object the operator applies (a 4xx other than 409 and 429):
+    # retried with backoff, never in a busy loop, and said here until it is accepted.
+    APPLY_REFUSED = "ApplyRefused"
 
 
 class Reason(StrEnum):
@@ -48,6 +51,7 @@ class Reason(StrEnum):
     INFEASIBLE = "Infeasible"
     GPU_PODS_RUNNING = "GpuPodsRunning"
     VGPU_DEVICES_IN_USE = "VgpuDevicesInUse"
+    REFUSED_BY_API_SERVER = "RefusedByAPIServer"
 
 
 def condition(kind: ConditionType, ok: bool, reason: Reason, message: str) -> dict[str, str]:

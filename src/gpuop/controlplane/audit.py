@@ -79,12 +79,17 @@ def audit_entries(path: Path, start: AuditMark | None = None) -> Iterator[dict[s
                 continue
 
 
-def write_requests(path: Path, start: AuditMark | None, username: str) -> list[tuple[str, str]]:
-    """(verb, request URI) of each completed write request by `username` from `start` on."""
+def write_requests(
+    path: Path, start: AuditMark | None, username: str, leases: bool = True
+) -> list[tuple[str, str]]:
+    """(verb, request URI) of each completed write request by `username` from `start` on;
+    without `leases`, less the Lease writes of leader election (a leader renews its Lease
+    every few seconds, however quiet the cluster is)."""
     return [
         (str(entry.get("verb")), str(entry.get("requestURI")))
         for entry in audit_entries(path, start)
         if entry.get("stage") == "ResponseComplete"
         and entry.get("verb") in WRITE_VERBS
         and (entry.get("user") or {}).get("username") == username
+        and (leases or (entry.get("objectRef") or {}).get("resource") != "leases")
     ]

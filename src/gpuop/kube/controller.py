@@ -16,9 +16,13 @@ what to write, and writes it. This module is that machine; each controller suppl
 
 `ControllerLoop.handle_outcome` is the one place a pass's result becomes "sleep, retry,
 count": a refused or unanswered API request is retried after a second, any other failure
-after two, and a successful pass may ask for another one at once (its own writes come back
-as watch events and a follow-up pass confirms the fixed point) or after a delay (a wait that
-ends without an event: a status write held back, a driver upgrade's timeout).
+after two, each doubling while failures come in a row (up to a minute), and a successful
+pass may ask for another one at once (its own writes come back as watch events and a
+follow-up pass confirms the fixed point) or after a delay (a wait that ends without an
+event: a status write held back, a driver upgrade's timeout, an object's backoff).
+`ObjectBackoff` keeps the per-object side: an object the API server refuses is not sent
+again until its own backoff ends, so one bad object neither spins the loop nor fails the
+passes of the others.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ W = TypeVar("W")
 
 API_RETRY_SECONDS = 1.0
 ERROR_RETRY_SECONDS = 2.0
+RETRY_CAP_SECONDS = 60.0
 
 
 def resource_version(obj: Mapping[str, Any] | None) -> int:
@@ -136,6 +141,58 @@ class BoundedWriter:
                 raise result
 
 
+@dataclass
+class _Attempts:
+    version: str
+    attempts: int
+    retry_at: float
+
+
+class ObjectBackoff:
+    """Per-object exponential backoff, as client-go's workqueue rate limiter keeps it.
+
+    An object whose write failed is not written again before `base * 2**(n-1)` seconds
+    (capped at `cap`) after its n-th failure in a row, unless what would be written changed
+    (`version`: a new rendering is tried at once); a success forgets it.
+    """
+
+    def __init__(
+        self, base: float = 1.0, cap: float = 300.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.base = base
+        self.cap = cap
+        self.clock = clock
+        self._entries: dict[str, _Attempts] = {}
+
+    def failed(self, key: str, version: str) -> float:
+        """Count a failure; the seconds until the object may be tried again."""
+        entry = self._entries.get(key)
+        attempts = entry.attempts + 1 if entry is not None and entry.version == version else 1
+        delay = min(self.base * float(2 ** (attempts - 1)), self.cap)
+        self._entries[key] = _Attempts(version, attempts, self.clock() + delay)
+        return delay
+
+    def succeeded(self, key: str) -> None:
+        self._entries.pop(key, None)
+
+    def waiting(self, key: str, version: str) -> bool:
+        """Whether this version of the object is still in its backoff."""
+        entry = self._entries.get(key)
+        return entry is not None and entry.version == version and self.clock() < entry.retry_at
+
+    def keep_only(self, keys: Iterable[str]) -> None:
+        """Forget the objects not among `keys` (no longer wanted, or written meanwhile)."""
+        wanted = set(keys)
+        for key in [k for k in self._entries if k not in wanted]:
+            del self._entries[key]
+
+    def next_retry(self) -> float | None:
+        """Seconds until the first object's backoff ends; None when none waits."""
+        if not self._entries:
+            return None
+        return max(0.0, min(e.retry_at for e in self._entries.values()) - self.clock())
+
+
 class Trigger:
     """What informers poke when something changed; the loop waits on it."""
 
@@ -220,6 +277,7 @@ class ControllerLoop(Generic[S, D]):
         self.log = log
         self.passes = 0
         self.failures = 0
+        self.failures_in_a_row = 0
         self.decide_seconds = 0.0
 
     async def run(self) -> None:
@@ -249,17 +307,27 @@ class ControllerLoop(Generic[S, D]):
         error = outcome.error
         if error is not None:
             self.failures += 1
+            self.failures_in_a_row += 1
             self.reconciler.failed(error)
+            # Failures in a row double the wait, up to RETRY_CAP_SECONDS: a cluster that
+            # refuses the same write for good is not asked again and again.
+            backoff = float(2 ** min(self.failures_in_a_row - 1, 16))
             if isinstance(error, API_ERRORS):
                 # Refused (429 while the API server sheds load, 5xx) or unreachable.
-                self.log.warning("%s failed: %s", self.settings.what, describe_api_error(error))
-                delay = API_RETRY_SECONDS
+                delay = min(API_RETRY_SECONDS * backoff, RETRY_CAP_SECONDS)
+                self.log.warning(
+                    "%s failed: %s; retrying in %.0fs",
+                    self.settings.what,
+                    describe_api_error(error),
+                    delay,
+                )
             else:
+                delay = min(ERROR_RETRY_SECONDS * backoff, RETRY_CAP_SECONDS)
                 self.log.error("%s failed", self.settings.what, exc_info=error)
-                delay = ERROR_RETRY_SECONDS
             await asyncio.sleep(delay)
             self.trigger.set()
             return
+        self.failures_in_a_row = 0
         self.passes += 1
         if outcome.requeue_after is not None:
             self.trigger.set_after(outcome.requeue_after)

@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 RECONCILES = Counter("gpuop_reconciliation_total", "Reconcile passes completed.")
 RECONCILE_ERRORS = Counter("gpuop_reconciliation_failed_total", "Reconcile passes that failed.")
 RECONCILE_SECONDS = Histogram("gpuop_reconciliation_seconds", "Time spent in one reconcile pass.")
+APPLY_REFUSED = Counter(
+    "gpuop_apply_refused_total", "Applies the API server refused, by kind.", ["kind"]
+)
 WRITES = Counter("gpuop_api_writes_total", "Write requests sent to the API server.", ["kind"])
 GPU_NODES = Gauge("gpuop_gpu_nodes_total", "GPU nodes, by workload config.", ["workload"])
 OPERAND_READY_NODES = Gauge(

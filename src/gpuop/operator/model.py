@@ -91,6 +91,8 @@ class Snapshot:
     # Top-level ClusterPolicy status keys the API server dropped from a status write: the
     # installed CRD's schema has no such field (NVIDIA's CRD has no `status.nodes`).
     status_dropped_keys: frozenset[str] = frozenset()
+    # Objects the API server refuses to take, "Kind name" -> its answer (retried with backoff).
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

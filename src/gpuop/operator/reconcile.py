@@ -203,7 +203,7 @@ def reconcile(
         chosen,
         snapshot,
         "ready" if ready else "notReady",
-        _policy_conditions(not_ready_ds, waiting_nodes, tally),
+        _policy_conditions(not_ready_ds, waiting_nodes, tally, snapshot.refused),
         now,
         {
             "gpuNodes": tally.gpu_nodes,
@@ -330,9 +330,13 @@ def _node_readiness(
 
 
 def _policy_conditions(
-    not_ready_ds: list[str], waiting_nodes: list[dict[str, Any]], tally: NodeTally
+    not_ready_ds: list[str],
+    waiting_nodes: list[dict[str, Any]],
+    tally: NodeTally,
+    refused: Mapping[str, str],
 ) -> list[dict[str, str]]:
-    """Ready and Error as upstream sets them, then one condition per row of NODE_CONDITIONS."""
+    """Ready and Error as upstream sets them, one condition per row of NODE_CONDITIONS, and
+    ApplyRefused for what the API server will not take."""
     conditions: list[dict[str, str]] = []
     if not not_ready_ds and not waiting_nodes:
         reason, message = (
@@ -379,6 +383,14 @@ def _policy_conditions(
                 f"{row.what}: {_names(affected)}" if affected else "",
             )
         )
+    conditions.append(
+        condition(
+            ConditionType.APPLY_REFUSED,
+            bool(refused),
+            Reason.REFUSED_BY_API_SERVER if refused else Reason.NONE,
+            "; ".join(f"{what}: {answer}" for what, answer in sorted(refused.items())),
+        )
+    )
     return conditions
 
 

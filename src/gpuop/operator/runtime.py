@@ -42,6 +42,7 @@ from gpuop.kube.controller import (
     BoundedWriter,
     ControllerLoop,
     LoopSettings,
+    ObjectBackoff,
     Outcome,
     Trigger,
     WriteOverlay,
@@ -137,6 +138,10 @@ class OperatorState:
         )
         self.elector: LeaderElector | None = None
         self.writer = BoundedWriter(config.write_concurrency, self.may_write)
+        # Objects the API server refused: not sent again before their backoff ends, and
+        # named (`refused`, "Kind name" -> the answer) in the ApplyRefused condition.
+        self.backoff = ObjectBackoff()
+        self.refused: dict[str, str] = {}
         self.posted_events: set[tuple[str, str, str]] = set()
         # What gpuop applied beside DaemonSets: (kind, name) -> hash; read again every resync.
         self.applied: dict[tuple[str, str], str] = {}
@@ -234,6 +239,7 @@ class OperatorState:
             now_seconds=time.time(),
             gpu_clusters=list(gpu_clusters.values()),
             status_dropped_keys=frozenset(self.status_dropped_keys),
+            refused=dict(self.refused),
         )
 
 
@@ -320,6 +326,9 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         metrics.WRITES.labels(kind="pod-delete").inc()
 
     async def apply(obj: dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        digest = obj["metadata"]["annotations"][HASH_ANNOTATION]
+        what = f"{obj['kind']} {name}"
         try:
             try:
                 result = await ops.apply_object(client, obj)
@@ -328,18 +337,15 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
                     raise
                 # A DaemonSet's selector cannot change (older gpuop releases selected on
                 # `app` only): replace the DaemonSet.
-                log.info("replacing DaemonSet %s: its selector changed", obj["metadata"]["name"])
-                await ops.delete_daemonset(client, obj["metadata"]["name"], namespace)
+                log.info("replacing DaemonSet %s: its selector changed", name)
+                await ops.delete_daemonset(client, name, namespace)
                 result = await ops.apply_object(client, obj)
         except ApiError as exc:
-            metrics.RECONCILE_ERRORS.inc()
-            log.error(
-                "cannot apply %s %s: %s", obj["kind"], obj["metadata"]["name"], exc.status.message
-            )
+            await _refused(state, client, what, digest, exc, policies)
             return
+        state.backoff.succeeded(what)
+        state.refused.pop(what, None)
         metrics.WRITES.labels(kind=obj["kind"]).inc()
-        name = obj["metadata"]["name"]
-        digest = obj["metadata"]["annotations"][HASH_ANNOTATION]
         if obj["kind"] == "DaemonSet":
             state.ds_overlay.wrote(name, resource_version(result), digest)
         else:
@@ -388,6 +394,50 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
     await writer.gather(
         partial(post_event, e.node, e.reason, e.message, e.type) for e in actions.events
     )
+
+
+# Answers that will not change by asking again; the rest (429, 5xx) are the API server's
+# passing trouble, retried with the same backoff but not reported as a refusal.
+_TRANSIENT_CODES = (409, 429)
+
+
+async def _refused(
+    state: OperatorState,
+    client: Any,
+    what: str,
+    digest: str,
+    exc: ApiError,
+    policies: list[dict[str, Any]],
+) -> None:
+    """An apply the API server refused: back off on this object, and, for a refusal that
+    asking again will not change, say so once in an Event on the ClusterPolicy (the
+    ApplyRefused condition follows from `state.refused`)."""
+    delay = state.backoff.failed(what, digest)
+    answer = describe_api_error(exc)
+    metrics.APPLY_REFUSED.labels(kind=what.split(" ", 1)[0]).inc()
+    log.error("cannot apply %s: %s; trying again in %.0fs", what, answer, delay)
+    code = exc.status.code or 0
+    if not 400 <= code < 500 or code in _TRANSIENT_CODES or state.refused.get(what) == answer:
+        return
+    state.refused[what] = answer
+    policy = next(iter(policies), None)
+    if policy is None:
+        return
+    meta = policy.get("metadata") or {}
+    involved = {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": meta.get("name"), "uid": meta.get("uid")},
+    }
+    body = event_body(
+        involved, "ApplyRefused", f"the API server refuses {what}: {answer}", "Warning",
+        namespace="default",
+    )  # fmt: skip
+    try:
+        await state.writer.run(partial(ops.create_event, client, body))
+        metrics.WRITES.labels(kind="event").inc()
+    except ApiError as event_exc:
+        log.warning("cannot post event ApplyRefused: %s", event_exc.status.message)
 
 
 SWITCH_RECHECK_SECONDS = 1.0
@@ -483,6 +533,21 @@ async def _read_node_pods(state: OperatorState, client: Any) -> None:
     }
 
 
+def _hold_backed_off(state: OperatorState, actions: Actions) -> float | None:
+    """Leave out of this pass the objects still in their backoff after a refusal; the
+    seconds until the first backoff ends (a pass then tries it again)."""
+    keys = {f"{o['kind']} {o['metadata']['name']}": o for o in actions.apply}
+    state.backoff.keep_only(keys)
+    for what in [w for w in state.refused if w not in keys]:
+        del state.refused[what]  # no longer asked for, or taken meanwhile
+    actions.apply = [
+        obj
+        for what, obj in keys.items()
+        if not state.backoff.waiting(what, obj["metadata"]["annotations"][HASH_ANNOTATION])
+    ]
+    return state.backoff.next_retry()
+
+
 def _throttle_status(state: OperatorState, actions: Actions) -> float | None:
     """At most one status write per interval while nodes come up one by one.
 
@@ -527,7 +592,7 @@ class OperatorPasses:
 
     async def execute(self, actions: Actions) -> Outcome:
         state = self.state
-        waits = [_throttle_status(state, actions)]
+        waits = [_throttle_status(state, actions), _hold_backed_off(state, actions)]
         if await _hold_unseen_switches(state, self.client, actions):
             waits.append(SWITCH_RECHECK_SECONDS)
         await _execute(state, self.client, actions)

@@ -320,3 +320,36 @@ def test_a_forced_switch_is_not_read_again() -> None:
     fake.put(node)
     actions = reconcile_without_pods(fake)
     assert "c" in actions.node_label_patches and not actions.switching
+
+
+def test_a_refused_apply_backs_off_and_is_said_once() -> None:
+    """Every Service apply answered 422 for good: each is tried once per backoff step (1 s,
+    2 s, ...), never in a busy loop; the passes still succeed; the ClusterPolicy says which
+    objects are refused (condition ApplyRefused) and one Warning Event per object says so."""
+    fake = cluster()
+    fake.fail("apply", "Service", 422, nth=1, times=10_000, message="spec.ports: Invalid")
+    failed_passes = runtime.metrics.RECONCILE_ERRORS._value.get()
+
+    def refused_reported() -> bool:
+        policy = fake.get_object("ClusterPolicy", "cluster-policy") or {}
+        conditions = {c["type"]: c for c in (policy.get("status") or {}).get("conditions", [])}
+        refused = conditions.get("ApplyRefused", {})
+        return refused.get("status") == "True" and "Service gpu-operator" in refused["message"]
+
+    async def main() -> tuple[runtime.OperatorState, int]:
+        state, work = operator(fake)
+        async with running(work, play_daemonsets(fake, NS)):
+            await eventually(refused_reported, TIMEOUT, "the refusal in the ClusterPolicy")
+            started = fake.calls[("apply", "Service")]
+            await asyncio.sleep(2.5)
+            return state, fake.calls[("apply", "Service")] - started
+
+    state, attempts = asyncio.run(main())
+    services = len(state.refused)
+    assert services >= 2, state.refused
+    # In 2.5 s after the first refusals: at most the retries after 1 s and 2 s more.
+    assert attempts <= 2 * services, attempts
+    events = [e for e in fake.objects_of("Event").values() if e.get("reason") == "ApplyRefused"]
+    assert len(events) == services
+    assert all(e["involvedObject"]["kind"] == "ClusterPolicy" for e in events)
+    assert runtime.metrics.RECONCILE_ERRORS._value.get() == failed_passes
