@@ -142,6 +142,24 @@ def _node_state(client: Client, names: list[str]) -> dict[str, Any]:
     return state
 
 
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What differs per node: label -> (before, after), and schedulability."""
+    changes: dict[str, Any] = {}
+    for name, was in before.items():
+        now = after[name]
+        keys = set(was["labels"]) | set(now["labels"])
+        diff = {
+            k: (was["labels"].get(k), now["labels"].get(k))
+            for k in sorted(keys)
+            if was["labels"].get(k) != now["labels"].get(k)
+        }
+        if was["unschedulable"] != now["unschedulable"]:
+            diff["unschedulable"] = (was["unschedulable"], now["unschedulable"])
+        if diff:
+            changes[name] = diff
+    return changes
+
+
 def _rolled_out(client: Client, expected: int) -> tuple[bool, Any]:
     sets = list(client.list(DaemonSet, namespace=NS))
     progress = {
@@ -171,10 +189,9 @@ def _lay_out_nvidias_cluster(
         body = {k: v for k, v in node.items() if k != "labelWriters"}
         nvidia.create(from_dict(body))
         nvidia.patch(
-            Node,
+            Node.Status,
             node["metadata"]["name"],
             {"status": node.get("status") or {}},
-            subresource="status",
             patch_type=PatchType.MERGE,
         )
     policy = yaml.safe_load((directory / "cluster-policy.yaml").read_text())
@@ -184,10 +201,9 @@ def _lay_out_nvidias_cluster(
     recorded_status = _items(directory, "clusterpolicy")[0].get("status")
     if recorded_status:
         nvidia.patch(
-            ClusterPolicy,
+            ClusterPolicy.Status,
             policy["metadata"]["name"],
             {"status": recorded_status},
-            subresource="status",
             patch_type=PatchType.MERGE,
         )
     for name in OBJECT_FILES:
@@ -263,7 +279,16 @@ def test_gpuop_takes_over_and_hands_back_without_restarting_anything(
 
         assert _revisions(admin) == before_revisions, "gpuop made a new ControllerRevision"
         assert _pods(admin) == before_pods, "gpuop restarted an operand pod"
-        assert _node_state(admin, nodes) == before_nodes, "gpuop changed a node"
+        changes = _changes(before_nodes, _node_state(admin, nodes))
+        # The one label NVIDIA's operator had not written yet when the state was recorded
+        # (its upgrade controller's first pass waits for the rollout and requeues): a driver
+        # node in sync with no upgrade state becomes `upgrade-done`, as upstream's
+        # ProcessDoneOrUnknownNodes marks it too.
+        for name in [
+            n for n, c in changes.items() if c == {UPGRADE_STATE_LABEL: (None, "upgrade-done")}
+        ]:
+            del changes[name]
+        assert changes == {}, "gpuop changed a node"
         running = admin.get(Pod, "takeover-workload", namespace="default")
         assert running.metadata is not None and running.metadata.deletionTimestamp is None
         upgrading = {
