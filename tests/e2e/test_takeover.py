@@ -18,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +33,7 @@ from lightkube.config.kubeconfig import KubeConfig
 from lightkube.core.exceptions import ApiError
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.resources.apps_v1 import ControllerRevision, DaemonSet
-from lightkube.resources.core_v1 import Node, Pod
+from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
 
 from gpuop.api.labels import UPGRADE_STATE_LABEL
 from gpuop.controlplane.audit import audit_mark, write_requests
@@ -140,6 +142,31 @@ def _node_state(client: Client, names: list[str]) -> dict[str, Any]:
             "unschedulable": bool(node.spec.unschedulable),
         }
     return state
+
+
+def _adopt(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpuop", "adopt", "--live", "--kubeconfig", str(kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _auto_upgrade(policy: dict[str, Any]) -> bool:
+    upgrade = ((policy.get("spec") or {}).get("driver") or {}).get("upgradePolicy") or {}
+    sandbox = ((policy.get("spec") or {}).get("sandboxWorkloads") or {}).get("enabled")
+    return bool(upgrade.get("autoUpgrade")) and not sandbox
+
+
+def _upgrade_moves(client: Client, nodes: list[str]) -> list[str]:
+    """The messages of gpuop's driver upgrade Events on these nodes."""
+    return [
+        str(event.message)
+        for event in client.list(Event, namespace="default")
+        if event.reason == "GPUDriverUpgrade" and event.involvedObject.name in nodes
+    ]
 
 
 def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -262,6 +289,18 @@ def test_gpuop_takes_over_and_hands_back_without_restarting_anything(
         }
         assert {rev for _uid, rev in before_pods.values()} == recorded
 
+        # Before the switch, read-only: nothing would roll; a ConfigMap deleted on purpose
+        # is the one thing listed (gpuop makes it again; no pod restarts for it).
+        clean = _adopt(kubeconfig_path)
+        assert clean.returncode == 0, clean.stdout + clean.stderr
+        assert "Nothing to change" in clean.stdout
+        admin.delete(ConfigMap, "default-mig-parted-config", namespace=NS)
+        changed = _adopt(kubeconfig_path, "-o", "json")
+        assert changed.returncode == 1, changed.stderr
+        preview = json.loads(changed.stdout)
+        assert preview["created"] == [f"ConfigMap {NS}/default-mig-parted-config"]
+        assert {d["action"] for d in preview["daemonsets"]} == {"unchanged"}
+
         operator = stack.start_operator(operator_access, tmp_path / "logs")
 
         def converged() -> tuple[bool, Any]:
@@ -316,6 +355,28 @@ def test_gpuop_takes_over_and_hands_back_without_restarting_anything(
         time.sleep(3)
         assert _revisions(admin) == before_revisions, "handing back made a new revision"
         assert _pods(admin) == before_pods, "handing back restarted an operand pod"
+
+        if not _auto_upgrade(policy):
+            return
+        # gpuop again, and now a real driver change: the full upgrade path (cordon, wait
+        # for jobs, drain), never the restart-only one, for a driver that must reinstall.
+        operator = stack.start_operator(operator_access, tmp_path / "logs-again")
+        time.sleep(5)
+        admin.patch(
+            ClusterPolicy,
+            policy["metadata"]["name"],
+            {"spec": {"driver": {"version": "580.95.05"}}},
+            patch_type=PatchType.MERGE,
+        )
+        moves = wait_until(
+            lambda: (
+                any("-> cordon-required" in m for m in _upgrade_moves(admin, nodes)),
+                _upgrade_moves(admin, nodes),
+            ),
+            120,
+            "a node to start the full driver upgrade",
+        )
+        assert not [m for m in moves if "only the pod changed" in m], moves
     finally:
         if operator is not None:
             print("operator log tail:\n" + operator.log_tail(60))

@@ -30,6 +30,11 @@ class LazyCommand(NamedTuple):
 
 # The summaries are the first sentence of each command's docstring; a unit test keeps them equal.
 COMMANDS: dict[str, LazyCommand] = {
+    "adopt": LazyCommand(
+        "gpuop.cli.adopt",
+        "adopt",
+        "What taking over this cluster would change: which DaemonSets roll, which nodes.",
+    ),
     "audit": LazyCommand(
         "gpuop.cli.audit",
         "audit",

@@ -16,7 +16,14 @@ from typing import Any, Final, Protocol
 
 from lightkube.generic_resource import create_namespaced_resource
 from lightkube.resources.apps_v1 import DaemonSet, Deployment
-from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
+from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod, Service, ServiceAccount
+from lightkube.resources.node_v1 import RuntimeClass
+from lightkube.resources.rbac_authorization_v1 import (
+    ClusterRole,
+    ClusterRoleBinding,
+    Role,
+    RoleBinding,
+)
 from lightkube.resources.resource_v1 import (
     DeviceClass,
     ResourceClaim,
@@ -61,6 +68,14 @@ RESOURCES: Mapping[str, tuple[Any, bool]] = {
     "DeviceClass": (DeviceClass, False),
     "ResourceClaim": (ResourceClaim, True),
     "ResourceClaimTemplate": (ResourceClaimTemplate, True),
+    # What an operator creates beside its DaemonSets (`gpuop adopt` looks for each by name).
+    "ServiceAccount": (ServiceAccount, True),
+    "Service": (Service, True),
+    "Role": (Role, True),
+    "RoleBinding": (RoleBinding, True),
+    "ClusterRole": (ClusterRole, False),
+    "ClusterRoleBinding": (ClusterRoleBinding, False),
+    "RuntimeClass": (RuntimeClass, False),
 }
 
 
