@@ -211,8 +211,7 @@ def preview_adoption(
     vgpu_maps = {policy.vgpu_config_map, "default-vgpu-devices-config"}
     judged = set(by_kind) - {"DaemonSet"}
     if not any(
-        (m.get("metadata") or {}).get("name") not in vgpu_maps
-        for m in by_kind.get("ConfigMap", [])
+        (m.get("metadata") or {}).get("name") not in vgpu_maps for m in by_kind.get("ConfigMap", [])
     ):
         judged.discard("ConfigMap")
     created = tuple(
