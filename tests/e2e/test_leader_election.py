@@ -9,6 +9,7 @@ benchmark (`bench/handover_bench.py`) measures the default terms.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import signal
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lightkube.core.exceptions import ApiError
+from lightkube.resources.core_v1 import Pod
 
 from gpuop.api.labels import WORKLOAD_LABEL, deploy_label
 from gpuop.controlplane.access import write_service_account_kubeconfig
@@ -34,6 +37,7 @@ NS = stack.NAMESPACE
 NODES = {"ha-container": "container", "ha-passthrough": "vm-passthrough"}
 TERMS = ["--lease-duration", "4", "--renew-deadline", "3", "--retry-period", "0.5"]
 LEASE_SECONDS = 4.0
+KILLS = 10
 SECOND_ACCOUNT = "gpuop-operator-b"
 
 
@@ -102,6 +106,8 @@ def ha_stack(kubeconfig_path: Path, tmp_path: Path) -> Iterator[dict[str, Any]]:
             os.kill(replica.process.popen.pid, signal.SIGCONT)
             replica.process.stop()
     simulator.stop()
+    with contextlib.suppress(ApiError):
+        client.delete(Pod, "ha-vm", namespace="default", grace_period=0)
     stack.delete_cluster_policy(kubeconfig, "cluster-policy")
     for name in NODES:
         ops.delete_node(client, name)
@@ -147,27 +153,37 @@ def test_the_standby_takes_over_each_time_the_leader_dies(
     time.sleep(2)
     assert not standby.leads(), "two replicas lead at once"
     handovers = []
-    workloads = ["vm-passthrough", "container", "vm-passthrough"]
-    for workload in workloads:
+    # A VM's pod holds the passthrough node's GPUs: its switch must stay held under every
+    # leader that follows.
+    vm_pod = stack.gpu_pod("ha-vm", "nvidia.com/GA102GL_A10", node="ha-passthrough")
+    ops.create_or_replace_sync(client, vm_pod)
+    for round_ in range(KILLS):
+        workload = "vm-passthrough" if round_ % 2 == 0 else "container"
         # A mode switch, and the leader dies right after it was asked for.
         ops.patch_node_sync(client, "ha-container", labels={WORKLOAD_LABEL: workload})
+        if round_ == KILLS // 2:
+            ops.patch_node_sync(client, "ha-passthrough", labels={WORKLOAD_LABEL: "container"})
         leader.process.kill()
         killed = time.monotonic()
         _wait_to_lead(standby)
         handovers.append(time.monotonic() - killed)
         operand = "vfio-manager" if workload == "vm-passthrough" else "device-plugin"
         _wait_deployed(kubeconfig, "ha-container", operand)
+        assert _deployed(kubeconfig, "ha-passthrough", "vfio-manager"), "switched under a VM"
+        assert not _deployed(kubeconfig, "ha-passthrough", "device-plugin"), "switched under a VM"
         leader, standby = standby, _start(ha_stack, leader.account)
     # The lease runs out LEASE_SECONDS after the last renewal the standby saw, and it tries
     # every retry period (jittered up to 2.2x): it leads within the lease and two tries.
     assert max(handovers) < LEASE_SECONDS + 2 * 2.2 * 0.5 + 2.0, handovers
+    client.delete(Pod, "ha-vm", namespace="default", grace_period=0)
+    _wait_deployed(kubeconfig, "ha-passthrough", "device-plugin")
 
     # A leader frozen past its renew deadline (a partition, a stalled node) must never write
     # again once it wakes: the standby leads by then.
     time.sleep(2)
     os.kill(leader.process.popen.pid, signal.SIGSTOP)
     wait_until(lambda: (standby.leads(), None), 3 * LEASE_SECONDS + 10, "the standby to lead")
-    ops.patch_node_sync(client, "ha-passthrough", labels={WORKLOAD_LABEL: "container"})
+    ops.patch_node_sync(client, "ha-container", labels={WORKLOAD_LABEL: "vm-passthrough"})
     mark = audit_mark(audit_log_path)
     os.kill(leader.process.popen.pid, signal.SIGCONT)
     wait_until(
@@ -178,9 +194,5 @@ def test_the_standby_takes_over_each_time_the_leader_dies(
     assert "leadership lost" in leader.process.log_tail(50)
     stale = write_requests(audit_log_path, mark, _user(leader.account))
     assert stale == [], f"a leader past its renew deadline wrote: {stale}"
-    wait_until(
-        lambda: (_deployed(kubeconfig, "ha-passthrough", "device-plugin"), None),
-        60,
-        "the new leader's switch",
-    )
+    _wait_deployed(kubeconfig, "ha-container", "vfio-manager")
     print(f"[leader] handovers after SIGKILL: {[round(h, 1) for h in handovers]} s")
