@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import click
 
@@ -226,6 +226,19 @@ def cli() -> None:
 EXIT_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+# The reader of stdout went away (`gpuop ... | head`): what a process killed by SIGPIPE
+# reports, as kubectl's does; said nowhere, since nobody reads it.
+EXIT_CLOSED_PIPE = 141
+
+
+def _closed_pipe() -> int:
+    """End quietly on a closed stdout: later writes (the interpreter's last flush) go nowhere."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_CLOSED_PIPE
 
 
 def _one_line(message: str) -> str:
@@ -249,6 +262,8 @@ def exit_status(exc: BaseException) -> int:
 
     if isinstance(exc, SystemExit):
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    if isinstance(exc, BrokenPipeError):
+        return _closed_pipe()
     if isinstance(exc, click.exceptions.Exit):
         return exc.exit_code
     if isinstance(exc, click.Abort):
@@ -286,11 +301,31 @@ def main() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+    stdout = sys.stdout
     try:
-        result = cli(standalone_mode=False)
-    except SystemExit:
-        raise
+        try:
+            result = cli(standalone_mode=False)
+        finally:
+            stdout.flush()  # here, where a closed pipe is caught, not at the exit
+    except SystemExit as stop:
+        # click ends a command whose stdout closed with exit 1, its streams swapped for
+        # ones that swallow the error; that is a closed pipe, not a failure.
+        if sys.stdout is not stdout or _stdout_closed(stdout):
+            sys.stdout = stdout
+            sys.exit(_closed_pipe())
+        raise stop
     except BaseException as exc:
         sys.exit(exit_status(exc))
     if isinstance(result, int) and result:
         sys.exit(result)
+
+
+def _stdout_closed(stdout: Any) -> bool:
+    """Whether stdout's reader is gone (a flush fails with a broken pipe)."""
+    try:
+        stdout.flush()
+    except BrokenPipeError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from itertools import accumulate
 from typing import Any
 
 import yaml
@@ -189,6 +190,28 @@ def check_aliases(value: Any, source: str, document: int | None = None) -> None:
         )
 
 
+_BRACKET_DEPTH = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+_ONLY_BRACKETS = {code: None for code in range(0x80)} | {code: chr(code) for code in _BRACKET_DEPTH}
+
+
+def flow_nesting_exceeds(text: str, limit: int = MAX_NESTING) -> bool:
+    """Whether `[` and `{` open more than `limit` levels somewhere in `text`.
+
+    libyaml parses flow collections by recursion in C, where a few tens of thousands of
+    levels end the process with a segmentation fault before any Python check can run; this
+    bound is taken first. Brackets inside quoted strings are counted too, so the bound errs
+    on the refusing side only for a string of more than `limit` unclosed brackets.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    brackets = text.translate(_ONLY_BRACKETS) if text.isascii() else _ascii_brackets(text)
+    return max(accumulate(_BRACKET_DEPTH[ord(c)] for c in brackets), default=0) > limit
+
+
+def _ascii_brackets(text: str) -> str:
+    return "".join(c for c in text if c in "[]{}")
+
+
 def _yaml_loader(fast: bool) -> Any:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader) if fast else yaml.SafeLoader
 
@@ -204,6 +227,8 @@ def load_yaml_documents(
     """
     documents: list[Any] = []
     number = 0
+    if fast and flow_nesting_exceeds(text):
+        raise ManifestError(source, NESTED_TOO_DEEPLY)
     try:
         for number, value in enumerate(yaml.load_all(text, Loader=_yaml_loader(fast)), start=1):
             if value is None and not keep_empty:
