@@ -216,7 +216,6 @@ def cli() -> None:
       gpuop operands            the operand table, per workload config
       gpuop check --live        what disagrees on the cluster kubectl points at
 
-    \b
     Every --live command reads the cluster kubectl would: --kubeconfig, else $KUBECONFIG,
     else ~/.kube/config; --context picks the context. Colour is off in pipes, with
     NO_COLOR set, or with --no-color. Shell completion: gpuop completion bash|zsh|fish.

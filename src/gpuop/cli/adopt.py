@@ -75,9 +75,9 @@ def adopt(
     a move from one gpuop release to another. Operand images the operator would take
     from its environment (`DRIVER_IMAGE`, ...) are read from this one's.
 
-    \b
     FILES are `kubectl get nodes,clusterpolicies,daemonsets,pods -A -o json` output, `-`
     for stdin, or a directory written by `gpuop collect`.
+
     \b
       gpuop adopt --live
       gpuop adopt --live -o json | jq '.daemonsets[] | select(.action == "roll")'

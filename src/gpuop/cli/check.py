@@ -131,9 +131,9 @@ def check(
 ) -> None:
     """Find GPU nodes whose labels, operands and advertised resources disagree.
 
-    \b
     FILES are `kubectl get ... -o json|yaml` output (single objects, Lists,
     multi-document YAML), `-` for stdin, or a directory written by `gpuop collect`.
+
     \b
       kubectl get nodes,clusterpolicies,kubevirts -A -o json | gpuop check -
       gpuop check ./bundle -o sarif > gpuop.sarif

@@ -66,7 +66,6 @@ def cluster() -> None:
     Ready and the pods the real scheduler binds to them become Running. No container
     engine and no internet are needed.
 
-    \b
     First run: the binaries (Kubernetes v1.37.2, etcd v3.6.16, kwok v0.8.0) are
     downloaded if the release servers are reachable, otherwise built with `go build`
     from the Go module proxy (about 20 minutes on 2 cores) and cached in

@@ -47,7 +47,7 @@ def emit_data(data: Any, fmt: str) -> None:
         raise ValueError(f"unknown data format {fmt}")
 
 
-# Text width when stdout is not a terminal and COLUMNS is not set (a pipe, a CI log).
+# Text width at a terminal whose width cannot be read and COLUMNS is not set.
 PIPE_WIDTH = 110
 # `-o wide`: no wrapping at all.
 UNLIMITED_WIDTH = 1_000_000
@@ -62,19 +62,27 @@ def color_enabled(flag: bool | None) -> bool:
     return sys.stdout.isatty()
 
 
+def stdout_is_terminal() -> bool:
+    """Whether a person reads stdout (a terminal), not a pipe or a file."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def text_width(output: str = "text", minimum: int = 60) -> int:
-    """The width text output fits: `$COLUMNS`, else the terminal's, else PIPE_WIDTH; wide: none."""
-    if output == "wide":
+    """The width text output fits, kubectl's rule: at a terminal its width (`$COLUMNS`, else
+    the terminal's); in a pipe or a file no limit, so a script reads every value whole and
+    the same columns whatever the shell's width; `-o wide`: no limit either."""
+    if output == "wide" or not stdout_is_terminal():
         return UNLIMITED_WIDTH
     import shutil
 
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         width = int(columns)
-    elif sys.stdout.isatty():
-        width = shutil.get_terminal_size((PIPE_WIDTH, 24)).columns
     else:
-        width = PIPE_WIDTH
+        width = shutil.get_terminal_size((PIPE_WIDTH, 24)).columns
     return max(width, minimum)
 
 

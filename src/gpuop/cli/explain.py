@@ -214,12 +214,12 @@ def explain(
 ) -> None:
     """Why is it Pending? Replay kube-scheduler's filters for a Pod, VMI or VM.
 
-    \b
     Per node: fits, or the scheduler's reason (and the numbers behind it); then the
     scheduler's own FailedScheduling message. VMIs and VMs are explained through the
     virt-launcher pod KubeVirt creates for them; with a KubeVirt CR in the input, devices
     it does not permit are reported in KubeVirt's words. Deployments, ReplicaSets,
     StatefulSets, DaemonSets, Jobs and CronJobs are explained through their pod template.
+
     \b
       gpuop explain pod.yaml --cluster nodes.json --cluster pods.json
       kubectl get nodes,pods,kubevirts -A -o json > dump.json

@@ -190,17 +190,16 @@ def permitted_devices(
 ) -> None:
     """The KubeVirt CR's permittedHostDevices for what the nodes advertise.
 
-    \b
     One entry per passthrough resource (pciHostDevices, with the card's VENDOR:DEVICE)
     and per vGPU resource (mediatedDevices, with the mdev type name), each with
     externalResourceProvider: true. With a KubeVirt CR in the input (or --live), the patch
     keeps its other feature gates and entries: a merge patch replaces lists whole.
 
-    \b
     Feature gates only where the KubeVirt release needs them (status.observedKubeVirtVersion
     of the CR): GPU before v1.4 (GA since), DisableMDEVConfiguration for vGPU nodes before
     v1.8, and from v1.8 mediatedDevicesConfiguration.enabled: false instead. Without a
     KubeVirt CR the patch is for v1.4 and later (a note on stderr says so).
+
     \b
       gpuop kubevirt permitted-devices -f nodes.json
       gpuop kubevirt permitted-devices nodes.json --format snippet
@@ -302,7 +301,6 @@ def check(
 ) -> None:
     """Check a KubeVirt CR and its VMIs against what the nodes advertise.
 
-    \b
     The KubeVirt rules of `gpuop check` (same code path, same finding codes): advertised
     resources missing from permittedHostDevices (GPU501), names differing only by case or
     form (GPU502), externalResourceProvider not true (GPU503), missing feature gates
@@ -431,19 +429,21 @@ def vmi_example_command(
 ) -> None:
     """A VirtualMachineInstance asking for a node's sandbox GPU resource.
 
-    \b
     NODE (looked up with --cluster FILES or --live) gives the passthrough or vGPU resource
     that node advertises; RESOURCE (has a '/') is used as is. The VMI asks for --count of
     it through spec.domain.devices.gpus.
+
     \b
     Values indirection, so that manifests name the resource in one place:
       gpuop kubevirt vmi-example a10-vgpu --live --values values.yaml --key gpuResource
         (also writes gpuResource: nvidia.com/NVIDIA_A10-12Q into values.yaml)
       gpuop kubevirt vmi-example --values values.yaml --resource-from-values gpuResource
         (the VMI with the resource read from values.yaml)
-    \b
+
     --dra: the VMI's gpus name requests of a claim instead (no permittedHostDevices, no
     device plugin), made from a ResourceClaimTemplate printed before it:
+
+    \b
       gpuop kubevirt vmi-example --dra --count 2 | kubectl apply -f -
     """
 

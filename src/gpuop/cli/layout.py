@@ -2,7 +2,7 @@
 
 Tables are plain aligned columns, two spaces apart (no box drawing), so they read the same
 in a terminal, a pipe, a CI log and an issue comment. When a table is wider than the text
-width (`text_width()`: `$COLUMNS`, the terminal, or 110 columns in a pipe), the columns
+width (`text_width()`: at a terminal `$COLUMNS` or its width; in a pipe none), the columns
 marked `wrap` wrap inside their cells; when even that cannot fit, the columns with the
 highest `drop` rank are left out, and the caller names them (`-o wide adds ...`).
 Other long lines wrap with a hanging indent. `-o wide` is the width `UNLIMITED_WIDTH`:

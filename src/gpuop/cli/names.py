@@ -150,13 +150,13 @@ def _report(results: list[NameResult], kind: str, output: str, source: PciSource
         if kind == "pci":
             headers = ["INPUT", "RESOURCE", "PCI NAME", "PROBLEM"]
             rows = [
-                [_cell(r.input), _cell(r.resource), r.pci_name or "-", r.problem or ""]
+                [_cell(r.input), r.resource or "-", r.pci_name or "-", r.problem or ""]
                 for r in results
             ]
         else:
             headers = ["INPUT", "RESOURCE", "MDEV TYPE NAME", "PROBLEM"]
             rows = [
-                [_cell(r.input), _cell(r.resource), _cell(r.mdev_type_name), r.problem or ""]
+                [_cell(r.input), r.resource or "-", r.mdev_type_name or "-", r.problem or ""]
                 for r in results
             ]
         columns = [
@@ -182,7 +182,6 @@ def names() -> None:
     the PCI or mdev type name, PROBLEM); --output json gives one object per input, and
     --output name one resource name a line.
 
-    \b
     Exit status: 0 every name is good; 1 a name is not a valid Kubernetes resource
     name, or a device or vGPU type is unknown (the name is still printed); 2 an input
     could not be read as a PCI id or vGPU type.

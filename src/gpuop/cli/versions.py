@@ -149,9 +149,9 @@ def check(
 ) -> None:
     """Check nodes and the ClusterPolicy against the GPU Operator version matrix.
 
-    \b
     FILES are `kubectl get nodes,clusterpolicies -o json|yaml` output, `-` for stdin,
     or a directory written by `gpuop collect`.
+
     \b
       gpuop versions check dump.json
       gpuop versions check --live --context lab -o sarif > versions.sarif
@@ -276,8 +276,8 @@ def preview(
 ) -> None:
     """Preview moving from OLD to NEW: operand versions, node restarts, disruption.
 
-    \b
     OLD and NEW are ClusterPolicy files or GPU Operator releases (26.3.3, 26.7.0).
+
     \b
       gpuop upgrade preview 26.3.3 26.7.0
       gpuop upgrade preview old.yaml new.yaml --dump nodes.json

@@ -15,9 +15,11 @@ from kit.golden import golden_in
 
 @pytest.fixture
 def gpuop(monkeypatch: pytest.MonkeyPatch) -> RunCli:
-    """`gpuop(*args, input=..., columns=100)` runs the command line as the `gpuop` script would."""
+    """`gpuop(*args, input=..., columns=100)` runs the command line as the `gpuop` script would,
+    its stdout a terminal `columns` wide; `terminal=False` makes it a pipe (no width)."""
 
-    def run(*args: str, input: str | None = None, columns: int = 100) -> Run:
+    def run(*args: str, input: str | None = None, columns: int = 100, terminal: bool = True) -> Run:
+        monkeypatch.setattr("gpuop.cli.common.stdout_is_terminal", lambda: terminal)
         runner = CliRunner()
         env = {
             "COLUMNS": str(columns),

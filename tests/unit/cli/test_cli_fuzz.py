@@ -242,6 +242,8 @@ def _is_text(label: str) -> bool:
 def run_main(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str, float]:
     runner = CliRunner()
     env = {"COLUMNS": "80", "NO_COLOR": "1", "KUBECONFIG": "/nonexistent/kubeconfig"}
+    # An 80-column terminal: what text must fit (in a pipe it is never cut).
+    monkeypatch.setattr("gpuop.cli.common.stdout_is_terminal", lambda: True)
     started = time.perf_counter()
     with runner.isolation(input=b"", env=env) as (stdout, stderr, _):
         monkeypatch.setattr(sys, "argv", ["gpuop", *argv])

@@ -11,6 +11,10 @@ so); `-o wide` is the same output with nothing wrapped or left out.
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 from cli_support import GOLDEN_DIR, REPO_ROOT, GoldenCheck, RunCli
 
@@ -162,3 +166,39 @@ def test_every_golden_file_belongs_to_a_case(update_golden: bool) -> None:
             (GOLDEN_DIR / stale).unlink()
         found &= expected
     assert found == expected
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_piped_text_is_the_same_at_every_width_and_never_wrapped(gpuop: RunCli, name: str) -> None:
+    """Into a pipe or a file, text is kubectl's: the same bytes whatever $COLUMNS says, no
+    value split, no column left out (as `-o wide`, which has the same lines)."""
+    args, code = CASES[name]
+    outputs = set()
+    for columns in (40, 80, 300, 0):
+        result = gpuop(*args, columns=columns, terminal=False)
+        assert result.code == code, result.stderr
+        outputs.add(result.stdout)
+    assert len(outputs) == 1, f"{name}: piped text changes with $COLUMNS"
+    if name in WIDE:
+        wide = gpuop(*_text_args(args), "-o", "wide", terminal=False)
+        assert wide.stdout == outputs.pop()
+
+
+def _nvidia_device_ids() -> list[str]:
+    """The device ids of the shipped pci.ids (lines `\tXXXX  name` under vendor 10de)."""
+    shipped = REPO_ROOT / "src" / "gpuop" / "catalog" / "pci-ids-nvidia-2025.07.11.ids"
+    found = re.findall(r"^\t([0-9a-f]{4})\s", shipped.read_text(), flags=re.MULTILINE)
+    return sorted(set(found))
+
+
+def test_every_piped_pci_name_reads_back_whole(gpuop: RunCli, tmp_path: Path) -> None:
+    """`gpuop names pci -f ids > out.txt; awk '{print $2}' out.txt` gives the JSON's names,
+    for every NVIDIA device of the shipped pci.ids at once, at any width."""
+    listing = tmp_path / "ids.txt"
+    listing.write_text("\n".join(_nvidia_device_ids()) + "\n")
+    text = gpuop("names", "pci", "-f", str(listing), columns=40, terminal=False)
+    data = gpuop("names", "pci", "-f", str(listing), "-o", "json", terminal=False)
+    expected = [entry["resource"] for entry in json.loads(data.stdout)]
+    awk = [line.split()[1] for line in text.stdout.splitlines()[1:]]
+    assert len(expected) > 1900
+    assert awk == expected

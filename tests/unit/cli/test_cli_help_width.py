@@ -31,3 +31,30 @@ def test_help_fits_80_columns(gpuop: RunCli, path: tuple[str, ...]) -> None:
     assert run.code == 0, run.stderr
     wide = [line for line in run.stdout.splitlines() if len(line) > 80]
     assert not wide, wide[:3]
+
+
+def _click_help(path: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> str:
+    """`--help` as click alone lays it out at 80 columns, before gpuop fits any line."""
+    import gpuop.cli as package
+
+    monkeypatch.setattr(package.FittingHelpFormatter, "getvalue", click.HelpFormatter.getvalue)
+    monkeypatch.setenv("COLUMNS", "80")
+    command: click.Command = cli
+    ctx = click.Context(cli, info_name="gpuop")
+    for name in path:
+        assert isinstance(command, click.Group)
+        found = command.get_command(ctx, name)
+        assert found is not None
+        command = found
+        ctx = click.Context(command, info_name=name, parent=ctx)
+    return command.get_help(ctx)
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "gpuop")
+def test_help_prose_is_wrapped_once(path: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prose is wrapped by click alone: no paragraph kept as written (`\\b`) is wider than
+    the help, which would be wrapped a second time into orphan words. Only example and
+    table lines (indented further) may be fitted after click."""
+    text = _click_help(path, monkeypatch)
+    prose = [line for line in text.splitlines() if len(line) > 80 and not line.startswith("    ")]
+    assert not prose, prose[:3]

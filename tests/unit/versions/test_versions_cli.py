@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 import yaml
@@ -25,9 +26,11 @@ TODAY = ("--today", "2026-11-29")
 
 
 def invoke(group: Any, *args: str, stdin: str | None = None) -> Result:
-    # Text wraps at $COLUMNS: a fixed width keeps the golden files the same in every shell.
+    # At a terminal, text wraps at $COLUMNS: a fixed width keeps the golden files the same
+    # in every shell.
     runner = CliRunner(env={"COLUMNS": "100"})
-    return runner.invoke(group, list(args), input=stdin, catch_exceptions=False)
+    with mock.patch("gpuop.cli.common.stdout_is_terminal", return_value=True):
+        return runner.invoke(group, list(args), input=stdin, catch_exceptions=False)
 
 
 @pytest.fixture
