@@ -333,8 +333,9 @@ def parsed_policy(document: Any, source: str, *, sandbox: bool = False) -> Resol
     `sandbox` turns `spec.sandboxWorkloads.enabled` on (`gpuop plan --sandbox`) without
     touching the caller's document.
     """
-    from gpuop.policy import PolicyError, parse_cluster_policy
+    from gpuop.policy import PolicyError, identity_problems, parse_cluster_policy
 
+    missing = identity_problems(document) if source != DEFAULT_POLICY_SOURCE else []
     if sandbox and isinstance(document, dict):
         document = copy.deepcopy(document)
         spec = document.setdefault("spec", {})
@@ -345,11 +346,13 @@ def parsed_policy(document: Any, source: str, *, sandbox: bool = False) -> Resol
                 "enabled": True,
             }
     try:
-        return parse_cluster_policy(document, source)
+        resolved = parse_cluster_policy(document, source)
     except PolicyError as exc:
-        raise InputError(
-            f"{source}: not a valid ClusterPolicy: {'; '.join(exc.problems)}"
-        ) from None
+        problems = [*missing, *exc.problems]
+        raise InputError(f"{source}: not a valid ClusterPolicy: {'; '.join(problems)}") from None
+    if missing:
+        raise InputError(f"{source}: not a valid ClusterPolicy: {'; '.join(missing)}")
+    return resolved
 
 
 def load_policy(

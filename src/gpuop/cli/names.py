@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from gpuop.catalog import gpu_catalog
+from gpuop.catalog import gpu_catalog, vgpu_families
 from gpuop.cli.common import UserError, emit_data, text_width
 from gpuop.cli.inputs import PciSource, input_paths, load_pci_database, read_input_text, split_paths
 from gpuop.cli.layout import Column, fit_lines, render_table
@@ -114,7 +114,11 @@ def vgpu_name(value: str) -> NameResult:
     problem = resource_name_problem(resource)
     valid = problem is None
     vgpu_type = tokens[-1]
-    if problem is None and gpu_catalog().model_for_vgpu_type(vgpu_type) is None:
+    if (
+        problem is None
+        and gpu_catalog().model_for_vgpu_type(vgpu_type) is None
+        and vgpu_families().for_type(vgpu_type) is None
+    ):
         problem = f"{vgpu_type} is not a vGPU type of any GPU in gpuop's catalog"
     return NameResult(value, resource, valid, problem, mdev_type_name=mdev)
 

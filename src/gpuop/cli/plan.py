@@ -126,6 +126,17 @@ def nodes_from_file(path: str) -> list[dict[str, Any]]:
 def nodes_from_files(paths: Sequence[str]) -> list[dict[str, Any]]:
     """The nodes of every input (files, directories, `-`): Nodes, Lists of Nodes, multi-doc YAML."""
     nodes: list[dict[str, Any]] = []
+    # A dump holds more than Nodes (`kubectl get nodes,clusterpolicies,pods`): the other
+    # kinds are left out, and said so; something with no kind is still an error.
+    ignored: Counter[str] = Counter()
+
+    def take(item: Any, where: str, implied: bool = False) -> None:
+        kind = item.get("kind") if isinstance(item, dict) else None
+        if isinstance(kind, str) and kind and kind != "Node":
+            ignored[kind] += 1
+            return
+        nodes.append(_checked_node(item, where, implied))
+
     for path in expand(paths):
         shown = "stdin" if path == "-" else path
         documents = load_documents(path, "a Node or a List of Nodes", allow_empty=True)
@@ -140,11 +151,15 @@ def nodes_from_files(paths: Sequence[str]) -> list[dict[str, Any]]:
                 # The API server leaves `kind` out of a NodeList's items; kubectl's List keeps it.
                 implied = document["kind"] == "NodeList"
                 for index, item in enumerate(items):
-                    nodes.append(_checked_node(item, f"{where}: items[{index}]", implied))
+                    take(item, f"{where}: items[{index}]", implied)
             else:
-                nodes.append(_checked_node(document, where))
+                take(document, where)
     if not nodes:
-        require_kinds([], ("Node",), "gpuop plan -f", paths)
+        held = [{"kind": kind} for kind, count in ignored.items() for _ in range(count)]
+        require_kinds(held, ("Node",), "gpuop plan -f", paths)
+    if ignored:
+        shown_kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(ignored.items()))
+        click.echo(f"gpuop: not Nodes, not planned: {shown_kinds}", err=True)
     return nodes
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from typing import Any
 
 import click
@@ -16,6 +17,7 @@ from gpuop.policy import (
     PolicyError,
     ResolvedPolicy,
     default_policy_object,
+    identity_problems,
     parse_cluster_policy,
 )
 from gpuop.policy.crd import crd_manifest
@@ -115,7 +117,10 @@ def check_policy(obj: Any, source: str) -> dict[str, Any]:
     try:
         resolved = parse_cluster_policy(obj, source)
     except PolicyError as exc:
-        return {"valid": False, **named, "problems": list(exc.problems), "warnings": []}
+        problems = [*identity_problems(obj), *exc.problems]
+        return {"valid": False, **named, "problems": problems, "warnings": []}
+    if missing := identity_problems(obj):
+        return {"valid": False, **named, "problems": missing, "warnings": []}
     problems = image_problems(resolved)
     return {
         "valid": not problems,
@@ -137,7 +142,15 @@ def _policies(document: Any, source: str) -> list[tuple[str, Any]] | None:
         items = []
     if not isinstance(items, list):
         raise UserError(f"{source}: items is not a list")
-    return [(f"{source} items[{index}]", item) for index, item in enumerate(items)]
+    # A typed list's items may leave out what the list says (as the API server's lists do).
+    kind = str(document["kind"])
+    implied: dict[str, Any] = {}
+    if kind != "List":
+        implied = {"apiVersion": document.get("apiVersion"), "kind": kind.removesuffix("List")}
+    return [
+        (f"{source} items[{index}]", {**implied, **item} if isinstance(item, dict) else item)
+        for index, item in enumerate(items)
+    ]
 
 
 def _print_result(result: dict[str, Any], where: str, width: int) -> None:
@@ -220,6 +233,26 @@ def validate(files: tuple[str, ...], filenames: tuple[str, ...], output: str) ->
     if not paths:
         raise UserError("give a ClusterPolicy FILE, -f FILE, or '-' for stdin")
     documents, lists = _documents(paths)
+    # A dump holds Nodes and more beside the policies: those are not checked, and said so.
+    other = Counter(
+        str(item["kind"])
+        for _, item in documents
+        if isinstance(item, dict)
+        and isinstance(item.get("kind"), str)
+        and item["kind"] not in ("ClusterPolicy", GPU_CLUSTER_KIND)
+    )
+    if other:
+        held = [item for _, item in documents if isinstance(item, dict)]
+        documents = [
+            (where, item)
+            for where, item in documents
+            if not (isinstance(item, dict) and isinstance(item.get("kind"), str))
+            or item["kind"] in ("ClusterPolicy", GPU_CLUSTER_KIND)
+        ]
+        shown = ", ".join(f"{count} {kind}" for kind, count in sorted(other.items()))
+        click.echo(f"gpuop: not policies, not checked: {shown}", err=True)
+        if not documents:
+            require_kinds(held, ("ClusterPolicy",), "gpuop policy validate", paths)
     single = len(documents) == 1 and not lists
     results = [(where, check_policy(item, where)) for where, item in documents]
     if output in ("json", "yaml"):

@@ -12,12 +12,15 @@ from typing import Any, TypeVar
 
 import click
 
+from gpuop.cli.common import color_enabled
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def heading(text: str) -> str:
-    """A section heading (bold on a terminal; click strips the style elsewhere)."""
-    return click.style(text, bold=True)
+    """A section heading: bold only where colour is on (a terminal, no NO_COLOR, no
+    `gpuop --no-color`)."""
+    return click.style(text, bold=True) if color_enabled(None) else text
 
 
 def summarise(items: Sequence[str], limit: int) -> str:

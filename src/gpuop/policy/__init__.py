@@ -299,6 +299,26 @@ def parse_cluster_policy(obj: Any, source: str = "ClusterPolicy") -> ResolvedPol
     return _resolve(policy)
 
 
+POLICY_API_VERSION = "nvidia.com/v1"
+
+
+def identity_problems(
+    obj: Any, kind: str = "ClusterPolicy", api_version: str = POLICY_API_VERSION
+) -> list[str]:
+    """What a document read from a file lacks to be this kind of object at all: an object
+    without `apiVersion` and `kind` is never one (the API server refuses it too)."""
+    if not isinstance(obj, dict):
+        return []
+    problems = []
+    if obj.get("apiVersion") is None:
+        problems.append(f"apiVersion: required ({api_version})")
+    elif obj.get("apiVersion") != api_version:
+        problems.append(f"apiVersion: expected {api_version}, got {obj.get('apiVersion')!r}")
+    if obj.get("kind") is None:
+        problems.append(f"kind: required ({kind})")
+    return problems
+
+
 @cache
 def _default_policy_document() -> dict[str, Any]:
     text = resources.files("gpuop.catalog").joinpath("clusterpolicy.yaml").read_text("utf-8")
@@ -326,6 +346,7 @@ __all__ = [
     "ResolvedPolicy",
     "default_policy",
     "default_policy_object",
+    "identity_problems",
     "parse_cluster_policy",
     "validation_problems",
 ]

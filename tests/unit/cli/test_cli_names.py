@@ -189,3 +189,19 @@ def test_help(gpuop: RunCli) -> None:
         assert run.code == 0
     assert "Examples:" in gpuop("names", "pci", "--help").stdout
     assert "Exit status" in gpuop("names", "--help").stdout
+
+
+def test_every_vgpu_type_of_the_catalogue_is_named_without_a_problem() -> None:
+    """All 710 types of `catalog/vgpu-boards.yaml` (NVIDIA's default vGPU config) are known,
+    as `plan` knows them, with the mdev prefix of their family."""
+    from gpuop.catalog import vgpu_families
+    from gpuop.cli.names import vgpu_name
+
+    checked = 0
+    for family in vgpu_families().families.values():
+        for vgpu_type in family.types:
+            result = vgpu_name(vgpu_type)
+            assert result.problem is None, (vgpu_type, result.problem)
+            assert result.resource == f"nvidia.com/{family.mdev_prefix}_{vgpu_type}"
+            checked += 1
+    assert checked >= 700

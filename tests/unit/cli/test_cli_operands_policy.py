@@ -125,6 +125,7 @@ def test_validate_invalid_lists_every_problem(gpuop: RunCli) -> None:
 def test_validate_checks_image_settings(gpuop: RunCli) -> None:
     text = yaml.safe_dump(
         {
+            "apiVersion": "nvidia.com/v1",
             "kind": "ClusterPolicy",
             "spec": {
                 "toolkit": {"repository": "mirror.example.com", "image": "container-toolkit"},
@@ -172,9 +173,20 @@ def test_validate_unreadable_input(gpuop: RunCli, text: str, message: str) -> No
 
 
 def test_validate_not_a_policy(gpuop: RunCli) -> None:
+    """A Node is not a policy: not checked, said so; with nothing else it is bad input."""
     run = gpuop("policy", "validate", "-", input="kind: Node\n")
     assert run.code == 2
-    assert "kind: expected ClusterPolicy, got 'Node'" in run.stdout
+    assert "not policies, not checked: 1 Node" in run.stderr
+    assert "it holds 1 Node" in run.stderr
+
+
+def test_validate_refuses_an_object_without_apiversion_and_kind(gpuop: RunCli) -> None:
+    run = gpuop("policy", "validate", "-", input="{}\n")
+    assert run.code == 2
+    assert "apiVersion: required (nvidia.com/v1)" in run.stdout
+    assert "kind: required (ClusterPolicy)" in run.stdout
+    rendered = gpuop("render", "--policy", "-", input="{}\n")
+    assert rendered.code == 2 and rendered.stdout == ""
 
 
 def test_validate_missing_file(gpuop: RunCli, tmp_path: Path) -> None:

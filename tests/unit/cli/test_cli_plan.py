@@ -289,7 +289,8 @@ def test_node_input_that_is_not_a_node(gpuop: RunCli, text: str, message: str) -
 def test_invalid_policy_prints_every_problem(gpuop: RunCli, tmp_path: Path) -> None:
     path = tmp_path / "cp.yaml"
     path.write_text(
-        "kind: ClusterPolicy\nspec:\n  driver: {enabled: 'yes'}\n  bogus: 1\n"
+        "apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nspec:\n  driver: {enabled: 'yes'}\n"
+        "  bogus: 1\n"
         "  sandboxWorkloads: {mode: kvm}\n",
         encoding="utf-8",
     )
@@ -316,3 +317,21 @@ def test_help_teaches_with_examples(gpuop: RunCli) -> None:
     assert run.code == 0
     assert "Examples:" in run.stdout
     assert "gpuop plan --gpu A10 --count 2 --workload vm-vgpu --sandbox" in run.stdout
+
+
+def test_headings_are_plain_without_colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a terminal, NO_COLOR (which `gpuop --no-color` sets) leaves no bold escape."""
+    import io
+    import sys
+
+    from gpuop.cli.support import heading
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert "\x1b[" in heading("Node a")
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert heading("Node a") == "Node a"

@@ -129,8 +129,8 @@ def test_nodes_that_read_alike_are_planned_once(
         ),
         ('{"kind": "List", "items": {"a": 1}}', "stdin: items is not a list"),
         (
-            json.dumps(kubectl_list([NODES[0], {"kind": "Pod", "metadata": {"name": "p"}}])),
-            "stdin: items[1]: expected a Node manifest (kind: Node), got 'Pod'",
+            json.dumps(kubectl_list([NODES[0], {"metadata": {"name": "p"}}])),
+            "stdin: items[1]: expected a Node manifest (kind: Node), got None",
         ),
         (
             json.dumps(kubectl_list([{"metadata": {"name": "x"}}])),
@@ -176,3 +176,14 @@ def test_bad_flags_are_one_line_with_exit_2(
     assert run.stdout == ""
     assert message in run.stderr and run.stderr.startswith("error: ")
     assert run.stderr.count("\n") == 1
+
+
+def test_a_dump_with_other_kinds_plans_its_nodes_and_says_what_it_left_out(
+    gpuop: RunCli,
+) -> None:
+    """`kubectl get nodes,clusterpolicies,pods -A -o json | gpuop plan -f -`: the Nodes."""
+    dump = kubectl_list([NODES[0], {"kind": "Pod", "metadata": {"name": "p"}}])
+    run = gpuop("plan", "-f", "-", "-o", "name", input=json.dumps(dump))
+    assert run.code == 0, run.stderr
+    assert run.stdout.splitlines() == [f"Node/{NODES[0]['metadata']['name']}"]
+    assert "not Nodes, not planned: 1 Pod" in run.stderr

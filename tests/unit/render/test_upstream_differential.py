@@ -244,7 +244,7 @@ def test_render_command_rejects_bad_input_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("spec: {driver: {version: 1}}\n")
+    bad.write_text("apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nspec: {driver: {version: 1}}\n")
     monkeypatch.setattr(sys, "argv", ["gpuop", "render", "--policy", str(bad)])
     with pytest.raises(SystemExit) as exit_info:
         main()
