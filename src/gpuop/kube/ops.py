@@ -275,6 +275,81 @@ async def apply_object(client: AsyncClient, obj: Mapping[str, Any]) -> dict[str,
     return _as_dict(await client.apply(from_dict(dict(obj)), force=True))
 
 
+# Field managers of other operators whose fields gpuop takes over when it applies the same
+# object: NVIDIA's GPU Operator writes with create/update as `gpu-operator`.
+PREVIOUS_OPERATOR_MANAGERS = frozenset({"gpu-operator"})
+
+
+def _merged_fields(into: dict[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
+    """The union of two `fieldsV1` sets (tries of `f:`/`k:`/`v:` keys)."""
+    merged = dict(into)
+    for key, value in more.items():
+        before = merged.get(key)
+        if isinstance(before, dict) and isinstance(value, Mapping):
+            merged[key] = _merged_fields(before, value)
+        else:
+            merged[key] = value if before is None else before
+    return merged
+
+
+def ownership_transfer(obj: Mapping[str, Any], manager: str) -> list[dict[str, Any]] | None:
+    """The JSON patch that makes `manager` (gpuop's server-side apply) own every field the
+    previous operator's field managers own on `obj` (as client-go's csaupgrade does), or
+    None when none of theirs is left.
+
+    Without it a field only the departed operator ever set, or one both set, stays when
+    gpuop stops rendering it (a ClusterPolicy env var removed later): server-side apply
+    removes only what no other manager owns. The patch is conditional on the object's
+    resourceVersion, so a concurrent write makes it fail instead of clobbering.
+    """
+    meta = obj.get("metadata") or {}
+    entries = list(meta.get("managedFields") or [])
+    theirs = [
+        e
+        for e in entries
+        if e.get("manager") in PREVIOUS_OPERATOR_MANAGERS and not e.get("subresource")
+    ]
+    mine = next(
+        (
+            e
+            for e in entries
+            if e.get("manager") == manager
+            and e.get("operation") == "Apply"
+            and not e.get("subresource")
+        ),
+        None,
+    )
+    if not theirs or mine is None:
+        return None
+    fields = dict(mine.get("fieldsV1") or {})
+    for entry in theirs:
+        fields = _merged_fields(fields, entry.get("fieldsV1") or {})
+    kept = [
+        {**e, "fieldsV1": fields} if e is mine else e
+        for e in entries
+        if not any(e is t for t in theirs)
+    ]
+    return [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")},
+        {"op": "replace", "path": "/metadata/managedFields", "value": kept},
+    ]
+
+
+async def patch_managed_fields(
+    client: AsyncClient, obj: Mapping[str, Any], patch: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Apply `ownership_transfer`'s JSON patch to the object it was made from."""
+    kind = str(obj["kind"])
+    meta = obj.get("metadata") or {}
+    resource = DaemonSet if kind == "DaemonSet" else MANAGED_KINDS[kind]
+    namespace = None if kind in _CLUSTER_SCOPED else meta.get("namespace")
+    return _as_dict(
+        await client.patch(
+            resource, str(meta.get("name")), patch, patch_type=PatchType.JSON, namespace=namespace
+        )
+    )
+
+
 async def delete_resource_slice(client: AsyncClient, name: str) -> None:
     """Delete a ResourceSlice (gone already is fine)."""
     with _gone_is_fine():

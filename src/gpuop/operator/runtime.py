@@ -30,6 +30,7 @@ from gpuop.api.labels import (
 )
 from gpuop.kube import (
     API_ERRORS,
+    FIELD_MANAGER,
     ApiError,
     KubeError,
     async_client,
@@ -343,6 +344,7 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         except ApiError as exc:
             await _refused(state, client, what, digest, exc, policies)
             return
+        result = await _take_over_fields(client, obj, result, what)
         state.backoff.succeeded(what)
         state.refused.pop(what, None)
         metrics.WRITES.labels(kind=obj["kind"]).inc()
@@ -394,6 +396,26 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
     await writer.gather(
         partial(post_event, e.node, e.reason, e.message, e.type) for e in actions.events
     )
+
+
+async def _take_over_fields(
+    client: Any, obj: dict[str, Any], applied: dict[str, Any], what: str
+) -> dict[str, Any]:
+    """Own what the previous operator's field manager owns on an object gpuop just applied,
+    then apply again, so a field only it set goes (`ops.ownership_transfer`); the object
+    as it is now. A refusal (someone wrote meanwhile) is logged: the next change retries."""
+    transfer = ops.ownership_transfer(applied, FIELD_MANAGER)
+    if transfer is None:
+        return applied
+    try:
+        await ops.patch_managed_fields(client, applied, transfer)
+        result = await ops.apply_object(client, obj)
+    except ApiError as exc:
+        log.warning("cannot take over the fields of %s: %s", what, describe_api_error(exc))
+        return applied
+    metrics.WRITES.labels(kind="managed-fields").inc()
+    log.info("took over %s from the previous operator's field manager", what)
+    return result
 
 
 # Answers that will not change by asking again; the rest (429, 5xx) are the API server's
