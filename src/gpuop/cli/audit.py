@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, text_width
+from gpuop.cli.common import UserError, emit_data, kubectl_name, text_width
 from gpuop.cli.inputs import load_policy
 from gpuop.cli.layout import Column, fit_lines, fit_table
 from gpuop.cli.options import output_option
@@ -67,7 +67,7 @@ def audit(policy_file: str | None, sandbox: bool, namespace: str, output: str) -
       gpuop audit                          # the default ClusterPolicy
       gpuop audit --policy cp.yaml -o markdown > operand-privileges.md
       gpuop audit -f cp.yaml -o json
-      gpuop audit -o name                  # DaemonSet/NAMESPACE/NAME of each operand
+      gpuop audit -o name                  # daemonset.apps/NAME of each operand
     """
     from gpuop.policy import PolicyError
     from gpuop.render.audit import audit_operands, render_markdown, summary_counts
@@ -89,7 +89,8 @@ def audit(policy_file: str | None, sandbox: bool, namespace: str, output: str) -
         )
         return
     if output == "name":
-        click.echo("".join(f"DaemonSet/{namespace}/{row.daemonset}\n" for row in rows), nl=False)
+        names = (kubectl_name("DaemonSet", row.daemonset) for row in rows)
+        click.echo("".join(f"{name}\n" for name in names), nl=False)
         return
     if output == "markdown":
         click.echo(render_markdown(rows, policy.name))

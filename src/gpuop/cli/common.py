@@ -62,6 +62,41 @@ def color_enabled(flag: bool | None) -> bool:
     return sys.stdout.isatty()
 
 
+# The API group of each kind gpuop prints by name (the core group is "").
+_GROUPS = {
+    "DaemonSet": "apps",
+    "Deployment": "apps",
+    "Role": "rbac.authorization.k8s.io",
+    "RoleBinding": "rbac.authorization.k8s.io",
+    "ClusterRole": "rbac.authorization.k8s.io",
+    "ClusterRoleBinding": "rbac.authorization.k8s.io",
+    "RuntimeClass": "node.k8s.io",
+    "ClusterPolicy": "nvidia.com",
+    "GPUCluster": "nvidia.com",
+    "NVIDIADriver": "nvidia.com",
+    "CustomResourceDefinition": "apiextensions.k8s.io",
+    "ServiceMonitor": "monitoring.coreos.com",
+    "DeviceClass": "resource.k8s.io",
+    "ResourceClaim": "resource.k8s.io",
+    "ResourceClaimTemplate": "resource.k8s.io",
+    "ResourceSlice": "resource.k8s.io",
+    "ValidatingAdmissionPolicy": "admissionregistration.k8s.io",
+    "ValidatingAdmissionPolicyBinding": "admissionregistration.k8s.io",
+    "VirtualMachineInstance": "kubevirt.io",
+    "VirtualMachine": "kubevirt.io",
+    "PodDisruptionBudget": "policy",
+}
+
+
+def kubectl_name(kind: str, name: str, api_version: str | None = None) -> str:
+    """An object as `kubectl get -o name` prints it and takes it back: `kind.group/name`
+    (`daemonset.apps/nvidia-driver-daemonset`), `kind/name` in the core group (`node/gpu-1`).
+    The namespace is not part of it: give `-n` to kubectl, as with its own output."""
+    group = api_version.rpartition("/")[0] if api_version else _GROUPS.get(kind, "")
+    resource = kind.lower()
+    return f"{resource}.{group}/{name}" if group else f"{resource}/{name}"
+
+
 def stdout_is_terminal() -> bool:
     """Whether a person reads stdout (a terminal), not a pipe or a file."""
     try:

@@ -28,7 +28,14 @@ import yaml
 
 from gpuop.check import render_text, run_checks
 from gpuop.check.kubevirt import kubevirt_check_header, kubevirt_report
-from gpuop.cli.common import UserError, color_enabled, emit_data, exit_codes_help, text_width
+from gpuop.cli.common import (
+    UserError,
+    color_enabled,
+    emit_data,
+    exit_codes_help,
+    kubectl_name,
+    text_width,
+)
 from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
 from gpuop.cli.inputs import (
     InputError,
@@ -517,8 +524,7 @@ def vmi_example_command(
         if output == "json":
             sys.stdout.write(json.dumps(vmi, indent=2) + "\n")
         elif output == "name":
-            where = f"{namespace}/" if namespace else ""
-            sys.stdout.write(f"VirtualMachineInstance/{where}{name}\n")
+            sys.stdout.write(kubectl_name("VirtualMachineInstance", name) + "\n")
         else:
             if source:
                 sys.stdout.write(f"# deviceName {resource} read from {source}\n")
@@ -555,10 +561,10 @@ def _dra_example(
         listed = {"apiVersion": "v1", "kind": "List", "items": [template, vmi]}
         sys.stdout.write(json.dumps(listed, indent=2) + "\n")
     elif output == "name":
-        where = f"{namespace}/" if namespace else ""
         template_name = template["metadata"]["name"]
         sys.stdout.write(
-            f"ResourceClaimTemplate/{where}{template_name}\nVirtualMachineInstance/{where}{name}\n"
+            f"{kubectl_name('ResourceClaimTemplate', template_name)}\n"
+            f"{kubectl_name('VirtualMachineInstance', name)}\n"
         )
     else:
         sys.stdout.write(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gpuop.catalog import WORKLOAD_CONFIGS, operand_table
-from gpuop.cli.common import emit_data, text_width
+from gpuop.cli.common import emit_data, kubectl_name, text_width
 from gpuop.cli.layout import Column, fit_lines, fit_table
 from gpuop.cli.options import output_option
 from gpuop.planner.tables import COLUMNS, OperandRow, operand_rows, operands_markdown
@@ -82,7 +82,8 @@ def operands(workload: str | None, markdown: bool, output: str) -> None:
         return
     rows = [row for row in operand_rows() if _matches(row, workload)]
     if output == "name":
-        click.echo("".join(f"DaemonSet/{row.operand.daemonset}\n" for row in rows), nl=False)
+        names = (kubectl_name("DaemonSet", row.operand.daemonset) for row in rows)
+        click.echo("".join(f"{name}\n" for name in names), nl=False)
         return
     if output not in ("text", "wide"):
         emit_data([row.to_dict() for row in rows], output)

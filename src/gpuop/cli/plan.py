@@ -19,7 +19,7 @@ from gpuop.api.labels import (
     WORKLOAD_LABEL,
 )
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
-from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, text_width
+from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, kubectl_name, text_width
 from gpuop.cli.inputs import (
     PciSource,
     expand,
@@ -349,7 +349,7 @@ def _emit_batch(nodes: list[dict[str, Any]], stacks: Stacks, pci: PciSource, out
             sys.stdout.write(json.dumps({**document, "node": result.node}) + "\n")
         elif output == "name":
             if result.node:
-                click.echo(f"Node/{result.node}")
+                click.echo(kubectl_name("Node", result.node))
         else:
             if number:
                 click.echo("")
@@ -516,7 +516,7 @@ def plan(
         click.echo(render_text(result, resolved, source, pci, text_width(output)))
     elif output == "name":
         if result.node:
-            click.echo(f"Node/{result.node}")
+            click.echo(kubectl_name("Node", result.node))
     else:
         emit_data({**result.to_dict(), "inputs": stacks.inputs(pci)}, output)
     if has_errors(result):

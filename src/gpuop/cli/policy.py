@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, text_width
+from gpuop.cli.common import UserError, emit_data, kubectl_name, text_width
 from gpuop.cli.inputs import expand, input_paths, load_documents, require_kinds
 from gpuop.cli.layout import Column, fit_lines, render_table
 from gpuop.cli.options import filenames_option, output_option
@@ -72,7 +72,7 @@ def crd(kind: str, output: str) -> None:
     """
     manifest = crd_manifest() if kind == "ClusterPolicy" else gpu_cluster_crd_manifest()
     if output == "name":
-        click.echo(f"CustomResourceDefinition/{manifest['metadata']['name']}")
+        click.echo(kubectl_name("CustomResourceDefinition", manifest["metadata"]["name"]))
         return
     emit_data(manifest, output)
 
@@ -300,7 +300,7 @@ def defaults(kind: str, output: str) -> None:
     gpu_cluster = kind == GPU_CLUSTER_KIND
     document = default_gpu_cluster_object() if gpu_cluster else default_policy_object()
     if output == "name":
-        click.echo(f"{kind}/{document['metadata']['name']}")
+        click.echo(kubectl_name(kind, document["metadata"]["name"]))
     elif output in ("text", "wide"):
         click.echo(_defaults_text(document, text_width(output)))
     else:

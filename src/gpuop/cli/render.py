@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from gpuop.cli.common import UserError, emit_data
+from gpuop.cli.common import UserError, emit_data, kubectl_name
 from gpuop.cli.inputs import (
     input_paths,
     load_documents,
@@ -98,7 +98,7 @@ def render(
       gpuop render --policy cp.yaml
       gpuop render -f cp.yaml -f nodes.json -o json
       kubectl get nodes -o json | gpuop render --policy cp.yaml --nodes - -o json
-      gpuop render --policy cp.yaml -o name     Kind/namespace/name of each object
+      gpuop render --policy cp.yaml -o name     kind.group/name, as kubectl prints it
       gpuop policy defaults --kind GPUCluster | gpuop render --policy -
     """
     from gpuop.render import render_all
@@ -138,8 +138,8 @@ def render(
     if output == "name":
         for obj in objects:
             metadata = obj.get("metadata") or {}
-            where = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
-            click.echo(f"{obj.get('kind')}/{where}{metadata.get('name', '')}")
+            name = str(metadata.get("name", ""))
+            click.echo(kubectl_name(str(obj.get("kind")), name, obj.get("apiVersion")))
     elif output == "json":
         emit_data({"apiVersion": "v1", "kind": "List", "items": objects}, "json")
     else:

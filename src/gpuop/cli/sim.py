@@ -10,7 +10,14 @@ from typing import Any
 import click
 
 from gpuop.api.labels import SIM_LABEL, WORKLOAD_LABEL
-from gpuop.cli.common import UserError, emit_data, read_text_input, resolve_kubeconfig, text_width
+from gpuop.cli.common import (
+    UserError,
+    emit_data,
+    kubectl_name,
+    read_text_input,
+    resolve_kubeconfig,
+    text_width,
+)
 from gpuop.cli.inputs import load_pci_database
 from gpuop.cli.layout import Column, render_table
 from gpuop.cli.options import (
@@ -155,7 +162,7 @@ def node_list(output: str, kubeconfig: str | None) -> None:
         emit_data(rows, output)
         return
     if output == "name":
-        click.echo("".join(f"Node/{row['name']}\n" for row in rows), nl=False)
+        click.echo("".join(f"{kubectl_name('Node', row['name'])}\n" for row in rows), nl=False)
         return
     table = [
         [

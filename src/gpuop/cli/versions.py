@@ -18,7 +18,14 @@ from typing import Any
 import click
 
 from gpuop.catalog.versions import VersionMatrix, version_matrix
-from gpuop.cli.common import UserError, color_enabled, emit_data, exit_codes_help, text_width
+from gpuop.cli.common import (
+    UserError,
+    color_enabled,
+    emit_data,
+    exit_codes_help,
+    kubectl_name,
+    text_width,
+)
 from gpuop.cli.findings import finding_filter, finding_names, findings_options
 from gpuop.cli.inputs import input_paths, load_policy, read_objects, require_kinds
 from gpuop.cli.layout import fit_lines, note
@@ -338,7 +345,7 @@ def preview(
                 for node in result.nodes or ()
                 if node.restarts or node.starts or node.stops
             ]
-            sys.stdout.write("".join(f"Node/{name}\n" for name in moved))
+            sys.stdout.write("".join(f"{kubectl_name('Node', name)}\n" for name in moved))
         else:
             sys.stdout.write(render_preview_text(result, width=text_width(output)))
         return result.exit_code

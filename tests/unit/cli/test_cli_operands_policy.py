@@ -227,10 +227,10 @@ def test_operands_name_is_one_daemonset_a_line(gpuop: RunCli) -> None:
     run = gpuop("operands", "-w", "vm-vgpu", "-o", "name")
     assert run.code == 0
     assert run.stdout.splitlines() == [
-        "DaemonSet/nvidia-vgpu-manager-daemonset",
-        "DaemonSet/nvidia-vgpu-device-manager",
-        "DaemonSet/nvidia-sandbox-validator",
-        "DaemonSet/nvidia-sandbox-device-plugin-daemonset",
+        "daemonset.apps/nvidia-vgpu-manager-daemonset",
+        "daemonset.apps/nvidia-vgpu-device-manager",
+        "daemonset.apps/nvidia-sandbox-validator",
+        "daemonset.apps/nvidia-sandbox-device-plugin-daemonset",
     ]
 
 
@@ -246,9 +246,12 @@ def test_validate_name_lists_the_invalid_policies(gpuop: RunCli) -> None:
 
 
 def test_defaults_and_crd_names(gpuop: RunCli) -> None:
-    assert gpuop("policy", "defaults", "-o", "name").stdout == "ClusterPolicy/cluster-policy\n"
+    assert (
+        gpuop("policy", "defaults", "-o", "name").stdout
+        == "clusterpolicy.nvidia.com/cluster-policy\n"
+    )
     crd = gpuop("policy", "crd", "-o", "name").stdout
-    assert crd == "CustomResourceDefinition/clusterpolicies.nvidia.com\n"
+    assert crd == "customresourcedefinition.apiextensions.k8s.io/clusterpolicies.nvidia.com\n"
 
 
 def test_defaults_text_is_a_table_of_the_blocks(gpuop: RunCli) -> None:

@@ -43,10 +43,10 @@ def test_yaml_is_the_json_document(gpuop: RunCli, args: tuple[str, ...]) -> None
 @pytest.mark.parametrize(
     ("args", "names"),
     [
-        (("plan", "--gpu", "A10", "--name", "gpu-7"), ["Node/gpu-7"]),
+        (("plan", "--gpu", "A10", "--name", "gpu-7"), ["node/gpu-7"]),
         (
             ("plan", "-f", "tests/data/upstream-v26.7.0/nodes.yaml"),
-            ["Node/gpu-container", "Node/gpu-vm-passthrough"],
+            ["node/gpu-container", "node/gpu-vm-passthrough"],
         ),
         (
             ("names", "pci", "2236", "20b5"),
@@ -59,11 +59,11 @@ def test_yaml_is_the_json_document(gpuop: RunCli, args: tuple[str, ...]) -> None
         ),
         (
             ("kubevirt", "vmi-example", "nvidia.com/GA102GL_A10", "-n", "vms", "--name", "vm-1"),
-            ["VirtualMachineInstance/vms/vm-1"],
+            ["virtualmachineinstance.kubevirt.io/vm-1"],
         ),
         (
             ("upgrade", "preview", "26.3.3", "26.7.0", "--dump", f"{UPGRADE}/nodes.json", *TODAY),
-            ["Node/gpu-a100-1", "Node/gpu-a100-2", "Node/gpu-l40s-1"],
+            ["node/gpu-a100-1", "node/gpu-a100-2", "node/gpu-l40s-1"],
         ),
     ],
 )
@@ -77,8 +77,8 @@ def test_name_prints_one_name_a_line(
 
 def test_audit_name_and_yaml(gpuop: RunCli) -> None:
     names = gpuop("audit", "--namespace", "gpu", "-o", "name").stdout.splitlines()
-    assert names[0] == "DaemonSet/gpu/nvidia-driver-daemonset"
-    assert all(name.startswith("DaemonSet/gpu/") for name in names)
+    assert names[0] == "daemonset.apps/nvidia-driver-daemonset"
+    assert all(name.startswith("daemonset.apps/") for name in names)
     data = yaml.safe_load(gpuop("audit", "-o", "yaml").stdout)
     assert [row["daemonset"] for row in data["operands"]] == [n.rsplit("/", 1)[1] for n in names]
 
@@ -88,8 +88,8 @@ def test_render_name_lists_every_object(gpuop: RunCli) -> None:
     names = gpuop("render", "--policy", policy, "-o", "name").stdout.splitlines()
     items = json.loads(gpuop("render", "--policy", policy, "-o", "json").stdout)["items"]
     assert len(names) == len(items)
-    assert "RuntimeClass/nvidia" in names
-    assert "DaemonSet/gpu-operator/nvidia-driver-daemonset" in names
+    assert "runtimeclass.node.k8s.io/nvidia" in names
+    assert "daemonset.apps/nvidia-driver-daemonset" in names
 
 
 def test_permitted_devices_text_is_a_table(gpuop: RunCli) -> None:

@@ -185,5 +185,5 @@ def test_a_dump_with_other_kinds_plans_its_nodes_and_says_what_it_left_out(
     dump = kubectl_list([NODES[0], {"kind": "Pod", "metadata": {"name": "p"}}])
     run = gpuop("plan", "-f", "-", "-o", "name", input=json.dumps(dump))
     assert run.code == 0, run.stderr
-    assert run.stdout.splitlines() == [f"Node/{NODES[0]['metadata']['name']}"]
+    assert run.stdout.splitlines() == [f"node/{NODES[0]['metadata']['name']}"]
     assert "not Nodes, not planned: 1 Pod" in run.stderr

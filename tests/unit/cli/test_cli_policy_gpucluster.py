@@ -17,7 +17,7 @@ def test_defaults_round_trip(gpuop: RunCli) -> None:
     valid = gpuop("policy", "validate", "-", input=run.stdout)
     assert valid.code == 0 and valid.stdout == "stdin: valid GPUCluster gpu-cluster\n"
     assert gpuop("policy", "defaults", "--kind", "GPUCluster", "-o", "name").stdout == (
-        "GPUCluster/gpu-cluster\n"
+        "gpucluster.nvidia.com/gpu-cluster\n"
     )
 
 
@@ -63,8 +63,8 @@ def test_render_a_gpucluster(gpuop: RunCli) -> None:
     run = gpuop("render", "--policy", "-", "-o", "name", input=text)
     assert run.code == 0, run.stderr
     names = run.stdout.splitlines()
-    assert "DaemonSet/gpu-operator/nvidia-dra-driver-kubelet-plugin" in names
-    assert "DeviceClass/vfio.gpu.nvidia.com" in names
+    assert "daemonset.apps/nvidia-dra-driver-kubelet-plugin" in names
+    assert "deviceclass.resource.k8s.io/vfio.gpu.nvidia.com" in names
     assert not any("nvidia-device-plugin" in name for name in names)
 
 
@@ -73,5 +73,5 @@ def test_render_both_stacks_from_one_dump(gpuop: RunCli) -> None:
     items = {"kind": "List", "items": [policy, default_gpu_cluster_object()]}
     run = gpuop("render", "-f", "-", "-o", "name", input=json.dumps(items))
     assert run.code == 0, run.stderr
-    assert "DaemonSet/gpu-operator/nvidia-device-plugin-daemonset" in run.stdout
-    assert "DaemonSet/gpu-operator/nvidia-dra-driver-kubelet-plugin" in run.stdout
+    assert "daemonset.apps/nvidia-device-plugin-daemonset" in run.stdout
+    assert "daemonset.apps/nvidia-dra-driver-kubelet-plugin" in run.stdout

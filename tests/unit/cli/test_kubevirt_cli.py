@@ -475,7 +475,10 @@ def test_vmi_example_dra_json_and_name(run: RunCli) -> None:
         "VirtualMachineInstance",
     ]
     named = run("kubevirt", "vmi-example", "--dra", "--name", "vm7", "-o", "name")
-    assert named.stdout == "ResourceClaimTemplate/vm7-gpus\nVirtualMachineInstance/vm7\n"
+    assert (
+        named.stdout
+        == "resourceclaimtemplate.resource.k8s.io/vm7-gpus\nvirtualmachineinstance.kubevirt.io/vm7\n"
+    )
 
 
 @pytest.mark.parametrize(
