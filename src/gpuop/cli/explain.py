@@ -219,6 +219,9 @@ def explain(
     virt-launcher pod KubeVirt creates for them; with a KubeVirt CR in the input, devices
     it does not permit are reported in KubeVirt's words. Deployments, ReplicaSets,
     StatefulSets, DaemonSets, Jobs and CronJobs are explained through their pod template.
+    ResourceClaims (DRA) are explained too: a pod's claims, or a ResourceClaim given alone,
+    are allocated against the ResourceSlices and DeviceClasses in the input as the
+    scheduler's DynamicResources plugin allocates them, with the reason per node.
 
     \b
       gpuop explain pod.yaml --cluster nodes.json --cluster pods.json

@@ -14,6 +14,8 @@ from gpuop.versions.upgrade import UpgradePreview
 
 TEXT_WIDTH = 100
 NAMES_SHOWN = 12
+# A width no terminal has: the text is not fitted (`-o wide`, a pipe).
+UNFITTED_WIDTH = 10_000
 
 
 def _version_cell(value: str | None, enabled: bool) -> str:
@@ -101,7 +103,8 @@ def render_preview_text(preview: UpgradePreview, width: int = TEXT_WIDTH) -> str
         )
         for shape, names in ordered:
             gpu_node, workload, restarts, starts, stops, disruption = shape
-            listed = _names(names)
+            # Text that is not fitted (`-o wide`, a pipe) names every node: nothing elided.
+            listed = _names(names, len(names) if width >= UNFITTED_WIDTH else NAMES_SHOWN)
             if not gpu_node:
                 add(wrap(f"{listed} (no GPU): nothing restarts", "  ", 4))
                 continue

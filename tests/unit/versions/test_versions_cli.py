@@ -272,3 +272,24 @@ def test_exit_codes_survive_gpuops_main(
         with pytest.raises(SystemExit) as exit_info:
             main()
     assert exit_info.value.code == code, stderr.getvalue()
+
+
+def test_wide_preview_names_every_disrupted_node(tmp_path: Path) -> None:
+    """`-o wide` (and a pipe) never ends a list of nodes with `and N more`."""
+    dump = json.loads((INPUTS / "nodes.json").read_text())
+    items = dump["items"] if isinstance(dump, dict) else dump
+    template = items[0]
+    many = []
+    for index in range(20):
+        node = json.loads(json.dumps(template))
+        node["metadata"]["name"] = f"gpu-many-{index:02d}"
+        many.append(node)
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": many}))
+    args = ("preview", "26.3.3", "26.7.0", "--dump", str(path), *TODAY)
+    wide = invoke(upgrade, *args, "-o", "wide")
+    assert wide.exit_code == 0, wide.output
+    assert " more" not in wide.output
+    assert all(f"gpu-many-{index:02d}" in wide.output for index in range(20))
+    text = invoke(upgrade, *args)
+    assert "and 8 more" in text.output
