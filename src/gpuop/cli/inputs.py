@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -472,24 +473,122 @@ def resource_from_values(path: str, key: str) -> str:
     return found.strip()
 
 
-def write_values(path: str, key: str, resource: str) -> None:
-    """Set `key` (dotted for nesting) to `resource` in the values file, keeping other keys."""
+def _scalar(value: str) -> str:
+    """`value` as a YAML scalar: plain where YAML reads it back as the same string."""
+    plain = yaml.safe_dump(value, default_flow_style=True, width=1_000_000).strip()
+    return plain.removesuffix("\n...").strip()
+
+
+_KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z0-9_.\-/]+):(?P<rest>.*)$")
+
+
+def _edited_values(text: str, parts: list[str], scalar: str) -> str | None:
+    """`text` with the block-style key path `parts` set to `scalar`, every other byte kept
+    (comments, quoting, order); None when the file is not plain enough to edit by line."""
+    lines = text.split("\n")
+    start, end, indent = 0, len(lines), -1
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        found = None
+        child_indent = None
+        for number in range(start, end):
+            match = _KEY_LINE.match(lines[number])
+            if match is None:
+                continue
+            width = len(match.group("indent"))
+            if width <= indent:
+                break
+            if child_indent is None:
+                child_indent = width
+            if width == child_indent and match.group("key") == part:
+                found = (number, match)
+                break
+        if found is None:
+            # Add the rest of the path under what exists, at the indentation of its siblings.
+            pad = " " * (
+                child_indent if child_indent is not None else indent + 2 if indent >= 0 else 0
+            )
+            added = []
+            for extra, name in enumerate(parts[depth:]):
+                step = pad + "  " * extra
+                added.append(f"{step}{name}: {scalar}" if name == parts[-1] else f"{step}{name}:")
+            insert_at = end
+            while insert_at > start and not lines[insert_at - 1].strip():
+                insert_at -= 1
+            return "\n".join(lines[:insert_at] + added + lines[insert_at:])
+        number, match = found
+        rest = match.group("rest")
+        if last:
+            value = re.match(r"^(?P<value>.*?)(?P<tail>\s+#.*)?$", rest)
+            assert value is not None
+            old = value.group("value").strip()
+            if old.startswith(("{", "[", "&", "*", "|", ">", "!")):
+                return None
+            shown = scalar
+            if old[:1] in ("'", '"') and scalar[:1] not in ("'", '"'):
+                shown = f"{old[0]}{scalar}{old[0]}"  # the quoting the file used
+            tail = value.group("tail") or ""
+            lines[number] = f"{match.group('indent')}{part}: {shown}{tail}"
+            return "\n".join(lines)
+        if rest.split(" #")[0].strip():
+            return None  # a value where a mapping is wanted (or a flow mapping)
+        indent = len(match.group("indent"))
+        start = number + 1
+        end = next(
+            (
+                n
+                for n in range(start, len(lines))
+                if lines[n].strip()
+                and not lines[n].lstrip().startswith("#")
+                and len(lines[n]) - len(lines[n].lstrip(" ")) <= indent
+            ),
+            len(lines),
+        )
+    return None
+
+
+def write_values(path: str, key: str, resource: str) -> str:
+    """Set `key` (dotted for nesting) to `resource` in the values file, changing that one
+    scalar in place: comments, quoting and every other value stay as written. The line
+    that says what changed; an InputError naming what to set when the file is not plain
+    block YAML gpuop can edit by line."""
     document = _read_values(path)
-    values: dict[str, Any] = dict(document) if isinstance(document, Mapping) else {}
-    current = values
+    before = _values_lookup(document, key) if document is not None else None
     parts = key.split(".")
+    scalar = _scalar(resource)
+    text = read_input_text(path) if Path(path).exists() else ""
+    if not text.strip():
+        edited: str | None = "".join(
+            f"{'  ' * depth}{part}:{'' if depth < len(parts) - 1 else ' ' + scalar}\n"
+            for depth, part in enumerate(parts)
+        )
+    else:
+        edited = _edited_values(text, parts, scalar)
+    if edited is not None and not edited.endswith("\n"):
+        edited += "\n"
+    check = load_yaml_documents(edited, path) if edited is not None else []
+    expected: dict[str, Any] = (
+        copy.deepcopy(dict(document)) if isinstance(document, Mapping) else {}
+    )
+    current = expected
     for part in parts[:-1]:
         child = current.get(part)
-        child = dict(child) if isinstance(child, Mapping) else {}
-        current[part] = child
-        current = child
+        current[part] = copy.deepcopy(dict(child)) if isinstance(child, Mapping) else {}
+        current = current[part]
     current[parts[-1]] = resource
-    try:
-        Path(path).write_text(
-            yaml.safe_dump(values, sort_keys=False, default_flow_style=False), encoding="utf-8"
+    if edited is None or len(check) != 1 or check[0] != expected:
+        raise InputError(
+            f"{path}: not changed (not plain block YAML to edit in place); set {key}: {scalar}"
         )
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if edited != text:
+        try:
+            Path(path).write_text(edited, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if before == resource:
+        return f"{path}: {key} is {scalar} already"
+    was = "unset" if before is None else _scalar(str(before))
+    return f"{path}: {key}: {was} -> {scalar}"
 
 
 __all__ = [

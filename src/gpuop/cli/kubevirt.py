@@ -514,8 +514,7 @@ def vmi_example_command(
                 resource = node_resource(nodes, target)
             if values_file is not None:
                 write_key = key or DEFAULT_VALUES_KEY
-                write_values(values_file, write_key, resource)
-                note(f"wrote {write_key}: {resource} to {values_file}")
+                note(write_values(values_file, write_key, resource))
         for warning in resource_warnings(resource, count, nodes):
             note(f"warning: {warning}")
         vmi = vmi_example(name, resource, count=count, memory=memory)

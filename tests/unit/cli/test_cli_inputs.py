@@ -433,3 +433,38 @@ def test_configure_runtime_refuses_a_drop_in_the_glob_never_loads(
     assert "never loads it" in run.stderr
     assert sorted(p.name for p in config.parent.iterdir()) == ["config.toml"]
     assert config.read_text() == "version = 2\n"
+
+
+def test_values_are_edited_in_place_keeping_the_users_file(tmp_path: Path) -> None:
+    """`vmi-example --values` changes one scalar: comments, quoting, `on` and order stay."""
+    from gpuop.cli.inputs import write_values
+
+    path = tmp_path / "values.yaml"
+    original = (
+        "# Lab values (edited by hand)\n"
+        "replicas: 2\n"
+        'gpuResource: "nvidia.com/old"   # set by gpuop\n'
+        "feature: on\n"
+        "nested:\n"
+        "  # keep me\n"
+        "  other: 'x'\n"
+    )
+    path.write_text(original)
+    said = write_values(str(path), "gpuResource", "nvidia.com/GA102GL_A10")
+    assert said == f"{path}: gpuResource: nvidia.com/old -> nvidia.com/GA102GL_A10"
+    assert path.read_text() == original.replace("nvidia.com/old", "nvidia.com/GA102GL_A10")
+    write_values(str(path), "nested.gpu", "nvidia.com/NVIDIA_A10-12Q")
+    assert path.read_text().endswith("  other: 'x'\n  gpu: nvidia.com/NVIDIA_A10-12Q\n")
+    assert "feature: on\n" in path.read_text()
+
+
+def test_values_gpuop_cannot_edit_by_line_are_left_alone_with_what_to_set(
+    tmp_path: Path,
+) -> None:
+    from gpuop.cli.inputs import InputError, write_values
+
+    path = tmp_path / "values.yaml"
+    path.write_text("gpuResource: {a: 1}\n")
+    with pytest.raises(InputError, match=r"set gpuResource: nvidia\.com/x"):
+        write_values(str(path), "gpuResource", "nvidia.com/x")
+    assert path.read_text() == "gpuResource: {a: 1}\n"

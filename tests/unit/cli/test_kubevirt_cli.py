@@ -543,7 +543,9 @@ def test_values_indirection(run: RunCli, tmp_path: Path) -> None:
     )
     assert written.code == 0
     # The note wraps to the terminal; the words are these.
-    assert written.stderr.split() == f"gpuop: wrote vm.gpuResource: {A10} to {values}".split()
+    said = f"gpuop: {values}: vm.gpuResource: unset -> {A10}"
+    assert written.stderr.split() == said.split()
+    assert values.read_text() == f"replicas: 2\nvm:\n  memory: 8Gi\n  gpuResource: {A10}\n"
     assert yaml.safe_load(values.read_text()) == {
         "replicas": 2,
         "vm": {"memory": "8Gi", "gpuResource": A10},
