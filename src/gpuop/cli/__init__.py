@@ -146,6 +146,35 @@ class FittingHelpFormatter(click.HelpFormatter):
 click.Context.formatter_class = FittingHelpFormatter
 
 
+def _file_items(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """Let the shell complete a file name (its own completion: paths, `~`, directories)."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="file")]
+
+
+# What a parameter that reads files says in its metavar (`FILE`, `FILE|-`, `[FILES]...`).
+_FILE_METAVARS = ("FILE", "DIR", "MANIFEST")
+
+
+def _complete_files(command: click.Command) -> None:
+    """Give every parameter of `command` (and its subcommands) that takes a file the shell's
+    file completion: the ones whose metavar names a file and that complete nothing else."""
+    for param in command.params:
+        metavar = param.metavar or ""
+        if (
+            any(word in metavar for word in _FILE_METAVARS)
+            and getattr(param, "_custom_shell_complete", None) is None
+            and not isinstance(param.type, click.Choice)
+        ):
+            param._custom_shell_complete = _file_items
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _complete_files(sub)
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported from `COMMANDS` the first time they are asked for.
 
@@ -165,6 +194,7 @@ class LazyGroup(click.Group):
         command = getattr(importlib.import_module(entry.module), entry.attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{entry.module}.{entry.attribute} is not a click command")
+        _complete_files(command)
         self.commands[cmd_name] = command
         return command
 

@@ -79,6 +79,7 @@ def kubeconfig_option(func: F) -> F:
     return click.option(
         "--kubeconfig",
         default=None,
+        metavar="FILE",
         help="Kubeconfig file (default: $KUBECONFIG, else the local `gpuop cluster up` cluster).",
     )(func)
 

@@ -65,8 +65,18 @@ def _from_objects(
 
 
 @click.command("render")
-@click.option("--policy", "policy_path", help="ClusterPolicy (or GPUCluster) file (- for stdin).")
-@click.option("--nodes", "nodes_path", help="Nodes (a Node, NodeList or list) for per-OS tags.")
+@click.option(
+    "--policy",
+    "policy_path",
+    metavar="FILE",
+    help="ClusterPolicy (or GPUCluster) file (- for stdin).",
+)
+@click.option(
+    "--nodes",
+    "nodes_path",
+    metavar="FILE",
+    help="Nodes (a Node, NodeList or list) for per-OS tags.",
+)
 @filenames_option(
     "Objects to render from: a ClusterPolicy, a GPUCluster and Nodes (file, directory or '-');"
     " repeatable, or A,B."

@@ -41,3 +41,29 @@ def test_docs_exit_status_table_is_the_code_table() -> None:
     text = (REPO_ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     for code, meaning in EXIT_CODES:
         assert f"| {code} | {meaning} |" in text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check"],
+        ["adopt"],
+        ["plan", "-f"],
+        ["plan", "--policy"],
+        ["render", "--policy"],
+        ["render", "--nodes"],
+        ["policy", "validate"],
+        ["explain", "--cluster"],
+        ["kubevirt", "vmi-example", "--values"],
+        ["check", "--live", "--kubeconfig"],
+    ],
+    ids=" ".join,
+)
+def test_file_arguments_complete_file_names(args: list[str]) -> None:
+    """Where a command takes a file, the shell completes file names (click's `file` items)."""
+    from click.shell_completion import ShellComplete
+
+    from gpuop.cli import cli
+
+    items = ShellComplete(cli, {}, "gpuop", "_GPUOP_COMPLETE").get_completions(args, "")
+    assert [item.type for item in items] == ["file"], args
