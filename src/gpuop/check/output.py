@@ -7,6 +7,7 @@ and a SARIF log lists the rules of the checker's family (`gpuop.check.families`)
 from __future__ import annotations
 
 import hashlib
+import re
 import textwrap
 from collections.abc import Sequence
 from typing import Any
@@ -24,6 +25,20 @@ SARIF_LEVELS: dict[Severity, str] = {"error": "error", "warning": "warning", "in
 _STYLES: dict[Severity, str] = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # The words a style names: "bold", "dim", "underline" and the eight standard colours.
 _EFFECTS = frozenset({"bold", "dim", "underline"})
+
+
+# A width no terminal has: the text is not fitted (`-o wide`, a pipe).
+_UNFITTED = 10_000
+# Where an object's own name stood in a message or fix (see `_without_own_name`).
+_PLACEHOLDER = "\x00"
+_OWN_NAME = re.compile(re.escape(_PLACEHOLDER))
+
+
+def _without_own_name(text: str, name: str) -> str:
+    """`text` with the object's own name (a whole word) replaced by a placeholder."""
+    if not name:
+        return text
+    return re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", _PLACEHOLDER, text)
 
 
 def _group_key(finding: Finding) -> tuple[int, str, str, str]:
@@ -157,7 +172,13 @@ def render_text(
             if kind == "Node" and finding.kind != "Node":
                 prefix = f"{finding.namespace}/" if finding.namespace else ""
                 message = f"{finding.kind} {prefix}{finding.name}: {message}"
-            identity: tuple[str, ...] = (finding.severity, finding.code, message, finding.hint)
+            # A finding that names its own object groups with the same one on other objects.
+            identity: tuple[str, ...] = (
+                finding.severity,
+                finding.code,
+                _without_own_name(message, name),
+                _without_own_name(finding.hint, name),
+            )
             places = shown_as.setdefault(identity, [])
             places.append(short)
             if len(places) == 1:
@@ -179,10 +200,14 @@ def render_text(
                 + lines[0][len(head) :]
             )
             out.extend(lines)
-            out.extend(paint(line, "dim") for line in _wrap("fix: " + finding.hint, width, indent))
             others = shown_as[same][1:]
+            hint = finding.hint
+            if others and kind == "Node":
+                hint = _OWN_NAME.sub("the node", same[3])
+            out.extend(paint(line, "dim") for line in _wrap("fix: " + hint, width, indent))
             if others:
-                named = _summarise_places(others, 3)
+                # Fitted text (a terminal) names three; unfitted (-o wide, a pipe), all.
+                named = _summarise_places(others, 3 if width < _UNFITTED else len(others))
                 out.extend(
                     paint(line, "dim")
                     for line in _wrap(f"×{len(others) + 1}: also on {named}", width, indent)

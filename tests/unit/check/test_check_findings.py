@@ -6,6 +6,7 @@ import copy
 import json
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import corpus_gen
 import pytest
@@ -197,8 +198,14 @@ def test_identical_findings_print_once_with_a_count() -> None:
     # The first of the 41 (by name) carries them; the others are named, not repeated.
     assert "VirtualMachineInstance vms/vm-copy-000\n" in out
     assert "×41: also on VirtualMachineInstance vms/vm-copy-001," in out
-    assert "and 37 more" in out
     assert "VirtualMachineInstance vms/vm-copy-039\n" not in out
+    # In a pipe every other place is named; at a terminal three, then a count.
+    assert "and 37 more" not in out and "vms/vm-copy-039, " in out
+    with mock.patch("gpuop.cli.common.stdout_is_terminal", return_value=True):
+        at_terminal = CliRunner(env={"COLUMNS": "120"}).invoke(
+            check, ["-"], input=dump, catch_exceptions=False
+        )
+    assert "and 37 more" in at_terminal.stdout
     assert "43 errors, 0 warnings, 0 info" in out
     # JSON keeps every finding, and counts them by code.
     data = json.loads(run("-", "-o", "json", stdin=dump).stdout)
@@ -253,3 +260,29 @@ def test_build_filter_rejects_bad_values() -> None:
     with pytest.raises(FilterError):
         build_filter(severity="error", fail_on="info")
     assert build_filter(fail_on="warning").fail_on == "warning"
+
+
+def test_findings_that_name_their_own_node_group_too() -> None:
+    """GPU206 on 50 nodes ("check `lspci` on NODE") prints once, the fix saying "the node"."""
+    labels = {
+        "feature.node.kubernetes.io/pci-10de.present": "true",
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": "NVIDIA-A10",
+        "nvidia.com/gpu.count": "2",
+    }
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"gpu-{index:03d}", "labels": labels},
+            "status": {"allocatable": {"nvidia.com/gpu": "1"}},
+        }
+        for index in range(50)
+    ]
+    dump = json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes})
+    out = run("-", stdin=dump).stdout
+    assert out.count("GPU206") == 1
+    assert "×50: also on Node gpu-001" in out
+    assert "on the node:" in out and "on gpu-000:" not in out
+    data = json.loads(run("-", "-o", "json", stdin=dump).stdout)
+    assert data["summary"]["by_code"]["GPU206"] == 50
