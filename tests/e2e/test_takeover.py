@@ -53,7 +53,7 @@ OPERATOR_USER = f"system:serviceaccount:{NS}:{stack.OPERATOR_ACCOUNT}"
 GPUCLUSTER_CRD = "gpuclusters.nvidia.com"
 CLUSTERPOLICY_CRD = "clusterpolicies.nvidia.com"
 # The quiet period after convergence; GPUOP_TAKEOVER_QUIET_SECONDS=600 makes it the
-# ten-minute soak RELIABILITY.md reports.
+# ten-minute soak RELIABILITY.md reports (with pytest --timeout 1400).
 QUIET_SECONDS = float(os.environ.get("GPUOP_TAKEOVER_QUIET_SECONDS", "30"))
 # The order NVIDIA's operator's objects are written in: what a pod refers to comes first.
 OBJECT_FILES = (
