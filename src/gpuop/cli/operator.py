@@ -82,7 +82,7 @@ def operator() -> None:
     type=float,
     default=10.0,
     show_default=True,
-    help="Seconds the leader keeps trying to renew before it stops writing and exits.",
+    help="Seconds the leader keeps trying to renew before it stops writing and stands by.",
 )
 @click.option(
     "--retry-period", type=float, default=2.0, show_default=True, help="Seconds between tries."
@@ -114,7 +114,7 @@ def run(
     With leader election (the default) the operator writes only while it holds the Lease
     53822513.nvidia.com in its namespace, the one NVIDIA's GPU Operator takes: two replicas
     never act at once, and neither do gpuop and NVIDIA's operator. A leader that cannot
-    renew within --renew-deadline stops writing and exits; a standby takes over once the
+    renew within --renew-deadline stops writing and stands by; a standby takes over once the
     Lease has gone unrenewed for --lease-duration. A clean stop hands the Lease back.
 
     \b

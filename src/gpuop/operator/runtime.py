@@ -52,7 +52,7 @@ from gpuop.kube.controller import (
     wait_synced,
 )
 from gpuop.kube.informer import Informer
-from gpuop.kube.leader import LeaderElector, LeaseSettings
+from gpuop.kube.leader import LeaderElector, LeadershipLost, LeaseSettings
 from gpuop.kube.running import run_controller, supervise, with_retries
 from gpuop.operator import metrics
 from gpuop.operator.health import HEALTH
@@ -159,6 +159,16 @@ class OperatorState:
 
     def changed(self, _key: str, _value: object) -> None:
         self.trigger.set()
+
+    def new_term(self) -> None:
+        """Forget what this process wrote as leader (another may have written since) and
+        read the managed objects again when it leads next."""
+        self.node_overlay = WriteOverlay(replace)
+        self.ds_overlay = WriteOverlay(_with_hash)
+        self.status_overlay = WriteOverlay(_with_status)
+        self.gc_status_overlay = WriteOverlay(_with_status)
+        self.last_prime = 0.0
+        self.last_actions = None
 
     def may_write(self) -> bool:
         """False once a leader's Lease may have lapsed: nothing more is sent."""
@@ -690,16 +700,25 @@ def _leader_changed(lease: str) -> Callable[[bool, str | None], None]:
 
 async def _lead(state: OperatorState) -> None:
     """Reconcile, once this process leads (at once without leader election); while leading,
-    the Lease is renewed beside the loop, and losing it ends both."""
+    the Lease is renewed beside the loop. Losing it stops the loop (nothing more is
+    written) and the process stands by again, as a replica that never led: a single
+    replica whose API server was away for longer than the renew deadline leads again once
+    it can, without a restart."""
     elector = state.elector
     await wait_synced(state.informers())
     HEALTH.role = "leader" if elector is None else "standby"
     if elector is None:
         await reconcile_loop(state)
         return
-    await elector.acquire()
-    HEALTH.role = "leader"
-    await supervise(reconcile_loop(state), elector.hold())
+    while True:
+        await elector.acquire()
+        HEALTH.role = "leader"
+        try:
+            await supervise(reconcile_loop(state), elector.hold())
+        except LeadershipLost as lost:
+            log.warning("%s; standing by, writing nothing until this process leads again", lost)
+            HEALTH.role = "standby"
+            state.new_term()
 
 
 RELEASE_TIMEOUT_SECONDS = 5.0
