@@ -1,13 +1,16 @@
-"""Input nested tens of thousands of levels deep, through every kind of file-taking flag.
+"""Hostile files through every kind of file-taking flag: deep, binary, truncated, wide, long.
 
 libyaml parses flow collections by recursion in C: a 60 kB file of brackets used to end
 `gpuop render --policy FILE` in a segmentation fault. Each case runs as its own process (a
-signal would kill the test runner with it) and must end with exit 2 and one line naming
-the file.
+signal would kill the test runner with it). Unreadable input (too deep, not UTF-8, cut
+short) must end with exit 2 and one line naming the file; readable but odd input (200,000
+labels, a 3 MB name) with an answer, never a signal or a traceback.
 """
 
 from __future__ import annotations
 
+import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -17,11 +20,29 @@ import pytest
 DEPTH = 30_000
 POLICY = Path(__file__).parents[2] / "data" / "upstream-v26.7.0" / "cluster-policy.yaml"
 
-FILES = {
+_NODES = json.dumps(
+    {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [{"kind": "Node", "metadata": {"name": f"n{i}"}} for i in range(100)],
+    }
+)
+FILES: dict[str, str | bytes] = {
     "flow.yaml": "[" * DEPTH + "]" * DEPTH + "\n",
     "mapping.yaml": "a: " + "[" * DEPTH + "]" * DEPTH + "\n",
     "flow-mappings.yaml": "kind: Node\nspec: " + "{a: " * DEPTH + "1" + "}" * DEPTH + "\n",
     "deep.json": '{"kind": "Node", "a": ' + "[" * DEPTH + "]" * DEPTH + "}\n",
+    "binary.yaml": b"\xff\xfe\x00" + bytes(random.Random(1).randrange(256) for _ in range(50_000)),
+    "truncated.json": _NODES[:3000],
+    "truncated.yaml": "apiVersion: v1\nkind: Node\nmetadata:\n  labels: {a: b, c: [1, 2",
+}
+# Readable, only large: an answer (any exit status but a crash's).
+ODD_FILES = {
+    "wide.yaml": "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels:\n"
+    + "".join(f"    k{i}: v\n" for i in range(200_000)),
+    "long.yaml": "apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata:\n  name: "
+    + "a" * 3_000_000
+    + "\n",
 }
 
 COMMANDS = [
@@ -41,8 +62,11 @@ COMMANDS = [
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("deep")
-    for name, text in FILES.items():
-        (folder / name).write_text(text)
+    for name, text in {**FILES, **ODD_FILES}.items():
+        if isinstance(text, bytes):
+            (folder / name).write_bytes(text)
+        else:
+            (folder / name).write_text(text)
     return folder
 
 
@@ -62,3 +86,20 @@ def test_deep_input_is_refused_in_one_line(hostile: Path, command: list[str], fi
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr[-500:]
     assert file in lines[0]
+
+
+@pytest.mark.parametrize("file", sorted(ODD_FILES))
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]) + " " + c[-2])
+def test_large_input_gets_an_answer(hostile: Path, command: list[str], file: str) -> None:
+    args = [arg.format(file=hostile / file) for arg in command]
+    result = subprocess.run(
+        [sys.executable, "-m", "gpuop", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode in (0, 1, 2), (result.returncode, result.stderr[-500:])
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    if result.returncode == 2 and result.stderr.strip():
+        assert result.stderr.strip().splitlines()[-1].startswith("error: ")
