@@ -1,10 +1,11 @@
 """Benchmark `gpuop check` on a 10,000-node dump against plain `json.load` of the same file.
 
-    .venv/bin/python bench/check_bench.py [--nodes 10000] [--repeat 3]
+    .venv/bin/python bench/check_bench.py [--nodes 10000] [--pods 50000] [--repeat 3]
 
 The dump is a kubectl-style List (4-space indent, as `kubectl get -o json` writes) of a
 mixed cluster: container, vm-passthrough and vm-vgpu nodes with two or four GPUs each,
-built from `plan()` output like the test corpus, plus the ClusterPolicy and KubeVirt CR.
+built from `plan()` output like the test corpus, plus the ClusterPolicy and KubeVirt CR, and
+`--pods` running GPU workload pods (one `nvidia.com/gpu` each) spread over the nodes.
 `gpuop check` runs in-process through the real command (`gpuop check FILE -o json`), file
 reading and output included. The target is at most 2x the time of `json.load`.
 """
@@ -15,6 +16,7 @@ import argparse
 import contextlib
 import io
 import json
+import random
 import sys
 import tempfile
 import time
@@ -51,6 +53,36 @@ def build_dump(count: int) -> dict[str, Any]:
     return corpus_gen.as_list([policy_obj, *nodes, kubevirt])
 
 
+def workload_pods(nodes: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """`count` running training pods, each asking for one GPU, on nodes chosen at random."""
+    rng = random.Random(3)
+    names = [node["metadata"]["name"] for node in nodes]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"train-{index:06d}",
+                "namespace": "ml",
+                "labels": {"app": "train"},
+                "ownerReferences": [{"kind": "ReplicaSet", "name": "train", "controller": True}],
+            },
+            "spec": {
+                "nodeName": rng.choice(names),
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04",
+                        "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                    }
+                ],
+            },
+            "status": {"phase": "Running"},
+        }
+        for index in range(count)
+    ]
+
+
 def best_of(repeat: int, action: Any) -> tuple[float, Any]:
     best = float("inf")
     result = None
@@ -75,16 +107,20 @@ def run_check(path: Path) -> tuple[int, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=10_000)
+    parser.add_argument("--pods", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="gpuop-bench-") as tmp:
         path = Path(tmp) / "dump.json"
         started = time.perf_counter()
-        path.write_text(json.dumps(build_dump(args.nodes), indent=4) + "\n", encoding="utf-8")
+        dump = build_dump(args.nodes)
+        nodes = [item for item in dump["items"] if item.get("kind") == "Node"]
+        dump["items"] += workload_pods(nodes, args.pods)
+        path.write_text(json.dumps(dump, indent=4) + "\n", encoding="utf-8")
         size = path.stat().st_size
         print(
-            f"dump: {args.nodes} nodes, {size / 1e6:.1f} MB, built in"
+            f"dump: {args.nodes} nodes, {args.pods} pods, {size / 1e6:.1f} MB, built in"
             f" {time.perf_counter() - started:.1f} s"
         )
 

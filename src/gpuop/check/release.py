@@ -29,7 +29,7 @@ from gpuop.catalog import SandboxMode, WorkloadConfig
 from gpuop.catalog.release_labels import LabelEra, release_labels
 from gpuop.catalog.versions import version_matrix
 from gpuop.check.state import ClusterState
-from gpuop.manifests.fields import get, mapping, sequence, text
+from gpuop.manifests.fields import get, mapping, text
 
 _VERSION = re.compile(r"^v?(?P<line>[0-9]{2}\.[0-9]{1,2})\.(?P<patch>[0-9]+)(?:[-+].*)?$")
 _LINE = re.compile(r"^v?(?P<line>[0-9]{2}\.[0-9]{1,2})$")
@@ -204,10 +204,16 @@ def _containers(obj: Mapping[str, Any], *path: str) -> Iterable[tuple[str, str]]
     """(container name, image) of a pod spec at `path`, init containers included."""
     spec = mapping(obj, *path)
     for field in ("containers", "initContainers"):
-        for container in sequence(spec, field):
-            image = text(container, "image")
-            if image:
-                yield text(container, "name"), image
+        containers = spec.get(field)
+        if not isinstance(containers, list):
+            continue
+        for container in containers:  # read directly: every pod of a large dump comes here
+            if not isinstance(container, Mapping):
+                continue
+            image = container.get("image")
+            if isinstance(image, str) and image:
+                name = container.get("name")
+                yield (name if isinstance(name, str) else ""), image
 
 
 def _described(obj: Mapping[str, Any]) -> str:

@@ -31,6 +31,7 @@ any walk.  :func:`load_yaml_documents` is the one YAML reader with both guards.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from itertools import accumulate
 from typing import Any
@@ -190,8 +191,8 @@ def check_aliases(value: Any, source: str, document: int | None = None) -> None:
         )
 
 
-_BRACKET_DEPTH = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
-_ONLY_BRACKETS = {code: None for code in range(0x80)} | {code: chr(code) for code in _BRACKET_DEPTH}
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def flow_nesting_exceeds(text: str, limit: int = MAX_NESTING) -> bool:
@@ -199,17 +200,15 @@ def flow_nesting_exceeds(text: str, limit: int = MAX_NESTING) -> bool:
 
     libyaml parses flow collections by recursion in C, where a few tens of thousands of
     levels end the process with a segmentation fault before any Python check can run; this
-    bound is taken first. Brackets inside quoted strings are counted too, so the bound errs
-    on the refusing side only for a string of more than `limit` unclosed brackets.
+    bound is taken first. For JSON it is the nesting itself, found without walking the
+    parsed objects. Brackets inside quoted strings are counted too, so the bound errs on
+    the refusing side only for strings that open more than `limit` brackets unclosed.
+    Everything here runs in C (a regular expression, `map`, `accumulate`).
     """
     if text.count("[") + text.count("{") <= limit:
         return False
-    brackets = text.translate(_ONLY_BRACKETS) if text.isascii() else _ascii_brackets(text)
-    return max(accumulate(_BRACKET_DEPTH[ord(c)] for c in brackets), default=0) > limit
-
-
-def _ascii_brackets(text: str) -> str:
-    return "".join(c for c in text if c in "[]{}")
+    brackets = _NOT_BRACKETS.sub("", text)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
 
 
 def _yaml_loader(fast: bool) -> Any:
@@ -305,13 +304,18 @@ def _flatten(
 
 
 def _top_level(
-    value: Any, source: str, document: int | None, aliases: bool = False
+    value: Any,
+    source: str,
+    document: int | None,
+    aliases: bool = False,
+    nesting_checked: bool = False,
 ) -> Iterator[dict[str, Any]]:
     if value is None:
         return
     if aliases:
         check_aliases(value, source, document)
-    check_nesting(value, source, document)
+    if not nesting_checked:
+        check_nesting(value, source, document)
     if not isinstance(value, Mapping):
         raise ManifestError(
             source,
@@ -322,8 +326,10 @@ def _top_level(
 
 
 def _load_json(text: str, source: str) -> list[dict[str, Any]]:
+    if flow_nesting_exceeds(text):
+        raise ManifestError(source, f"{NESTED_TOO_DEEPLY} (more than {MAX_NESTING} levels)")
     value = json.loads(text)
-    return list(_top_level(value, source, None))
+    return list(_top_level(value, source, None, nesting_checked=True))
 
 
 def _load_yaml(text: str, source: str) -> list[dict[str, Any]]:
