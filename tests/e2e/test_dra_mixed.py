@@ -55,15 +55,15 @@ def dra_node(kubeconfig_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
     ops.create_or_replace_sync(client, plugin_pod_manifest(NODE, DEFAULT_NAMESPACE))
     yield client
     for pod in ops.list_pods_sync(client, NS):
-        ops.delete_pod_sync(client, pod["metadata"]["name"], NS, 0)
+        ops.delete_pod_sync(client, NS, pod["metadata"]["name"], 0)
     for claim in ops.list_dra_sync(client, "ResourceClaim", NS):
         ops.delete_dra_sync(client, "ResourceClaim", claim["metadata"]["name"], NS)
     simulator.stop()
     print("simulator log tail:\n" + simulator.log_tail(30))
     ops.delete_pod_sync(
         client,
-        plugin_pod_manifest(NODE, DEFAULT_NAMESPACE)["metadata"]["name"],
         DEFAULT_NAMESPACE,
+        plugin_pod_manifest(NODE, DEFAULT_NAMESPACE)["metadata"]["name"],
         0,
     )
     ops.delete_node(client, NODE)

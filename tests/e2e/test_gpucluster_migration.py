@@ -110,7 +110,7 @@ def migration_stack(
     stack.delete_gpu_cluster(kubeconfig)
     stack.delete_cluster_policy(kubeconfig, "cluster-policy")
     with contextlib.suppress(ApiError):
-        ops.delete_pod_sync(client, POD, "default", grace_period=0)
+        ops.delete_pod_sync(client, "default", POD, grace_period=0)
     for name in NODES:
         ops.delete_node(client, name)
 

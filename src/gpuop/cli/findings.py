@@ -74,7 +74,7 @@ def findings_options(func: F) -> F:
 
 
 def _config_document(path: str | None) -> tuple[Mapping[str, Any], str]:
-    from gpuop.cli.inputs import load_yaml_document
+    from gpuop.cli.inputs import load_documents
 
     if path is None:
         if not os.path.isfile(CONFIG_FILE):
@@ -82,12 +82,12 @@ def _config_document(path: str | None) -> tuple[Mapping[str, Any], str]:
         path = CONFIG_FILE
     elif path != "-" and not os.path.isfile(path):
         raise UserError(f"--config {path}: no such file")
-    try:
-        document = load_yaml_document(path, "gpuop config mapping")
-    except UserError as exc:
-        if "empty" in str(exc):
-            return {}, path
-        raise
+    documents = load_documents(path, "a gpuop config mapping", allow_empty=True)
+    if not documents:
+        return {}, path  # an empty file (or only comments) configures nothing
+    if len(documents) > 1:
+        raise UserError(f"{path}: {len(documents)} documents; expected one gpuop config mapping")
+    document = documents[0]
     if not isinstance(document, Mapping):
         raise UserError(f"{path}: expected a mapping with {', '.join(_CONFIG_KEYS)}")
     unknown = sorted(str(key) for key in document if key not in _CONFIG_KEYS)

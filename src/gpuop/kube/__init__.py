@@ -7,11 +7,8 @@ the keys gpuop owns. Everything above this layer works with plain dicts.
 
 from __future__ import annotations
 
-import base64
 import os
-import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -55,7 +52,6 @@ __all__ = [
     "FIELD_MANAGER",
     "ApiError",
     "ClusterPolicy",
-    "ConnectionSettings",
     "GPUCluster",
     "HyperConverged",
     "KubeError",
@@ -63,7 +59,6 @@ __all__ = [
     "PatchType",
     "VirtualMachineInstance",
     "async_client",
-    "connection_settings",
     "describe_api_error",
     "http_client",
     "load_kubeconfig",
@@ -124,55 +119,6 @@ def async_client(
 ) -> AsyncClient:
     return AsyncClient(
         _selected(path, context), field_manager=FIELD_MANAGER, timeout=_timeout(timeout)
-    )
-
-
-@dataclass(frozen=True)
-class ConnectionSettings:
-    """What an operator framework needs to log in: server, CA and credentials as files."""
-
-    server: str
-    ca_path: str | None
-    insecure: bool
-    token: str | None
-    certificate_path: str | None
-    private_key_path: str | None
-
-
-def _materialise(data: str | None, path: str | None, suffix: str) -> str | None:
-    if path:
-        return path
-    if not data:
-        return None
-    with tempfile.NamedTemporaryFile(prefix="gpuop-", suffix=suffix, delete=False) as handle:
-        handle.write(base64.b64decode(data))
-    os.chmod(handle.name, 0o600)
-    return handle.name
-
-
-def connection_settings(path: str | None = None, context: str | None = None) -> ConnectionSettings:
-    """Server and credentials of the current context, for clients other than lightkube."""
-    single = load_kubeconfig(path, context).get(context)
-    if single is None:
-        raise KubeError(f"kubeconfig {path or '(default)'} has no current context")
-    cluster = single.cluster
-    user = single.user
-    if user is None:
-        raise KubeError(f"kubeconfig {path or '(default)'}: the context has no user")
-    ca_path = _materialise(cluster.certificate_auth_data, cluster.certificate_auth, ".crt")
-    cert = _materialise(user.client_cert_data, user.client_cert, ".crt")
-    key = _materialise(user.client_key_data, user.client_key, ".key")
-    token = user.token
-    if token is None and user.token_file:
-        with open(user.token_file, encoding="utf-8") as handle:
-            token = handle.read().strip()
-    return ConnectionSettings(
-        server=cluster.server,
-        ca_path=ca_path,
-        insecure=bool(cluster.insecure),
-        token=token,
-        certificate_path=cert,
-        private_key_path=key,
     )
 
 

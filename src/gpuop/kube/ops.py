@@ -568,8 +568,9 @@ def list_pods_sync(client: Client, namespace: str) -> list[dict[str, Any]]:
 
 
 def delete_pod_sync(
-    client: Client, name: str, namespace: str, grace_period: int | None = None
+    client: Client, namespace: str, name: str, grace_period: int | None = None
 ) -> None:
+    """Delete one pod; the namespace before the name, as `delete_pod` takes them."""
     client.delete(Pod, name, namespace=namespace, grace_period=grace_period)
 
 

@@ -317,7 +317,7 @@ def _reset(client: Any, namespace: str, pool: ThreadPoolExecutor) -> None:
 
 def _delete_pod(client: Any, name: str, namespace: str) -> None:
     try:
-        ops.delete_pod_sync(client, name, namespace, grace_period=0)
+        ops.delete_pod_sync(client, namespace, name, grace_period=0)
     except ApiError as exc:
         if exc.status.code != ops.NOT_FOUND:
             raise

@@ -539,7 +539,7 @@ def step5(ctx: LabContext) -> dict[str, Any]:
         for container in (pod.get("spec") or {}).get("containers") or []:
             limits.update((container.get("resources") or {}).get("limits") or {})
         if any(k.startswith("nvidia.com/NVIDIA_A10") for k in limits):
-            ops.delete_pod_sync(client, pod["metadata"]["name"], LAB_NAMESPACE, grace_period=0)
+            ops.delete_pod_sync(client, LAB_NAMESPACE, pod["metadata"]["name"], grace_period=0)
     before = _gpu_allocatable(ops.get_node(client, "a10-vgpu") or {})
     ops.patch_node_sync(client, "a10-vgpu", labels={VGPU_CONFIG_LABEL: "A10-4Q"})
     ctx.say(f"labelled a10-vgpu {VGPU_CONFIG_LABEL}=A10-4Q")
@@ -571,7 +571,7 @@ def step6(ctx: LabContext) -> dict[str, Any]:
     client = ctx.client()
     ctx.say("removing the lab's GPU pods (a mode switch is held while GPU pods run)")
     for pod in ops.list_pods_sync(client, LAB_NAMESPACE):
-        ops.delete_pod_sync(client, pod["metadata"]["name"], LAB_NAMESPACE, grace_period=0)
+        ops.delete_pod_sync(client, LAB_NAMESPACE, pod["metadata"]["name"], grace_period=0)
     _set_sandbox(ctx, False)
     ctx.say("sandboxWorkloads.enabled=false")
 

@@ -286,3 +286,16 @@ def test_findings_that_name_their_own_node_group_too() -> None:
     assert "on the node:" in out and "on gpu-000:" not in out
     data = json.loads(run("-", "-o", "json", stdin=dump).stdout)
     assert data["summary"]["by_code"]["GPU206"] == 50
+
+
+def test_a_broken_config_whose_path_says_empty_is_still_refused(tmp_path: Path) -> None:
+    """Only an empty config counts as none: the path is no part of the decision."""
+    folder = tmp_path / "empty-dir"
+    folder.mkdir()
+    broken = folder / "empty.yaml"
+    broken.write_text("a: [\n")
+    result = run(DRIFTED, "--config", str(broken))
+    assert result.exit_code == 2 and "not valid YAML" in result.stderr
+    blank = folder / "blank.yaml"
+    blank.write_text("# nothing configured\n")
+    assert run(DRIFTED, "--config", str(blank)).exit_code != 2

@@ -67,7 +67,7 @@ def test_pods_come_back_as_dicts_and_are_deleted_by_name() -> None:
     (pod,) = ops.list_pods_sync(client, "lab")  # type: ignore[arg-type]
     assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/NVIDIA_A10-12Q": "1"}
     assert ops.get_pod_sync(client, "vgpu", "lab")["metadata"]["name"] == "vgpu"  # type: ignore[arg-type]
-    ops.delete_pod_sync(client, "vgpu", "lab", grace_period=0)  # type: ignore[arg-type]
+    ops.delete_pod_sync(client, "lab", "vgpu", grace_period=0)  # type: ignore[arg-type]
     assert client.deleted == [(Pod, "vgpu", "lab", 0)]
 
 
