@@ -171,9 +171,15 @@ class OperandTable(CatalogModel):
         same under NVIDIA's operator and gpuop, so pods of either are found alike. The
         precompiled driver's DaemonSets are named `<driver DaemonSet>-<kernel>-<os>`.
         """
-        for operand in self.operands:
-            if daemonset == operand.daemonset:
-                return operand.name
+        if self is operand_table():
+            # Every pod event of a large cluster asks: the shipped table answers from an index.
+            found = _operand_of_daemonset().get(daemonset)
+            if found is not None:
+                return found
+        else:
+            for operand in self.operands:
+                if daemonset == operand.daemonset:
+                    return operand.name
         for operand in self.operands:
             if operand.name in _PER_KERNEL_OPERANDS and daemonset.startswith(
                 operand.daemonset + "-"
@@ -184,6 +190,11 @@ class OperandTable(CatalogModel):
 
 # Operands whose DaemonSet upstream renders once per kernel version (precompiled drivers).
 _PER_KERNEL_OPERANDS = ("driver",)
+
+
+@cache
+def _operand_of_daemonset() -> dict[str, str]:
+    return {operand.daemonset: operand.name for operand in operand_table().operands}
 
 
 class VgpuTypeSpec(CatalogModel):
