@@ -15,10 +15,10 @@ from typing import Any
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, exit_codes_help
+from gpuop.cli.common import emit_data, exit_codes_help
 from gpuop.cli.inputs import input_paths, read_objects, require_kinds
 from gpuop.cli.layout import note
-from gpuop.cli.live import live_target, with_cluster_line
+from gpuop.cli.live import live_target, require_files_or_live, with_cluster_line
 from gpuop.cli.options import filename_option, live_options, output_option
 from gpuop.cli.running import guarded, read_live_with
 
@@ -88,10 +88,7 @@ def adopt(
         from gpuop.versions.adopt import preview_adoption, render_adoption_text
 
         paths = input_paths(files, filenames)
-        if live and paths:
-            raise UserError("give FILES or --live, not both")
-        if not live and not paths:
-            raise UserError("give dump files, a bundle directory, '-' for stdin, or --live")
+        require_files_or_live(paths, live)
         target = live_target(live, kubeconfig, context_name)
         objects: list[Any]
         if target is not None:

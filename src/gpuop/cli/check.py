@@ -35,7 +35,7 @@ from gpuop.cli.inputs import (
     require_kinds,
 )
 from gpuop.cli.layout import fit_lines, note
-from gpuop.cli.live import LiveTarget, live_target, with_cluster_line
+from gpuop.cli.live import LiveTarget, live_target, require_files_or_live, with_cluster_line
 from gpuop.cli.options import (
     cluster_options,
     color_option,
@@ -150,10 +150,7 @@ def check(
 
     def body() -> int:
         paths = input_paths(files, filenames)
-        if live and paths:
-            raise InputError("give FILES or --live, not both")
-        if not live and not paths:
-            raise InputError("give dump files, a bundle directory, '-' for stdin, or --live")
+        require_files_or_live(paths, live)
         if paths.count("-") + (pci_ids == "-") + (config_file == "-") > 1:
             raise InputError("'-' (stdin) can be given once")
         target = live_target(live, kubeconfig, context_name)

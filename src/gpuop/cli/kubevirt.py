@@ -47,7 +47,7 @@ from gpuop.cli.inputs import (
     write_values,
 )
 from gpuop.cli.layout import Column, fit_lines, note, render_table
-from gpuop.cli.live import LiveTarget, with_cluster_line
+from gpuop.cli.live import LiveTarget, require_files_or_live, with_cluster_line
 from gpuop.cli.options import (
     color_option,
     filename_option,
@@ -109,10 +109,7 @@ def _inputs(
     the pci.ids to name passthrough resources with."""
     paths = input_paths(files, filenames)
     database = _load_pci_ids(pci_ids, paths)
-    if live and paths:
-        raise InputError("give FILES or --live, not both")
-    if not live and not paths:
-        raise InputError("give dump files, a bundle directory, '-' for stdin, or --live")
+    require_files_or_live(paths, live)
     if (kubeconfig or context) and not live:
         raise InputError("--kubeconfig and --context need --live")
     if live:

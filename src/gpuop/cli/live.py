@@ -10,7 +10,7 @@ open which cluster was checked.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -47,6 +47,14 @@ class LiveTarget:
             "context": self.context,
             "kubeconfig": self.kubeconfig,
         }
+
+
+def require_files_or_live(paths: Sequence[str], live: bool) -> None:
+    """A command that reads dumps or the cluster takes exactly one of them."""
+    if live and paths:
+        raise UserError("give FILES or --live, not both")
+    if not live and not paths:
+        raise UserError("give dump files, a bundle directory, '-' for stdin, or --live")
 
 
 def kubeconfig_path(flag: str | None, environ: Mapping[str, str] | None = None) -> str | None:

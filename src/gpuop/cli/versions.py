@@ -29,7 +29,7 @@ from gpuop.cli.common import (
 from gpuop.cli.findings import finding_filter, finding_names, findings_options
 from gpuop.cli.inputs import input_paths, load_policy, read_objects, require_kinds
 from gpuop.cli.layout import fit_lines, note
-from gpuop.cli.live import LiveTarget, live_target, with_cluster_line
+from gpuop.cli.live import LiveTarget, live_target, require_files_or_live, with_cluster_line
 from gpuop.cli.options import color_option, filename_option, live_options, output_option
 from gpuop.cli.running import guarded, read_live_with
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
@@ -171,10 +171,7 @@ def check(
 
     def body() -> int:
         paths = input_paths(files, filenames)
-        if live and paths:
-            raise UserError("give FILES or --live, not both")
-        if not live and not paths:
-            raise UserError("give dump files, a bundle directory, '-' for stdin, or --live")
+        require_files_or_live(paths, live)
         if paths.count("-") + (policy_file == "-") + (config_file == "-") > 1:
             raise UserError("'-' (stdin) can be given once")
         target = live_target(live, kubeconfig, context_name)
