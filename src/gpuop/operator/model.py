@@ -18,6 +18,7 @@ from gpuop.api.labels import (
     MIRROR_POD_ANNOTATION,
     REVISION_LABEL,
 )
+from gpuop.api.resources import GPU_POD_RESOURCE_PREFIXES
 from gpuop.catalog import operand_table
 from gpuop.naming import is_gpu_resource
 from gpuop.planner import NodePlan
@@ -242,6 +243,12 @@ def workload_pod(pod: Mapping[str, Any]) -> WorkloadPod:
         terminating=meta.get("deletionTimestamp") is not None,
         daemonset=any(o.get("kind") == "DaemonSet" and o.get("controller") for o in owners),
         mirror=MIRROR_POD_ANNOTATION in annotations,
+        gpu=any(
+            str(name).startswith(GPU_POD_RESOURCE_PREFIXES)
+            for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+            for part in ("limits", "requests")
+            for name in ((container.get("resources") or {}).get(part) or {})
+        ),
     )
 
 

@@ -546,13 +546,18 @@ async def _write_statuses(
 
 STATUS_INTERVAL_SECONDS = 2.0
 UPGRADE_RECHECK_SECONDS = 10.0
-# Upgrade states in which the state machine looks at every pod on the node.
-_NODE_PODS_STATES = (UpgradeState.WAIT_FOR_JOBS_REQUIRED, UpgradeState.DRAIN_REQUIRED)
+# Upgrade states in which the state machine looks at every pod on the node, read live.
+_NODE_PODS_STATES = (
+    UpgradeState.WAIT_FOR_JOBS_REQUIRED,
+    UpgradeState.POD_DELETION_REQUIRED,
+    UpgradeState.DRAIN_REQUIRED,
+    UpgradeState.POD_RESTART_REQUIRED,
+)
 
 
 async def _read_node_pods(state: OperatorState, client: Any) -> None:
-    """List the pods of the few nodes waiting for jobs or a drain (the pod informer keeps
-    only operand and GPU pods)."""
+    """List the pods of the few nodes between the cordon and the driver restart (the pod
+    informer keeps only operand and GPU pods, and may lag the scheduler's bindings)."""
     waiting = sorted(
         name
         for name, node in ((n["metadata"]["name"], n) for n in state._stored(state.nodes))

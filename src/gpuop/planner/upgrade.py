@@ -28,7 +28,12 @@ its place. The rules, and their upstream sources (k8s-operator-libs `pkg/upgrade
   or drain disabled) `pod-restart-required`.
 * `pod-restart-required`: the out-of-sync driver pod is deleted (the DaemonSet makes the
   new one); once the new pod runs with every container ready -> `validation-required`; a
-  container restarted more than 10 times -> `upgrade-failed`.
+  container restarted more than 10 times -> `upgrade-failed`. Unlike upstream, pod deletion
+  and the restart decide on a live read of the node's pods as well as the pod informer,
+  and a GPU pod found on the node at the restart (one the scheduler bound just after the
+  cordon, or one a new leader's informer had not seen) sends the node back to
+  `pod-deletion-required`: the driver never restarts under a running GPU pod, except on
+  the restart-only path, where the modules stay loaded.
 * `validation-required`: the node's `app=nvidia-operator-validator` pod runs and is ready ->
   `uncordon-required` (or `upgrade-done` for a node that was cordoned before); after 600 s
   -> `upgrade-failed`.
@@ -159,6 +164,8 @@ class WorkloadPod:
     terminating: bool = False
     daemonset: bool = False
     mirror: bool = False
+    # Asks for `nvidia.com/gpu` or a MIG device (what pod deletion evicts).
+    gpu: bool = False
 
 
 @dataclass(frozen=True)
@@ -186,7 +193,8 @@ class UpgradeNode:
     driver_pod: DriverPod
     gpu_pods: tuple[WorkloadPod, ...] = ()
     validator_ready: bool = False
-    # Pods `waitForCompletion.podSelector` or drain select on the node (None: not read).
+    # Every pod on the node, read live (None: not read this pass). Waiting for jobs, drain,
+    # pod deletion and the driver restart decide on it.
     node_pods: tuple[WorkloadPod, ...] | None = None
 
     @property
@@ -368,17 +376,8 @@ def plan_upgrades(
             continue
         if available <= 0 and not node.unschedulable:
             continue
-        pod = node.driver_pod
-        template_digest = template_digests.get(pod.owner or "")
-        restart_only = (
-            node.annotations.get(UPGRADE_REQUESTED_ANNOTATION) != "true"
-            and node.annotations.get(SAFE_LOAD_ANNOTATION) != "true"
-            and pod.owner is not None
-            and pod.config_digest is not None
-            and template_digest is not None
-            and pod.config_digest == template_digest
-        )
-        if restart_only:
+        requested = node.annotations.get(UPGRADE_REQUESTED_ANNOTATION) == "true"
+        if not requested and _restart_only(node, template_digests):
             step = _move(
                 plan,
                 node,
@@ -414,7 +413,9 @@ def plan_upgrades(
             plan.step(node.name).annotations[WAIT_FOR_COMPLETION_ANNOTATION] = str(int(now))
 
     for node in by_state.get(UpgradeState.POD_DELETION_REQUIRED, []):
-        remaining = [p for p in node.gpu_pods if not p.finished]
+        if node.node_pods is None:
+            continue  # the node's pods were not read live this pass
+        remaining = _live_gpu_pods(node)
         if not remaining:
             _move(plan, node, UpgradeState.POD_RESTART_REQUIRED)
             continue
@@ -456,8 +457,27 @@ def plan_upgrades(
     for node in by_state.get(UpgradeState.POD_RESTART_REQUIRED, []):
         pod = node.driver_pod
         if not _in_sync(pod, revisions):
-            if not pod.terminating:
-                plan.step(node.name).delete_driver_pod = (pod.namespace, pod.name)
+            if node.node_pods is None or pod.terminating:
+                continue
+            if not _restart_only(node, template_digests):
+                live = _live_gpu_pods(node)
+                evictable, _ = _evictable(
+                    live, policy.pod_deletion_force, policy.pod_deletion_delete_empty_dir
+                )
+                if evictable:
+                    # Bound after the node was cordoned (a scheduling decision made before
+                    # it), or seen late: the driver never restarts under it.
+                    _move(
+                        plan,
+                        node,
+                        UpgradeState.POD_DELETION_REQUIRED,
+                        f"driver upgrade: GPU pod {evictable[0][0]}/{evictable[0][1]}"
+                        " is on the node again, evicting it before the driver restarts",
+                    )
+                    continue
+                if any(p.terminating for p in live):
+                    continue
+            plan.step(node.name).delete_driver_pod = (pod.namespace, pod.name)
             continue
         step = plan.step(node.name)
         if node.annotations.get(SAFE_LOAD_ANNOTATION):
@@ -497,6 +517,29 @@ def plan_upgrades(
 
     plan.steps = {name: step for name, step in plan.steps.items() if not step.empty}
     return plan
+
+
+def _restart_only(node: UpgradeNode, template_digests: Mapping[str, str]) -> bool:
+    """The running driver pod and its DaemonSet's template install the same driver (one
+    `DRIVER_CONFIG_DIGEST`): replacing the pod leaves the loaded modules, and GPU pods, be."""
+    pod = node.driver_pod
+    template_digest = template_digests.get(pod.owner or "")
+    return (
+        node.annotations.get(SAFE_LOAD_ANNOTATION) != "true"
+        and pod.owner is not None
+        and pod.config_digest is not None
+        and template_digest is not None
+        and pod.config_digest == template_digest
+    )
+
+
+def _live_gpu_pods(node: UpgradeNode) -> list[WorkloadPod]:
+    """The GPU pods still on the node: the pod informer's and the live read's together
+    (the live read wins for a pod both know), finished ones left out. Either may lag the
+    other; a pod either still sees keeps the driver from restarting."""
+    pods = {(p.namespace, p.name): p for p in node.gpu_pods}
+    pods.update({(p.namespace, p.name): p for p in node.node_pods or () if p.gpu})
+    return [p for p in pods.values() if not p.finished]
 
 
 def _finish(plan: UpgradePlan, node: UpgradeNode) -> None:

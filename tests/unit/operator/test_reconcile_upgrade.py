@@ -6,6 +6,7 @@ from typing import Any
 
 from gpuop.api.labels import UPGRADE_ENABLED_ANNOTATION, UPGRADE_STATE_LABEL
 from gpuop.lab.stack import lab_policy
+from gpuop.operator.model import workload_pod
 from gpuop.operator.reconcile import Snapshot, pod_info, reconcile
 from gpuop.sim.hardware import NodeSpec, node_manifest
 
@@ -89,12 +90,58 @@ def test_gpu_nodes_get_the_enabled_annotation_and_their_state() -> None:
     assert any(e.reason == "GPUDriverUpgrade" for e in actions.events)
 
 
+def _read_live(snapshot: Snapshot, *pods: dict[str, Any]) -> Snapshot:
+    """The operator's live read of every pod on the snapshot's nodes."""
+    snapshot.node_pods = {
+        name: tuple(workload_pod(p) for p in pods if p["spec"]["nodeName"] == name)
+        for name in snapshot.nodes
+    }
+    return snapshot
+
+
 def test_gpu_pods_are_evicted_and_the_driver_pod_restarted() -> None:
-    evicting = reconcile(_snapshot({"b": "pod-deletion-required"}, {"b": "old"}), NOW)
-    assert evicting.evictions == [("ml", "train-b")]
-    restart = _snapshot({"b": "pod-restart-required"}, {"b": "old"})
+    deleting = _read_live(_snapshot({"b": "pod-deletion-required"}, {"b": "old"}), _gpu_pod("b"))
+    assert reconcile(deleting, NOW).evictions == [("ml", "train-b")]
+    restart = _read_live(_snapshot({"b": "pod-restart-required"}, {"b": "old"}))
     restart.pods = [p for p in restart.pods if p.namespace == NS]
     assert reconcile(restart, NOW).delete_pods == [(NS, f"{DS}-b")]
+
+
+def test_nothing_is_evicted_or_restarted_without_a_live_read_of_the_node() -> None:
+    for state in ("pod-deletion-required", "pod-restart-required"):
+        snapshot = _snapshot({"b": state}, {"b": "old"})
+        snapshot.pods = [p for p in snapshot.pods if p.namespace == NS]
+        actions = reconcile(snapshot, NOW)
+        assert not actions.delete_pods
+        assert UPGRADE_STATE_LABEL not in actions.node_label_patches.get("b", {})
+
+
+def test_a_gpu_pod_the_informer_has_not_seen_keeps_the_driver_running() -> None:
+    # Bound by the scheduler just after the cordon: only the live read has it.
+    for state in ("pod-deletion-required", "pod-restart-required"):
+        snapshot = _read_live(_snapshot({"b": state}, {"b": "old"}), _gpu_pod("b"))
+        snapshot.pods = [p for p in snapshot.pods if p.namespace == NS]
+        actions = reconcile(snapshot, NOW)
+        assert not actions.delete_pods
+        assert actions.node_label_patches["b"].get(UPGRADE_STATE_LABEL, state) == (
+            "pod-deletion-required"
+        )
+        if state == "pod-deletion-required":
+            assert actions.evictions == [("ml", "train-b")]
+
+
+def test_the_driver_waits_for_a_terminating_gpu_pod() -> None:
+    leaving = _gpu_pod("b")
+    leaving["metadata"]["deletionTimestamp"] = NOW
+    snapshot = _read_live(_snapshot({"b": "pod-restart-required"}, {"b": "old"}), leaving)
+    actions = reconcile(snapshot, NOW)
+    assert not actions.delete_pods and not actions.evictions
+    assert UPGRADE_STATE_LABEL not in actions.node_label_patches.get("b", {})
+    del leaving["metadata"]["deletionTimestamp"]
+    leaving["status"]["phase"] = "Succeeded"
+    snapshot = _read_live(_snapshot({"b": "pod-restart-required"}, {"b": "old"}), leaving)
+    snapshot.pods = [p for p in snapshot.pods if p.namespace == NS]
+    assert reconcile(snapshot, NOW).delete_pods == [(NS, f"{DS}-b")]
 
 
 def test_nothing_moves_while_a_driver_pod_is_missing() -> None:

@@ -64,6 +64,7 @@ def node(
         ready=True,
         driver_pod=driver(name, revision),
         validator_ready=True,
+        node_pods=(),  # read live, as the operator reads the nodes it drains
     )
     return replace(result, **changes)  # type: ignore[arg-type]
 
@@ -242,6 +243,14 @@ def test_restart_only_when_the_driver_config_digest_is_unchanged() -> None:
     assert plan_upgrades(POLICY, [same], {DS: NEW}, {DS: "43"}, 0.0).steps["a"].state == (
         "cordon-required"
     )
+    # On that path the modules stay loaded: the GPU pods stay and the driver pod restarts.
+    gpu_pod = WorkloadPod("ml", "train-0", controlled=True, empty_dir=False, finished=False)
+    restarting = replace(same, labels={UPGRADE_STATE_LABEL: "pod-restart-required"})
+    restarting = replace(restarting, gpu_pods=(gpu_pod,), unschedulable=True)
+    step = plan_upgrades(POLICY, [restarting], {DS: NEW}, {DS: "42"}, 0.0).steps["a"]
+    assert (step.state, step.delete_driver_pod) == (None, ("gpu-operator", f"{DS}-a"))
+    step = plan_upgrades(POLICY, [restarting], {DS: NEW}, {DS: "43"}, 0.0).steps["a"]
+    assert (step.state, step.delete_driver_pod) == ("pod-deletion-required", None)
 
 
 def test_validation_times_out_after_600_seconds() -> None:
