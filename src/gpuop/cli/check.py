@@ -23,6 +23,7 @@ from gpuop.check import Report, render_text, run_checks, to_sarif
 from gpuop.check.release import ReleaseError, parse_operator_version
 from gpuop.check.state import KNOWN_KINDS
 from gpuop.cli.common import color_enabled, emit_data, exit_codes_help, text_width
+from gpuop.cli.completers import complete_operator_releases
 from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
@@ -106,6 +107,7 @@ def _guarded(body: Callable[[], int]) -> int:
     "--operator-version",
     "operator_version",
     metavar="VERSION",
+    shell_complete=complete_operator_releases,
     help="The GPU Operator release that labels the nodes (v25.10.0, or a line: 25.10);"
     " default: read from the input.",
 )

@@ -28,6 +28,7 @@ from gpuop.check import Report
 from gpuop.check.filters import FilterError, FindingFilter, build_filter
 from gpuop.check.rules import SEVERITIES
 from gpuop.cli.common import UserError
+from gpuop.cli.completers import complete_finding_codes
 from gpuop.cli.live import LiveTarget
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,6 +58,7 @@ def findings_options(func: F) -> F:
             "ignores",
             multiple=True,
             metavar="CODE[:KIND/NAME]",
+            shell_complete=complete_finding_codes,
             help="Hide a finding code, on every object or on one (globs: GPU2*, Node/gpu-*);"
             f" repeatable. An object's {IGNORE_ANNOTATION}: CODE,... annotation does the same.",
         ),

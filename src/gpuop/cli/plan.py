@@ -20,6 +20,7 @@ from gpuop.api.labels import (
 )
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
 from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, kubectl_name, text_width
+from gpuop.cli.completers import complete_gpu_models, complete_vgpu_types
 from gpuop.cli.inputs import (
     PciSource,
     expand,
@@ -374,6 +375,7 @@ def _emit_batch(nodes: list[dict[str, Any]], stacks: Stacks, pci: PciSource, out
     "--gpu",
     "gpu_model",
     metavar="MODEL",
+    shell_complete=complete_gpu_models,
     help="Build a node with this GPU model: "
     + ", ".join(gpu.model for gpu in gpu_catalog().gpus)
     + ".",
@@ -391,7 +393,12 @@ def _emit_batch(nodes: list[dict[str, Any]], stacks: Stacks, pci: PciSource, out
     type=click.Choice(list(WORKLOAD_CONFIGS)),
     help=f"Set {WORKLOAD_LABEL} on the node.",
 )
-@click.option("--vgpu-config", metavar="NAME", help=f"Set {VGPU_CONFIG_LABEL} on the node.")
+@click.option(
+    "--vgpu-config",
+    metavar="NAME",
+    shell_complete=complete_vgpu_types,
+    help=f"Set {VGPU_CONFIG_LABEL} on the node.",
+)
 @labels_option("Set a node label (repeatable).")
 @click.option(
     "--policy",

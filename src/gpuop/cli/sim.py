@@ -18,6 +18,7 @@ from gpuop.cli.common import (
     resolve_kubeconfig,
     text_width,
 )
+from gpuop.cli.completers import complete_gpu_models
 from gpuop.cli.inputs import load_pci_database
 from gpuop.cli.layout import Column, render_table
 from gpuop.cli.options import (
@@ -69,7 +70,10 @@ def node() -> None:
 @node.command("add")
 @click.argument("name")
 @click.option(
-    "--gpu", required=True, help="GPU model, e.g. A10, L40S, H100 (see `gpuop sim models`)."
+    "--gpu",
+    required=True,
+    shell_complete=complete_gpu_models,
+    help="GPU model, e.g. A10, L40S, H100 (see `gpuop sim models`).",
 )
 @click.option("--count", type=int, default=1, show_default=True, help="GPUs in the node.")
 @click.option(

@@ -26,6 +26,7 @@ from gpuop.cli.common import (
     kubectl_name,
     text_width,
 )
+from gpuop.cli.completers import complete_operator_releases, complete_release_or_file
 from gpuop.cli.findings import finding_filter, finding_names, findings_options
 from gpuop.cli.inputs import input_paths, load_policy, read_objects, require_kinds
 from gpuop.cli.layout import fit_lines, note
@@ -126,6 +127,7 @@ def versions() -> None:
 @click.option(
     "--operator-release",
     metavar="X.Y.Z",
+    shell_complete=complete_operator_releases,
     help="The GPU Operator release the cluster runs (default: read from the ClusterPolicy).",
 )
 @click.option(
@@ -242,8 +244,8 @@ def _side(value: str, placement: ResolvedPolicy, matrix: VersionMatrix) -> Side:
 
 
 @upgrade.command("preview")
-@click.argument("old", metavar="OLD")
-@click.argument("new", metavar="NEW")
+@click.argument("old", metavar="OLD", shell_complete=complete_release_or_file)
+@click.argument("new", metavar="NEW", shell_complete=complete_release_or_file)
 @click.option(
     "--dump",
     "-f",

@@ -67,3 +67,45 @@ def test_file_arguments_complete_file_names(args: list[str]) -> None:
 
     items = ShellComplete(cli, {}, "gpuop", "_GPUOP_COMPLETE").get_completions(args, "")
     assert [item.type for item in items] == ["file"], args
+
+
+def _values(args: list[str], incomplete: str) -> list[str]:
+    from click.shell_completion import ShellComplete
+
+    from gpuop.cli import cli
+
+    items = ShellComplete(cli, {}, "gpuop", "_GPUOP_COMPLETE").get_completions(args, incomplete)
+    return [item.value for item in items if item.type == "plain"]
+
+
+def test_catalogue_names_complete_where_a_flag_takes_them() -> None:
+    from gpuop.catalog import gpu_catalog, vgpu_families
+    from gpuop.catalog.versions import version_matrix
+    from gpuop.check.rules import REGISTRY
+
+    models = {gpu.model for gpu in gpu_catalog().gpus}
+    assert set(_values(["plan", "--gpu"], "")) == models
+    assert set(_values(["sim", "node", "add", "--gpu"], "")) == models
+    assert "A100" in _values(["plan", "--gpu"], "a1")  # any case
+    vgpu_types = {t for f in vgpu_families().families.values() for t in f.types}
+    assert set(_values(["plan", "--vgpu-config"], "")) == vgpu_types
+    assert set(_values(["check", "--ignore"], "")) == set(REGISTRY)
+    assert set(_values(["versions", "check", "--ignore"], "VER")) == {
+        c for c in REGISTRY if c.startswith("VER")
+    }
+    releases = [r.version for r in version_matrix().releases]
+    assert set(_values(["check", "--operator-version"], "")) == set(releases)
+    assert set(_values(["versions", "check", "--operator-release"], "26.")) == {
+        r for r in releases if r.startswith("26.")
+    }
+    assert set(_values(["upgrade", "preview"], "2")) == {r for r in releases if r[0] == "2"}
+
+
+def test_an_upgrade_side_completes_a_file_when_it_does_not_look_like_a_release() -> None:
+    from click.shell_completion import ShellComplete
+
+    from gpuop.cli import cli
+
+    complete = ShellComplete(cli, {}, "gpuop", "_GPUOP_COMPLETE").get_completions
+    assert [i.type for i in complete(["upgrade", "preview"], "dumps/")] == ["file"]
+    assert [i.type for i in complete(["upgrade", "preview", "26.7.0"], "./")] == ["file"]
