@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from gpuop.cli.common import emit_data, exit_codes_help
-from gpuop.cli.inputs import input_paths, read_objects, require_kinds
+from gpuop.cli.inputs import input_paths, read_dump
 from gpuop.cli.layout import note
 from gpuop.cli.live import live_target, require_files_or_live, with_cluster_line
 from gpuop.cli.options import filename_option, live_options, output_option
@@ -32,6 +32,17 @@ _SUPPORT_KINDS = (
     "ConfigMap",
     "Service",
     "RuntimeClass",
+)
+
+# Everything `adopt` compares or reads: the operator's objects, its nodes, pods and policies.
+_ADOPT_KINDS = (
+    *_SUPPORT_KINDS,
+    "ServiceMonitor",
+    "DaemonSet",
+    "Deployment",
+    "Pod",
+    "Node",
+    "ClusterPolicy",
 )
 
 
@@ -96,8 +107,9 @@ def adopt(
                 note(f"reading {target.describe()}")
             objects = read_live_with(target, _read_live)
         else:
-            objects = [o for o in read_objects(paths) if isinstance(o, dict)]
-            require_kinds(objects, ("ClusterPolicy",), "gpuop adopt", paths)
+            objects = read_dump(
+                paths, needs=("ClusterPolicy",), reads=_ADOPT_KINDS, command="gpuop adopt"
+            )
         image_env = {k: v for k, v in os.environ.items() if k.endswith("_IMAGE")}
         preview = preview_adoption(objects, namespace, image_env)
         if output == "json":

@@ -32,8 +32,8 @@ from gpuop.cli.inputs import (
     load_pci_database,
     load_policy,
     load_vgpu_config,
+    read_dump,
     read_objects,
-    require_kinds,
 )
 from gpuop.cli.layout import fit_lines, note
 from gpuop.cli.live import LiveTarget, live_target, require_files_or_live, with_cluster_line
@@ -169,8 +169,7 @@ def check(
             collected = _collect_live(target, None if quiet else note)
             objects: list[Any] = collected.all_objects()
         else:
-            objects = read_objects(paths)
-            require_kinds(objects, CHECK_KINDS, "gpuop check", paths)
+            objects = read_dump(paths, needs=CHECK_KINDS, reads=KNOWN_KINDS, command="gpuop check")
         report = run_checks(
             objects,
             policy=policy,

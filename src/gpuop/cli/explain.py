@@ -24,7 +24,14 @@ import click
 
 from gpuop.cli import EXIT_INPUT
 from gpuop.cli.common import emit_data, text_width
-from gpuop.cli.inputs import BUNDLE_MANIFEST, InputError, input_paths, require_kinds, split_paths
+from gpuop.cli.inputs import (
+    BUNDLE_MANIFEST,
+    InputError,
+    input_paths,
+    note_ignored,
+    require_kinds,
+    split_paths,
+)
 from gpuop.cli.layout import fit_lines
 from gpuop.cli.live import LiveTarget, with_cluster_line
 from gpuop.cli.options import filenames_option, live_options, output_option
@@ -56,6 +63,9 @@ from gpuop.explain.subjects import (
 from gpuop.explain.text import render_text
 from gpuop.manifests import quantity_problem
 from gpuop.manifests.fields import text
+
+# What explain reads of a cluster (dump or live): the nodes, and what takes their room.
+_CLUSTER_KINDS: Final = ("Node", POD, "KubeVirt", VMI, *DRA_KINDS, VM)
 
 __all__ = [
     "EXIT_FITS",
@@ -120,7 +130,7 @@ def run_explain(
         raise InputError(f"--memory-overhead: {quantity_problem(memory_overhead)}")
 
     if live:
-        kinds = ["Node", POD, "KubeVirt", VMI, *DRA_KINDS] + ([VM] if vm_name else [])
+        kinds = [*_CLUSTER_KINDS] if vm_name else [k for k in _CLUSTER_KINDS if k != VM]
         cluster, target = read_live_target(kubeconfig, context, kinds)
         if target_out is not None:
             target_out.append(target)
@@ -128,6 +138,7 @@ def run_explain(
         cluster = objects_from_files(cluster_files)
         # Without a Node every workload is "unschedulable": say the dump is wrong instead.
         require_kinds(cluster, ("Node",), "gpuop explain --cluster", cluster_files)
+        note_ignored(cluster, _CLUSTER_KINDS, "gpuop explain --cluster")
         validate_cluster(cluster)
         if any(os.path.isfile(os.path.join(f, BUNDLE_MANIFEST)) for f in cluster_files):
             click.echo(

@@ -219,6 +219,37 @@ def read_kinds(paths: Sequence[str], kinds: Sequence[str], command: str) -> list
     return [obj for obj in objects if isinstance(obj, dict) and obj.get("kind") in kinds]
 
 
+def ignored_kinds_line(kinds: Mapping[str, int], command: str) -> str:
+    """The one stderr line that names what a command left out of its input."""
+    shown_kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+    return f"gpuop: not read by {command}: {shown_kinds}"
+
+
+def note_ignored(objects: Iterable[Any], reads: Iterable[str], command: str) -> None:
+    """Say on stderr, in one line, which kinds of the input `command` does not read (a
+    `kubectl get all -o json` dump holds many): nothing is left out silently."""
+    wanted = set(reads)
+    ignored = Counter(
+        str(obj.get("kind"))
+        for obj in objects
+        if isinstance(obj, Mapping) and obj.get("kind") not in wanted
+    )
+    if ignored:
+        print(ignored_kinds_line(ignored, command), file=sys.stderr)
+
+
+def read_dump(
+    paths: Sequence[str], *, needs: Sequence[str], reads: Iterable[str], command: str
+) -> list[dict[str, Any]]:
+    """Every object of the dumps (files, List or multi-document, bundle directories, `-`),
+    for every command that reads a dump: exit status 2 when none is of the kinds `needs`,
+    and one stderr line naming the kinds the command does not `reads`."""
+    objects = [obj for obj in read_objects(paths) if isinstance(obj, dict)]
+    require_kinds(objects, needs, command, paths)
+    note_ignored(objects, [*needs, *reads], command)
+    return objects
+
+
 # -- Single documents: a kubeconfig, a ClusterPolicy, a --node manifest, a vGPU config. --
 
 
@@ -604,6 +635,7 @@ __all__ = [
     "bundle_files",
     "decode",
     "expand",
+    "ignored_kinds_line",
     "input_paths",
     "load_documents",
     "load_pci_database",
@@ -612,7 +644,9 @@ __all__ = [
     "load_vgpu_config",
     "load_yaml_document",
     "max_input_bytes",
+    "note_ignored",
     "parsed_policy",
+    "read_dump",
     "read_input_bytes",
     "read_input_text",
     "read_kinds",

@@ -28,6 +28,7 @@ import yaml
 
 from gpuop.check import render_text, run_checks
 from gpuop.check.kubevirt import kubevirt_check_header, kubevirt_report
+from gpuop.check.state import KNOWN_KINDS
 from gpuop.cli.common import (
     UserError,
     color_enabled,
@@ -41,8 +42,9 @@ from gpuop.cli.inputs import (
     InputError,
     input_paths,
     load_pci_database,
+    note_ignored,
+    read_dump,
     read_objects,
-    require_kinds,
     resource_from_values,
     write_values,
 )
@@ -60,7 +62,6 @@ from gpuop.cli.running import (
     GreedyClusterCommand,
     finish,
     guarded,
-    objects_from_files,
     read_live_target,
 )
 from gpuop.kubevirt.claims import DRA_GATE, VFIO_DEVICE_CLASS, claim_vmi_example
@@ -104,6 +105,7 @@ def _inputs(
     context: str | None,
     kinds: Sequence[str],
     command: str,
+    reads: Sequence[str] = (),
 ) -> tuple[list[dict[str, Any]], LiveTarget | None, PciDatabase]:
     """The objects of the dumps or the live cluster, the cluster read (None: dumps), and
     the pci.ids to name passthrough resources with."""
@@ -115,8 +117,7 @@ def _inputs(
     if live:
         found, target = read_live_target(kubeconfig, context, kinds)
         return [obj for obj in found if isinstance(obj, dict)], target, database
-    objects = objects_from_files(paths)
-    require_kinds(objects, kinds, f"gpuop kubevirt {command}", paths)
+    objects = read_dump(paths, needs=kinds, reads=reads, command=f"gpuop kubevirt {command}")
     return objects, None, database
 
 
@@ -324,6 +325,7 @@ def check(
         objects, target, database = _inputs(
             files, filenames, pci_ids, live, kubeconfig, context_name,
             ("Node", "KubeVirt", "HyperConverged", "VirtualMachineInstance"), "check",
+            KNOWN_KINDS,
         )  # fmt: skip
         report = kubevirt_report(run_checks(objects, pci_db=database))
         report = chosen.apply(report, objects)
@@ -490,9 +492,9 @@ def vmi_example_command(
             note(f"read {read_from.describe()}")
             nodes = [o for o in objects if isinstance(o, dict) and o.get("kind") == "Node"]
         elif paths:
-            nodes = [
-                o for o in read_objects(paths) if isinstance(o, dict) and o.get("kind") == "Node"
-            ]
+            found = read_objects(paths)
+            note_ignored(found, ("Node",), "gpuop kubevirt vmi-example --cluster")
+            nodes = [o for o in found if isinstance(o, dict) and o.get("kind") == "Node"]
         source = ""
         if from_values is not None:
             assert values_file is not None

@@ -24,6 +24,7 @@ from gpuop.cli.completers import complete_gpu_models, complete_vgpu_types
 from gpuop.cli.inputs import (
     PciSource,
     expand,
+    ignored_kinds_line,
     input_paths,
     load_documents,
     load_pci_database,
@@ -159,8 +160,7 @@ def nodes_from_files(paths: Sequence[str]) -> list[dict[str, Any]]:
         held = [{"kind": kind} for kind, count in ignored.items() for _ in range(count)]
         require_kinds(held, ("Node",), "gpuop plan -f", paths)
     if ignored:
-        shown_kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(ignored.items()))
-        click.echo(f"gpuop: not Nodes, not planned: {shown_kinds}", err=True)
+        click.echo(ignored_kinds_line(ignored, "gpuop plan -f"), err=True)
     return nodes
 
 

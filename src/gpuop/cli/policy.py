@@ -10,7 +10,13 @@ from typing import Any
 import click
 
 from gpuop.cli.common import UserError, emit_data, kubectl_name, text_width
-from gpuop.cli.inputs import expand, input_paths, load_documents, require_kinds
+from gpuop.cli.inputs import (
+    expand,
+    ignored_kinds_line,
+    input_paths,
+    load_documents,
+    require_kinds,
+)
 from gpuop.cli.layout import Column, fit_lines, render_table
 from gpuop.cli.options import filenames_option, output_option
 from gpuop.policy import (
@@ -249,8 +255,7 @@ def validate(files: tuple[str, ...], filenames: tuple[str, ...], output: str) ->
             if not (isinstance(item, dict) and isinstance(item.get("kind"), str))
             or item["kind"] in ("ClusterPolicy", GPU_CLUSTER_KIND)
         ]
-        shown = ", ".join(f"{count} {kind}" for kind, count in sorted(other.items()))
-        click.echo(f"gpuop: not policies, not checked: {shown}", err=True)
+        click.echo(ignored_kinds_line(other, "gpuop policy validate"), err=True)
         if not documents:
             require_kinds(held, ("ClusterPolicy",), "gpuop policy validate", paths)
     single = len(documents) == 1 and not lists

@@ -17,8 +17,7 @@ from gpuop.cli.inputs import (
     load_documents,
     load_policy_document,
     parsed_policy,
-    read_objects,
-    require_kinds,
+    read_dump,
 )
 from gpuop.cli.options import filenames_option, output_option
 from gpuop.policy import PolicyError
@@ -49,8 +48,9 @@ def _from_objects(
     paths: tuple[str, ...],
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], dict[str, Any] | None]:
     """The ClusterPolicy (None: none), the Nodes and the GPUCluster of -f inputs."""
-    objects = read_objects(paths)
-    require_kinds(objects, ("ClusterPolicy", "Node", "GPUCluster"), "gpuop render -f", paths)
+    objects = read_dump(
+        paths, needs=("ClusterPolicy", "Node", "GPUCluster"), reads=(), command="gpuop render -f"
+    )
     policies = [obj for obj in objects if obj.get("kind") == "ClusterPolicy"]
     if len(policies) > 1:
         raise UserError(f"{', '.join(paths)}: {len(policies)} ClusterPolicies; expected one")

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from gpuop.catalog.versions import VersionMatrix, version_matrix
+from gpuop.check.state import KNOWN_KINDS
 from gpuop.cli.common import (
     UserError,
     color_enabled,
@@ -28,7 +29,7 @@ from gpuop.cli.common import (
 )
 from gpuop.cli.completers import complete_operator_releases, complete_release_or_file
 from gpuop.cli.findings import finding_filter, finding_names, findings_options
-from gpuop.cli.inputs import input_paths, load_policy, read_objects, require_kinds
+from gpuop.cli.inputs import input_paths, load_policy, read_dump
 from gpuop.cli.layout import fit_lines, note
 from gpuop.cli.live import LiveTarget, live_target, require_files_or_live, with_cluster_line
 from gpuop.cli.options import color_option, filename_option, live_options, output_option
@@ -192,8 +193,12 @@ def check(
                 kube = _kubernetes("the API server's /version", inputs.server_version)
                 kube_source = "API server /version"
         else:
-            objects = read_objects(paths)
-            require_kinds(objects, ("Node", "ClusterPolicy"), "gpuop versions check", paths)
+            objects = read_dump(
+                paths,
+                needs=("Node", "ClusterPolicy"),
+                reads=KNOWN_KINDS,
+                command="gpuop versions check",
+            )
         result = check_versions(
             objects,
             today=day,
@@ -311,9 +316,12 @@ def preview(
             if target is not None:
                 objects = _live(target, quiet=output not in ("text", "wide")).objects
             else:
-                objects = read_objects(dump_paths)
-            if target is None:
-                require_kinds(objects, ("Node",), "gpuop upgrade preview --dump", dump_paths)
+                objects = read_dump(
+                    dump_paths,
+                    needs=("Node",),
+                    reads=("ClusterPolicy",),
+                    command="gpuop upgrade preview --dump",
+                )
             nodes = [obj for obj in objects if isinstance(obj, dict) and obj.get("kind") == "Node"]
             policies = [
                 obj

@@ -176,7 +176,7 @@ def test_validate_not_a_policy(gpuop: RunCli) -> None:
     """A Node is not a policy: not checked, said so; with nothing else it is bad input."""
     run = gpuop("policy", "validate", "-", input="kind: Node\n")
     assert run.code == 2
-    assert "not policies, not checked: 1 Node" in run.stderr
+    assert "not read by gpuop policy validate: 1 Node" in run.stderr
     assert "it holds 1 Node" in run.stderr
 
 

@@ -186,4 +186,4 @@ def test_a_dump_with_other_kinds_plans_its_nodes_and_says_what_it_left_out(
     run = gpuop("plan", "-f", "-", "-o", "name", input=json.dumps(dump))
     assert run.code == 0, run.stderr
     assert run.stdout.splitlines() == [f"node/{NODES[0]['metadata']['name']}"]
-    assert "not Nodes, not planned: 1 Pod" in run.stderr
+    assert "not read by gpuop plan -f: 1 Pod" in run.stderr
