@@ -19,7 +19,10 @@ def _mixed_list(policy: bool) -> dict[str, Any]:
         {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": "gpu-1", "labels": {NFD: "true", "nvidia.com/gpu.present": "true"}},
+            "metadata": {
+                "name": "gpu-1",
+                "labels": {NFD: "true", "nvidia.com/gpu.present": "true"},
+            },
             "status": {"capacity": {"nvidia.com/gpu": "1"}, "allocatable": {"nvidia.com/gpu": "1"}},
         },
         {
