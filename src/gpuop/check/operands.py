@@ -8,6 +8,7 @@ another operand on the node is reported with the deploy-label finding that expla
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from gpuop.catalog import operand_table
@@ -15,17 +16,23 @@ from gpuop.check.context import CheckContext, OperandPod
 from gpuop.manifests.fields import mapping, sequence, text
 
 
+@cache
 def _daemonset_names() -> frozenset[str]:
     return frozenset(operand.daemonset for operand in operand_table().operands)
 
 
 def owner_daemonset(pod: Mapping[str, Any]) -> str | None:
-    """The operand DaemonSet a pod belongs to, or None."""
+    """The operand DaemonSet a pod belongs to, or None (every pod of a dump comes here)."""
     names = _daemonset_names()
-    for owner in sequence(pod, "metadata", "ownerReferences"):
-        if text(owner, "kind") == "DaemonSet" and text(owner, "name") in names:
-            return text(owner, "name")
-    app = mapping(pod, "metadata", "labels").get("app")
+    meta = mapping(pod, "metadata")
+    owners = meta.get("ownerReferences")
+    for owner in owners if isinstance(owners, list) else ():
+        if isinstance(owner, Mapping) and owner.get("kind") == "DaemonSet":
+            name = owner.get("name")
+            if isinstance(name, str) and name in names:
+                return name
+    labels = meta.get("labels")
+    app = labels.get("app") if isinstance(labels, Mapping) else None
     return app if isinstance(app, str) and app in names else None
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from gpuop.api.labels import (
@@ -191,6 +191,7 @@ def parse_operator_version(value: str) -> OperatorRelease:
     )
 
 
+@lru_cache(maxsize=4096)  # a fleet's pods share a few images
 def _image_parts(image: str) -> tuple[str, str | None]:
     """(last path part of the repository, tag or None) of an image reference."""
     reference = image.split("@", 1)[0]
@@ -222,22 +223,37 @@ def _described(obj: Mapping[str, Any]) -> str:
     return f"{obj.get('kind')} {namespace + '/' if namespace else ''}{name}"
 
 
-def _from_images(
-    objects: Iterable[Mapping[str, Any]], wanted: frozenset[str], *path: str
-) -> OperatorRelease | None:
+_TEMPLATE = ("spec", "template", "spec")
+
+
+def _first_by_image(
+    objects: Iterable[Mapping[str, Any]], *path: str
+) -> dict[str, Mapping[str, Any]]:
+    """Each image of the objects' pod specs, in the order met, with the first object that
+    runs it: a fleet's thousands of pods come down to a few images, searched once each."""
+    found: dict[str, Mapping[str, Any]] = {}
     for obj in objects:
         for _, image in _containers(obj, *path):
-            name, tag = _image_parts(image)
-            if name in _GPUOP_IMAGES and wanted is _OPERATOR_IMAGES:
-                newest = version_matrix().newest
-                source = (
-                    f"{_described(obj)} image {image}: gpuop's operator labels as v{newest.version}"
-                )
-                return OperatorRelease(newest.version, newest.line, source, (newest.line,))
-            if name in wanted and tag:
-                found = _release_of(tag, f"{_described(obj)} image {image}")
-                if found is not None:
-                    return found
+            found.setdefault(image, obj)
+    return found
+
+
+def _from_images(
+    by_image: Mapping[str, Mapping[str, Any]], wanted: frozenset[str]
+) -> OperatorRelease | None:
+    """The release the first object running one of the `wanted` images shows."""
+    for image, obj in by_image.items():
+        name, tag = _image_parts(image)
+        if name in _GPUOP_IMAGES and wanted is _OPERATOR_IMAGES:
+            newest = version_matrix().newest
+            source = (
+                f"{_described(obj)} image {image}: gpuop's operator labels as v{newest.version}"
+            )
+            return OperatorRelease(newest.version, newest.line, source, (newest.line,))
+        if name in wanted and tag:
+            found = _release_of(tag, f"{_described(obj)} image {image}")
+            if found is not None:
+                return found
     return None
 
 
@@ -286,13 +302,17 @@ def detect_release(state: ClusterState, override: OperatorRelease | None = None)
             for _, image in _containers(obj, "spec", "template", "spec")
         )
     ]
+    found = _from_images(
+        _first_by_image(operator_deployments, *_TEMPLATE), _OPERATOR_IMAGES
+    ) or _from_helm_labels(operator_deployments)
+    if found is not None:
+        return found
+    pod_images = _first_by_image(state.pods, "spec")
     found = (
-        _from_images(operator_deployments, _OPERATOR_IMAGES, "spec", "template", "spec")
-        or _from_helm_labels(operator_deployments)
-        or _from_images(state.pods, _OPERATOR_IMAGES, "spec")
+        _from_images(pod_images, _OPERATOR_IMAGES)
         or _from_helm_labels(policies)
-        or _from_images(state.daemonsets, _VALIDATOR_IMAGES, "spec", "template", "spec")
-        or _from_images(state.pods, _VALIDATOR_IMAGES, "spec")
+        or _from_images(_first_by_image(state.daemonsets, *_TEMPLATE), _VALIDATOR_IMAGES)
+        or _from_images(pod_images, _VALIDATOR_IMAGES)
     )
     if found is not None:
         return found

@@ -50,7 +50,10 @@ def _container_requests(container: Any) -> dict[str, int]:
     out: dict[str, int] = {}
     resources = mapping(container, "resources")
     for section in ("limits", "requests"):
-        for key, raw in mapping(resources, section).items():
+        values = resources.get(section)
+        if not values or not isinstance(values, Mapping):
+            continue
+        for key, raw in values.items():
             if not isinstance(key, str) or not key.startswith(RESOURCE_PREFIX):
                 continue
             count, _ = resource_count(raw)
@@ -60,11 +63,16 @@ def _container_requests(container: Any) -> dict[str, int]:
 
 
 def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
+    """The NVIDIA resources a pod asks for, as the scheduler sums them (every pod of a
+    large dump comes here: the spec is read once)."""
     total: dict[str, int] = {}
-    for container in sequence(pod, "spec", "containers"):
+    spec = mapping(pod, "spec")
+    containers = spec.get("containers")
+    for container in containers if isinstance(containers, list) else ():
         for key, count in _container_requests(container).items():
             total[key] = total.get(key, 0) + count
-    for container in sequence(pod, "spec", "initContainers"):
+    init_containers = spec.get("initContainers")
+    for container in init_containers if isinstance(init_containers, list) else ():
         for key, count in _container_requests(container).items():
             total[key] = max(total.get(key, 0), count)
     return total
@@ -79,6 +87,10 @@ def vmi_devices(vmi: Mapping[str, Any]) -> list[tuple[str, str]]:
             if name:
                 devices.append((section, name))
     return devices
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _launcher_owner(pod: Mapping[str, Any]) -> str | None:
@@ -99,22 +111,17 @@ def collect_workloads(ctx: CheckContext) -> list[Workload]:
         requests = pod_requests(pod)
         if not requests:
             continue
-        namespace = text(pod, "metadata", "namespace")
+        meta = mapping(pod, "metadata")
+        namespace = _string(meta.get("namespace"))
+        node = _string(mapping(pod, "spec").get("nodeName"))
         owner = _launcher_owner(pod)
         if owner is not None:
             launched.add((namespace, owner))
-            if (namespace, owner) in vmis and not text(pod, "spec", "nodeName"):
+            if (namespace, owner) in vmis and not node:
                 continue  # reported through its VMI
+        phase = _string(mapping(pod, "status").get("phase"))
         workloads.append(
-            Workload(
-                "Pod",
-                text(pod, "metadata", "name"),
-                namespace,
-                text(pod, "spec", "nodeName"),
-                text(pod, "status", "phase"),
-                requests,
-                pod,
-            )
+            Workload("Pod", _string(meta.get("name")), namespace, node, phase, requests, pod)
         )
     for vmi in ctx.state.vmis:
         devices: dict[str, int] = {}

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from itertools import accumulate
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuop.manifests import ManifestError, load_objects
+from gpuop.manifests.loading import flow_nesting_exceeds
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}
@@ -118,3 +120,14 @@ def test_any_text_loads_or_raises_manifest_error(text: str) -> None:
     except ManifestError:
         return
     assert all(isinstance(o, dict) and isinstance(o.get("kind"), str) for o in objects)
+
+
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+@given(st.text(alphabet='[]{}a"', max_size=400), st.integers(1, 12))
+def test_flow_nesting_is_the_deepest_run_of_open_brackets(text: str, limit: int) -> None:
+    """The fast bound (innermost pairs removed pass by pass) agrees with counting level by
+    level, on balanced text and on text that brackets in strings leave unbalanced."""
+    depth = max(accumulate(_STEP[c] for c in text if c in _STEP), default=0)
+    assert flow_nesting_exceeds(text, limit) == (depth > limit)
