@@ -331,6 +331,9 @@ def main() -> None:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     stdout = sys.stdout
+    from gpuop.cli.common import notes_at_exit
+
+    notes_at_exit()  # none left from an earlier run in this process
     try:
         try:
             result = cli(standalone_mode=False)
@@ -342,11 +345,25 @@ def main() -> None:
         if sys.stdout is not stdout or _stdout_closed(stdout):
             sys.stdout = stdout
             sys.exit(_closed_pipe())
+        _print_notes(stop.code in (None, 0, 1))
         raise stop
     except BaseException as exc:
-        sys.exit(exit_status(exc))
+        status = exit_status(exc)
+        _print_notes(status in (0, 1))
+        sys.exit(status)
+    _print_notes(not isinstance(result, int) or result in (0, 1))
     if isinstance(result, int) and result:
         sys.exit(result)
+
+
+def _print_notes(ended_well: bool) -> None:
+    """The notes kept for the end (what the input held that was not read), when the
+    command ended well; after bad input its error line stands alone."""
+    from gpuop.cli.common import notes_at_exit
+
+    for line in notes_at_exit():
+        if ended_well:
+            click.echo(line, err=True)
 
 
 def _stdout_closed(stdout: Any) -> bool:

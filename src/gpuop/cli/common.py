@@ -140,3 +140,20 @@ def resolve_kubeconfig(value: str | None) -> str | None:
 
     local = cluster_dir("gpuop") / "kubeconfig"
     return str(local) if local.exists() else None
+
+
+# Notes about the input that wait for the command to end well (`gpuop.cli.main` prints them
+# then): a command that ends on bad input says so in its one error line alone.
+_NOTES_AT_EXIT: list[str] = []
+
+
+def note_at_exit(line: str) -> None:
+    """Print `line` on stderr when the command ends with exit status 0 or 1."""
+    _NOTES_AT_EXIT.append(line)
+
+
+def notes_at_exit() -> list[str]:
+    """The waiting notes, handed over once."""
+    notes = list(_NOTES_AT_EXIT)
+    _NOTES_AT_EXIT.clear()
+    return notes

@@ -138,7 +138,6 @@ def run_explain(
         cluster = objects_from_files(cluster_files)
         # Without a Node every workload is "unschedulable": say the dump is wrong instead.
         require_kinds(cluster, ("Node",), "gpuop explain --cluster", cluster_files)
-        note_ignored(cluster, _CLUSTER_KINDS, "gpuop explain --cluster")
         validate_cluster(cluster)
         if any(os.path.isfile(os.path.join(f, BUNDLE_MANIFEST)) for f in cluster_files):
             click.echo(
@@ -163,6 +162,8 @@ def run_explain(
             if namespace is None or (text(obj, "metadata", "namespace") or "default") == namespace:
                 sourced.append(("the cluster", obj))
     results = explain_objects(sourced, cluster, memory_overhead=memory_overhead)
+    if not live:  # said once every input is read: bad input is one error line alone
+        note_ignored(cluster, _CLUSTER_KINDS, "gpuop explain --cluster")
     return results, all_pending or len(results) != 1
 
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import yaml
 
-from gpuop.cli.common import UserError
+from gpuop.cli.common import UserError, note_at_exit
 from gpuop.manifests import (
     NESTED_TOO_DEEPLY,
     ManifestError,
@@ -235,7 +235,7 @@ def note_ignored(objects: Iterable[Any], reads: Iterable[str], command: str) -> 
         if isinstance(obj, Mapping) and obj.get("kind") not in wanted
     )
     if ignored:
-        print(ignored_kinds_line(ignored, command), file=sys.stderr)
+        note_at_exit(ignored_kinds_line(ignored, command))
 
 
 def read_dump(

@@ -20,6 +20,7 @@ def operator() -> None:
 @click.option(
     "--kubeconfig",
     envvar="KUBECONFIG",
+    metavar="FILE",
     help="Kubeconfig to use (default: in-cluster or ~/.kube/config).",
 )
 @click.option("--context", default=None, help="Kubeconfig context.")

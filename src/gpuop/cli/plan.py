@@ -19,7 +19,14 @@ from gpuop.api.labels import (
     WORKLOAD_LABEL,
 )
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
-from gpuop.cli.common import UNLIMITED_WIDTH, UserError, emit_data, kubectl_name, text_width
+from gpuop.cli.common import (
+    UNLIMITED_WIDTH,
+    UserError,
+    emit_data,
+    kubectl_name,
+    note_at_exit,
+    text_width,
+)
 from gpuop.cli.completers import complete_gpu_models, complete_vgpu_types
 from gpuop.cli.inputs import (
     PciSource,
@@ -160,7 +167,7 @@ def nodes_from_files(paths: Sequence[str]) -> list[dict[str, Any]]:
         held = [{"kind": kind} for kind, count in ignored.items() for _ in range(count)]
         require_kinds(held, ("Node",), "gpuop plan -f", paths)
     if ignored:
-        click.echo(ignored_kinds_line(ignored, "gpuop plan -f"), err=True)
+        note_at_exit(ignored_kinds_line(ignored, "gpuop plan -f"))
     return nodes
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from gpuop.cli.common import UserError, emit_data, kubectl_name, text_width
+from gpuop.cli.common import UserError, emit_data, kubectl_name, note_at_exit, text_width
 from gpuop.cli.inputs import (
     expand,
     ignored_kinds_line,
@@ -255,7 +255,7 @@ def validate(files: tuple[str, ...], filenames: tuple[str, ...], output: str) ->
             if not (isinstance(item, dict) and isinstance(item.get("kind"), str))
             or item["kind"] in ("ClusterPolicy", GPU_CLUSTER_KIND)
         ]
-        click.echo(ignored_kinds_line(other, "gpuop policy validate"), err=True)
+        note_at_exit(ignored_kinds_line(other, "gpuop policy validate"))
         if not documents:
             require_kinds(held, ("ClusterPolicy",), "gpuop policy validate", paths)
     single = len(documents) == 1 and not lists

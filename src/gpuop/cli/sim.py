@@ -181,7 +181,7 @@ def node_list(output: str, kubeconfig: str | None) -> None:
 
 
 @sim.command("apply")
-@click.argument("file")
+@click.argument("file", metavar="FILE|-")
 @_namespace_option
 @kubeconfig_option
 def apply(file: str, namespace: str, kubeconfig: str | None) -> None:
@@ -250,6 +250,7 @@ def run(
     for noisy in ("httpx", "httpx2", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     resolved = resolve_kubeconfig(kubeconfig)
+    _client(resolved)  # an unusable kubeconfig is bad input, said before anything starts
     if hosts_dir is None:
         base = Path(resolved).parent if resolved else Path.cwd()
         hosts = base / "sim-hosts"

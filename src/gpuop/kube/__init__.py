@@ -16,13 +16,16 @@ import httpx2
 from lightkube import AsyncClient, Client, KubeConfig
 from lightkube.config.client_adapter import Client as http_client_for
 from lightkube.config.client_adapter import ConnectionParams
-from lightkube.core.exceptions import ApiError, ConfigError
+from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.types import PatchType
 
 from gpuop.kube.errors import API_ERRORS, describe
+from gpuop.manifests.loading import NESTED_TOO_DEEPLY, flow_nesting_exceeds
 
 FIELD_MANAGER = "gpuop"
+# No real kubeconfig comes near this, embedded certificates of many clusters included.
+MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
 
 ClusterPolicy = create_global_resource(
     group="nvidia.com", version="v1", kind="ClusterPolicy", plural="clusterpolicies"
@@ -73,13 +76,33 @@ class KubeError(Exception):
 
 def load_kubeconfig(path: str | None = None, context: str | None = None) -> KubeConfig:
     """A kubeconfig from `path`, `$KUBECONFIG`, ~/.kube/config, or the in-cluster account."""
+    where = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
     try:
         if path:
+            _refuse_deep_nesting(path)
             return KubeConfig.from_file(path)
         return KubeConfig.from_env()
-    except (ConfigError, OSError, KeyError, ValueError) as exc:
-        where = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
-        raise KubeError(f"cannot load kubeconfig {where}: {exc}") from exc
+    except KubeError:
+        raise
+    except RecursionError:
+        raise KubeError(f"cannot load kubeconfig {where}: {NESTED_TOO_DEEPLY}") from None
+    except Exception as exc:  # whatever the file holds, it is not a kubeconfig gpuop can use
+        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise KubeError(f"cannot load kubeconfig {where}: {problem}") from exc
+
+
+def _refuse_deep_nesting(path: str) -> None:
+    """A kubeconfig nested deeper than any real one is refused before a YAML reader
+    recurses through it."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(MAX_KUBECONFIG_BYTES + 1)
+    except OSError:
+        return  # the reader says why
+    if len(text) > MAX_KUBECONFIG_BYTES:
+        raise KubeError(f"cannot load kubeconfig {path}: larger than {MAX_KUBECONFIG_BYTES} bytes")
+    if flow_nesting_exceeds(text):
+        raise KubeError(f"cannot load kubeconfig {path}: {NESTED_TOO_DEEPLY}")
 
 
 def _selected(path: str | None, context: str | None) -> Any:

@@ -173,11 +173,14 @@ def test_validate_unreadable_input(gpuop: RunCli, text: str, message: str) -> No
 
 
 def test_validate_not_a_policy(gpuop: RunCli) -> None:
-    """A Node is not a policy: not checked, said so; with nothing else it is bad input."""
+    """A Node is not a policy: with nothing else it is bad input, said in one line; beside a
+    policy it is not checked, and said so."""
     run = gpuop("policy", "validate", "-", input="kind: Node\n")
     assert run.code == 2
+    assert run.stderr.count("\n") == 1 and "it holds 1 Node" in run.stderr
+    policy = "apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: p}\nspec: {}\n"
+    run = gpuop("policy", "validate", "-", input=f"kind: Node\n---\n{policy}")
     assert "not read by gpuop policy validate: 1 Node" in run.stderr
-    assert "it holds 1 Node" in run.stderr
 
 
 def test_validate_refuses_an_object_without_apiversion_and_kind(gpuop: RunCli) -> None:
