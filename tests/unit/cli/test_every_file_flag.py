@@ -159,6 +159,8 @@ def _file_parameters() -> set[tuple[str, str]]:
 def test_every_file_parameter_meets_the_hostile_corpus() -> None:
     missing = _file_parameters() - set(CASES) - WRITTEN
     assert not missing, f"file-taking parameters the corpus does not reach: {sorted(missing)}"
+    files = len(FILES) + len(ODD_FILES)
+    print(f"hostile corpus: {len(CASES)} parameters x {files} files = {len(CASES) * files} cases")
 
 
 @pytest.fixture(scope="module")
