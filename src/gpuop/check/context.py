@@ -13,7 +13,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuop.api.labels import INVENTORY_ANNOTATION, WORKLOAD_LABEL, deploy_label
 from gpuop.api.resources import CONFIG_KIND, RESOURCE_PREFIX, ResourceKind
@@ -26,6 +26,9 @@ from gpuop.naming import PciDatabase, classify_resource
 from gpuop.planner import NodeFacts, NodePlan, plan
 from gpuop.policy import ResolvedPolicy
 from gpuop.vgpu import VgpuConfigFile
+
+if TYPE_CHECKING:
+    from gpuop.check.managers import Management
 
 SANDBOX_CONFIGS = ("vm-passthrough", "vm-vgpu")
 
@@ -152,6 +155,8 @@ class CheckContext(FindingLog):
     nodes: list[NodeInfo] = field(default_factory=list)
     # Operand pods by node name (filled by `operands.index_operand_pods`).
     operand_pods: dict[str, list[OperandPod]] = field(default_factory=dict)
+    # What manages each node's GPUs (filled by `managers.node_management`).
+    management: dict[str, Management] = field(default_factory=dict)
     _plans: dict[Any, NodePlan] = field(default_factory=dict)
     _advertised: dict[str, dict[str, int]] | None = None
     # resource -> (workload config, [(node, count it would advertise)]), see workloads.py

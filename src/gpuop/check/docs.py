@@ -70,6 +70,25 @@ _NODE_SCHEMA = _closed_object(
                 "evidence": {"type": "array", "items": _EVIDENCE_SCHEMA},
             }
         ),
+        "management": _closed_object(
+            {
+                "managers": {"type": "array", "items": {"type": "string"}},
+                "certain": {
+                    "description": "False when only weak signals (a platform's label, a"
+                    " cluster-wide object) named the managers.",
+                    "type": "boolean",
+                },
+                "evidence": {
+                    "type": "array",
+                    "items": _closed_object(
+                        {"manager": {"type": "string"}, "signal": {"type": "string"}}
+                    ),
+                },
+            },
+            optional=("certain",),
+            description="What manages the node's GPUs (catalog/managers.yaml) and the signals"
+            " that show it.",
+        ),
     },
     description="A node some finding is about, and what its GPUs were learnt from.",
 )
@@ -104,13 +123,19 @@ _SUMMARY_SCHEMA = _closed_object(
         },
         "nodes_checked": {"type": "integer"},
         "gpu_nodes": {"type": "integer"},
+        "managers": {
+            "description": "How many nodes each manager of GPUs runs (a node with two counts"
+            " for both).",
+            "type": "object",
+            "additionalProperties": {"type": "integer"},
+        },
         "objects": {"type": "object", "additionalProperties": {"type": "integer"}},
         "skipped": {
             "type": "array",
             "items": _closed_object({"check": {"type": "string"}, "reason": {"type": "string"}}),
         },
     },
-    optional=("by_code", "suppressed"),
+    optional=("by_code", "suppressed", "managers"),
 )
 
 REPORT_SCHEMA: dict[str, Any] = {
@@ -170,6 +195,22 @@ Deployments, Events, the vGPU config ConfigMap, and DRA's ResourceSlices, Resour
 ResourceClaimTemplates and DeviceClasses (`resource.k8s.io/v1`, the GPU8xx rules). Each
 kind is optional; the report lists the checks that could not run and why. Without a
 ClusterPolicy the default one is used (GPU001).
+
+Each node is held to the contract of what manages its GPUs (`catalog/managers.yaml`, with
+a source for each): NVIDIA's GPU Operator, the standalone NVIDIA device plugin (Helm chart
+or manifest, with or without GPU feature discovery), NVIDIA's KubeVirt GPU device plugin
+installed alone, KubeVirt's own PCI and mediated-device plugins, NVIDIA's DRA driver,
+GKE's and Bottlerocket's built-in plugins, EKS and AKS GPU node pools, and other vendors'
+sharing plugins (HAMi's `nvidia.com/gpumem`). A pod of a manager's plugin on the node, a
+label only it sets, the OS image or a resource only it advertises names it; without any,
+a platform's label or what the cluster holds (a ClusterPolicy, the plugin's DaemonSet,
+GPU feature discovery's labels) does. The GPU Operator's rules (workload configs, deploy
+labels, operands) judge only its nodes; the standalone plugin's nodes are checked for the
+names and counts its sharing config gives; every node for resources registered with no
+device (GPU211); two managers that each register `nvidia.com/gpu` on one node are GPU108.
+The text report's first lines count the nodes of each manager when any is not the GPU
+Operator; `-o json` says it per node (`nodes[].management`, with the evidence) and in
+`summary.managers`.
 
 Operator releases label nodes differently (v26.7.0 added `nvidia.com/gpu.deploy.client`,
 v23.6.0 `kata-manager` and `cc-manager`; before v26.7.0 an empty deploy label stays empty),

@@ -14,6 +14,7 @@ from gpuop.check.claims import check_claims
 from gpuop.check.context import CheckContext, NodeInfo, node_counts
 from gpuop.check.drift import check_driver_drift
 from gpuop.check.kubevirt import check_kubevirt
+from gpuop.check.managers import node_management
 from gpuop.check.model import InventoryEvidence, NodeSummary, Report, ordered_findings
 from gpuop.check.nodes import check_nodes
 from gpuop.check.operands import check_operands, index_operand_pods
@@ -130,6 +131,7 @@ def check_state(
         ctx.nodes.append(NodeInfo(view, node_plan, counts, bad, node_policy))
     _say_sandbox_assumed(ctx)
     index_operand_pods(ctx)
+    ctx.management = node_management(ctx)
     _guard(ctx, "node", check_nodes)
     _guard(ctx, "operand", check_operands)
     _guard(ctx, "kubevirt", check_kubevirt)
@@ -166,8 +168,10 @@ def _report(ctx: CheckContext, info: Any) -> Report:
     described: dict[int, tuple[Any, ...]] = {}
     for node in ctx.nodes:
         plan = node.plan
+        managed = ctx.management.get(node.name)
+        management = managed.to_dict() if managed is not None else None
         if plan is None:
-            nodes.append(NodeSummary(node.name, False, None, None, None))
+            nodes.append(NodeSummary(node.name, False, None, None, None, management=management))
             continue
         facts = described.get(id(plan))
         if facts is None:
@@ -185,7 +189,7 @@ def _report(ctx: CheckContext, info: Any) -> Report:
                 ),
             )
             described[id(plan)] = facts
-        nodes.append(NodeSummary(node.name, *facts))
+        nodes.append(NodeSummary(node.name, *facts)._replace(management=management))
     return Report(
         findings, tuple(ctx.skips), info, dict(ctx.state.counts), tuple(nodes), ctx.release
     )

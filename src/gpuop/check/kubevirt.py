@@ -227,11 +227,12 @@ def _check_permitted(
             f"add {{resourceName: {resource}, externalResourceProvider: true}} to"
             f" {config.permitted_path}.{section} of the {config.kind} CR",
         )
+    nvidia_plugin = _nvidia_sandbox_plugin_runs(ctx)
     for entry in config.permitted:
         where = f"permittedHostDevices.{entry.section}[{entry.index}] ({entry.resource})"
         if not _nvidia_entry(entry):
             continue  # another provider's device (KubeVirt's own plugin, Intel, ...)
-        if entry.external is not True:
+        if entry.external is not True and nvidia_plugin:
             shown = "absent" if entry.external is None else repr(entry.external)
             _add(
                 ctx,
@@ -251,6 +252,16 @@ def _check_permitted(
                 f" {expected}, not {entry.resource}",
                 f"set resourceName to {expected}",
             )
+
+
+def _nvidia_sandbox_plugin_runs(ctx: CheckContext) -> bool:
+    """Whether NVIDIA's sandbox (KubeVirt GPU) plugin serves any node: the GPU Operator's,
+    or NVIDIA's KubeVirt plugin installed alone. Without it, KubeVirt's own plugin is the
+    one that serves the devices, as its permittedHostDevices say."""
+    return not ctx.management or any(
+        m.operator or "nvidia-kubevirt-gpu-device-plugin" in m.managers
+        for m in ctx.management.values()
+    )
 
 
 def _nvidia_entry(entry: Permitted) -> bool:
@@ -322,14 +333,25 @@ def _check_gates(
                 " KubeVirt to v1.4 or later",
             )
     _check_dra_gate(ctx, config, vmis)
+    # Only the GPU Operator's vGPU device manager makes mdevs KubeVirt would fight over.
+    operator_nodes = {name for name, m in ctx.management.items() if m.operator}
     vgpu_nodes = sorted(
         info.name
         for info in ctx.nodes
-        if info.plan is not None and info.plan.gpu_node and info.plan.workload.config == "vm-vgpu"
+        if info.plan is not None
+        and info.plan.gpu_node
+        and info.plan.workload.config == "vm-vgpu"
+        and info.name in operator_nodes
     )
     if not vgpu_nodes:
         vgpu_nodes = sorted(
-            {node for r, nodes in advertised.items() if kind_of(r) == "vgpu" for node in nodes}
+            {
+                node
+                for r, nodes in advertised.items()
+                if kind_of(r) == "vgpu"
+                for node in nodes
+                if node in operator_nodes
+            }
         )
     disabled = (
         "DisableMDEVConfiguration" in config.gates or config.mdev_configuration_enabled is False

@@ -117,6 +117,12 @@ class NodeSummary(NamedTuple):
     model: str | None
     inventory_source: str | None = None
     evidence: tuple[InventoryEvidence, ...] = ()
+    # What manages the node's GPUs: {"managers": [...], "certain": bool, "evidence": [...]}.
+    management: Mapping[str, Any] | None = None
+
+    @property
+    def managers(self) -> tuple[str, ...]:
+        return tuple((self.management or {}).get("managers") or ())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -129,6 +135,7 @@ class NodeSummary(NamedTuple):
                 "source": self.inventory_source,
                 "evidence": [item._asdict() for item in self.evidence],
             },
+            "management": dict(self.management or {"managers": [], "evidence": []}),
         }
 
 
@@ -188,9 +195,18 @@ class Report:
             **({"suppressed": dict(self.suppressed)} if self.suppressed else {}),
             "nodes_checked": len(self.nodes),
             "gpu_nodes": sum(1 for node in self.nodes if node.gpu_node),
+            "managers": self.manager_counts(),
             "objects": dict(sorted(self.objects.items())),
             "skipped": [skip.to_dict() for skip in self.skipped],
         }
+
+    def manager_counts(self) -> dict[str, int]:
+        """How many nodes each manager of GPUs runs (a node with two counts for both)."""
+        counts: dict[str, int] = {}
+        for node in self.nodes:
+            for manager in node.managers:
+                counts[manager] = counts.get(manager, 0) + 1
+        return dict(sorted(counts.items()))
 
     def to_dict(self, tool_name: str = "gpuop check") -> dict[str, Any]:
         return {

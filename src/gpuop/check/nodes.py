@@ -24,8 +24,14 @@ from gpuop.api.labels import (
 )
 from gpuop.api.resources import PLUGIN_KINDS, plugin_daemonset
 from gpuop.catalog import WORKLOAD_CONFIGS, WorkloadConfig, operand_table
-from gpuop.check.advertised import check_advertised, describe_workload, shown_counts
+from gpuop.check.advertised import (
+    check_advertised,
+    describe_workload,
+    gfd_replicas,
+    shown_counts,
+)
 from gpuop.check.context import CheckContext, NodeInfo
+from gpuop.check.managers import DEVICE_PLUGIN, UNMANAGED, Management
 from gpuop.check.operands import operand_pods_on
 from gpuop.check.release import detect_release
 from gpuop.check.rules import rule
@@ -47,6 +53,8 @@ _NOTICE_RULES = {
     "InvalidResourceName": "GPU208",
     "UnknownPciDevice": "GPU209",
 }
+# Notices about the GPU Operator's own labels: no finding where it does not manage the node.
+_OPERATOR_NOTICES = frozenset({"GPU101", "GPU102", "GPU105", "GPU107"})
 _CONTEXT_NOTICES = frozenset(
     {"VfioManagerNotRunning", "VgpuManagerNotRunning", "OperandHeld", "VgpuCardsUntouched"}
 )
@@ -71,15 +79,33 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
     if ctx.release is None:
         ctx.release = detect_release(ctx.state)
     for info in ctx.nodes:
-        key = (info.view.plan_key, frozenset(info.counts.items()), tuple(info.bad_quantities))
+        management = ctx.management.get(info.name, UNMANAGED)
+        key = (
+            info.view.plan_key,
+            frozenset(info.counts.items()),
+            tuple(info.bad_quantities),
+            management.managers,
+        )
         if memo and key in healthy:
             continue
         before = len(ctx.findings)
         _check_names(ctx, info)
+        _check_managers(ctx, info, management)
         policy = info.policy or ctx.policy
         if info.plan is None or policy is None:
             continue
-        if not info.plan.gpu_node:
+        if management.primary == DEVICE_PLUGIN and len(management.competing()) == 1:
+            # The operator's device plugin is this plugin: its names and counts hold, the
+            # operator's labels and workload configs do not.
+            if info.plan.gpu_node and info.plan.workload.config in (None, "container"):
+                _check_gpu_node(ctx, info, info.plan, policy, operator=False)
+            else:
+                _check_zero_devices(ctx, info, tuple(info.counts))
+        elif not management.operator:
+            # The GPU Operator's contract (workload configs, deploy labels, operands, its
+            # plugins' names) is not this node's: only what holds for any manager is checked.
+            _check_zero_devices(ctx, info, tuple(info.counts))
+        elif not info.plan.gpu_node:
             _check_non_gpu(ctx, info, info.plan)
         else:
             _check_gpu_node(ctx, info, info.plan, policy)
@@ -123,6 +149,68 @@ def _check_names(ctx: CheckContext, info: NodeInfo) -> None:
                 "the kubelet refuses such a name from a device plugin: check how the dump was"
                 " produced or which plugin registered it",
             )
+
+
+def _check_managers(ctx: CheckContext, info: NodeInfo, management: Management) -> None:
+    competing = management.competing()
+    if len(competing) < 2:
+        return
+    shown = "; ".join(
+        f"{manager}: {signal}" for manager, signal in management.evidence if manager in competing
+    )
+    ctx.add(
+        "GPU108",
+        "Node",
+        info.name,
+        f"{' and '.join(competing)} both serve its GPUs ({shown})",
+        "keep one: remove the other's DaemonSet or keep it off the node with a node selector,"
+        f" or `kubectl label node {info.name} nvidia.com/gpu.deploy.operands=false` to keep"
+        " the GPU Operator away",
+    )
+
+
+_ZERO_CAUSES = {
+    "passthrough": (
+        "no card is bound to vfio-pci",
+        "check the vfio-manager (or your vfio-pci binding) and that IOMMU is on",
+    ),
+    "vgpu": (
+        "no mediated device of the type exists",
+        f"check the vgpu-device-manager and {VGPU_CONFIG_LABEL}, or create the mdevs",
+    ),
+}
+_ZERO_DEFAULT = (
+    "the plugin sees no device the driver serves",
+    "check the driver (`nvidia-smi` on the node) and the device plugin's logs",
+)
+
+
+def _check_zero_devices(ctx: CheckContext, info: NodeInfo, resources: tuple[str, ...]) -> bool:
+    """GPU211 for GPU resources of `resources` registered with 0 devices on a node that
+    advertises no other; True when one is reported."""
+    if info.positive():
+        return False  # another resource is served: a zero one is a stale name (GPU202)
+    capacity = info.view.planned_capacity
+    # GPU feature discovery's gpu.replicas=0: MIG-enabled cards, no whole GPU to count.
+    mig_only = gfd_replicas(info.view.labels) == 0
+    zero = sorted(
+        resource
+        for resource in resources
+        if info.counts.get(resource) == 0
+        and capacity.get(resource, "0") in ("0", "")
+        and classify_resource(resource) in ("container", "mig", "passthrough", "vgpu")
+        and not (mig_only and classify_resource(resource) == "container")
+    )
+    for resource in zero:
+        cause, fix = _ZERO_CAUSES.get(classify_resource(resource), _ZERO_DEFAULT)
+        ctx.add(
+            "GPU211",
+            "Node",
+            info.name,
+            f"{resource} is registered with 0 devices: {cause}",
+            fix,
+        )
+    return bool(zero)
 
 
 def _gpu_evidence(ctx: CheckContext, info: NodeInfo) -> list[str]:
@@ -170,8 +258,14 @@ def _check_non_gpu(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
 
 
 def _check_gpu_node(
-    ctx: CheckContext, info: NodeInfo, plan: NodePlan, policy: ResolvedPolicy
+    ctx: CheckContext,
+    info: NodeInfo,
+    plan: NodePlan,
+    policy: ResolvedPolicy,
+    *,
+    operator: bool = True,
 ) -> None:
+    """Every rule on a GPU node; without `operator`, those of its device plugin alone."""
     name = info.name
     labels = info.view.labels
     pci_notice = False
@@ -184,6 +278,8 @@ def _check_gpu_node(
             continue  # devices are being created: a partial count is expected meanwhile
         if code == "GPU101" and notice.severity == "info":
             continue  # `container` on a container node: ignored, and harmless
+        if not operator and code in _OPERATOR_NOTICES:
+            continue
         if code == "GPU209":
             pci_notice = True
             continue  # reported below, unless a name mismatch says more
@@ -196,8 +292,10 @@ def _check_gpu_node(
             severity=(notice.severity if code == "GPU100" else None),
         )
 
-    _check_labels(ctx, info, plan, policy)
-    mismatch = check_advertised(ctx, info, plan, policy, explained=in_progress)
+    if operator:
+        _check_labels(ctx, info, plan, policy)
+    zero = not in_progress and _check_zero_devices(ctx, info, tuple(plan.advertises))
+    mismatch = check_advertised(ctx, info, plan, policy, explained=in_progress or zero)
     if pci_notice and not mismatch:
         for notice in plan.notices:
             if notice.code == "UnknownPciDevice":
@@ -209,7 +307,7 @@ def _check_gpu_node(
                     "pass the device plugin's pci.ids with --pci-ids to check the exact name",
                 )
     upgrade = labels.get(UPGRADE_STATE_LABEL)
-    if upgrade == "upgrade-failed":
+    if operator and upgrade == "upgrade-failed":
         ctx.add(
             "GPU702",
             "Node",

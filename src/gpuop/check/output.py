@@ -16,6 +16,7 @@ import click
 
 from gpuop import __version__
 from gpuop.api.labels import IGNORE_ANNOTATION, INVENTORY_ANNOTATION, VGPU_CONFIG_LABEL
+from gpuop.catalog.managers import GPU_OPERATOR
 from gpuop.check.model import Finding, NodeSummary, Report
 from gpuop.check.rules import Rule, Severity, family, rule
 
@@ -52,11 +53,30 @@ def _node_title(name: str, summary: NodeSummary | None) -> str:
         return f"Node {name}"
     if not summary.gpu_node:
         return f"Node {name} (no GPU)"
-    parts = [summary.workload or "?"]
+    managers = summary.managers
+    if managers and GPU_OPERATOR not in managers:
+        parts = [f"managed by {' and '.join(managers)}"]
+    else:
+        parts = [summary.workload or "?"]
     if summary.model:
         count = "?" if summary.gpus is None else str(summary.gpus)
         parts.append(f"{count}× {summary.model}{_SOURCES.get(summary.inventory_source or '', '')}")
     return f"Node {name} ({', '.join(parts)})"
+
+
+def _managers_line(report: Report) -> str | None:
+    """How many nodes each manager runs, when any is not the GPU Operator."""
+    by_manager: dict[str, list[str]] = {}
+    for node in report.nodes:
+        for manager in node.managers:
+            by_manager.setdefault(manager, []).append(node.name)
+    if not by_manager or set(by_manager) == {GPU_OPERATOR}:
+        return None
+    shown = "; ".join(
+        f"{manager} {len(names)} ({_summarise_places(names, 3)})"
+        for manager, names in sorted(by_manager.items())
+    )
+    return f"GPUs managed by: {shown}"
 
 
 # Where the GPUs in a node's title were learnt from.
@@ -155,6 +175,9 @@ def render_text(
     out.extend(notes)
     if report.release is not None:
         out.extend(_wrap(f"operator release {report.release.describe()}", width, ""))
+    managers = _managers_line(report)
+    if managers is not None:
+        out.extend(_wrap(managers, width, ""))
     groups: dict[tuple[int, str, str, str], list[Finding]] = {}
     for finding in report.findings:
         groups.setdefault(_group_key(finding), []).append(finding)

@@ -123,6 +123,8 @@ class NodeView:
     ]
     # status.capacity's NVIDIA resources: every device a plugin registered.
     planned_capacity: Mapping[str, str] = field(default_factory=dict)
+    # status.nodeInfo.osImage: some platforms build the device plugin into the OS.
+    os_image: str = ""
 
     @property
     def planned_labels(self) -> dict[str, str]:
@@ -240,7 +242,11 @@ def _node_view(name: str, metadata: Mapping[str, Any], status: Any) -> NodeView:
     annotations = string_map(metadata.get("annotations"))
     resources: Mapping[str, Any] = {}
     planned_capacity: dict[str, str] = {}
+    os_image = ""
     if _is_mapping(status):
+        node_info = status.get("nodeInfo")
+        image = node_info.get("osImage") if _is_mapping(node_info) else None
+        os_image = image if isinstance(image, str) else ""
         allocatable = status.get("allocatable")
         capacity = status.get("capacity")
         chosen = allocatable if _is_mapping(allocatable) and allocatable else capacity
@@ -278,6 +284,7 @@ def _node_view(name: str, metadata: Mapping[str, Any], status: Any) -> NodeView:
         inventory=inventory,
         plan_key=key,
         planned_capacity=planned_capacity,
+        os_image=os_image,
     )
 
 

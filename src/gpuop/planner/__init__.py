@@ -421,8 +421,8 @@ def plan(
                 "UnknownInventory",
                 "info",
                 "nothing on the node says which GPUs it has (no GPU feature discovery"
-                " labels, no NVIDIA resource advertised, no NFD device label): resource"
-                " names and counts cannot be predicted",
+                " labels, no NFD device label, no resource that names a GPU model):"
+                " resource names and counts cannot be predicted",
             )
         )
     operands = _place_operands(policy, final_labels, workload)

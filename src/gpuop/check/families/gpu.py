@@ -154,8 +154,9 @@ FAMILY = RuleFamily(
             "info",
             "The node's GPUs are not described",
             "Nothing on the node says which GPUs it has: no GPU feature discovery labels, no"
-            " NVIDIA resource advertised, no NFD label with a PCI device id, no vGPU type in"
-            " `nvidia.com/vgpu.config`. Resource names and counts are not checked.",
+            " resource that names a GPU model (`nvidia.com/gpu` names none), no NFD label with"
+            " a PCI device id, no vGPU type in `nvidia.com/vgpu.config`. Resource names and"
+            " counts are not checked.",
             "Name and count checks cannot run on this node until one of those appears.",
             "Wait for the node's device plugin (or GPU feature discovery on container nodes) to"
             " start; optionally describe the cards with the `gpuop.io/gpu-inventory` annotation.",
@@ -198,6 +199,22 @@ FAMILY = RuleFamily(
             "Check `nvidia.com/vgpu.config.state` and the nvidia-vgpu-device-manager logs on the"
             " node, and `lspci -d 10de:` on the host; relabel `nvidia.com/vgpu.config` to"
             " re-apply the config.",
+        ),
+        Rule(
+            "GPU108",
+            "MixedManagers",
+            "error",
+            "Two managers serve the node's GPUs",
+            "Two stacks that each register `nvidia.com/gpu` act on the node: the GPU Operator's"
+            " deploy labels or operands beside the standalone NVIDIA device plugin, a managed"
+            " cloud's plugin, a plugin built into the OS or another vendor's sharing plugin"
+            " (`gpuop check -o json` lists the evidence under `nodes[].management`).",
+            "The kubelet keeps the last plugin that registered a resource: the count and the"
+            " sharing follow whichever restarted last, and two drivers or toolkits may fight"
+            " over the host.",
+            "Keep one: remove the other's DaemonSet (or exclude the node from it with a node"
+            " selector), or label the node `nvidia.com/gpu.deploy.operands=false` to keep the"
+            " GPU Operator away.",
         ),
         Rule(
             "GPU201",
@@ -318,6 +335,21 @@ FAMILY = RuleFamily(
             "Extended resources are integers; a hand-edited or corrupted status cannot be"
             " scheduled against.",
             "Regenerate the dump; on a live cluster restart the kubelet to rewrite node status.",
+        ),
+        Rule(
+            "GPU211",
+            "ZeroDevices",
+            "error",
+            "A GPU resource is registered with no device",
+            "The node's device plugin registered an NVIDIA resource (`nvidia.com/gpu`, a"
+            " passthrough model name, a vGPU type) with a count of 0, and the node advertises"
+            " no other.",
+            "The plugin found the cards but none usable: for passthrough, none bound to"
+            " vfio-pci; for vGPU, no mediated device of the type created; for containers, no"
+            " device the driver serves. Workloads asking for the resource stay Pending.",
+            "Passthrough: check the vfio-manager (or your vfio-pci binding) and IOMMU; vGPU: the"
+            " vgpu-device-manager and `nvidia.com/vgpu.config`; containers: the driver"
+            " (`nvidia-smi` on the node) and the device plugin's logs.",
         ),
         Rule(
             "GPU301",

@@ -1,0 +1,51 @@
+"""What can manage a node's GPUs, and the signals that name it (`managers.yaml`).
+
+NVIDIA's GPU Operator is one of several: the standalone device plugin, NVIDIA's KubeVirt
+plugin, the DRA driver, the managed clouds' stacks and other vendors' sharing plugins all
+leave GPU nodes behind. Which one a node shows is a fact of those projects, kept in one
+data file with its sources; this module only loads and types it.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from pydantic import Field
+
+from gpuop.catalog import CatalogModel, load_data_file
+
+
+class Signals(CatalogModel):
+    """What on a node (or a pod on it) names a manager."""
+
+    images: tuple[str, ...] = ()
+    pod_labels: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    node_labels: tuple[str, ...] = ()
+    node_label_prefixes: tuple[str, ...] = ()
+    os_image: tuple[str, ...] = ()
+    resources: tuple[str, ...] = ()
+
+
+class ManagerSpec(CatalogModel):
+    title: str
+    # Whether its plugin registers `nvidia.com/gpu` (two such on a node fight over it).
+    serves_nvidia_gpu: bool
+    source: str
+    strong: Signals = Field(default_factory=Signals)
+    weak: Signals = Field(default_factory=Signals)
+
+
+class ManagerCatalog(CatalogModel):
+    schema_version: int
+    managers: dict[str, ManagerSpec]
+
+
+@cache
+def manager_catalog() -> ManagerCatalog:
+    """The managers of `managers.yaml`, in the file's order."""
+    return ManagerCatalog.model_validate(load_data_file("managers.yaml"))
+
+
+GPU_OPERATOR = "gpu-operator"
+
+__all__ = ["GPU_OPERATOR", "ManagerCatalog", "ManagerSpec", "Signals", "manager_catalog"]

@@ -1,0 +1,271 @@
+"""Who manages each node's GPUs, and the evidence: the contract a node is checked against.
+
+NVIDIA's GPU Operator is one manager among several (`catalog/managers.yaml`): a node that
+the standalone device plugin, a managed cloud's stack, KubeVirt's own plugins or another
+vendor's sharing plugin serves is healthy without a single `nvidia.com/gpu.deploy.*`
+label, and the operator's rules must not judge it. A node's manager is read from strong
+signals first (a pod of the manager's plugin on the node, a label only the manager sets,
+the OS image, a resource only it advertises); without any, from weak ones (a platform's
+node label, then what the cluster holds: a ClusterPolicy, the plugin's DaemonSet, GPU
+feature discovery labels, the names NVIDIA's KubeVirt plugin gives).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpuop.api.labels import NFD_NVIDIA_PCI_LABEL
+from gpuop.api.resources import CONTAINER_RESOURCE
+from gpuop.catalog import operand_table
+from gpuop.catalog.dra import dra_catalog
+from gpuop.catalog.managers import GPU_OPERATOR, Signals, manager_catalog
+from gpuop.check.context import CheckContext, NodeInfo, kind_of
+from gpuop.check.operands import operand_pods_on
+from gpuop.manifests.fields import mapping, sequence, text
+
+KUBEVIRT = "kubevirt"
+DEVICE_PLUGIN = "nvidia-device-plugin"
+KUBEVIRT_PLUGIN = "nvidia-kubevirt-gpu-device-plugin"
+DRA_DRIVER = "nvidia-dra-driver"
+# GPU feature discovery's label: its presence shows GFD ran on the node.
+GFD_PRODUCT_LABEL = "nvidia.com/gpu.product"
+
+
+@dataclass(frozen=True)
+class Management:
+    """What manages a node's GPUs: the managers (strongest evidence first) and why."""
+
+    managers: tuple[str, ...]
+    evidence: tuple[tuple[str, str], ...]
+    # Whether the strong signals (not a guess from weak ones) named the managers.
+    certain: bool = True
+
+    @property
+    def operator(self) -> bool:
+        """Whether the GPU Operator's contract applies to the node."""
+        return GPU_OPERATOR in self.managers
+
+    @property
+    def primary(self) -> str | None:
+        return self.managers[0] if self.managers else None
+
+    def competing(self) -> tuple[str, ...]:
+        """The managers whose plugins each register `nvidia.com/gpu` on the node."""
+        catalog = manager_catalog().managers
+        return tuple(m for m in self.managers if m in catalog and catalog[m].serves_nvidia_gpu)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "managers": list(self.managers),
+            "certain": self.certain,
+            "evidence": [{"manager": m, "signal": s} for m, s in self.evidence],
+        }
+
+
+UNMANAGED = Management((), (), certain=False)
+
+
+def _image_name(image: str) -> str:
+    """The last path part of an image reference, without tag or digest."""
+    reference = image.split("@", 1)[0]
+    name, _, tag = reference.rpartition(":")
+    if not name or "/" in tag:
+        name = reference
+    return name.rsplit("/", 1)[-1]
+
+
+def _images(spec: Mapping[str, Any]) -> list[str]:
+    return [
+        text(container, "image")
+        for field in ("containers", "initContainers")
+        for container in sequence(spec, field)
+        if text(container, "image")
+    ]
+
+
+def _label_match(signals: Signals, labels: Mapping[str, Any]) -> str | None:
+    for key, values in signals.pod_labels.items():
+        value = labels.get(key)
+        if isinstance(value, str) and value in values:
+            return f"{key}={value}"
+    return None
+
+
+def _image_match(signals: Signals, images: Iterable[str]) -> str | None:
+    return next((image for image in images if _image_name(image) in signals.images), None)
+
+
+def _pods_by_node(ctx: CheckContext) -> dict[str, list[Mapping[str, Any]]]:
+    found: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in ctx.state.pods:
+        node = text(pod, "spec", "nodeName")
+        if node and text(pod, "status", "phase") not in ("Succeeded", "Failed"):
+            found.setdefault(node, []).append(pod)
+    return found
+
+
+def _kubevirt_served(ctx: CheckContext) -> set[str]:
+    """Resources KubeVirt's own device plugins serve (permitted without an external provider)."""
+    served: set[str] = set()
+    configs = [
+        mapping(cr, "spec", "configuration", "permittedHostDevices") for cr in ctx.state.kubevirts
+    ]
+    configs += [mapping(cr, "spec", "permittedHostDevices") for cr in ctx.state.hyperconvergeds]
+    for config in configs:
+        for section in ("pciHostDevices", "mediatedDevices"):
+            for entry in sequence(config, section):
+                name = text(entry, "resourceName")
+                if name and mapping(entry).get("externalResourceProvider") is not True:
+                    served.add(name)
+    return served
+
+
+def _cluster_daemonsets(ctx: CheckContext) -> list[tuple[str, str]]:
+    """(manager, what) for each DaemonSet in the input whose pods are a manager's plugin."""
+    found = []
+    operands = operand_table()
+    for ds in ctx.state.daemonsets:
+        template = mapping(ds, "spec", "template")
+        labels = mapping(template, "metadata", "labels")
+        images = _images(mapping(template, "spec"))
+        for name, spec in manager_catalog().managers.items():
+            if name == GPU_OPERATOR:
+                continue
+            by_label = _label_match(spec.strong, labels)
+            operand = operands.operand_for_daemonset(text(ds, "metadata", "name"))
+            if by_label or (operand is None and _image_match(spec.strong, images)):
+                where = f"{text(ds, 'metadata', 'namespace')}/{text(ds, 'metadata', 'name')}"
+                found.append((name, f"DaemonSet {where} in the input"))
+                break
+    return found
+
+
+def node_management(ctx: CheckContext) -> dict[str, Management]:
+    """Each node's managers and the evidence, by node name."""
+    catalog = manager_catalog().managers
+    pods = _pods_by_node(ctx)
+    kubevirt_served = _kubevirt_served(ctx)
+    dra_driver = dra_catalog().driver
+    slices: dict[str, list[str]] = {}
+    for resource_slice in ctx.state.resource_slices:
+        if text(resource_slice, "spec", "driver") == dra_driver:
+            node = text(resource_slice, "spec", "nodeName")
+            slices.setdefault(node, []).append(text(resource_slice, "metadata", "name"))
+    policies = [text(p, "metadata", "name") or "(unnamed)" for p in ctx.state.cluster_policies]
+    daemonsets = _cluster_daemonsets(ctx)
+    result: dict[str, Management] = {}
+    for info in ctx.nodes:
+        strong = _strong_signals(ctx, info, pods.get(info.name, []), kubevirt_served, slices)
+        if strong:
+            result[info.name] = _management(strong, certain=True)
+            continue
+        weak = _weak_signals(info, policies, daemonsets, catalog)
+        result[info.name] = _management(weak, certain=False) if weak else UNMANAGED
+    return result
+
+
+def _management(signals: list[tuple[str, str]], *, certain: bool) -> Management:
+    managers: list[str] = []
+    for manager, _ in signals:
+        if manager not in managers:
+            managers.append(manager)
+    return Management(tuple(managers), tuple(signals), certain)
+
+
+def _strong_signals(
+    ctx: CheckContext,
+    info: NodeInfo,
+    pods: list[Mapping[str, Any]],
+    kubevirt_served: set[str],
+    slices: Mapping[str, list[str]],
+) -> list[tuple[str, str]]:
+    catalog = manager_catalog().managers
+    labels = info.view.labels
+    found: list[tuple[str, str]] = []
+    for name, spec in catalog.items():
+        signals = spec.strong
+        keys = [k for k in signals.node_labels if k in labels]
+        keys += [k for k in labels if k.startswith(signals.node_label_prefixes or ("\0",))]
+        if keys:
+            shown = keys[0] if len(keys) == 1 else f"{keys[0]} and {len(keys) - 1} more labels"
+            found.append((name, f"label {shown}"))
+        words = signals.os_image
+        if words and all(w.lower() in info.view.os_image.lower() for w in words):
+            found.append((name, f"OS image {info.view.os_image!r}"))
+        advertised = [r for r in signals.resources if r in info.counts]
+        if advertised:
+            found.append((name, f"advertises {', '.join(advertised)}"))
+    operand_pods = {pod.name for pod in operand_pods_on(ctx, info.name)}
+    others = [(n, spec) for n, spec in catalog.items() if n != GPU_OPERATOR]
+    for pod in pods:
+        pod_name = text(pod, "metadata", "name")
+        where = f"{text(pod, 'metadata', 'namespace')}/{pod_name}"
+        pod_labels = mapping(pod, "metadata", "labels")
+        by_label = next(
+            ((n, m) for n, spec in others if (m := _label_match(spec.strong, pod_labels))), None
+        )
+        if by_label is not None:
+            found.append((by_label[0], f"runs pod {where} ({by_label[1]})"))
+        elif pod_name in operand_pods:
+            found.append((GPU_OPERATOR, f"runs operand pod {where}"))
+        else:
+            images = _images(mapping(pod, "spec"))
+            by_image = next(
+                ((n, m) for n, spec in others if (m := _image_match(spec.strong, images))), None
+            )
+            if by_image is not None:
+                found.append((by_image[0], f"runs pod {where} ({by_image[1]})"))
+    served = sorted(r for r in kubevirt_served if info.counts.get(r, 0) > 0)
+    if served:
+        found.append(
+            (
+                KUBEVIRT,
+                f"KubeVirt's own plugin serves {', '.join(served)} (permittedHostDevices"
+                " without externalResourceProvider)",
+            )
+        )
+    if info.name in slices:
+        found.append(
+            (DRA_DRIVER, f"ResourceSlice {slices[info.name][0]} of {dra_catalog().driver}")
+        )
+    found.sort(key=lambda item: 0 if item[0] == GPU_OPERATOR else 1)
+    return found
+
+
+def _weak_signals(
+    info: NodeInfo,
+    policies: list[str],
+    daemonsets: list[tuple[str, str]],
+    catalog: Mapping[str, Any],
+) -> list[tuple[str, str]]:
+    labels = info.view.labels
+    for name, spec in catalog.items():
+        keys = [k for k in spec.weak.node_labels if k in labels]
+        if keys:
+            return [(name, f"label {keys[0]}={labels[keys[0]]}")]
+    gpu_evidence = (
+        labels.get(NFD_NVIDIA_PCI_LABEL) == "true"
+        or GFD_PRODUCT_LABEL in labels
+        or bool(info.positive())
+    )
+    if not gpu_evidence:
+        return []
+    if policies:
+        return [(GPU_OPERATOR, f"ClusterPolicy {policies[0]} in the input")]
+    if daemonsets and CONTAINER_RESOURCE in info.counts:
+        return [daemonsets[0]]
+    if GFD_PRODUCT_LABEL in labels:
+        return [
+            (DEVICE_PLUGIN, f"GPU feature discovery's {GFD_PRODUCT_LABEL} label, no GPU Operator")
+        ]
+    sandbox = sorted(r for r in info.positive() if kind_of(r) in ("passthrough", "vgpu"))
+    if sandbox:
+        return [
+            (KUBEVIRT_PLUGIN, f"advertises {sandbox[0]}, a name NVIDIA's KubeVirt plugin gives")
+        ]
+    return []
+
+
+__all__ = ["UNMANAGED", "Management", "node_management"]

@@ -1,0 +1,392 @@
+"""Dumps shaped as each GPU manager leaves its nodes, healthy and drifted (`tests/corpus/managers`).
+
+Run as a script to rewrite the JSON files after changing a shape:
+
+    .venv/bin/python tests/unit/check/managers_corpus.py
+
+The shapes follow what each project documents (sources in `catalog/managers.yaml`): the
+standalone device plugin's Helm chart (release `nvdp`, pods labelled
+`app.kubernetes.io/name`), GPU feature discovery's labels (`nvidia.com/gpu.replicas`,
+`nvidia.com/gpu.sharing-strategy` under time-slicing and MPS), AKS's device plugin manifest
+(`name: nvidia-device-plugin-ds` in kube-system), GKE's `nvidia-gpu-device-plugin`
+DaemonSet, Bottlerocket's NVIDIA variant (no plugin pod: the OS runs it), NVIDIA's KubeVirt
+GPU device plugin, KubeVirt's own PCI and mediated-device plugins (`permittedHostDevices`
+without `externalResourceProvider`), NVIDIA's DRA driver (ResourceSlices of
+`gpu.nvidia.com`) and HAMi's sharing resources.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "managers"
+NFD = "feature.node.kubernetes.io/pci-10de.present"
+
+
+def _node(
+    name: str,
+    labels: dict[str, str],
+    resources: dict[str, str],
+    os_image: str = "Ubuntu 22.04.5 LTS",
+) -> dict[str, Any]:
+    allocatable = {"cpu": "32", "memory": "128Gi", "pods": "110", **resources}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **labels}},
+        "status": {
+            "capacity": dict(allocatable),
+            "allocatable": allocatable,
+            "nodeInfo": {
+                "osImage": os_image,
+                "kubeletVersion": "v1.31.4",
+                "containerRuntimeVersion": "containerd://1.7.23",
+            },
+        },
+    }
+
+
+def _pod(
+    name: str,
+    node: str,
+    daemonset: str,
+    labels: dict[str, str],
+    image: str,
+    namespace: str = "kube-system",
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "DaemonSet",
+                    "name": daemonset,
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"nodeName": node, "containers": [{"name": "plugin", "image": image}]},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "containerStatuses": [{"name": "plugin", "ready": True, "restartCount": 0}],
+        },
+    }
+
+
+def _gfd(product: str, count: int, **extra: str) -> dict[str, str]:
+    return {
+        NFD: "true",
+        "nvidia.com/gpu.product": product,
+        "nvidia.com/gpu.count": str(count),
+        "nvidia.com/gpu.memory": "40960",
+        "nvidia.com/gpu.family": "ampere",
+        "nvidia.com/gpu.machine": "PowerEdge-R750xa",
+        "nvidia.com/cuda.driver.major": "550",
+        "nvidia.com/mig.capable": "true",
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/gpu.replicas": "1",
+        "nvidia.com/gpu.sharing-strategy": "none",
+        **extra,
+    }
+
+
+_NVDP = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
+
+
+def _standalone(node: str) -> list[dict[str, Any]]:
+    return [
+        _pod(
+            f"nvdp-nvidia-device-plugin-{node}",
+            node,
+            "nvdp-nvidia-device-plugin",
+            {
+                "app.kubernetes.io/name": "nvidia-device-plugin",
+                "app.kubernetes.io/instance": "nvdp",
+            },
+            _NVDP,
+            "nvidia-device-plugin",
+        ),
+        _pod(
+            f"nvdp-gpu-feature-discovery-{node}",
+            node,
+            "nvdp-gpu-feature-discovery",
+            {
+                "app.kubernetes.io/name": "gpu-feature-discovery",
+                "app.kubernetes.io/instance": "nvdp",
+            },
+            _NVDP,
+            "nvidia-device-plugin",
+        ),
+    ]
+
+
+def standalone(gpus: str = "4") -> list[dict[str, Any]]:
+    node = _node("nvdp-1", _gfd("NVIDIA-A100-SXM4-40GB", 4), {"nvidia.com/gpu": gpus})
+    return [node, *_standalone("nvdp-1")]
+
+
+def time_slicing(gpus: str = "8") -> list[dict[str, Any]]:
+    labels = _gfd(
+        "NVIDIA-A100-SXM4-40GB",
+        2,
+        **{
+            "nvidia.com/device-plugin.config": "a100-ts",
+            "nvidia.com/gpu.replicas": "4",
+            "nvidia.com/gpu.sharing-strategy": "time-slicing",
+        },
+    )
+    return [_node("ts-1", labels, {"nvidia.com/gpu": gpus}), *_standalone("ts-1")]
+
+
+def mps() -> list[dict[str, Any]]:
+    labels = _gfd(
+        "NVIDIA-A100-SXM4-40GB",
+        2,
+        **{"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "mps"},
+    )
+    return [_node("mps-1", labels, {"nvidia.com/gpu": "8"}), *_standalone("mps-1")]
+
+
+def bottlerocket(gpus: str = "1") -> list[dict[str, Any]]:
+    labels = {
+        "eks.amazonaws.com/nodegroup": "gpu",
+        "node.kubernetes.io/instance-type": "g5.xlarge",
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-a10g",
+    }
+    image = "Bottlerocket OS 1.26.2 (aws-k8s-1.31-nvidia)"
+    return [_node("br-1", labels, {"nvidia.com/gpu": gpus}, image)]
+
+
+def gke() -> list[dict[str, Any]]:
+    labels = {
+        "cloud.google.com/gke-accelerator": "nvidia-l4",
+        "cloud.google.com/gke-gpu": "true",
+        "cloud.google.com/gke-gpu-driver-version": "default",
+        "cloud.google.com/gke-nodepool": "l4-pool",
+    }
+    return [
+        _node("gke-l4-1", labels, {"nvidia.com/gpu": "1"}, "Container-Optimized OS from Google"),
+        _pod(
+            "nvidia-gpu-device-plugin-small-cos-7xk2p",
+            "gke-l4-1",
+            "nvidia-gpu-device-plugin-small-cos",
+            {"k8s-app": "nvidia-gpu-device-plugin"},
+            "gke.gcr.io/nvidia-gpu-device-plugin@sha256:8a6e0b3e4c3c7ac4",
+        ),
+    ]
+
+
+def aks() -> list[dict[str, Any]]:
+    labels = {
+        "kubernetes.azure.com/accelerator": "nvidia",
+        "kubernetes.azure.com/agentpool": "gpunp",
+        "node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4",
+    }
+    return [
+        _node("aks-gpunp-1", labels, {"nvidia.com/gpu": "1"}),
+        _pod(
+            "nvidia-device-plugin-daemonset-x9z8q",
+            "aks-gpunp-1",
+            "nvidia-device-plugin-daemonset",
+            {"name": "nvidia-device-plugin-ds"},
+            "nvcr.io/nvidia/k8s-device-plugin:v0.15.0",
+        ),
+    ]
+
+
+def _kubevirt(section: str, entry: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "KubeVirt",
+        "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+        "spec": {
+            "configuration": {
+                "developerConfiguration": {"featureGates": ["GPU", "HostDevices"]},
+                "permittedHostDevices": {section: [entry]},
+            }
+        },
+        "status": {"phase": "Deployed", "observedKubeVirtVersion": "v1.4.0"},
+    }
+
+
+def kubevirt_nvidia_plugin(count: str = "4") -> list[dict[str, Any]]:
+    name = "nvidia.com/GA100_A100_SXM4_40GB"
+    entry = {
+        "pciVendorSelector": "10DE:20B0",
+        "resourceName": name,
+        "externalResourceProvider": True,
+    }
+    return [
+        _node("kv-pt-1", {NFD: "true"}, {name: count}),
+        _pod(
+            "nvidia-kubevirt-gpu-dp-daemonset-4kq8w",
+            "kv-pt-1",
+            "nvidia-kubevirt-gpu-dp-daemonset",
+            {"name": "nvidia-kubevirt-gpu-dp-ds"},
+            "nvcr.io/nvidia/kubevirt-gpu-device-plugin:v1.2.10",
+        ),
+        _kubevirt("pciHostDevices", entry),
+    ]
+
+
+def kubevirt_own_pci() -> list[dict[str, Any]]:
+    name = "nvidia.com/GA100_A100_SXM4_40GB"
+    entry = {"pciVendorSelector": "10DE:20B0", "resourceName": name}
+    return [_node("kv-pci-1", {NFD: "true"}, {name: "2"}), _kubevirt("pciHostDevices", entry)]
+
+
+def kubevirt_own_mdev() -> list[dict[str, Any]]:
+    name = "nvidia.com/NVIDIA_A10-12Q"
+    entry = {"mdevNameSelector": "NVIDIA A10-12Q", "resourceName": name}
+    return [_node("kv-mdev-1", {NFD: "true"}, {name: "4"}), _kubevirt("mediatedDevices", entry)]
+
+
+def dra_driver() -> list[dict[str, Any]]:
+    devices = [
+        {
+            "name": f"gpu-{index}",
+            "attributes": {
+                "type": {"string": "gpu"},
+                "productName": {"string": "NVIDIA A100-SXM4-40GB"},
+                "uuid": {"string": f"GPU-0000000{index}-aaaa-bbbb-cccc-000000000000"},
+            },
+            "capacity": {"memory": {"value": "40Gi"}},
+        }
+        for index in range(2)
+    ]
+    return [
+        _node("dra-1", {NFD: "true", "nvidia.com/gpu.present": "true"}, {}),
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "dra-1-gpu.nvidia.com-abcde"},
+            "spec": {
+                "driver": "gpu.nvidia.com",
+                "nodeName": "dra-1",
+                "pool": {"name": "dra-1", "generation": 1, "resourceSliceCount": 1},
+                "devices": devices,
+            },
+        },
+        _pod(
+            "nvidia-dra-driver-gpu-kubelet-plugin-q7w2e",
+            "dra-1",
+            "nvidia-dra-driver-gpu-kubelet-plugin",
+            {"app.kubernetes.io/name": "nvidia-dra-driver-gpu"},
+            "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0",
+            "nvidia-dra-driver-gpu",
+        ),
+    ]
+
+
+def hami() -> list[dict[str, Any]]:
+    labels = {NFD: "true", "gpu": "on"}
+    resources = {"nvidia.com/gpu": "10", "nvidia.com/gpumem": "40960", "nvidia.com/gpucores": "100"}
+    return [
+        _node("hami-1", labels, resources),
+        _pod(
+            "hami-device-plugin-8d7sx",
+            "hami-1",
+            "hami-device-plugin",
+            {"app.kubernetes.io/component": "hami-device-plugin"},
+            "projecthami/hami:v2.5.0",
+        ),
+    ]
+
+
+def mixed() -> list[dict[str, Any]]:
+    """The GPU Operator's deploy labels and the standalone plugin on one node."""
+    labels = {
+        **_gfd("NVIDIA-A100-SXM4-40GB", 4),
+        "nvidia.com/gpu.present": "true",
+        **{
+            f"nvidia.com/gpu.deploy.{operand}": "true"
+            for operand in (
+                "driver",
+                "container-toolkit",
+                "operator-validator",
+                "device-plugin",
+                "gpu-feature-discovery",
+                "dcgm",
+                "dcgm-exporter",
+                "node-status-exporter",
+                "mig-manager",
+                "client",
+            )
+        },
+    }
+    return [_node("mixed-1", labels, {"nvidia.com/gpu": "4"}), *_standalone("mixed-1")]
+
+
+# name -> (builder, the manager of each node, the expected findings as "CODE Node/NAME")
+SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], list[str]]] = {
+    "standalone-plugin": (standalone, {"nvdp-1": "nvidia-device-plugin"}, []),
+    "standalone-plugin-too-few": (
+        lambda: standalone("3"),
+        {"nvdp-1": "nvidia-device-plugin"},
+        ["GPU206 Node/nvdp-1"],
+    ),
+    "standalone-plugin-zero": (
+        lambda: standalone("0"),
+        {"nvdp-1": "nvidia-device-plugin"},
+        ["GPU211 Node/nvdp-1"],
+    ),
+    "standalone-time-slicing": (time_slicing, {"ts-1": "nvidia-device-plugin"}, []),
+    "standalone-time-slicing-wrong-count": (
+        lambda: time_slicing("6"),
+        {"ts-1": "nvidia-device-plugin"},
+        ["GPU206 Node/ts-1"],
+    ),
+    "standalone-mps": (mps, {"mps-1": "nvidia-device-plugin"}, []),
+    "bottlerocket": (bottlerocket, {"br-1": "bottlerocket"}, []),
+    "bottlerocket-zero": (
+        lambda: bottlerocket("0"),
+        {"br-1": "bottlerocket"},
+        ["GPU211 Node/br-1"],
+    ),
+    "gke": (gke, {"gke-l4-1": "gke"}, []),
+    "aks": (aks, {"aks-gpunp-1": "nvidia-device-plugin"}, []),
+    "kubevirt-nvidia-plugin": (
+        kubevirt_nvidia_plugin,
+        {"kv-pt-1": "nvidia-kubevirt-gpu-device-plugin"},
+        [],
+    ),
+    "kubevirt-nvidia-plugin-zero": (
+        lambda: kubevirt_nvidia_plugin("0"),
+        {"kv-pt-1": "nvidia-kubevirt-gpu-device-plugin"},
+        ["GPU211 Node/kv-pt-1"],
+    ),
+    "kubevirt-own-pci": (kubevirt_own_pci, {"kv-pci-1": "kubevirt"}, []),
+    "kubevirt-own-mdev": (kubevirt_own_mdev, {"kv-mdev-1": "kubevirt"}, []),
+    "dra-driver": (dra_driver, {"dra-1": "nvidia-dra-driver"}, []),
+    "hami": (hami, {"hami-1": "hami"}, []),
+    "mixed-operator-and-standalone": (
+        mixed,
+        {"mixed-1": "gpu-operator"},
+        ["GPU108 Node/mixed-1"],
+    ),
+}
+
+
+def render(items: list[dict[str, Any]]) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n"
+
+
+def main() -> None:
+    CORPUS.mkdir(parents=True, exist_ok=True)
+    for old in CORPUS.glob("*.json"):
+        old.unlink()
+    for name, (build, _, _) in SCENARIOS.items():
+        (CORPUS / f"{name}.json").write_text(render(build()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""`gpuop check` holds each node to the contract of what manages its GPUs.
+
+The corpus (`tests/corpus/managers`, written by managers_corpus.py) has a dump per manager,
+healthy and drifted: every healthy one has no error or warning, every drift is found with
+its code on its node, and every node's manager is named.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import managers_corpus
+import pytest
+
+from gpuop.check import Report, run_checks
+from gpuop.manifests import load_objects
+
+CORPUS = managers_corpus.CORPUS
+
+
+@functools.cache
+def _report(name: str) -> Report:
+    path = CORPUS / f"{name}.json"
+    return run_checks(load_objects(path.read_text(encoding="utf-8"), str(path)))
+
+
+def test_corpus_files_are_generated() -> None:
+    files = {path.name for path in CORPUS.glob("*.json")}
+    assert files == {f"{name}.json" for name in managers_corpus.SCENARIOS}
+    for name, (build, _, _) in managers_corpus.SCENARIOS.items():
+        assert (CORPUS / f"{name}.json").read_text() == managers_corpus.render(build()), name
+
+
+@pytest.mark.parametrize("name", sorted(managers_corpus.SCENARIOS))
+def test_findings_and_managers(name: str) -> None:
+    _, managers, expected = managers_corpus.SCENARIOS[name]
+    report = _report(name)
+    found = sorted(f"{f.code} {f.kind}/{f.name}" for f in report.findings if f.severity != "info")
+    assert found == sorted(expected)
+    primary = {node.name: node.managers[0] for node in report.nodes if node.managers}
+    assert primary == managers
+
+
+def test_every_manager_of_the_catalogue_has_a_healthy_dump() -> None:
+    from gpuop.catalog.managers import manager_catalog
+
+    healthy = {
+        manager
+        for name, (_, managers, expected) in managers_corpus.SCENARIOS.items()
+        if not expected
+        for manager in managers.values()
+    }
+    # The GPU Operator's own healthy dumps are the main corpus (tests/corpus/check).
+    missing = set(manager_catalog().managers) - healthy - {"gpu-operator", "eks", "aks"}
+    assert not missing
+
+
+def test_the_report_says_who_manages_a_node_and_why(tmp_path: Path) -> None:
+    report = _report("standalone-plugin-zero")
+    data = report.to_dict()
+    assert data["summary"]["managers"] == {"nvidia-device-plugin": 1}
+    (node,) = data["nodes"]
+    assert node["management"]["managers"] == ["nvidia-device-plugin"]
+    assert any("nvdp-nvidia-device-plugin" in e["signal"] for e in node["management"]["evidence"])
+
+
+def test_a_zero_device_resource_on_an_operator_node_is_named_not_called_missing() -> None:
+    import json
+
+    from managers_corpus import _gfd, _node
+
+    deploy = {
+        f"nvidia.com/gpu.deploy.{key}": "true"
+        for key in ("driver", "container-toolkit", "device-plugin", "operator-validator")
+    }
+    node = _node("op-0", {**_gfd("NVIDIA-A100-SXM4-40GB", 4), **deploy}, {"nvidia.com/gpu": "0"})
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [node]})
+    report = run_checks(load_objects(text, "op-0"))
+    codes = {f.code for f in report.findings}
+    assert "GPU211" in codes and "GPU207" not in codes
