@@ -50,6 +50,10 @@ def describe_cards(plan: NodePlan) -> str:
     return f"{count}× {'/'.join(models)}"
 
 
+# The suffix the device plugin gives shared GPUs under `renameByDefault: true`.
+SHARED_SUFFIX = ".shared"
+
+
 def gfd_replicas(labels: Mapping[str, str]) -> int | None:
     """GPU feature discovery's `nvidia.com/gpu.replicas`: replicas per GPU, None if unset.
 
@@ -139,6 +143,10 @@ def check_advertised(
     for resource, planned in sorted(expected.items()):
         count = positive.get(resource, 0)
         kind = kind_of(resource)
+        if count == 0 and kind == "container" and positive.get(f"{resource}{SHARED_SUFFIX}"):
+            # The sharing config's renameByDefault: the replicas go by `<name>.shared`.
+            resource = f"{resource}{SHARED_SUFFIX}"
+            count = positive[resource]
         if count == 0:
             # GFD's replicas 0: the GPUs are in MIG mode, none is advertised whole.
             mig_mode = kind == "container" and gfd_replicas(info.view.labels) == 0
@@ -186,14 +194,21 @@ def check_advertised(
                 " driver or not bound to vfio-pci",
             )
 
-    # A passthrough name that no device has in gpuop's pci.ids: the plugin's differs.
-    if not plan.expected_names and own in ("passthrough", "kata") and mine and not explained:
+    # A passthrough name that no device has in gpuop's pci.ids: the plugin's differs. (With
+    # the sandbox plugin off nothing is expected, and a name pci.ids has is no mismatch.)
+    unknown_names = {r: n for r, n in mine.items() if not ctx.pci_db.names_a_device(r)}
+    if (
+        not plan.expected_names
+        and own in ("passthrough", "kata")
+        and unknown_names
+        and not explained
+    ):
         reported = True
         ctx.add(
             "GPU209",
             "Node",
             name,
-            f"advertises {shown_counts(mine)}, a name no NVIDIA device has in gpuop's pci.ids,"
+            f"advertises {shown_counts(unknown_names)}, a name no NVIDIA device has in gpuop's pci.ids,"
             " so the cards behind it are unknown",
             "the plugin's pci.ids differs from gpuop's: pass it with --pci-ids, and permit"
             " and request the name the node really advertises",

@@ -213,6 +213,11 @@ def _named_counters(obj: object, where: str, key: str) -> list[tuple[str, dict[s
     return entries
 
 
+def _shown_key(key: str) -> str:
+    """A map key as an error message shows it: control characters escaped, one line."""
+    return key.encode("unicode_escape").decode("ascii") if not key.isprintable() else key
+
+
 def _attribute(obj: object, where: str) -> AttrValue:
     attr = mapping(obj, where)
     kinds = [k for k in ("bool", "int", "string", "version") if attr.get(k) is not None]
@@ -256,12 +261,13 @@ def _device(obj: object, where: str, driver: str, pool: str, node: str | None) -
     name = string(dev.get("name"), f"{where}.name")
     where = f"{where} ({name})"
     attributes = {
-        qualify(key, driver): _attribute(raw, f"{where}.attributes[{key}]")
+        qualify(key, driver): _attribute(raw, f"{where}.attributes[{_shown_key(key)}]")
         for key, raw in mapping(dev.get("attributes"), f"{where}.attributes").items()
     }
     capacity = {
         qualify(key, driver): quantity(
-            mapping(raw, f"{where}.capacity[{key}]").get("value"), f"{where}.capacity[{key}].value"
+            mapping(raw, f"{where}.capacity[{_shown_key(key)}]").get("value"),
+            f"{where}.capacity[{_shown_key(key)}].value",
         )
         for key, raw in mapping(dev.get("capacity"), f"{where}.capacity").items()
     }

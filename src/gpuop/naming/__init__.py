@@ -81,6 +81,19 @@ class PciDatabase:
     def name_of(self, device_id: str) -> str | None:
         return self.devices.get(device_id.lower())
 
+    def names_a_device(self, resource: str) -> bool:
+        """Whether some NVIDIA device of this database is advertised as `resource` by a
+        passthrough plugin (KubeVirt's naming or the Kata plugin's)."""
+        names = self.__dict__.get("_resources")
+        if names is None:
+            names = frozenset(
+                RESOURCE_PREFIX + normalise(name)
+                for name in self.devices.values()
+                for normalise in (normalise_pci_name, normalise_pci_name_kata)
+            )
+            object.__setattr__(self, "_resources", names)  # computed once, on first use
+        return resource in names
+
 
 @cache
 def _shipped_database() -> PciDatabase:

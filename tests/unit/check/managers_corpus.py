@@ -134,7 +134,8 @@ def standalone(gpus: str = "4") -> list[dict[str, Any]]:
     return [node, *_standalone("nvdp-1")]
 
 
-def time_slicing(gpus: str = "8") -> list[dict[str, Any]]:
+def time_slicing(gpus: str = "8", renamed: bool = False) -> list[dict[str, Any]]:
+    """Two GPUs shared four ways; `renamed`: `renameByDefault: true` (`nvidia.com/gpu.shared`)."""
     labels = _gfd(
         "NVIDIA-A100-SXM4-40GB",
         2,
@@ -144,7 +145,8 @@ def time_slicing(gpus: str = "8") -> list[dict[str, Any]]:
             "nvidia.com/gpu.sharing-strategy": "time-slicing",
         },
     )
-    return [_node("ts-1", labels, {"nvidia.com/gpu": gpus}), *_standalone("ts-1")]
+    resource = "nvidia.com/gpu.shared" if renamed else "nvidia.com/gpu"
+    return [_node("ts-1", labels, {resource: gpus}), *_standalone("ts-1")]
 
 
 def mps() -> list[dict[str, Any]]:
@@ -342,6 +344,16 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     "standalone-time-slicing": (time_slicing, {"ts-1": "nvidia-device-plugin"}, []),
     "standalone-time-slicing-wrong-count": (
         lambda: time_slicing("6"),
+        {"ts-1": "nvidia-device-plugin"},
+        ["GPU206 Node/ts-1"],
+    ),
+    "standalone-time-slicing-renamed": (
+        lambda: time_slicing(renamed=True),
+        {"ts-1": "nvidia-device-plugin"},
+        [],
+    ),
+    "standalone-time-slicing-renamed-wrong-count": (
+        lambda: time_slicing("6", renamed=True),
         {"ts-1": "nvidia-device-plugin"},
         ["GPU206 Node/ts-1"],
     ),

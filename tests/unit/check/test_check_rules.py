@@ -666,3 +666,16 @@ def test_a_parked_vgpu_device_manager_is_reported_only_without_vms_using_the_dev
     cluster.operands = False
     report = run_checks(cluster.objects())
     assert {f.code for f in report.findings if f.node == "lab-3"} == codes
+
+
+def test_with_the_sandbox_plugin_off_a_known_passthrough_name_is_no_mismatch() -> None:
+    """KubeVirt's own plugin (or one installed by hand) serves the cards: a name gpuop's
+    pci.ids gives is right; only a name no device has is GPU209."""
+    policy, node = _lab_node("pt-off", "vm-passthrough")
+    policy["spec"]["sandboxDevicePlugin"] = {"enabled": False}
+    assert not {c for c in _codes([policy, node]) if c[0] == "GPU209"}
+    for part in ("capacity", "allocatable"):
+        resources = node["status"][part]
+        count = resources.pop("nvidia.com/GA102GL_A10")
+        resources["nvidia.com/2236"] = count
+    assert ("GPU209", "Node/pt-off") in _codes([policy, node])
