@@ -97,6 +97,34 @@ def _image_match(signals: Signals, images: Iterable[str]) -> str | None:
     return next((image for image in images if _image_name(image) in signals.images), None)
 
 
+def plugin_match(
+    owner: Mapping[str, Any], *path: str, operand: bool = False
+) -> tuple[str, str] | None:
+    """(manager, what matched) when a pod, or a DaemonSet's pod template at `path`, is the
+    plugin of a manager other than the GPU Operator: by its labels, else by its images
+    (not for one of the operator's `operand`s, whose images are the same plugins')."""
+    labels = mapping(owner, *path, "metadata", "labels")
+    others = [(n, spec) for n, spec in manager_catalog().managers.items() if n != GPU_OPERATOR]
+    for name, spec in others:
+        matched = _label_match(spec.strong, labels)
+        if matched is not None:
+            return name, matched
+    if operand:
+        return None
+    images = _images(mapping(owner, *path, "spec"))
+    for name, spec in others:
+        matched = _image_match(spec.strong, images)
+        if matched is not None:
+            return name, matched
+    return None
+
+
+def plugin_manager(owner: Mapping[str, Any], *path: str) -> str | None:
+    """The manager whose plugin a pod (or a DaemonSet's template at `path`) is, or None."""
+    found = plugin_match(owner, *path)
+    return found[0] if found else None
+
+
 def _pods_by_node(ctx: CheckContext) -> dict[str, list[Mapping[str, Any]]]:
     found: dict[str, list[Mapping[str, Any]]] = {}
     for pod in ctx.state.pods:
@@ -127,18 +155,12 @@ def _cluster_daemonsets(ctx: CheckContext) -> list[tuple[str, str]]:
     found = []
     operands = operand_table()
     for ds in ctx.state.daemonsets:
-        template = mapping(ds, "spec", "template")
-        labels = mapping(template, "metadata", "labels")
-        images = _images(mapping(template, "spec"))
-        for name, spec in manager_catalog().managers.items():
-            if name == GPU_OPERATOR:
-                continue
-            by_label = _label_match(spec.strong, labels)
-            operand = operands.operand_for_daemonset(text(ds, "metadata", "name"))
-            if by_label or (operand is None and _image_match(spec.strong, images)):
-                where = f"{text(ds, 'metadata', 'namespace')}/{text(ds, 'metadata', 'name')}"
-                found.append((name, f"DaemonSet {where} in the input"))
-                break
+        name = text(ds, "metadata", "name")
+        operand = operands.operand_for_daemonset(name) is not None
+        matched = plugin_match(ds, "spec", "template", operand=operand)
+        if matched is not None:
+            where = f"{text(ds, 'metadata', 'namespace')}/{name}"
+            found.append((matched[0], f"DaemonSet {where} in the input"))
     return found
 
 
@@ -198,25 +220,15 @@ def _strong_signals(
         if advertised:
             found.append((name, f"advertises {', '.join(advertised)}"))
     operand_pods = {pod.name for pod in operand_pods_on(ctx, info.name)}
-    others = [(n, spec) for n, spec in catalog.items() if n != GPU_OPERATOR]
     for pod in pods:
         pod_name = text(pod, "metadata", "name")
         where = f"{text(pod, 'metadata', 'namespace')}/{pod_name}"
-        pod_labels = mapping(pod, "metadata", "labels")
-        by_label = next(
-            ((n, m) for n, spec in others if (m := _label_match(spec.strong, pod_labels))), None
-        )
-        if by_label is not None:
-            found.append((by_label[0], f"runs pod {where} ({by_label[1]})"))
-        elif pod_name in operand_pods:
+        operand = pod_name in operand_pods
+        matched = plugin_match(pod, operand=operand)
+        if matched is not None:
+            found.append((matched[0], f"runs pod {where} ({matched[1]})"))
+        elif operand:
             found.append((GPU_OPERATOR, f"runs operand pod {where}"))
-        else:
-            images = _images(mapping(pod, "spec"))
-            by_image = next(
-                ((n, m) for n, spec in others if (m := _image_match(spec.strong, images))), None
-            )
-            if by_image is not None:
-                found.append((by_image[0], f"runs pod {where} ({by_image[1]})"))
     served = sorted(r for r in kubevirt_served if info.counts.get(r, 0) > 0)
     if served:
         found.append(
@@ -268,4 +280,4 @@ def _weak_signals(
     return []
 
 
-__all__ = ["UNMANAGED", "Management", "node_management"]
+__all__ = ["UNMANAGED", "Management", "node_management", "plugin_manager", "plugin_match"]

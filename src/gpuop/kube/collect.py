@@ -2,7 +2,11 @@
 
 `collect(client)` lists Nodes, ClusterPolicies, KubeVirt and OpenShift's HyperConverged CRs
 (when their CRDs exist), the pods and VMIs that ask for NVIDIA resources or claims, the
-operand DaemonSets and their pods, the vGPU config ConfigMap the ClusterPolicy names, DRA's
+operand DaemonSets and their pods, the plugins of every other manager of GPUs
+(`catalog/managers.yaml`: the standalone device plugin and GPU feature discovery, NVIDIA's
+KubeVirt plugin, the DRA driver, GKE's plugin, HAMi) with their DaemonSets and the
+ConfigMaps those mount (the device plugin's sharing config), the vGPU config ConfigMap the
+ClusterPolicy names, DRA's
 ResourceSlices, ResourceClaims, ResourceClaimTemplates and DeviceClasses (resource.k8s.io/v1,
 when the cluster serves it), and recent Events about those objects.
 Kinds whose CRD is not installed, or that the account may not list, are reported as
@@ -22,6 +26,7 @@ from lightkube.resources.core_v1 import ConfigMap
 from gpuop.api.labels import APP_LABEL, APP_NAME_LABEL
 from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.catalog import operand_table
+from gpuop.check.managers import plugin_manager
 from gpuop.kube.errors import API_ERRORS, status_code, unanswered
 from gpuop.kube.reading import Lister, ReadError, as_dict, read_kinds, unreachable
 
@@ -149,21 +154,32 @@ def collect(
     kept_pods = [
         p
         for p in pods
-        if _requests_nvidia(p) or _claims_devices(p) or _operand_daemonset(p, daemonset_names)
+        if _requests_nvidia(p)
+        or _claims_devices(p)
+        or _operand_daemonset(p, daemonset_names)
+        or plugin_manager(p) is not None
     ]
     result.objects["Pod"] = kept_pods
-    say(f"  {len(kept_pods)} of {len(pods)} pods use NVIDIA resources or claims, or are operands")
+    say(
+        f"  {len(kept_pods)} of {len(pods)} pods use NVIDIA resources or claims, or are"
+        " operands or GPU plugins"
+    )
     # DRA: a cluster that does not serve resource.k8s.io/v1 is skipped like a missing CRD.
     for kind in ("ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass"):
         result.objects[kind] = listed(kind)
     sets = listed("DaemonSet")
+    # The operator's operands, and the plugins of every other manager of GPUs.
     result.objects["DaemonSet"] = [
-        ds for ds in sets if _get(ds, "metadata", "name") in daemonset_names
+        ds
+        for ds in sets
+        if _get(ds, "metadata", "name") in daemonset_names
+        or plugin_manager(ds, "spec", "template") is not None
     ]
     # The operator's own Deployment: its image tag names the release that labels the nodes.
     deployments = listed("Deployment")
     result.objects["Deployment"] = [d for d in deployments if _is_gpu_operator(d)]
     result.objects["ConfigMap"] = _vgpu_config_maps(client, policies, result, say)
+    result.objects["ConfigMap"] += _plugin_config_maps(client, result, say)
 
     events = listed("Event")
     wanted = {
@@ -189,6 +205,37 @@ def collect(
     result.objects["Event"] = kept_events[:max_events]
     say(f"  {len(result.objects['Event'])} recent events kept")
     return result
+
+
+def _plugin_config_maps(
+    client: Lister, result: Collected, say: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    """The ConfigMaps the GPU plugins' DaemonSets mount (the device plugin's sharing config)."""
+    wanted = sorted(
+        {
+            (str(_get(ds, "metadata", "namespace") or ""), str(volume["configMap"]["name"]))
+            for ds in result.objects.get("DaemonSet", [])
+            if plugin_manager(ds, "spec", "template") is not None
+            for volume in _get(ds, "spec", "template", "spec", "volumes") or []
+            if isinstance(volume, Mapping)
+            and isinstance(volume.get("configMap"), Mapping)
+            and volume["configMap"].get("name")
+        }
+    )
+    found = []
+    for namespace, name in wanted:
+        say(f"reading ConfigMap {namespace}/{name}")
+        try:
+            found.append(as_dict(client.get(ConfigMap, name, namespace=namespace)))
+        except API_ERRORS as exc:
+            if unanswered(exc):
+                raise unreachable(exc) from None
+            code = status_code(exc)
+            why = "not found" if code == 404 else f"the API answered {code}"
+            result.skipped.append(("ConfigMap", f"{namespace}/{name}: {why}"))
+    for obj in found:
+        obj.setdefault("kind", "ConfigMap")
+    return found
 
 
 def _vgpu_config_maps(

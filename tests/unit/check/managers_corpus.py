@@ -41,9 +41,16 @@ def _node(
             "capacity": dict(allocatable),
             "allocatable": allocatable,
             "nodeInfo": {
-                "osImage": os_image,
-                "kubeletVersion": "v1.31.4",
+                "architecture": "amd64",
+                "bootID": "00000000-0000-0000-0000-000000000000",
                 "containerRuntimeVersion": "containerd://1.7.23",
+                "kernelVersion": "6.1.0",
+                "kubeProxyVersion": "v1.31.4",
+                "kubeletVersion": "v1.31.4",
+                "machineID": "0" * 32,
+                "operatingSystem": "linux",
+                "osImage": os_image,
+                "systemUUID": "00000000-0000-0000-0000-000000000000",
             },
         },
     }

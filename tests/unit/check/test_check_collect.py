@@ -221,3 +221,42 @@ def test_the_operator_deployment_is_kept_and_names_the_release() -> None:
     assert [d["metadata"]["name"] for d in collected.objects["Deployment"]] == ["gpu-operator"]
     report = run_checks(collected.all_objects())
     assert report.release is not None and report.release.version == "25.10.1"
+
+
+def test_other_managers_plugins_and_their_configs_are_collected() -> None:
+    """The standalone device plugin's pods, DaemonSet and the sharing config it mounts go
+    into the bundle, so `gpuop check` names the node's manager from the bundle alone."""
+    import managers_corpus
+
+    node, plugin, feature_discovery = managers_corpus.time_slicing()
+    template = {
+        "metadata": {"labels": plugin["metadata"]["labels"]},
+        "spec": {
+            **plugin["spec"],
+            "volumes": [{"name": "config", "configMap": {"name": "nvdp-configs"}}],
+        },
+    }
+    daemonset = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nvdp-nvidia-device-plugin", "namespace": "nvidia-device-plugin"},
+        "spec": {"template": template},
+    }
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "nvdp-configs", "namespace": "nvidia-device-plugin"},
+        "data": {"a100-ts": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"},
+    }
+    client = FakeClient([node, plugin, feature_discovery, daemonset, config])
+    collected = collect(client, now=NOW)
+    assert {p["metadata"]["name"] for p in collected.objects["Pod"]} == {
+        plugin["metadata"]["name"],
+        feature_discovery["metadata"]["name"],
+    }
+    assert [d["metadata"]["name"] for d in collected.objects["DaemonSet"]] == [
+        "nvdp-nvidia-device-plugin"
+    ]
+    assert [c["metadata"]["name"] for c in collected.objects["ConfigMap"]] == ["nvdp-configs"]
+    report = run_checks(collected.all_objects())
+    assert report.to_dict()["summary"]["managers"] == {"nvidia-device-plugin": 1}
