@@ -1,0 +1,146 @@
+"""`gpuop check --live` names what manages each node, read back from a real API server.
+
+One node per manager, shaped as that manager leaves it (the shapes of
+`tests/corpus/managers`: labels, extended resources, the plugin's pod bound to the node,
+the DRA driver's ResourceSlice), is written to the session cluster. The check,
+reading the cluster through `gpuop collect`'s reader, names each node's manager and stays
+quiet; a resource then registered with 0 devices is GPU211 on that node alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lightkube import Client
+from lightkube.codecs import from_dict
+from lightkube.core.exceptions import ApiError
+from lightkube.resources.core_v1 import Namespace, Node, Pod
+from lightkube.resources.resource_v1 import ResourceSlice
+
+from gpuop.kube import PatchType, sync_client
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "check"))
+import managers_corpus
+
+pytestmark = pytest.mark.e2e
+
+KUBEVIRT_PLUGIN = "nvidia-kubevirt-gpu-device-plugin"
+# scenario -> the manager its node must be named with (Bottlerocket's is not among them:
+# kwok, which plays every node's kubelet here, writes status.nodeInfo itself)
+SHAPES = {
+    "standalone-plugin": "nvidia-device-plugin",
+    "gke": "gke",
+    "kubevirt-nvidia-plugin": KUBEVIRT_PLUGIN,
+    "aks": "nvidia-device-plugin",
+    "hami": "hami",
+    "dra-driver": "nvidia-dra-driver",
+}
+
+
+def _renamed(obj: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """The object with its node's name (and the names made from it) unique to this run."""
+    text = json.dumps(obj)
+    for node in ("nvdp-1", "gke-l4-1", "kv-pt-1", "aks-gpunp-1", "hami-1", "dra-1"):
+        text = text.replace(f'{node}"', f'{node}-{suffix}"')
+        text = text.replace(f'"{node}-gpu', f'"{node}-{suffix}-gpu')
+    return dict(json.loads(text))
+
+
+def _write_node(client: Client, node: dict[str, Any]) -> str:
+    name = str(node["metadata"]["name"])
+    status = node.pop("status")
+    client.create(from_dict(node))
+    client.patch(Node.Status, name, {"status": status}, patch_type=PatchType.MERGE)
+    return name
+
+
+def _write(client: Client, obj: dict[str, Any]) -> None:
+    namespace = obj["metadata"].get("namespace")
+    if namespace:
+        with contextlib.suppress(ApiError):
+            client.create(Namespace(metadata={"name": namespace}))  # type: ignore[arg-type]
+    obj = dict(obj)
+    obj.pop("status", None)
+    if obj["kind"] == "Pod":
+        obj["metadata"] = {k: v for k, v in obj["metadata"].items() if k != "ownerReferences"}
+    client.create(from_dict(obj))
+
+
+@pytest.fixture(scope="module")
+def managed_nodes(kubeconfig_path: Path) -> Iterator[dict[str, str]]:
+    client = sync_client(str(kubeconfig_path))
+    suffix = uuid.uuid4().hex[:5]
+    wanted: dict[str, str] = {}
+    created: list[tuple[Any, str, str | None]] = []
+    for scenario, manager in SHAPES.items():
+        build, _, _ = managers_corpus.SCENARIOS[scenario]
+        for obj in build():
+            obj = _renamed(obj, suffix)
+            if obj["kind"] == "Node":
+                wanted[_write_node(client, obj)] = manager
+                created.append((Node, obj["metadata"]["name"], None))
+            elif obj["kind"] in ("Pod", "ResourceSlice"):
+                _write(client, obj)
+                resource = Pod if obj["kind"] == "Pod" else ResourceSlice
+                created.append(
+                    (resource, obj["metadata"]["name"], obj["metadata"].get("namespace"))
+                )
+    yield wanted
+    for resource, name, namespace in reversed(created):
+        with contextlib.suppress(ApiError):
+            if namespace:
+                client.delete(resource, name, namespace=namespace, grace_period=0)
+            else:
+                client.delete(resource, name)
+
+
+def _check(kubeconfig: Path) -> dict[str, Any]:
+    result = subprocess.run(
+        [
+            *(sys.executable, "-m", "gpuop", "check", "--live"),
+            *("--kubeconfig", str(kubeconfig), "-o", "json", "--fail-on", "error"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return dict(json.loads(result.stdout))
+
+
+def test_each_node_is_named_with_its_manager_and_a_zero_device_resource_is_found(
+    kubeconfig_path: Path, managed_nodes: dict[str, str]
+) -> None:
+    from gpuop.check import run_checks
+    from gpuop.kube.collect import collect
+
+    client = sync_client(str(kubeconfig_path))
+    report = run_checks(collect(client).all_objects())
+    named = {node.name: node.managers[:1] for node in report.nodes if node.name in managed_nodes}
+    assert named == {name: (manager,) for name, manager in managed_nodes.items()}
+    ours = [f for f in report.findings if f.node in managed_nodes and f.severity != "info"]
+    assert not ours, [(f.code, f.node, f.message) for f in ours]
+
+    # NVIDIA's KubeVirt plugin registers the model with no card bound to vfio-pci.
+    zeroed = next(name for name, m in managed_nodes.items() if m == KUBEVIRT_PLUGIN)
+    zero = {"nvidia.com/GA100_A100_SXM4_40GB": "0"}
+    patch = {"status": {"capacity": zero, "allocatable": zero}}
+    client.patch(Node.Status, zeroed, patch, patch_type=PatchType.MERGE)
+    data = _check(kubeconfig_path)
+    found = {
+        (f["code"], f["name"])
+        for f in data["findings"]
+        if f["name"] in managed_nodes and f["severity"] != "info"
+    }
+    assert found == {("GPU211", zeroed)}
+    node = next(n for n in data["nodes"] if n["name"] == zeroed)
+    assert node["management"]["managers"] == [KUBEVIRT_PLUGIN]
