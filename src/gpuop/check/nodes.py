@@ -35,6 +35,7 @@ from gpuop.check.managers import DEVICE_PLUGIN, UNMANAGED, Management
 from gpuop.check.operands import operand_pods_on
 from gpuop.check.release import detect_release
 from gpuop.check.rules import rule
+from gpuop.check.sharing import CONFIG_LABEL, check_sharing, sharing_configs
 from gpuop.check.workloads import pod_requests
 from gpuop.manifests.fields import text
 from gpuop.naming import classify_resource, resource_name_problem
@@ -78,6 +79,7 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
     healthy: set[Any] = set()
     if ctx.release is None:
         ctx.release = detect_release(ctx.state)
+    configs = sharing_configs(ctx)
     for info in ctx.nodes:
         management = ctx.management.get(info.name, UNMANAGED)
         key = (
@@ -85,6 +87,7 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             frozenset(info.counts.items()),
             tuple(info.bad_quantities),
             management.managers,
+            info.view.labels.get(CONFIG_LABEL),
         )
         if memo and key in healthy:
             continue
@@ -99,6 +102,7 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             # operator's labels and workload configs do not.
             if info.plan.gpu_node and info.plan.workload.config in (None, "container"):
                 _check_gpu_node(ctx, info, info.plan, policy, operator=False)
+                check_sharing(ctx, info, configs)
             else:
                 _check_zero_devices(ctx, info, tuple(info.counts))
         elif not management.operator:
@@ -109,6 +113,8 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             _check_non_gpu(ctx, info, info.plan)
         else:
             _check_gpu_node(ctx, info, info.plan, policy)
+            if info.plan.workload.config in (None, "container"):
+                check_sharing(ctx, info, configs)
         if info.policy is not None:
             _at_most_warnings(ctx, before)
         if len(ctx.findings) == before:

@@ -141,8 +141,26 @@ def standalone(gpus: str = "4") -> list[dict[str, Any]]:
     return [node, *_standalone("nvdp-1")]
 
 
-def time_slicing(gpus: str = "8", renamed: bool = False) -> list[dict[str, Any]]:
-    """Two GPUs shared four ways; `renamed`: `renameByDefault: true` (`nvidia.com/gpu.shared`)."""
+def _plugin_config(replicas: int, rename: bool) -> dict[str, Any]:
+    """The chart's config ConfigMap (`config.map`), key `a100-ts`: time-slicing."""
+    config = (
+        "version: v1\nflags:\n  migStrategy: none\nsharing:\n  timeSlicing:\n"
+        f"    renameByDefault: {'true' if rename else 'false'}\n"
+        f"    resources:\n    - name: nvidia.com/gpu\n      replicas: {replicas}\n"
+    )
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "nvdp-configs", "namespace": "nvidia-device-plugin"},
+        "data": {"default": "version: v1\n", "a100-ts": config},
+    }
+
+
+def time_slicing(
+    gpus: str = "8", renamed: bool = False, applied: bool = True
+) -> list[dict[str, Any]]:
+    """Two GPUs shared four ways; `renamed`: `renameByDefault: true` (`nvidia.com/gpu.shared`);
+    not `applied`: the plugin still runs without sharing (GFD reports 1 replica)."""
     labels = _gfd(
         "NVIDIA-A100-SXM4-40GB",
         2,
@@ -152,8 +170,12 @@ def time_slicing(gpus: str = "8", renamed: bool = False) -> list[dict[str, Any]]
             "nvidia.com/gpu.sharing-strategy": "time-slicing",
         },
     )
+    if not applied:
+        labels["nvidia.com/gpu.replicas"] = "1"
+        labels["nvidia.com/gpu.sharing-strategy"] = "none"
     resource = "nvidia.com/gpu.shared" if renamed else "nvidia.com/gpu"
-    return [_node("ts-1", labels, {resource: gpus}), *_standalone("ts-1")]
+    node = _node("ts-1", labels, {resource: gpus})
+    return [node, *_standalone("ts-1"), _plugin_config(4, renamed)]
 
 
 def mps() -> list[dict[str, Any]]:
@@ -363,6 +385,16 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         lambda: time_slicing("6", renamed=True),
         {"ts-1": "nvidia-device-plugin"},
         ["GPU206 Node/ts-1"],
+    ),
+    "standalone-time-slicing-not-applied": (
+        lambda: time_slicing("2", applied=False),
+        {"ts-1": "nvidia-device-plugin"},
+        ["GPU212 Node/ts-1"],
+    ),
+    "standalone-time-slicing-not-renamed": (
+        lambda: [*time_slicing("8", renamed=False)[:-1], _plugin_config(4, True)],
+        {"ts-1": "nvidia-device-plugin"},
+        ["GPU212 Node/ts-1"],
     ),
     "standalone-mps": (mps, {"mps-1": "nvidia-device-plugin"}, []),
     "bottlerocket": (bottlerocket, {"br-1": "bottlerocket"}, []),

@@ -228,7 +228,7 @@ def test_other_managers_plugins_and_their_configs_are_collected() -> None:
     into the bundle, so `gpuop check` names the node's manager from the bundle alone."""
     import managers_corpus
 
-    node, plugin, feature_discovery = managers_corpus.time_slicing()
+    node, plugin, feature_discovery, _ = managers_corpus.time_slicing()
     template = {
         "metadata": {"labels": plugin["metadata"]["labels"]},
         "spec": {

@@ -352,6 +352,22 @@ FAMILY = RuleFamily(
             " (`nvidia-smi` on the node) and the device plugin's logs.",
         ),
         Rule(
+            "GPU212",
+            "SharingConfigNotFollowed",
+            "warning",
+            "The node does not advertise what its device plugin config gives",
+            "The device plugin config the node is given (the key `nvidia.com/device-plugin.config`"
+            " names in the plugin's ConfigMap, else the ClusterPolicy's default) shares each GPU"
+            " by time-slicing or MPS `replicas` ways, under `nvidia.com/gpu` or, with"
+            " `renameByDefault`, `nvidia.com/gpu.shared`; the node advertises another name or"
+            " count.",
+            "The plugin runs another config than the one given: it did not restart after the"
+            " label or the ConfigMap changed, or it could not load the config. Pods are packed"
+            " by the old sharing.",
+            "Restart the device plugin pod on the node and read its log for a config it could"
+            " not load.",
+        ),
+        Rule(
             "GPU301",
             "DeployLabelsContradictWorkload",
             "error",

@@ -1,0 +1,120 @@
+"""The NVIDIA device plugin's sharing config against what a node advertises (GPU212).
+
+The plugin (the GPU Operator's or the standalone chart's) reads a config file per node: the
+key that `nvidia.com/device-plugin.config` names in the plugin's ConfigMap, else the
+default one. Time-slicing and MPS give each GPU `replicas` devices, under `nvidia.com/gpu`
+or, with `renameByDefault: true`, `nvidia.com/gpu.shared`. A node whose advertised name or
+count does not follow its config runs another config than the one it was given: the plugin
+did not restart after the label or the ConfigMap changed, or the config failed to load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gpuop.api.resources import CONTAINER_RESOURCE
+from gpuop.check.advertised import SHARED_SUFFIX, gfd_replicas
+from gpuop.check.context import CheckContext, NodeInfo
+from gpuop.manifests import ManifestError, load_yaml_documents
+from gpuop.manifests.fields import get, mapping, sequence, text
+
+CONFIG_LABEL = "nvidia.com/device-plugin.config"
+GPU_COUNT_LABEL = "nvidia.com/gpu.count"
+
+
+@dataclass(frozen=True)
+class SharingConfig:
+    """One config of the device plugin, as far as names and counts go."""
+
+    source: str
+    strategy: str  # "none", "time-slicing" or "mps"
+    replicas: int
+    rename: bool
+
+    def expected(self, gpus: int) -> tuple[str, int]:
+        """(the resource name, its count) on a node with `gpus` whole GPUs."""
+        shared = self.strategy != "none" and self.replicas > 1
+        name = CONTAINER_RESOURCE + (SHARED_SUFFIX if shared and self.rename else "")
+        return name, gpus * (self.replicas if shared else 1)
+
+
+def _parse(value: str, source: str) -> SharingConfig | None:
+    try:
+        documents = load_yaml_documents(value, source)
+    except ManifestError:
+        return None
+    document = documents[0] if documents else None
+    if not isinstance(document, Mapping) or text(document, "version") != "v1":
+        return None
+    for strategy, key in (("time-slicing", "timeSlicing"), ("mps", "mps")):
+        section = mapping(document, "sharing", key)
+        for resource in sequence(section, "resources"):
+            if text(resource, "name") == CONTAINER_RESOURCE:
+                replicas = get(resource, "replicas")
+                if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas > 0:
+                    rename = section.get("renameByDefault") is True
+                    return SharingConfig(source, strategy, replicas, rename)
+    return SharingConfig(source, "none", 1, False)
+
+
+def sharing_configs(ctx: CheckContext) -> dict[str, SharingConfig]:
+    """Every device plugin config in the input's ConfigMaps, by key."""
+    found: dict[str, SharingConfig] = {}
+    for configmap in ctx.state.configmaps:
+        name = text(configmap, "metadata", "name")
+        for key, value in sorted(mapping(configmap, "data").items()):
+            if isinstance(value, str) and "version" in value:
+                parsed = _parse(value, f"ConfigMap {name} key {key}")
+                if parsed is not None:
+                    found.setdefault(str(key), parsed)
+    return found
+
+
+def _default_key(ctx: CheckContext) -> str | None:
+    for policy in ctx.state.cluster_policies:
+        default = get(policy, "spec", "devicePlugin", "config", "default")
+        if isinstance(default, str) and default:
+            return default
+    return None
+
+
+def check_sharing(ctx: CheckContext, info: NodeInfo, configs: Mapping[str, SharingConfig]) -> None:
+    """GPU212 when the node's `nvidia.com/gpu` names or replicas do not follow its config."""
+    labels = info.view.labels
+    key = labels.get(CONFIG_LABEL) or _default_key(ctx)
+    config = configs.get(key or "")
+    raw_count = labels.get(GPU_COUNT_LABEL, "")
+    if config is None or not raw_count.isdigit() or gfd_replicas(labels) == 0:
+        return  # no config in the input, GPUs not counted, or MIG: nothing to compare
+    name, count = config.expected(int(raw_count))
+    advertised = {
+        resource: number
+        for resource, number in info.positive().items()
+        if resource in (CONTAINER_RESOURCE, CONTAINER_RESOURCE + SHARED_SUFFIX)
+    }
+    shared = config.strategy != "none" and config.replicas > 1
+    reported = gfd_replicas(labels)
+    # A count off under the right config is a missing card (GPU205/GPU206, from GFD's
+    # replicas); here: the wrong name, or GFD reporting another config's replicas.
+    if set(advertised) == {name} and reported in (None, config.replicas if shared else 1):
+        return
+    shown = ", ".join(f"{r}: {n}" for r, n in sorted(advertised.items())) or "no whole GPUs"
+    sharing = (
+        f"{config.strategy} with {config.replicas} replicas"
+        + (", renameByDefault" if config.rename else "")
+        if config.strategy != "none"
+        else "no sharing"
+    )
+    ctx.add(
+        "GPU212",
+        "Node",
+        info.name,
+        f"device plugin config {key} ({config.source}: {sharing}) gives {name}: {count} on its"
+        f" {raw_count} GPUs, but the node advertises {shown}",
+        f"restart the device plugin pod on {info.name} so it reloads the config, and check its"
+        " log for a config it could not load",
+    )
+
+
+__all__ = ["SharingConfig", "check_sharing", "sharing_configs"]
