@@ -15,6 +15,7 @@ from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.catalog import (
     WorkloadConfig,
 )
+from gpuop.manifests.fields import scalar_text
 from gpuop.planner.inventory import (
     Inventory,
 )
@@ -199,6 +200,8 @@ class NodeFacts:
 
 
 def _string_map(value: Any) -> dict[str, str]:
+    """Labels or annotations as the API would hold them: YAML's unquoted `true` is "true"
+    (as every reader of a Node spells it), never Python's "True"."""
     if not isinstance(value, Mapping):
         return {}
-    return {str(k): "" if v is None else str(v) for k, v in value.items()}
+    return {str(k): v if isinstance(v, str) else scalar_text(v) for k, v in value.items()}
