@@ -36,7 +36,11 @@ NOT_FOUND = 404
 # lists it again.
 ABSENT_RETRY_SECONDS = 15.0
 RETRY_DELAYS_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
-WATCH_SERVER_TIMEOUT_SECONDS = 270
+# The API server ends each watch after this long, and the informer watches again from its
+# resourceVersion (no relist while that version is kept). Across an etcd restart the API
+# server can hold a watch open without sending anything: this bounds how long the informer
+# stays blind then (it was 270 s, longer than a fault test's 180 s to reconverge).
+WATCH_SERVER_TIMEOUT_SECONDS = 60
 
 
 def object_key(obj: Mapping[str, Any]) -> str:
