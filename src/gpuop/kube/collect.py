@@ -222,20 +222,7 @@ def _plugin_config_maps(
             and volume["configMap"].get("name")
         }
     )
-    found = []
-    for namespace, name in wanted:
-        say(f"reading ConfigMap {namespace}/{name}")
-        try:
-            found.append(as_dict(client.get(ConfigMap, name, namespace=namespace)))
-        except API_ERRORS as exc:
-            if unanswered(exc):
-                raise unreachable(exc) from None
-            code = status_code(exc)
-            why = "not found" if code == 404 else f"the API answered {code}"
-            result.skipped.append(("ConfigMap", f"{namespace}/{name}: {why}"))
-    for obj in found:
-        obj.setdefault("kind", "ConfigMap")
-    return found
+    return _read_config_maps(client, wanted, result, say)
 
 
 def _vgpu_config_maps(
@@ -244,12 +231,25 @@ def _vgpu_config_maps(
     result: Collected,
     say: Callable[[str], None],
 ) -> list[dict[str, Any]]:
-    found = []
+    wanted = []
     for policy in policies:
         name = _get(policy, "spec", "vgpuDeviceManager", "config", "name")
         namespace = _get(policy, "status", "namespace")
-        if not isinstance(name, str) or not name or not isinstance(namespace, str) or not namespace:
-            continue
+        if isinstance(name, str) and name and isinstance(namespace, str) and namespace:
+            wanted.append((namespace, name))
+    return _read_config_maps(client, wanted, result, say)
+
+
+def _read_config_maps(
+    client: Lister,
+    wanted: list[tuple[str, str]],
+    result: Collected,
+    say: Callable[[str], None],
+) -> list[dict[str, Any]]:
+    """The ConfigMaps (namespace, name) that exist; each missing or refused one skipped
+    with the reason."""
+    found = []
+    for namespace, name in wanted:
         say(f"reading ConfigMap {namespace}/{name}")
         try:
             found.append(as_dict(client.get(ConfigMap, name, namespace=namespace)))
