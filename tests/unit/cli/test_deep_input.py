@@ -61,12 +61,16 @@ COMMANDS = [
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("deep")
-    for name, text in {**FILES, **ODD_FILES}.items():
-        if isinstance(text, bytes):
-            (folder / name).write_bytes(text)
+    return write_files(tmp_path_factory.mktemp("deep"), {**FILES, **ODD_FILES})
+
+
+def write_files(folder: Path, files: dict[str, str | bytes]) -> Path:
+    """The corpus written into `folder`, text or bytes as each file is."""
+    for name, content in files.items():
+        if isinstance(content, bytes):
+            (folder / name).write_bytes(content)
         else:
-            (folder / name).write_text(text)
+            (folder / name).write_text(content)
     return folder
 
 

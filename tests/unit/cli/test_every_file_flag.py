@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 import pytest
-from test_deep_input import FILES, POLICY
+from test_deep_input import FILES, POLICY, write_files
 
 from gpuop.cli import _FILE_METAVARS, cli
 
@@ -165,13 +165,7 @@ def test_every_file_parameter_meets_the_hostile_corpus() -> None:
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("hostile")
-    for name, content in {**FILES, **ODD_FILES}.items():
-        if isinstance(content, bytes):
-            (folder / name).write_bytes(content)
-        else:
-            (folder / name).write_text(content)
-    return folder
+    return write_files(tmp_path_factory.mktemp("hostile"), {**FILES, **ODD_FILES})
 
 
 @pytest.mark.parametrize("parameter", sorted(CASES), ids=" ".join)
