@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache, lru_cache
 from typing import Any
 
 from gpuop.api.labels import NFD_NVIDIA_PCI_LABEL
@@ -67,6 +68,26 @@ class Management:
 UNMANAGED = Management((), (), certain=False)
 
 
+@cache
+def _other_managers() -> tuple[tuple[str, Signals], ...]:
+    """Every manager but the GPU Operator, with its strong signals, in the file's order."""
+    return tuple(
+        (name, spec.strong)
+        for name, spec in manager_catalog().managers.items()
+        if name != GPU_OPERATOR
+    )
+
+
+@cache
+def _manager_of_image(name: str) -> tuple[int, str] | None:
+    """(position in the file, manager) of the first manager whose plugin image is `name`."""
+    return next(
+        ((i, m) for i, (m, signals) in enumerate(_other_managers()) if name in signals.images),
+        None,
+    )
+
+
+@lru_cache(maxsize=4096)  # a fleet's pods share a few images
 def _image_name(image: str) -> str:
     """The last path part of an image reference, without tag or digest."""
     reference = image.split("@", 1)[0]
@@ -77,24 +98,43 @@ def _image_name(image: str) -> str:
 
 
 def _images(spec: Mapping[str, Any]) -> list[str]:
-    return [
-        text(container, "image")
-        for field in ("containers", "initContainers")
-        for container in sequence(spec, field)
-        if text(container, "image")
-    ]
+    """The images of a pod spec, init containers too (every pod of a dump comes here)."""
+    images = []
+    for field in ("containers", "initContainers"):
+        containers = spec.get(field)
+        for container in containers if isinstance(containers, list) else ():
+            image = container.get("image") if isinstance(container, Mapping) else None
+            if isinstance(image, str) and image:
+                images.append(image)
+    return images
 
 
-def _label_match(signals: Signals, labels: Mapping[str, Any]) -> str | None:
-    for key, values in signals.pod_labels.items():
+@cache
+def _pod_label_signals() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """(manager, label key, values) of every manager but the GPU Operator, in file order."""
+    return tuple(
+        (name, key, values)
+        for name, signals in _other_managers()
+        for key, values in signals.pod_labels.items()
+    )
+
+
+def _label_match(labels: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(manager, `key=value`) for the first manager one of whose pod labels is set."""
+    for name, key, values in _pod_label_signals():
         value = labels.get(key)
         if isinstance(value, str) and value in values:
-            return f"{key}={value}"
+            return name, f"{key}={value}"
     return None
 
 
-def _image_match(signals: Signals, images: Iterable[str]) -> str | None:
-    return next((image for image in images if _image_name(image) in signals.images), None)
+def _image_match(images: Iterable[str]) -> tuple[str, str] | None:
+    """(manager, image) for the manager first in the file that one of the images runs."""
+    found = [(hit, image) for image in images if (hit := _manager_of_image(_image_name(image)))]
+    if not found:
+        return None
+    (_, manager), image = min(found, key=lambda item: item[0][0])
+    return manager, image
 
 
 def plugin_match(
@@ -103,20 +143,10 @@ def plugin_match(
     """(manager, what matched) when a pod, or a DaemonSet's pod template at `path`, is the
     plugin of a manager other than the GPU Operator: by its labels, else by its images
     (not for one of the operator's `operand`s, whose images are the same plugins')."""
-    labels = mapping(owner, *path, "metadata", "labels")
-    others = [(n, spec) for n, spec in manager_catalog().managers.items() if n != GPU_OPERATOR]
-    for name, spec in others:
-        matched = _label_match(spec.strong, labels)
-        if matched is not None:
-            return name, matched
-    if operand:
-        return None
-    images = _images(mapping(owner, *path, "spec"))
-    for name, spec in others:
-        matched = _image_match(spec.strong, images)
-        if matched is not None:
-            return name, matched
-    return None
+    matched = _label_match(mapping(owner, *path, "metadata", "labels"))
+    if matched is not None or operand:
+        return matched
+    return _image_match(_images(mapping(owner, *path, "spec")))
 
 
 def plugin_manager(owner: Mapping[str, Any], *path: str) -> str | None:
@@ -209,7 +239,8 @@ def _strong_signals(
     for name, spec in catalog.items():
         signals = spec.strong
         keys = [k for k in signals.node_labels if k in labels]
-        keys += [k for k in labels if k.startswith(signals.node_label_prefixes or ("\0",))]
+        if signals.node_label_prefixes:
+            keys += [k for k in labels if k.startswith(signals.node_label_prefixes)]
         if keys:
             shown = keys[0] if len(keys) == 1 else f"{keys[0]} and {len(keys) - 1} more labels"
             found.append((name, f"label {shown}"))
@@ -222,13 +253,14 @@ def _strong_signals(
     operand_pods = {pod.name for pod in operand_pods_on(ctx, info.name)}
     for pod in pods:
         pod_name = text(pod, "metadata", "name")
-        where = f"{text(pod, 'metadata', 'namespace')}/{pod_name}"
         operand = pod_name in operand_pods
         matched = plugin_match(pod, operand=operand)
-        if matched is not None:
-            found.append((matched[0], f"runs pod {where} ({matched[1]})"))
-        elif operand:
-            found.append((GPU_OPERATOR, f"runs operand pod {where}"))
+        if matched is not None or operand:
+            where = f"{text(pod, 'metadata', 'namespace')}/{pod_name}"
+            if matched is not None:
+                found.append((matched[0], f"runs pod {where} ({matched[1]})"))
+            else:
+                found.append((GPU_OPERATOR, f"runs operand pod {where}"))
     served = sorted(r for r in kubevirt_served if info.counts.get(r, 0) > 0)
     if served:
         found.append(
