@@ -12,7 +12,6 @@ import dataclasses
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from gpuop.api.labels import INVENTORY_ANNOTATION, WORKLOAD_LABEL, deploy_label
@@ -20,8 +19,7 @@ from gpuop.api.resources import CONFIG_KIND, RESOURCE_PREFIX, ResourceKind
 from gpuop.check.model import Finding, Skip
 from gpuop.check.release import OperatorRelease
 from gpuop.check.rules import Severity, rule
-from gpuop.check.state import ClusterState, Ignored, NodeView
-from gpuop.manifests import QuantityError, parse_quantity
+from gpuop.check.state import ClusterState, Ignored, NodeView, resource_count
 from gpuop.naming import PciDatabase, classify_resource
 from gpuop.planner import NodeFacts, NodePlan, plan
 from gpuop.policy import ResolvedPolicy
@@ -37,22 +35,6 @@ SANDBOX_CONFIGS = ("vm-passthrough", "vm-vgpu")
 def kind_of(resource: str) -> ResourceKind:
     """`classify_resource`, cached: the same few names recur on every node."""
     return classify_resource(resource)
-
-
-def resource_count(raw: Any) -> tuple[int | None, str | None]:
-    """(count, None) for a whole-number quantity, (None, problem) otherwise."""
-    if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) < 19:
-        return int(raw), None
-    if isinstance(raw, bool) or not isinstance(raw, str | int | float | Decimal):
-        return None, f"is {type(raw).__name__}, not a quantity"
-    try:
-        value = parse_quantity(raw)
-    except QuantityError:
-        shown = raw if not isinstance(raw, str) or len(raw) <= 40 else raw[:40] + "..."
-        return None, f"is {shown!r}, not a quantity"
-    if value != value.to_integral_value():
-        return None, f"{raw!r} is not a whole number"
-    return int(value), None
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,9 @@ class FindingFilter:
 
     def apply(self, report: Report, objects: Iterable[Any] = ()) -> Report:
         """The report with the findings this filter hides taken out, and counted."""
-        annotations = annotation_ignores(objects) if self.use_annotations else {}
+        annotations = (
+            annotation_ignores(objects) if self.use_annotations and report.findings else {}
+        )
         kept: list[Finding] = []
         below = ignored = annotated = 0
         for finding in report.findings:

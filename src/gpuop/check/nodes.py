@@ -36,8 +36,6 @@ from gpuop.check.operands import operand_pods_on
 from gpuop.check.release import detect_release
 from gpuop.check.rules import rule
 from gpuop.check.sharing import CONFIG_LABEL, check_sharing, sharing_configs
-from gpuop.check.workloads import pod_requests
-from gpuop.manifests.fields import text
 from gpuop.naming import classify_resource, resource_name_problem
 from gpuop.planner import NodePlan
 from gpuop.policy import ResolvedPolicy
@@ -494,14 +492,11 @@ VGPU_PARKED = "paused-for-vgpu-change"
 
 
 def _vgpu_devices_in_use(ctx: CheckContext, node: str) -> bool:
-    for pod in ctx.state.pods:
-        if text(pod, "spec", "nodeName") != node:
-            continue
-        if text(pod, "status", "phase") in ("Succeeded", "Failed"):
-            continue
-        if any(classify_resource(resource) == "vgpu" for resource in pod_requests(pod)):
-            return True
-    return False
+    return any(
+        classify_resource(resource) == "vgpu"
+        for pod in ctx.state.active_pods_by_node.get(node, ())
+        for resource in pod.requests
+    )
 
 
 def _stray_operand_pods(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuop.catalog import operand_table
 from gpuop.check.context import CheckContext, OperandPod
+from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping, sequence, text
 
 
@@ -21,33 +22,26 @@ def _daemonset_names() -> frozenset[str]:
     return frozenset(operand.daemonset for operand in operand_table().operands)
 
 
-def owner_daemonset(pod: Mapping[str, Any]) -> str | None:
+def owner_daemonset(pod: PodView) -> str | None:
     """The operand DaemonSet a pod belongs to, or None (every pod of a dump comes here)."""
     names = _daemonset_names()
-    meta = mapping(pod, "metadata")
-    owners = meta.get("ownerReferences")
-    for owner in owners if isinstance(owners, list) else ():
-        if isinstance(owner, Mapping) and owner.get("kind") == "DaemonSet":
-            name = owner.get("name")
-            if isinstance(name, str) and name in names:
-                return name
-    labels = meta.get("labels")
-    app = labels.get("app") if isinstance(labels, Mapping) else None
-    return app if isinstance(app, str) and app in names else None
+    for kind, name in pod.owners:
+        if kind == "DaemonSet" and name in names:
+            return name
+    app = pod.labels.get("app")
+    return app if app in names else None
 
 
 def index_operand_pods(ctx: CheckContext) -> None:
     index: dict[str, list[OperandPod]] = {}
-    for pod in ctx.state.pods:
-        daemonset = owner_daemonset(pod)
-        node = text(pod, "spec", "nodeName")
-        if daemonset is None or not node:
+    for pod in ctx.state.pod_views:
+        if not pod.node:
             continue
-        index.setdefault(node, []).append(
-            OperandPod(
-                daemonset, text(pod, "metadata", "name"), text(pod, "metadata", "namespace"), pod
+        daemonset = owner_daemonset(pod)
+        if daemonset is not None:
+            index.setdefault(pod.node, []).append(
+                OperandPod(daemonset, pod.name, pod.namespace, pod.obj)
             )
-        )
     ctx.operand_pods = index
 
 

@@ -307,7 +307,10 @@ def detect_release(state: ClusterState, override: OperatorRelease | None = None)
     ) or _from_helm_labels(operator_deployments)
     if found is not None:
         return found
-    pod_images = _first_by_image(state.pods, "spec")
+    pod_images: dict[str, Mapping[str, Any]] = {}
+    for pod in state.pod_views:
+        for image in pod.images:
+            pod_images.setdefault(image, pod.obj)
     found = (
         _from_images(pod_images, _OPERATOR_IMAGES)
         or _from_helm_labels(policies)

@@ -3,15 +3,19 @@
 Input comes from files people hand in, so any item may be a non-mapping, any field missing
 or of the wrong type. Items the checks cannot use are kept as `Ignored` (each becomes a
 GPU004 finding) instead of raising. Nodes are read once into `NodeView`, which also holds
-the projection of the node the planner reads, so identical nodes share one plan.
+the projection of the node the planner reads, so identical nodes share one plan. Pods are
+read once into `PodView` (a fleet's tens of thousands of pods are visited by several
+checks), on first use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cached_property
 from operator import methodcaller
-from typing import Any
+from typing import Any, NamedTuple, TypeGuard
 
 from gpuop.api.labels import (
     GFD_TIMESTAMP_LABEL,
@@ -21,6 +25,7 @@ from gpuop.api.labels import (
 )
 from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.catalog import operand_table
+from gpuop.manifests import QuantityError, parse_quantity
 from gpuop.manifests.fields import scalar_text
 
 # Kinds the checks read; anything else is counted and otherwise left alone.
@@ -56,7 +61,7 @@ def _extra_selector_keys() -> frozenset[str]:
 _EXTRA_SELECTOR_KEYS = _extra_selector_keys()
 
 
-def _is_mapping(value: Any) -> bool:
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
     # `type(...) is dict` first: the ABC check is slow and dicts are what JSON gives.
     return type(value) is dict or isinstance(value, Mapping)
 
@@ -142,6 +147,118 @@ class Ignored:
     reason: str
 
 
+_FINAL_POD_PHASES = ("Succeeded", "Failed")
+
+
+def resource_count(raw: Any) -> tuple[int | None, str | None]:
+    """(count, None) for a whole-number quantity, (None, problem) otherwise."""
+    if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) < 19:
+        return int(raw), None
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float | Decimal):
+        return None, f"is {type(raw).__name__}, not a quantity"
+    try:
+        value = parse_quantity(raw)
+    except QuantityError:
+        shown = raw if not isinstance(raw, str) or len(raw) <= 40 else raw[:40] + "..."
+        return None, f"is {shown!r}, not a quantity"
+    if value != value.to_integral_value():
+        return None, f"{raw!r} is not a whole number"
+    return int(value), None
+
+
+def _container_requests(container: Mapping[str, Any], total: dict[str, int], init: bool) -> None:
+    """Add a container's NVIDIA requests to `total`: summed for app containers, the
+    larger for init containers (limits count as requests for extended resources)."""
+    resources = container.get("resources")
+    if not _is_mapping(resources):
+        return
+    own: dict[str, int] = {}
+    for section in ("limits", "requests"):
+        values = resources.get(section)
+        if not values or not _is_mapping(values):
+            continue
+        for key, raw in values.items():
+            if not isinstance(key, str) or not key.startswith(RESOURCE_PREFIX):
+                continue
+            count, _ = resource_count(raw)
+            if count is not None and count > 0 and count > own.get(key, 0):
+                own[key] = count
+    for key, count in own.items():
+        total[key] = max(total.get(key, 0), count) if init else total.get(key, 0) + count
+
+
+def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
+    """The NVIDIA resources a pod asks for, as the scheduler sums them (per resource, the
+    larger of the summed app containers and the largest init container)."""
+    return _pod_view(pod).requests
+
+
+class PodView(NamedTuple):
+    """The parts of a Pod several checks read, as strings; `obj` for the rest (a tuple:
+    made for every pod of a fleet, where a frozen dataclass costs twice as much)."""
+
+    name: str
+    namespace: str
+    node: str
+    phase: str
+    labels: Mapping[str, str]
+    # (kind, name) of each ownerReference.
+    owners: tuple[tuple[str, str], ...]
+    # The images of the containers, then of the init containers.
+    images: tuple[str, ...]
+    # The NVIDIA resources it asks for (`pod_requests`).
+    requests: dict[str, int]
+    obj: Mapping[str, Any]
+
+    @property
+    def active(self) -> bool:
+        """Whether the pod still holds what it asked for (not Succeeded or Failed)."""
+        return self.phase not in _FINAL_POD_PHASES
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _pod_view(pod: Mapping[str, Any]) -> PodView:
+    metadata = pod.get("metadata")
+    meta: Mapping[str, Any] = metadata if _is_mapping(metadata) else {}
+    spec_value = pod.get("spec")
+    spec: Mapping[str, Any] = spec_value if _is_mapping(spec_value) else {}
+    status = pod.get("status")
+    phase = status.get("phase") if _is_mapping(status) else None
+    owner_list = meta.get("ownerReferences")
+    owners = tuple(
+        [
+            (_text(owner.get("kind")), _text(owner.get("name")))
+            for owner in (owner_list if isinstance(owner_list, list) else ())
+            if _is_mapping(owner)
+        ]
+    )
+    images: list[str] = []
+    requests: dict[str, int] = {}
+    for section in ("containers", "initContainers"):
+        containers = spec.get(section)
+        for container in containers if isinstance(containers, list) else ():
+            if not _is_mapping(container):
+                continue
+            image = container.get("image")
+            if isinstance(image, str) and image:
+                images.append(image)
+            _container_requests(container, requests, section == "initContainers")
+    return PodView(
+        _text(meta.get("name")),
+        _text(meta.get("namespace")),
+        _text(spec.get("nodeName")),
+        _text(phase),
+        string_map(meta.get("labels")),
+        owners,
+        tuple(images),
+        requests,
+        pod,
+    )
+
+
 @dataclass(frozen=True)
 class ClusterState:
     """A cluster as far as the input tells: objects by kind, plus what was unusable."""
@@ -165,6 +282,20 @@ class ClusterState:
     device_classes: tuple[Mapping[str, Any], ...] = ()
     ignored: tuple[Ignored, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
+
+    @cached_property
+    def pod_views(self) -> tuple[PodView, ...]:
+        """`pods`, each read once."""
+        return tuple(map(_pod_view, self.pods))
+
+    @cached_property
+    def active_pods_by_node(self) -> Mapping[str, tuple[PodView, ...]]:
+        """The pods bound to each node that are neither Succeeded nor Failed."""
+        found: dict[str, list[PodView]] = {}
+        for pod in self.pod_views:
+            if pod.node and pod.phase not in _FINAL_POD_PHASES:
+                found.setdefault(pod.node, []).append(pod)
+        return {node: tuple(pods) for node, pods in found.items()}
 
     @classmethod
     def from_objects(cls, objects: Iterable[Any]) -> ClusterState:
@@ -293,7 +424,10 @@ __all__ = [
     "ClusterState",
     "Ignored",
     "NodeView",
+    "PodView",
     "planned_keys",
     "planned_labels",
+    "pod_requests",
+    "resource_count",
     "string_map",
 ]

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuop.api.labels import WORKLOAD_LABEL
-from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
-from gpuop.check.context import CheckContext, NodeInfo, kind_of, resource_count
+from gpuop.api.resources import KIND_CONFIG, normalised
+from gpuop.check.context import CheckContext, NodeInfo, kind_of
+from gpuop.check.state import PodView, pod_requests
 from gpuop.manifests.fields import mapping, sequence, text
 
 _FINAL_PHASES = ("Succeeded", "Failed")
@@ -46,38 +47,6 @@ class Workload:
         return self.phase not in _FINAL_PHASES
 
 
-def _container_requests(container: Any) -> dict[str, int]:
-    out: dict[str, int] = {}
-    resources = mapping(container, "resources")
-    for section in ("limits", "requests"):
-        values = resources.get(section)
-        if not values or not isinstance(values, Mapping):
-            continue
-        for key, raw in values.items():
-            if not isinstance(key, str) or not key.startswith(RESOURCE_PREFIX):
-                continue
-            count, _ = resource_count(raw)
-            if count is not None and count > 0:
-                out[key] = max(out.get(key, 0), count)
-    return out
-
-
-def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
-    """The NVIDIA resources a pod asks for, as the scheduler sums them (every pod of a
-    large dump comes here: the spec is read once)."""
-    total: dict[str, int] = {}
-    spec = mapping(pod, "spec")
-    containers = spec.get("containers")
-    for container in containers if isinstance(containers, list) else ():
-        for key, count in _container_requests(container).items():
-            total[key] = total.get(key, 0) + count
-    init_containers = spec.get("initContainers")
-    for container in init_containers if isinstance(init_containers, list) else ():
-        for key, count in _container_requests(container).items():
-            total[key] = max(total.get(key, 0), count)
-    return total
-
-
 def vmi_devices(vmi: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(section, deviceName) per `gpus[]` and `hostDevices[]` entry that names a device."""
     devices: list[tuple[str, str]] = []
@@ -89,14 +58,10 @@ def vmi_devices(vmi: Mapping[str, Any]) -> list[tuple[str, str]]:
     return devices
 
 
-def _string(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _launcher_owner(pod: Mapping[str, Any]) -> str | None:
-    for owner in sequence(pod, "metadata", "ownerReferences"):
-        if text(owner, "kind") == "VirtualMachineInstance":
-            return text(owner, "name") or None
+def _launcher_owner(pod: PodView) -> str | None:
+    for kind, name in pod.owners:
+        if kind == "VirtualMachineInstance":
+            return name or None
     return None
 
 
@@ -107,21 +72,17 @@ def collect_workloads(ctx: CheckContext) -> list[Workload]:
     }
     launched: set[tuple[str, str]] = set()
     workloads: list[Workload] = []
-    for pod in ctx.state.pods:
-        requests = pod_requests(pod)
+    for pod in ctx.state.pod_views:
+        requests = pod.requests
         if not requests:
             continue
-        meta = mapping(pod, "metadata")
-        namespace = _string(meta.get("namespace"))
-        node = _string(mapping(pod, "spec").get("nodeName"))
         owner = _launcher_owner(pod)
         if owner is not None:
-            launched.add((namespace, owner))
-            if (namespace, owner) in vmis and not node:
+            launched.add((pod.namespace, owner))
+            if (pod.namespace, owner) in vmis and not pod.node:
                 continue  # reported through its VMI
-        phase = _string(mapping(pod, "status").get("phase"))
         workloads.append(
-            Workload("Pod", _string(meta.get("name")), namespace, node, phase, requests, pod)
+            Workload("Pod", pod.name, pod.namespace, pod.node, pod.phase, requests, pod.obj)
         )
     for vmi in ctx.state.vmis:
         devices: dict[str, int] = {}

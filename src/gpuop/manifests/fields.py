@@ -14,16 +14,12 @@ from typing import Any
 __all__ = ["get", "mapping", "scalar_text", "sequence", "text"]
 
 
-def _is_mapping(value: Any) -> bool:
-    # Parsed JSON and YAML are plain dicts: the type test first, the ABC's (slow) after.
-    return type(value) is dict or isinstance(value, Mapping)
-
-
 def get(obj: Any, *path: str) -> Any:
     """The value at ``path`` inside nested mappings, or None."""
     current = obj
     for key in path:
-        if not _is_mapping(current):
+        # Inlined type test: every pod of a fleet-size dump is read through here.
+        if type(current) is not dict and not isinstance(current, Mapping):
             return None
         current = current.get(key)
     return current
@@ -32,7 +28,7 @@ def get(obj: Any, *path: str) -> Any:
 def mapping(obj: Any, *path: str) -> Mapping[str, Any]:
     """The mapping at ``path``, or an empty one."""
     found = get(obj, *path)
-    return found if _is_mapping(found) else {}
+    return found if type(found) is dict or isinstance(found, Mapping) else {}
 
 
 def sequence(obj: Any, *path: str) -> list[Any]:

@@ -191,6 +191,8 @@ def check_aliases(value: Any, source: str, document: int | None = None) -> None:
 
 
 _NOT_BRACKETS: Final = bytes(byte for byte in range(256) if byte not in b"[]{}")
+# Below this size, counting brackets first often settles it; above, it is a wasted pass.
+_COUNT_FIRST_BELOW: Final = 1 << 20
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
@@ -208,7 +210,9 @@ def flow_nesting_exceeds(text: str, limit: int = MAX_NESTING) -> bool:
     of depth d is empty after at most d passes); only text left unbalanced by brackets in
     strings is counted level by level.
     """
-    if text.count("[") + text.count("{") <= limit:
+    if len(text) <= limit or (
+        len(text) < _COUNT_FIRST_BELOW and text.count("[") + text.count("{") <= limit
+    ):
         return False
     try:
         encoded = text.encode("utf-8")
