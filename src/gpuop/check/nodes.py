@@ -112,7 +112,7 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
         else:
             _check_gpu_node(ctx, info, info.plan, policy)
             if info.plan.workload.config in (None, "container"):
-                check_sharing(ctx, info, configs)
+                check_sharing(ctx, info, configs, operator_mig_strategy=policy.mig_strategy)
         if info.policy is not None:
             _at_most_warnings(ctx, before)
         if len(ctx.findings) == before:

@@ -3,9 +3,15 @@
 The plugin (the GPU Operator's or the standalone chart's) reads a config file per node: the
 key that `nvidia.com/device-plugin.config` names in the plugin's ConfigMap, else the
 default one. Time-slicing and MPS give each GPU `replicas` devices, under `nvidia.com/gpu`
-or, with `renameByDefault: true`, `nvidia.com/gpu.shared`. A node whose advertised name or
-count does not follow its config runs another config than the one it was given: the plugin
-did not restart after the label or the ConfigMap changed, or the config failed to load.
+or, with `renameByDefault: true`, `nvidia.com/gpu.shared`. The MIG strategy (`flags.migStrategy`,
+`none` by default) decides how MIG devices are named: `mixed` advertises them as
+`nvidia.com/mig-<profile>`, `single` and `none` never do; GPU feature discovery, reading the
+same config, labels the node `nvidia.com/mig.strategy`. Under the GPU Operator the plugin's
+`MIG_STRATEGY` variable, set from the ClusterPolicy's `mig.strategy`, overrides the file (the
+plugin lets a set flag win over its config file). A node whose advertised names or counts,
+or whose MIG strategy label, do not follow its config runs another config than the one it
+was given: the plugin did not restart after the label or the ConfigMap changed, or the
+config failed to load.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpuop.api.resources import CONTAINER_RESOURCE
+from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX
 from gpuop.check.advertised import SHARED_SUFFIX, gfd_replicas
 from gpuop.check.context import CheckContext, NodeInfo
 from gpuop.manifests import ManifestError, load_yaml_documents
@@ -21,6 +27,9 @@ from gpuop.manifests.fields import get, mapping, sequence, text
 
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
+# The plugin's `--mig-strategy` when neither its flags nor its config file set one.
+DEFAULT_MIG_STRATEGY = "none"
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,8 @@ class SharingConfig:
     strategy: str  # "none", "time-slicing" or "mps"
     replicas: int
     rename: bool
+    # `flags.migStrategy`, None where the file does not set it.
+    mig_strategy: str | None = None
 
     def expected(self, gpus: int) -> tuple[str, int]:
         """(the resource name, its count) on a node with `gpus` whole GPUs."""
@@ -47,6 +58,7 @@ def _parse(value: str, source: str) -> SharingConfig | None:
     document = documents[0] if documents else None
     if not isinstance(document, Mapping) or text(document, "version") != "v1":
         return None
+    mig_strategy = text(document, "flags", "migStrategy") or None
     for strategy, key in (("time-slicing", "timeSlicing"), ("mps", "mps")):
         section = mapping(document, "sharing", key)
         for resource in sequence(section, "resources"):
@@ -54,8 +66,8 @@ def _parse(value: str, source: str) -> SharingConfig | None:
                 replicas = get(resource, "replicas")
                 if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas > 0:
                     rename = section.get("renameByDefault") is True
-                    return SharingConfig(source, strategy, replicas, rename)
-    return SharingConfig(source, "none", 1, False)
+                    return SharingConfig(source, strategy, replicas, rename, mig_strategy)
+    return SharingConfig(source, "none", 1, False, mig_strategy)
 
 
 def sharing_configs(ctx: CheckContext) -> dict[str, SharingConfig]:
@@ -79,11 +91,20 @@ def _default_key(ctx: CheckContext) -> str | None:
     return None
 
 
-def check_sharing(ctx: CheckContext, info: NodeInfo, configs: Mapping[str, SharingConfig]) -> None:
-    """GPU212 when the node's `nvidia.com/gpu` names or replicas do not follow its config."""
+def check_sharing(
+    ctx: CheckContext,
+    info: NodeInfo,
+    configs: Mapping[str, SharingConfig],
+    *,
+    operator_mig_strategy: str | None = None,
+) -> None:
+    """GPU212 when the node's `nvidia.com/gpu` names or replicas, or its MIG strategy, do not
+    follow its config; `operator_mig_strategy`: the ClusterPolicy's, on the operator's nodes."""
     labels = info.view.labels
     key = labels.get(CONFIG_LABEL) or _default_key(ctx)
     config = configs.get(key or "")
+    if _check_mig_strategy(ctx, info, key, config, operator_mig_strategy):
+        return
     raw_count = labels.get(GPU_COUNT_LABEL, "")
     if config is None or not raw_count.isdigit() or gfd_replicas(labels) == 0:
         return  # no config in the input, GPUs not counted, or MIG: nothing to compare
@@ -112,9 +133,53 @@ def check_sharing(ctx: CheckContext, info: NodeInfo, configs: Mapping[str, Shari
         info.name,
         f"device plugin config {key} ({config.source}: {sharing}) gives {name}: {count} on its"
         f" {raw_count} GPUs, but the node advertises {shown}",
-        f"restart the device plugin pod on {info.name} so it reloads the config, and check its"
-        " log for a config it could not load",
+        _RESTART_HINT.format(node=info.name),
     )
+
+
+_RESTART_HINT = (
+    "restart the device plugin pod on {node} so it reloads the config, and check its"
+    " log for a config it could not load"
+)
+
+
+def _check_mig_strategy(
+    ctx: CheckContext,
+    info: NodeInfo,
+    key: str | None,
+    config: SharingConfig | None,
+    operator_mig_strategy: str | None,
+) -> bool:
+    """GPU212 (and True) when the node's MIG names or GFD's strategy label contradict the
+    MIG strategy in effect: the ClusterPolicy's on the operator's nodes, else the config's."""
+    if operator_mig_strategy is not None:
+        wanted, source = (
+            operator_mig_strategy,
+            f"the ClusterPolicy's mig.strategy {operator_mig_strategy}",
+        )
+    elif config is not None:
+        wanted = config.mig_strategy or DEFAULT_MIG_STRATEGY
+        set_by = "flags.migStrategy" if config.mig_strategy else "no flags.migStrategy, the default"
+        source = f"device plugin config {key} ({config.source}: {set_by} {wanted})"
+    else:
+        return False
+    labelled = info.view.labels.get(MIG_STRATEGY_LABEL)
+    mig_names = sorted(r for r in info.positive() if r.startswith(MIG_RESOURCE_PREFIX))
+    if labelled is not None and labelled != wanted:
+        seen = f"GPU feature discovery labels it {MIG_STRATEGY_LABEL}={labelled}"
+    elif mig_names and wanted != "mixed":
+        more = f" and {len(mig_names) - 1} more" if len(mig_names) > 1 else ""
+        seen = f"it advertises {mig_names[0]}{more}, names only the mixed strategy gives"
+    else:
+        return False
+    ctx.add(
+        "GPU212",
+        "Node",
+        info.name,
+        f"{source} is in effect on the node, but {seen}",
+        _RESTART_HINT.format(node=info.name),
+    )
+    return True
 
 
 __all__ = ["SharingConfig", "check_sharing", "sharing_configs"]

@@ -99,7 +99,6 @@ def _gfd(product: str, count: int, **extra: str) -> dict[str, str]:
         "nvidia.com/gpu.machine": "PowerEdge-R750xa",
         "nvidia.com/cuda.driver.major": "550",
         "nvidia.com/mig.capable": "true",
-        "nvidia.com/mig.strategy": "single",
         "nvidia.com/gpu.replicas": "1",
         "nvidia.com/gpu.sharing-strategy": "none",
         **extra,
@@ -176,6 +175,41 @@ def time_slicing(
     resource = "nvidia.com/gpu.shared" if renamed else "nvidia.com/gpu"
     node = _node("ts-1", labels, {resource: gpus})
     return [node, *_standalone("ts-1"), _plugin_config(4, renamed)]
+
+
+def _mig_config(strategy: str) -> dict[str, Any]:
+    """The chart's config ConfigMap with key `a100-mig`: `flags.migStrategy: <strategy>`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "nvdp-configs", "namespace": "nvidia-device-plugin"},
+        "data": {
+            "default": "version: v1\n",
+            "a100-mig": f"version: v1\nflags:\n  migStrategy: {strategy}\n",
+        },
+    }
+
+
+def mig(
+    configured: str = "mixed", labelled: str = "mixed", mixed_names: bool = True
+) -> list[dict[str, Any]]:
+    """Two A100s in MIG mode, seven 1g.5gb each, under the standalone plugin whose config
+    key `a100-mig` sets `configured`; GFD labels `labelled` (GFD, as upstream's
+    `internal/lm/mig-strategy.go`, writes `nvidia.com/mig.strategy` for single and mixed
+    only, and `nvidia.com/gpu.replicas=0` for the whole-GPU labels of MIG-enabled GPUs)."""
+    labels = _gfd(
+        "NVIDIA-A100-SXM4-40GB",
+        2,
+        **{
+            "nvidia.com/device-plugin.config": "a100-mig",
+            "nvidia.com/gpu.replicas": "0",
+            "nvidia.com/mig.strategy": labelled,
+            "nvidia.com/mig-1g.5gb.count": "14",
+            "nvidia.com/mig-1g.5gb.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
+        },
+    )
+    resources = {"nvidia.com/mig-1g.5gb": "14"} if mixed_names else {"nvidia.com/gpu": "14"}
+    return [_node("mig-1", labels, resources), *_standalone("mig-1"), _mig_config(configured)]
 
 
 def mps() -> list[dict[str, Any]]:
@@ -337,6 +371,7 @@ def mixed() -> list[dict[str, Any]]:
     """The GPU Operator's deploy labels and the standalone plugin on one node."""
     labels = {
         **_gfd("NVIDIA-A100-SXM4-40GB", 4),
+        "nvidia.com/mig.strategy": "single",
         "nvidia.com/gpu.present": "true",
         **{
             f"nvidia.com/gpu.deploy.{operand}": "true"
@@ -397,6 +432,17 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         ["GPU212 Node/ts-1"],
     ),
     "standalone-mps": (mps, {"mps-1": "nvidia-device-plugin"}, []),
+    "standalone-mig-mixed": (mig, {"mig-1": "nvidia-device-plugin"}, []),
+    "standalone-mig-strategy-not-applied": (
+        lambda: mig("mixed", labelled="single", mixed_names=False),
+        {"mig-1": "nvidia-device-plugin"},
+        ["GPU212 Node/mig-1"],
+    ),
+    "standalone-mig-names-under-single": (
+        lambda: mig("single", labelled="single"),
+        {"mig-1": "nvidia-device-plugin"},
+        ["GPU212 Node/mig-1"],
+    ),
     "bottlerocket": (bottlerocket, {"br-1": "bottlerocket"}, []),
     "bottlerocket-zero": (
         lambda: bottlerocket("0"),

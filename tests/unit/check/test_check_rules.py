@@ -66,9 +66,21 @@ def test_replicas_label_parse() -> None:
 
 def test_mig_resources_are_not_counted_as_whole_gpus() -> None:
     policy, node = _lab_node("mig-1", "container")
+    policy["spec"]["mig"] = {"strategy": "mixed"}
     _set(node, "nvidia.com/gpu", "0")
     _set(node, "nvidia.com/mig-1g.10gb", "14")
     assert _codes([policy, node]) == set()
+
+
+def test_mig_names_under_the_single_strategy() -> None:
+    # The plugin's MIG_STRATEGY comes from the ClusterPolicy (single by default), and only
+    # mixed names MIG devices `nvidia.com/mig-<profile>`: this node's plugin runs another.
+    policy, node = _lab_node("mig-1", "container")
+    _set(node, "nvidia.com/gpu", "0")
+    _set(node, "nvidia.com/mig-1g.10gb", "14")
+    report = run_checks([policy, node])
+    assert report.codes() == {("GPU212", "Node/mig-1")}
+    assert "the ClusterPolicy's mig.strategy single" in report.findings[0].message
 
 
 def test_fewer_passthrough_devices_than_cards() -> None:

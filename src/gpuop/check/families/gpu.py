@@ -359,8 +359,12 @@ FAMILY = RuleFamily(
             "The device plugin config the node is given (the key `nvidia.com/device-plugin.config`"
             " names in the plugin's ConfigMap, else the ClusterPolicy's default) shares each GPU"
             " by time-slicing or MPS `replicas` ways, under `nvidia.com/gpu` or, with"
-            " `renameByDefault`, `nvidia.com/gpu.shared`; the node advertises another name or"
-            " count.",
+            " `renameByDefault`, `nvidia.com/gpu.shared`, and sets the MIG strategy"
+            " (`flags.migStrategy`; under the GPU Operator the ClusterPolicy's `mig.strategy`,"
+            " which the plugin's environment sets and which wins over the file): only `mixed`"
+            " advertises `nvidia.com/mig-<profile>`, and GPU feature discovery labels"
+            " `nvidia.com/mig.strategy` for `single` and `mixed` alone. The node advertises"
+            " another name or count, or is labelled with another MIG strategy.",
             "The plugin runs another config than the one given: it did not restart after the"
             " label or the ConfigMap changed, or it could not load the config. Pods are packed"
             " by the old sharing.",
