@@ -326,6 +326,208 @@ def _existing_pod(
     }
 
 
+_SPREAD_KEYS: Final = ("gpuop.dev/zone", HOSTNAME_LABEL, "gpuop.dev/pool")
+_REVISIONS: Final = ("1", "2")
+
+
+def _spread_constraint(rng: random.Random, job: str, key: str) -> dict[str, Any]:
+    """One topology spread constraint over the case's job label (and sometimes its
+    revision, through `matchLabelKeys`), every field the API takes drawn."""
+    hard = rng.random() < 0.85
+    constraint: dict[str, Any] = {
+        "maxSkew": rng.choice((1, 1, 1, 2)),
+        "topologyKey": key,
+        "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"gpuop.dev/job": job}},
+    }
+    if rng.random() < 0.2:
+        constraint["labelSelector"]["matchExpressions"] = [
+            {"key": "gpuop.dev/tier", "operator": "NotIn", "values": ["batch"]}
+        ]
+    if hard and rng.random() < 0.25:
+        constraint["minDomains"] = rng.choice((2, 3, 4))
+    if rng.random() < 0.3:
+        constraint["nodeAffinityPolicy"] = rng.choice(("Honor", "Ignore"))
+    if rng.random() < 0.3:
+        constraint["nodeTaintsPolicy"] = rng.choice(("Honor", "Ignore"))
+    if rng.random() < 0.25:
+        constraint["matchLabelKeys"] = ["gpuop.dev/revision"]
+    return constraint
+
+
+def _spread_labels(rng: random.Random, job: str) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    if rng.random() < 0.75:
+        labels["gpuop.dev/job"] = job
+    if rng.random() < 0.5:
+        labels["gpuop.dev/revision"] = rng.choice(_REVISIONS)
+    if rng.random() < 0.2:
+        labels["gpuop.dev/tier"] = "batch"
+    return labels
+
+
+def _add_spread(rng: random.Random, case: Case) -> Case:
+    """The case with a spread-constrained pod and 0 to 6 pods of its job already running
+    (drawn from `rng`, its own stream, so the other series keep their cases)."""
+    job = f"{case.name}-job"
+    pod = dict(case.pod)
+    pod["metadata"] = {**pod["metadata"], "labels": {**pod["metadata"]["labels"]}}
+    pod["metadata"]["labels"].update(_spread_labels(rng, job))
+    pod["metadata"]["labels"]["gpuop.dev/job"] = job
+    spec = dict(pod["spec"])
+    if rng.random() < 0.5:
+        # Spread alone: a small pod that tolerates every taint, held to its case's nodes.
+        spec = {
+            "containers": [_container("main", {"requests": {"cpu": "50m"}})],
+            "terminationGracePeriodSeconds": 0,
+            "nodeSelector": {CASE_LABEL: case.name},
+            "tolerations": [{"operator": "Exists"}],
+        }
+    # The API refuses two constraints with one topologyKey and whenUnsatisfiable.
+    spec["topologySpreadConstraints"] = [
+        _spread_constraint(rng, job, key) for key in rng.sample(_SPREAD_KEYS, rng.choice((1, 1, 2)))
+    ]
+    pod["spec"] = spec
+    node_names = [node["metadata"]["name"] for node in case.nodes]
+    namespace = pod["metadata"]["namespace"]
+    running = list(case.existing_pods)
+    for index in range(rng.choice((0, 1, 2, 3, 4, 6))):
+        labels = {CASE_LABEL: case.name, **_spread_labels(rng, job)}
+        running.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{case.name}-member-{index}",
+                    "namespace": namespace,
+                    "labels": labels,
+                },
+                "spec": {
+                    "nodeName": rng.choice(node_names),
+                    "containers": [_container("main", {})],
+                    "tolerations": [{"operator": "Exists"}],
+                    "terminationGracePeriodSeconds": 0,
+                },
+            }
+        )
+    return Case(case.name, case.nodes, pod, tuple(running))
+
+
+_AFFINITY_KEYS: Final = ("gpuop.dev/zone", HOSTNAME_LABEL, "gpuop.dev/pool")
+_ROLES: Final = ("leader", "worker", "serve")
+
+
+def _pod_term(rng: random.Random, group: str, namespace: str) -> dict[str, Any]:
+    """A required pod (anti-)affinity term over the case's group, by role."""
+    term: dict[str, Any] = {
+        "topologyKey": rng.choice(_AFFINITY_KEYS),
+        "labelSelector": {
+            "matchLabels": {"gpuop.dev/group": group, "gpuop.dev/role": rng.choice(_ROLES)}
+        },
+    }
+    if rng.random() < 0.3:
+        del term["labelSelector"]["matchLabels"]["gpuop.dev/role"]
+        term["labelSelector"]["matchExpressions"] = [
+            {"key": "gpuop.dev/role", "operator": "In", "values": rng.sample(_ROLES, 2)}
+        ]
+    choice = rng.random()
+    if choice < 0.15:
+        term["namespaces"] = [namespace]
+    elif choice < 0.25:
+        term["namespaceSelector"] = {}
+    elif choice < 0.35:
+        term["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+    elif choice < 0.4:
+        term["namespaces"] = ["elsewhere"]
+    if rng.random() < 0.15:
+        term["matchLabelKeys"] = ["gpuop.dev/revision"]
+    elif rng.random() < 0.1:
+        term["mismatchLabelKeys"] = ["gpuop.dev/revision"]
+    return term
+
+
+def _group_labels(rng: random.Random, group: str) -> dict[str, str]:
+    labels = {"gpuop.dev/group": group, "gpuop.dev/role": rng.choice(_ROLES)}
+    if rng.random() < 0.5:
+        labels["gpuop.dev/revision"] = rng.choice(_REVISIONS)
+    return labels
+
+
+def _affinity_section(rng: random.Random, group: str, namespace: str) -> dict[str, Any]:
+    section: dict[str, Any] = {}
+    if rng.random() < 0.6:
+        section["podAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                _pod_term(rng, group, namespace) for _ in range(rng.choice((1, 1, 2)))
+            ]
+        }
+    if rng.random() < 0.6 or not section:
+        section["podAntiAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                _pod_term(rng, group, namespace) for _ in range(rng.choice((1, 1, 2)))
+            ]
+        }
+    return section
+
+
+def _add_interpod(rng: random.Random, case: Case) -> Case:
+    """The case with a pod that has required pod affinity and anti-affinity over its group,
+    and 0 to 5 pods of the group already running, some with anti-affinity of their own
+    (drawn from `rng`, its own stream)."""
+    group = f"{case.name}-g"
+    pod = dict(case.pod)
+    namespace = pod["metadata"]["namespace"]
+    pod["metadata"] = {**pod["metadata"], "labels": {**pod["metadata"]["labels"]}}
+    pod["metadata"]["labels"].update(_group_labels(rng, group))
+    spec = dict(pod["spec"])
+    if rng.random() < 0.5:
+        spec = {
+            "containers": [_container("main", {"requests": {"cpu": "50m"}})],
+            "terminationGracePeriodSeconds": 0,
+            "nodeSelector": {CASE_LABEL: case.name},
+            "tolerations": [{"operator": "Exists"}],
+            **(
+                {"topologySpreadConstraints": spec["topologySpreadConstraints"]}
+                if "topologySpreadConstraints" in spec
+                else {}
+            ),
+        }
+    affinity = dict(spec.get("affinity", {}))
+    affinity.update(_affinity_section(rng, group, namespace))
+    spec["affinity"] = affinity
+    pod["spec"] = spec
+    node_names = [node["metadata"]["name"] for node in case.nodes]
+    running = list(case.existing_pods)
+    for index in range(rng.choice((0, 1, 2, 3, 5))):
+        member_spec: dict[str, Any] = {
+            "nodeName": rng.choice(node_names),
+            "containers": [_container("main", {})],
+            "tolerations": [{"operator": "Exists"}],
+            "terminationGracePeriodSeconds": 0,
+        }
+        if rng.random() < 0.3:
+            member_spec["affinity"] = {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        _pod_term(rng, group, namespace)
+                    ]
+                }
+            }
+        running.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{case.name}-peer-{index}",
+                    "namespace": namespace,
+                    "labels": {CASE_LABEL: case.name, **_group_labels(rng, group)},
+                },
+                "spec": member_spec,
+            }
+        )
+    return Case(case.name, case.nodes, pod, tuple(running))
+
+
 def generate_case(
     seed: int,
     index: int,
@@ -336,6 +538,8 @@ def generate_case(
     existing_pods: bool = False,
     comparison_operators: bool = False,
     node_annotations: Mapping[str, str] | None = None,
+    spread: bool = False,
+    interpod: bool = False,
 ) -> Case:
     """Case ``index`` of the series ``seed`` (the same arguments, the same case).
 
@@ -343,7 +547,10 @@ def generate_case(
     ports); ``comparison_operators`` allows ``Gt``/``Lt`` tolerations (the
     API server refuses them unless the TaintTolerationComparisonOperators
     gate is on); ``node_annotations`` go on every node (for instance
-    ``{"kwok.x-k8s.io/node": "fake"}``).
+    ``{"kwok.x-k8s.io/node": "fake"}``); ``spread`` gives the pod topology spread
+    constraints over its job's pods, some of which already run on the nodes;
+    ``interpod`` gives it required pod affinity and anti-affinity over its group's pods,
+    some of them running with anti-affinity of their own.
     """
     if seed < 0 or index < 0:
         raise ValueError("seed and index must not be negative")
@@ -368,7 +575,12 @@ def generate_case(
             _existing_pod(rng, case, namespace, i, rng.choice(node_names), with_ports=True)
             for i in range(rng.choice((0, 1, 2, 3)))
         )
-    return Case(case, nodes, pod, running)
+    made = Case(case, nodes, pod, running)
+    if spread:
+        made = _add_spread(random.Random(seed * 7_919 + index + 17), made)
+    if interpod:
+        made = _add_interpod(random.Random(seed * 104_729 + index + 31), made)
+    return made
 
 
 def generate_cases(
@@ -381,6 +593,8 @@ def generate_cases(
     existing_pods: bool = False,
     comparison_operators: bool = False,
     node_annotations: Mapping[str, str] | None = None,
+    spread: bool = False,
+    interpod: bool = False,
 ) -> list[Case]:
     """Cases ``0 .. count-1`` of the series ``seed``; options as for :func:`generate_case`."""
     return [
@@ -393,6 +607,8 @@ def generate_cases(
             existing_pods=existing_pods,
             comparison_operators=comparison_operators,
             node_annotations=node_annotations,
+            spread=spread,
+            interpod=interpod,
         )
         for index in range(count)
     ]

@@ -5,22 +5,26 @@
 would take the pod and, for every other node, why not, in kube-scheduler's
 own words (kube-scheduler v1.37, default profile, default feature gates;
 checked against the v1.37.2 source).  It reproduces the filter plugins
-NodeName, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts and
-NodeResourcesFit in that order (the first rejection ends a node's
-evaluation; NodeResourcesFit lists every resource the node is short of),
-the PreFilters of NodeName and NodeAffinity, and the PostFilter
-DefaultPreemption, so that :attr:`PodExplanation.summary` is the
-``FailedScheduling`` event message::
+NodeName, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
+NodeResourcesFit, PodTopologySpread (:mod:`gpuop.explain.spread`) and
+InterPodAffinity (:mod:`gpuop.explain.interpod`) in that order (the first
+rejection ends a node's evaluation; NodeResourcesFit lists every resource the
+node is short of), the PreFilters of NodeName, NodeAffinity, PodTopologySpread
+and InterPodAffinity, SchedulingGates' PreEnqueue (a gated pod fits nowhere,
+with the API server's ``SchedulingGated`` message), and the PostFilter
+DefaultPreemption (victims counted out of the spread and affinity counts), so
+that :attr:`PodExplanation.summary` is the ``FailedScheduling`` event
+message::
 
     0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't
     match Pod's node affinity/selector. preemption: 0/3 nodes are
     available: 3 Preemption is not helpful for scheduling.
 
 (on one line).  :class:`ExplainOptions` switches to older wordings.  Not
-modelled: inter-pod affinity, topology spread, volume plugins,
-DRA-backed extended resources, NodeDeclaredFeatures, scheduling gates
-and non-default profiles; the pod's warnings say when one of those
-applies.
+modelled: volume plugins, DRA-backed extended resources,
+NodeDeclaredFeatures, PodDisruptionBudgets in preemption, namespace labels
+other than ``kubernetes.io/metadata.name`` and non-default profiles; the
+pod's warnings say when one of those applies.
 
 Pods with ResourceClaims go through the DynamicResources filter when the
 cluster's DRA objects are given (``dra=``, :mod:`gpuop.explain.claims`): the

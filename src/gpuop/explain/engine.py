@@ -12,14 +12,21 @@ profile:
    ``node(s) didn't satisfy plugin(s) [NodeAffinity NodeName]
    simultaneously`` between the two;
 3. Filter: each remaining node through the filters of
-   :mod:`gpuop.explain.filters`, stopping at the first rejection;
+   :mod:`gpuop.explain.filters`, stopping at the first rejection
+   (PodTopologySpread's counts over the whole cluster taken first, as its
+   PreFilter does: :mod:`gpuop.explain.spread`);
 4. PostFilter, when no node fits: DynamicResources (silent in v1.37 for
    pods without claims) then DefaultPreemption
    (:mod:`gpuop.explain.preemption`).
+
+A pod with ``schedulingGates`` is never tried (SchedulingGates' PreEnqueue): it fits
+nowhere, with the API server's ``SchedulingGated`` message, and its node verdicts say
+where it would go once the gates are removed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -31,6 +38,7 @@ from gpuop.explain.filters import (
     host_ports,
     run_filters_with_nominated,
 )
+from gpuop.explain.interpod import NAMESPACE_NAME_LABEL, InterPodState, required_terms
 from gpuop.explain.model import (
     Code,
     ExplainOptions,
@@ -49,11 +57,16 @@ from gpuop.explain.resources import (
     requested_extended_resources,
 )
 from gpuop.explain.selectors import labels_of, node_affinity_of, taints_of, tolerations_of
+from gpuop.explain.spread import SpreadState, spread_constraints_of
 from gpuop.manifests.fields import get, mapping, sequence, text
 
 __all__ = ["explain_pod", "explain_pods", "pod_key"]
 
 _DRA_POSTFILTER = "no new claims to deallocate"
+# The PodScheduled condition the API server gives a pod created with scheduling gates
+# (`applySchedulingGatedCondition`); the scheduler's SchedulingGates PreEnqueue keeps it
+# out of the queue, so no FailedScheduling event ever comes.
+SCHEDULING_GATED = "Scheduling is blocked due to non-empty scheduling gates"
 _PREFILTER_CONFLICT = "pod affinity terms conflict"
 
 
@@ -87,12 +100,6 @@ def _pod_warnings(
             "spec.nodeName is set: the scheduler never places this pod; "
             "the kubelet of that node admits or rejects it"
         )
-    gates = [text(g, "name") for g in sequence(spec, "schedulingGates")]
-    if gates:
-        warnings.append(
-            f"the pod has scheduling gates {gates}: the scheduler does not try it "
-            "until they are removed"
-        )
     scheduler = text(spec, "schedulerName")
     if scheduler and scheduler != "default-scheduler":
         warnings.append(f"schedulerName is {scheduler!r}: default-scheduler does not place it")
@@ -113,11 +120,22 @@ def _pod_warnings(
             "DRA resource claims are not modelled without the cluster's ResourceSlices,"
             " DeviceClasses and ResourceClaims (DynamicResources filter)"
         )
-    affinity = mapping(spec, "affinity")
-    if affinity.get("podAffinity") or affinity.get("podAntiAffinity"):
-        warnings.append("inter-pod (anti-)affinity is not modelled (InterPodAffinity filter)")
-    if sequence(spec, "topologySpreadConstraints"):
-        warnings.append("topology spread constraints are not modelled (PodTopologySpread)")
+    for term in sequence(
+        spec, "affinity", "podAffinity", "requiredDuringSchedulingIgnoredDuringExecution"
+    ) + sequence(
+        spec, "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"
+    ):
+        selector = mapping(term, "namespaceSelector")
+        keys = {text(e, "key") for e in sequence(selector, "matchExpressions")} | set(
+            mapping(selector, "matchLabels")
+        )
+        if keys - {NAMESPACE_NAME_LABEL}:
+            warnings.append(
+                "a pod affinity namespaceSelector reads namespace labels other than"
+                f" {NAMESPACE_NAME_LABEL}, which the input does not hold: namespaces are"
+                " taken to carry only that label"
+            )
+            break
     if any(
         get(v, "persistentVolumeClaim") or get(v, "ephemeral") for v in sequence(spec, "volumes")
     ):
@@ -138,6 +156,7 @@ def _pod_facts(pod: Mapping[str, Any], options: ExplainOptions, warnings: list[s
         priority=_priority(pod),
         comparison_operators=options.toleration_comparison_operators,
         name_untolerated_taint=options.name_untolerated_taint,
+        labels=labels_of(pod),
     )
 
 
@@ -192,7 +211,13 @@ def _place_other_pods(
             requests=Resource.of({k: v for k, v in requests.items() if k != "pods"}),
             ports=host_ports(pod),
             start_time=text(pod, "status", "startTime"),
+            namespace=text(pod, "metadata", "namespace") or "default",
+            labels=labels_of(pod),
+            terminating=get(pod, "metadata", "deletionTimestamp") is not None,
         )
+        anti = required_terms(pod, "podAntiAffinity", other.namespace, other.labels)
+        if anti:
+            other = dataclasses.replace(other, anti_affinity=anti)
         bound = text(pod, "spec", "nodeName")
         if bound:
             if bound in states:
@@ -289,6 +314,27 @@ def explain_pod(
     me = _pod_facts(pod, options, warnings)
     states = _node_states(nodes, warnings)
     nominated = _place_other_pods(pods_on_nodes, me, states, options)
+    constraints = spread_constraints_of(pod, me.labels)
+    if constraints:
+        namespace = text(pod, "metadata", "namespace") or "default"
+        spread = SpreadState.build(
+            constraints,
+            namespace,
+            me.affinity,
+            me.tolerations,
+            me.comparison_operators,
+            states.values(),
+        )
+        me = dataclasses.replace(me, spread=spread)
+    interpod = InterPodState.build(
+        pod,
+        text(pod, "metadata", "namespace") or "default",
+        me.labels,
+        states.values(),
+        {p.namespace for state in states.values() for p in state.pods},
+    )
+    if interpod is not None:
+        me = dataclasses.replace(me, interpod=interpod)
 
     exact = pod_requests(pod, [], pod_level_resources=options.pod_level_resources)
     advertised: set[str] = set()
@@ -348,7 +394,15 @@ def explain_pod(
     filter_summary: str | None = None
     outcome = PreemptionOutcome()
     preemption_notes: dict[str, tuple[str, ...]] = {}
-    if aborted is not None:
+    gates = [text(g, "name") for g in sequence(pod, "spec", "schedulingGates")]
+    if gates:
+        # SchedulingGates' PreEnqueue: the pod is never tried while it has gates. The
+        # verdicts below say where it would go once they are removed.
+        fits = f"{len(feasible)} node(s) would fit" if feasible else "no node would fit"
+        warnings.append(f"waiting for scheduling gates: [{' '.join(gates)}]; without them {fits}")
+        feasible = ()
+        summary = filter_summary = SCHEDULING_GATED
+    elif aborted is not None:
         summary = filter_summary = aborted
     elif not feasible:
         filter_summary = fit_error_message(

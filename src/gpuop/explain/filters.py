@@ -14,7 +14,13 @@ reason strings (v1.37) and whether preemption could help:
 * NodePorts: ``node(s) didn't have free ports for the requested pod ports``;
 * NodeResourcesFit: ``Too many pods`` and ``Insufficient <resource>``, every
   one that applies; unresolvable only when a request exceeds the node's
-  whole allocatable amount.
+  whole allocatable amount;
+* PodTopologySpread: ``node(s) didn't match pod topology spread constraints``,
+  ``(missing required label)`` added when the node lacks a topology key
+  (:mod:`gpuop.explain.spread`);
+* InterPodAffinity: ``node(s) didn't match pod affinity rules`` (unresolvable),
+  ``node(s) didn't match pod anti-affinity rules`` and ``node(s) didn't
+  satisfy existing pods anti-affinity rules`` (:mod:`gpuop.explain.interpod`).
 
 The taint reason no longer names the taint: kubernetes PR #134740 ("remove
 taint values from unschedulable messages in pod status", in v1.35 and
@@ -34,9 +40,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from gpuop.explain.interpod import AffinityTerm, InterPodState
 from gpuop.explain.model import Code, Insufficient, Status
 from gpuop.explain.resources import Resource
 from gpuop.explain.selectors import NodeAffinity, Taint, Toleration, find_untolerated_taint
+from gpuop.explain.spread import SpreadState
 from gpuop.manifests.fields import get, sequence, text
 
 __all__ = [
@@ -112,6 +120,12 @@ class PodOnNode:
     requests: Resource
     ports: tuple[HostPort, ...]
     start_time: str = ""
+    namespace: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    #: Being deleted (``metadata.deletionTimestamp``): not counted by PodTopologySpread.
+    terminating: bool = False
+    #: Its required pod anti-affinity terms (InterPodAffinity holds other pods to them).
+    anti_affinity: tuple[AffinityTerm, ...] = ()
 
 
 @dataclass
@@ -157,6 +171,11 @@ class PodFacts:
     priority: int
     comparison_operators: bool = True
     name_untolerated_taint: bool = False
+    labels: Mapping[str, str] = field(default_factory=dict)
+    #: PodTopologySpread's PreFilter state (None: no DoNotSchedule constraint).
+    spread: SpreadState | None = None
+    #: InterPodAffinity's PreFilter state (None: the plugin is skipped).
+    interpod: InterPodState | None = None
 
 
 def node_unschedulable(pod: PodFacts, node: NodeState) -> Status | None:
@@ -284,6 +303,18 @@ def _unit(resource: str, amount: int) -> str:
     return f"{amount}m" if resource == "cpu" else str(amount)
 
 
+def pod_topology_spread(pod: PodFacts, node: NodeState) -> Status | None:
+    if pod.spread is None:
+        return None
+    return pod.spread.filter(pod.labels, node)
+
+
+def inter_pod_affinity(pod: PodFacts, node: NodeState) -> Status | None:
+    if pod.interpod is None:
+        return None
+    return pod.interpod.filter(node)
+
+
 Filter = Callable[[PodFacts, NodeState], Status | None]
 
 #: The default profile's filters, in order (v1.37 ``getDefaultPlugins``:
@@ -295,6 +326,8 @@ FILTERS: Final[tuple[Filter, ...]] = (
     node_affinity,
     node_ports,
     node_resources_fit,
+    pod_topology_spread,
+    inter_pod_affinity,
 )
 
 

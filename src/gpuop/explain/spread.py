@@ -1,0 +1,250 @@
+"""PodTopologySpread's Filter: a pod's hard spread constraints over the whole cluster.
+
+A port of kube-scheduler v1.37.2's ``podtopologyspread`` filtering (``common.go``,
+``filtering.go``) for the constraints with ``whenUnsatisfiable: DoNotSchedule``:
+
+* PreFilter counts, per constraint and topology domain (the value of the node label
+  ``topologyKey``), the pods that match the constraint's selector in the pod's namespace
+  and are not being deleted, over the nodes that carry every constraint's key and pass
+  the node inclusion policies: ``nodeAffinityPolicy`` (``Honor`` by default: the pod's
+  ``nodeSelector`` and required node affinity) and ``nodeTaintsPolicy`` (``Ignore`` by
+  default; ``Honor``: no untolerated ``NoSchedule``/``NoExecute`` taint).
+  ``matchLabelKeys`` add the pod's own values for those keys to the selector.
+* Filter rejects a node without a constraint's key as ``UnschedulableAndUnresolvable``
+  (``... (missing required label)``), and a node where ``matched + self - min > maxSkew``
+  as ``Unschedulable``; ``min`` is 0 while fewer domains than ``minDomains`` exist.
+
+The system default constraints are all ``ScheduleAnyway`` (scoring only), so a pod without
+constraints is never filtered here. Counts are taken once; a node whose pods change in a
+what-if (nominated pods added, preemption victims removed) is recounted alone, which is
+what the scheduler's ``AddPod``/``RemovePod`` do to its state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from gpuop.explain.model import Code, Status
+from gpuop.explain.selectors import NodeAffinity, Toleration, find_untolerated_taint
+from gpuop.manifests.fields import get, mapping, scalar_text, sequence, text
+
+if TYPE_CHECKING:
+    from gpuop.explain.filters import NodeState, PodOnNode
+
+__all__ = [
+    "REASON_SPREAD",
+    "REASON_SPREAD_LABEL",
+    "LabelSelector",
+    "SpreadConstraint",
+    "SpreadState",
+    "label_selector",
+    "spread_constraints_of",
+]
+
+REASON_SPREAD: Final = "node(s) didn't match pod topology spread constraints"
+REASON_SPREAD_LABEL: Final = REASON_SPREAD + " (missing required label)"
+PLUGIN: Final = "PodTopologySpread"
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    """``metav1.LabelSelector`` as ``LabelSelectorAsSelector`` makes it: ``nothing`` for a
+    missing selector (matches no pod), no requirements for ``{}`` (matches every pod)."""
+
+    requirements: tuple[tuple[str, str, frozenset[str]], ...] = ()
+    nothing: bool = False
+
+    @property
+    def empty(self) -> bool:
+        """``labels.Selector.Empty()``: no requirements (and not the nothing selector)."""
+        return not self.nothing and not self.requirements
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if self.nothing:
+            return False
+        for key, operator, values in self.requirements:
+            present = key in labels
+            if operator == "In" and not (present and labels[key] in values):
+                return False
+            if operator == "NotIn" and present and labels[key] in values:
+                return False
+            if operator == "Exists" and not present:
+                return False
+            if operator == "DoesNotExist" and present:
+                return False
+        return True
+
+    def with_labels(self, extra: Mapping[str, str]) -> LabelSelector:
+        """``mergeLabelSetWithSelector``: the pod's ``matchLabelKeys`` values added."""
+        if self.nothing or not extra:
+            return self
+        added = tuple((k, "In", frozenset({v})) for k, v in sorted(extra.items()))
+        return LabelSelector(added + self.requirements)
+
+    def describe(self) -> str:
+        if self.nothing:
+            return "<none>"
+        parts = []
+        for key, operator, values in self.requirements:
+            if operator in ("Exists", "DoesNotExist"):
+                parts.append(key if operator == "Exists" else f"!{key}")
+            elif operator == "In" and len(values) == 1:
+                parts.append(f"{key}={next(iter(values))}")
+            else:
+                shown = ",".join(sorted(values))
+                parts.append(f"{key} {'in' if operator == 'In' else 'notin'} ({shown})")
+        return ",".join(parts) or "<everything>"
+
+
+def label_selector(raw: Any) -> LabelSelector:
+    """A ``metav1.LabelSelector`` from a dict (None or not a mapping: matches nothing)."""
+    if not isinstance(raw, Mapping):
+        return LabelSelector(nothing=True)
+    requirements: list[tuple[str, str, frozenset[str]]] = []
+    for key, value in sorted(mapping(raw, "matchLabels").items()):
+        requirements.append((str(key), "In", frozenset({scalar_text(value)})))
+    for expression in sequence(raw, "matchExpressions"):
+        operator = text(expression, "operator")
+        values = frozenset(scalar_text(v) for v in sequence(expression, "values"))
+        if operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return LabelSelector(nothing=True)  # the API server refuses such a pod
+        requirements.append((text(expression, "key"), operator, values))
+    return LabelSelector(tuple(requirements))
+
+
+@dataclass(frozen=True)
+class SpreadConstraint:
+    """One ``DoNotSchedule`` topology spread constraint, defaults applied."""
+
+    max_skew: int
+    topology_key: str
+    selector: LabelSelector
+    min_domains: int = 1
+    honor_affinity: bool = True
+    honor_taints: bool = False
+
+
+def spread_constraints_of(
+    pod: Mapping[str, Any], labels: Mapping[str, str]
+) -> tuple[SpreadConstraint, ...]:
+    """``filterTopologySpreadConstraints(..., DoNotSchedule)`` over the pod's constraints."""
+    found: list[SpreadConstraint] = []
+    for raw in sequence(pod, "spec", "topologySpreadConstraints"):
+        if text(raw, "whenUnsatisfiable") != "DoNotSchedule":
+            continue
+        selector = label_selector(get(raw, "labelSelector"))
+        keys = [scalar_text(k) for k in sequence(raw, "matchLabelKeys")]
+        selector = selector.with_labels({k: labels[k] for k in keys if k in labels})
+        max_skew = get(raw, "maxSkew")
+        min_domains = get(raw, "minDomains")
+        found.append(
+            SpreadConstraint(
+                max_skew if isinstance(max_skew, int) and not isinstance(max_skew, bool) else 1,
+                text(raw, "topologyKey"),
+                selector,
+                min_domains
+                if isinstance(min_domains, int) and not isinstance(min_domains, bool)
+                else 1,
+                text(raw, "nodeAffinityPolicy") != "Ignore",
+                text(raw, "nodeTaintsPolicy") == "Honor",
+            )
+        )
+    return tuple(found)
+
+
+def _matching(pods: Iterable[PodOnNode], selector: LabelSelector, namespace: str) -> int:
+    """``countPodsMatchSelector``."""
+    if selector.empty:
+        return 0
+    return sum(
+        1
+        for p in pods
+        if not p.terminating and p.namespace == namespace and selector.matches(p.labels)
+    )
+
+
+@dataclass
+class SpreadState:
+    """PreFilter's counts: per constraint, matching pods per domain and per counted node."""
+
+    constraints: tuple[SpreadConstraint, ...]
+    namespace: str
+    # Per constraint: domain -> matching pods; node name -> (domain, its matching pods).
+    domains: list[dict[str, int]]
+    counted: list[dict[str, tuple[str, int]]]
+
+    @classmethod
+    def build(
+        cls,
+        constraints: tuple[SpreadConstraint, ...],
+        namespace: str,
+        affinity: NodeAffinity | None,
+        tolerations: tuple[Toleration, ...],
+        comparison_operators: bool,
+        nodes: Iterable[NodeState],
+    ) -> SpreadState:
+        state = cls(constraints, namespace, [{} for _ in constraints], [{} for _ in constraints])
+        keys = [c.topology_key for c in constraints]
+        for node in nodes:
+            if not all(key in node.labels for key in keys):
+                continue
+            affinity_ok: bool | None = None
+            taints_ok: bool | None = None
+            for index, constraint in enumerate(constraints):
+                if constraint.honor_affinity and affinity is not None:
+                    if affinity_ok is None:
+                        affinity_ok = not affinity.mismatch(node.obj)
+                    if not affinity_ok:
+                        continue
+                if constraint.honor_taints:
+                    if taints_ok is None:
+                        taints_ok = (
+                            find_untolerated_taint(node.taints, tolerations, comparison_operators)
+                            is None
+                        )
+                    if not taints_ok:
+                        continue
+                domain = node.labels[constraint.topology_key]
+                count = _matching(node.pods, constraint.selector, namespace)
+                state.domains[index][domain] = state.domains[index].get(domain, 0) + count
+                state.counted[index][node.name] = (domain, count)
+        return state
+
+    def filter(self, pod_labels: Mapping[str, str], node: NodeState) -> Status | None:
+        """``Filter``, with `node`'s own pods recounted (they may differ from PreFilter's)."""
+        for index, constraint in enumerate(self.constraints):
+            key = constraint.topology_key
+            if key not in node.labels:
+                return Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    (REASON_SPREAD_LABEL,),
+                    PLUGIN,
+                    (f"the node has no {key} label",),
+                )
+            domains = self.domains[index]
+            counted = self.counted[index].get(node.name)
+            if counted is not None:
+                domain, before = counted
+                now = _matching(node.pods, constraint.selector, self.namespace)
+                if now != before:
+                    domains = {**domains, domain: domains[domain] - before + now}
+            minimum = min(domains.values(), default=0)
+            if len(domains) < constraint.min_domains:
+                minimum = 0
+            own = 1 if constraint.selector.matches(pod_labels) else 0
+            value = node.labels[key]
+            matched = domains.get(value, 0)
+            if matched + own - minimum > constraint.max_skew:
+                return Status(
+                    Code.UNSCHEDULABLE,
+                    (REASON_SPREAD,),
+                    PLUGIN,
+                    (
+                        f"{key}={value}: {matched} matching pod(s) ({constraint.selector.describe()})"
+                        f" + {own} - the fewest in a domain {minimum}"
+                        f" > maxSkew {constraint.max_skew}",
+                    ),
+                )
+        return None
