@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuop.explain.claims import DRA_PLUGIN, DraCluster, claims_filter, pod_claims, verdict_to_dict
@@ -60,7 +61,7 @@ from gpuop.explain.selectors import labels_of, node_affinity_of, taints_of, tole
 from gpuop.explain.spread import SpreadState, spread_constraints_of
 from gpuop.manifests.fields import get, mapping, sequence, text
 
-__all__ = ["explain_pod", "explain_pods", "pod_key"]
+__all__ = ["ClusterSnapshot", "cluster_snapshot", "explain_pod", "explain_pods", "pod_key"]
 
 _DRA_POSTFILTER = "no new claims to deallocate"
 # The PodScheduled condition the API server gives a pod created with scheduling gates
@@ -184,49 +185,114 @@ def _node_states(nodes: Iterable[Any], warnings: list[str]) -> dict[str, NodeSta
     return states
 
 
-def _place_other_pods(
-    pods: Iterable[Any],
-    me: PodFacts,
-    states: Mapping[str, NodeState],
-    options: ExplainOptions,
-) -> dict[str, list[PodOnNode]]:
-    """Add bound pods to their nodes; return pending pods nominated to nodes."""
+def _other_pod(pod: Mapping[str, Any], options: ExplainOptions) -> PodOnNode:
+    ignored: list[str] = []
+    requests = pod_requests(
+        pod, ignored, use_status=True, pod_level_resources=options.pod_level_resources
+    )
+    other = PodOnNode(
+        key=pod_key(pod),
+        uid=text(pod, "metadata", "uid"),
+        priority=_priority(pod),
+        requests=Resource.of({k: v for k, v in requests.items() if k != "pods"}),
+        ports=host_ports(pod),
+        start_time=text(pod, "status", "startTime"),
+        namespace=text(pod, "metadata", "namespace") or "default",
+        labels=labels_of(pod),
+        terminating=get(pod, "metadata", "deletionTimestamp") is not None,
+    )
+    anti = required_terms(pod, "podAntiAffinity", other.namespace, other.labels)
+    return dataclasses.replace(other, anti_affinity=anti) if anti else other
+
+
+@dataclass
+class ClusterSnapshot:
+    """The cluster every explained pod is checked against, read once: node states with
+    their bound pods placed, the pending pods nominated to nodes, what the nodes
+    advertise. Shared and never changed: a pod's own entry is taken off a copy of its
+    node (:func:`explain_pod` explains a bound pod as if it were being placed now)."""
+
+    states: dict[str, NodeState]
+    nominated: dict[str, list[PodOnNode]]
+    node_warnings: tuple[str, ...]
+    advertised: frozenset[str]
+    # Where each pod was placed or nominated, by key and by uid.
+    placed: dict[str, set[str]] = field(default_factory=dict)
+    # Nodes with a pod that has required anti-affinity (InterPodAffinity reads only those
+    # for a pod without terms), and every namespace a pod lives in.
+    anti_affinity_nodes: frozenset[str] = frozenset()
+    namespaces: frozenset[str] = frozenset()
+
+
+def cluster_snapshot(
+    nodes: Iterable[Any], pods: Iterable[Any], options: ExplainOptions | None = None
+) -> ClusterSnapshot:
+    """Read the nodes and the pods on them (or nominated to them) once."""
+    options = options or ExplainOptions()
+    warnings: list[str] = []
+    states = _node_states(nodes, warnings)
     nominated: dict[str, list[PodOnNode]] = {}
+    placed: dict[str, set[str]] = {}
+    anti_nodes: set[str] = set()
+    namespaces: set[str] = set()
     for pod in pods:
         if not isinstance(pod, Mapping) or not _is_kind(pod, "Pod"):
             continue
-        key, uid = pod_key(pod), text(pod, "metadata", "uid")
-        if (uid and uid == me.uid) or key == me.key:
-            continue
         if text(pod, "status", "phase") in ("Succeeded", "Failed"):
             continue
-        ignored: list[str] = []
-        requests = pod_requests(
-            pod, ignored, use_status=True, pod_level_resources=options.pod_level_resources
-        )
-        other = PodOnNode(
-            key=key,
-            uid=uid,
-            priority=_priority(pod),
-            requests=Resource.of({k: v for k, v in requests.items() if k != "pods"}),
-            ports=host_ports(pod),
-            start_time=text(pod, "status", "startTime"),
-            namespace=text(pod, "metadata", "namespace") or "default",
-            labels=labels_of(pod),
-            terminating=get(pod, "metadata", "deletionTimestamp") is not None,
-        )
-        anti = required_terms(pod, "podAntiAffinity", other.namespace, other.labels)
-        if anti:
-            other = dataclasses.replace(other, anti_affinity=anti)
         bound = text(pod, "spec", "nodeName")
-        if bound:
-            if bound in states:
-                states[bound].add_pod(other)
+        target = bound or text(pod, "status", "nominatedNodeName")
+        if target not in states:
             continue
-        target = text(pod, "status", "nominatedNodeName")
-        if target in states:
+        other = _other_pod(pod, options)
+        if bound:
+            states[bound].add_pod(other)
+            namespaces.add(other.namespace)
+            if other.anti_affinity:
+                anti_nodes.add(bound)
+        else:
             nominated.setdefault(target, []).append(other)
-    return nominated
+        for handle in (other.key, other.uid):
+            if handle:
+                placed.setdefault(handle, set()).add(target)
+    advertised: set[str] = set()
+    for state in states.values():
+        advertised |= advertised_resources(state.obj)
+    return ClusterSnapshot(
+        states,
+        nominated,
+        tuple(warnings),
+        frozenset(advertised),
+        placed,
+        frozenset(anti_nodes),
+        frozenset(namespaces),
+    )
+
+
+def _without(
+    snapshot: ClusterSnapshot, me: PodFacts
+) -> tuple[Mapping[str, NodeState], Mapping[str, list[PodOnNode]]]:
+    """The snapshot's states and nominated pods, the pod itself taken out."""
+    where = snapshot.placed.get(me.key, set()) | (
+        snapshot.placed.get(me.uid, set()) if me.uid else set()
+    )
+    if not where:
+        return snapshot.states, snapshot.nominated
+
+    def is_me(other: PodOnNode) -> bool:
+        return bool(other.uid and other.uid == me.uid) or other.key == me.key
+
+    states = dict(snapshot.states)
+    nominated = dict(snapshot.nominated)
+    for name in where:
+        if any(is_me(p) for p in states[name].pods):
+            copy = states[name].clone()
+            for other in [p for p in copy.pods if is_me(p)]:
+                copy.remove_pod(other)
+            states[name] = copy
+        if name in nominated:
+            nominated[name] = [p for p in nominated[name] if not is_me(p)]
+    return states, nominated
 
 
 def _prefilter(me: PodFacts) -> tuple[Status | None, frozenset[str] | None, list[str]]:
@@ -291,6 +357,7 @@ def explain_pod(
     *,
     options: ExplainOptions | None = None,
     dra: DraCluster | None = None,
+    snapshot: ClusterSnapshot | None = None,
 ) -> PodExplanation:
     """Which ``nodes`` would take ``pod``, and why the others would not.
 
@@ -304,6 +371,9 @@ def explain_pod(
     With ``dra`` (the cluster's ResourceSlices, DeviceClasses and claims), the pod's
     ResourceClaims go through the DynamicResources filter (:mod:`gpuop.explain.claims`);
     a claim that cannot be read raises :class:`gpuop.dra.model.DraInputError`.
+
+    ``snapshot`` (:func:`cluster_snapshot` of the same nodes and pods, with the same
+    options) spares reading the cluster again for each of many pods.
     """
     options = options or ExplainOptions()
     warnings: list[str] = []
@@ -312,8 +382,10 @@ def explain_pod(
     if dra is not None and claims is not None:
         warnings.extend((*dra.warnings, *claims.notes))
     me = _pod_facts(pod, options, warnings)
-    states = _node_states(nodes, warnings)
-    nominated = _place_other_pods(pods_on_nodes, me, states, options)
+    if snapshot is None:
+        snapshot = cluster_snapshot(nodes, pods_on_nodes, options)
+    warnings.extend(snapshot.node_warnings)
+    states, nominated = _without(snapshot, me)
     constraints = spread_constraints_of(pod, me.labels)
     if constraints:
         namespace = text(pod, "metadata", "namespace") or "default"
@@ -331,16 +403,16 @@ def explain_pod(
         text(pod, "metadata", "namespace") or "default",
         me.labels,
         states.values(),
-        {p.namespace for state in states.values() for p in state.pods},
+        snapshot.namespaces,
+        snapshot.anti_affinity_nodes,
     )
     if interpod is not None:
         me = dataclasses.replace(me, interpod=interpod)
 
     exact = pod_requests(pod, [], pod_level_resources=options.pod_level_resources)
-    advertised: set[str] = set()
-    for state in states.values():
-        advertised |= advertised_resources(state.obj)
-    missing = tuple(r for r in requested_extended_resources(exact.items()) if r not in advertised)
+    missing = tuple(
+        r for r in requested_extended_resources(exact.items()) if r not in snapshot.advertised
+    )
     requests = tuple(me.requests.as_quantities().items())
 
     if not states:
@@ -457,6 +529,5 @@ def explain_pods(
     options: ExplainOptions | None = None,
 ) -> list[PodExplanation]:
     """:func:`explain_pod` for each pod, against the same cluster state."""
-    node_list = list(nodes)
-    others = list(pods_on_nodes)
-    return [explain_pod(p, node_list, others, options=options) for p in pods]
+    snapshot = cluster_snapshot(nodes, pods_on_nodes, options)
+    return [explain_pod(p, (), (), options=options, snapshot=snapshot) for p in pods]

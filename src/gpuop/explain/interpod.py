@@ -190,6 +190,9 @@ class InterPodState:
     affinity: Counter[Pair]
     anti: Counter[Pair]
     per_node: dict[str, tuple[Counter[Pair], Counter[Pair], Counter[Pair]]]
+    # The pod list each node was counted with (every node of the cluster): a node seen
+    # again with the same list (not a what-if copy) is not recounted.
+    counted_pods: dict[str, list[PodOnNode]] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -199,8 +202,10 @@ class InterPodState:
         labels: Mapping[str, str],
         nodes: Iterable[NodeState],
         namespaces: Iterable[str],
+        anti_affinity_nodes: frozenset[str] | None = None,
     ) -> InterPodState | None:
-        """The state, or None when PreFilter skips the plugin."""
+        """The state, or None when PreFilter skips the plugin. `anti_affinity_nodes`: the
+        only nodes with pods that have required anti-affinity, when known."""
         known = set(namespaces) | {namespace}
         affinity = tuple(
             t.resolved(known) for t in required_terms(pod, "podAffinity", namespace, labels)
@@ -212,6 +217,13 @@ class InterPodState:
         state = cls(incoming, Counter(), Counter(), Counter(), {})
         with_terms = bool(affinity or anti)
         for node in nodes:
+            state.counted_pods[node.name] = node.pods
+            if (
+                not with_terms
+                and anti_affinity_nodes is not None
+                and node.name not in anti_affinity_nodes
+            ):
+                continue
             # Without terms of its own, only running pods' anti-affinity can filter the pod.
             pods = node.pods if with_terms else [p for p in node.pods if p.anti_affinity]
             if not pods:
@@ -229,7 +241,10 @@ class InterPodState:
     def filter(self, node: NodeState) -> Status | None:
         existing, affinity, anti = self.existing, self.affinity, self.anti
         before = self.per_node.get(node.name, _NO_SHARE)
-        now = _counts(self.incoming, node.labels, node.pods) if node.pods else _NO_SHARE
+        if self.counted_pods.get(node.name) is node.pods:
+            now = before
+        else:
+            now = _counts(self.incoming, node.labels, node.pods) if node.pods else _NO_SHARE
         if now != before:
             existing = _adjusted(existing, before[0], now[0])
             affinity = _adjusted(affinity, before[1], now[1])

@@ -23,7 +23,7 @@ what the scheduler's ``AddPod``/``RemovePod`` do to its state.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from gpuop.explain.model import Code, Status
@@ -174,6 +174,12 @@ class SpreadState:
     # Per constraint: domain -> matching pods; node name -> (domain, its matching pods).
     domains: list[dict[str, int]]
     counted: list[dict[str, tuple[str, int]]]
+    # The pod list each node was counted with: a node seen again with the same list
+    # (not a what-if copy) is not recounted.
+    counted_pods: dict[str, list[PodOnNode]] = field(default_factory=dict)
+    # Per constraint: the two emptiest domains, (count, domain), for the minimum with one
+    # domain's count changed without a pass over every domain.
+    emptiest: list[list[tuple[int, str]]] = field(default_factory=list)
 
     @classmethod
     def build(
@@ -207,9 +213,14 @@ class SpreadState:
                     if not taints_ok:
                         continue
                 domain = node.labels[constraint.topology_key]
+                state.counted_pods[node.name] = node.pods
                 count = _matching(node.pods, constraint.selector, namespace)
                 state.domains[index][domain] = state.domains[index].get(domain, 0) + count
                 state.counted[index][node.name] = (domain, count)
+        state.emptiest = [
+            sorted((count, domain) for domain, count in domains.items())[:2]
+            for domains in state.domains
+        ]
         return state
 
     def filter(self, pod_labels: Mapping[str, str], node: NodeState) -> Status | None:
@@ -224,18 +235,23 @@ class SpreadState:
                     (f"the node has no {key} label",),
                 )
             domains = self.domains[index]
+            emptiest = self.emptiest[index]
+            minimum = emptiest[0][0] if emptiest else 0
+            value = node.labels[key]
+            matched = domains.get(value, 0)
             counted = self.counted[index].get(node.name)
-            if counted is not None:
+            if counted is not None and self.counted_pods.get(node.name) is not node.pods:
                 domain, before = counted
                 now = _matching(node.pods, constraint.selector, self.namespace)
                 if now != before:
-                    domains = {**domains, domain: domains[domain] - before + now}
-            minimum = min(domains.values(), default=0)
+                    changed = domains[domain] - before + now
+                    others = [c for c, d in emptiest if d != domain]
+                    minimum = min([changed, *others])
+                    if domain == value:
+                        matched = changed
             if len(domains) < constraint.min_domains:
                 minimum = 0
             own = 1 if constraint.selector.matches(pod_labels) else 0
-            value = node.labels[key]
-            matched = domains.get(value, 0)
             if matched + own - minimum > constraint.max_skew:
                 return Status(
                     Code.UNSCHEDULABLE,

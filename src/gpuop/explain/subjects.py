@@ -21,6 +21,7 @@ from gpuop.api.resources import KIND_CONFIG, normalised
 from gpuop.dra.model import DraInputError
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.claims import DraCluster, pod_for_claim, read_dra
+from gpuop.explain.engine import cluster_snapshot
 from gpuop.kubevirt.launcher import (
     DeviceNotPermittedError,
     LauncherError,
@@ -471,8 +472,9 @@ def explain_subjects(
     for resource in advertised:
         by_form.setdefault(normalised(resource), []).append(resource)
     results = []
+    snapshot = cluster_snapshot(nodes, pods)
     for subject in subjects:
-        explanation = explain_pod(subject.pod, nodes, pods, dra=dra)
+        explanation = explain_pod(subject.pod, (), (), dra=dra, snapshot=snapshot)
         advertised_by = {r: workload_config_for(r) for r in explanation.never_fits_anywhere}
         near = {
             r: sorted(by_form[normalised(r)])
