@@ -107,6 +107,14 @@ def test_lab_runs_the_whole_scenario_and_stops_everything_it_started(tmp_path: P
         assert f"1 Insufficient {resource}" in item["scheduler"]["message"]
         assert item["explain"]["summary"] == item["scheduler"]["message"]
     assert all(p["agrees"] for p in placements.values())
+    rules = {p["name"]: p for p in report["steps"]["4"]["rules"]}
+    assert rules["train-0"]["scheduler"]["node"] == "a10-container"
+    assert (
+        "didn't match pod topology spread constraints" in rules["train-1"]["scheduler"]["message"]
+    )
+    assert rules["infer-0"]["scheduler"]["node"] == "a10-container"
+    assert "didn't match pod anti-affinity rules" in rules["infer-1"]["scheduler"]["message"]
+    assert all(p["agrees"] for p in rules.values())
     permitted = report["steps"]["4"]["kubevirt"]["patch"]["spec"]["configuration"][
         "permittedHostDevices"
     ]

@@ -68,7 +68,9 @@ def lab(
       1 control plane, CRD, RBAC, operator (as its ServiceAccount), node simulator
       2 three 2x A10 nodes: container, vm-passthrough, vm-vgpu
       3 operands, deploy labels and advertised resources per node
-      4 a pod, two VMs and three cross requests placed by the real kube-scheduler
+      4 a pod, two VMs and three cross requests placed by the real kube-scheduler;
+        a training job spread by host and an inference pair kept apart: each second
+        pod waits, explained
       5 vGPU profile A10-12Q -> A10-4Q: 4 -> 12 devices
       6 the silent trap: sandbox workloads off, labels ignored (now with Warnings)
       7 drift on purpose; the checker finds exactly the drifted nodes

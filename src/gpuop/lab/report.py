@@ -78,6 +78,22 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"| {item['name']} | {', '.join(item['requests'])} | {where} |"
             f" {', '.join(item['explain']['feasible']) or 'none'} | {'yes' if item['agrees'] else 'NO'} |"
         )
+    rules = (report.get("steps", {}).get("4") or {}).get("rules") or []
+    if rules:
+        lines += [
+            "",
+            "## Spread and anti-affinity (real kube-scheduler vs `gpuop explain`)",
+            "",
+            "| pod | rule | scheduler | explain | agree |",
+            "|---|---|---|---|---|",
+        ]
+        for item in rules:
+            where = _scheduled(item["scheduler"], "Pending: ")
+            said = ", ".join(item["explain"]["feasible"]) or item["explain"]["summary"]
+            lines.append(
+                f"| {item['name']} | {item['rule']} | {where} | {said} |"
+                f" {'yes' if item['agrees'] else 'NO'} |"
+            )
     vgpu = report.get("steps", {}).get("5") or {}
     if vgpu:
         lines += [

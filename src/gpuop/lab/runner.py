@@ -7,7 +7,9 @@ Steps (each can run alone with `gpuop lab step N` on a cluster left up by `--kee
 2. three simulated 2x A10 nodes labelled container / vm-passthrough / vm-vgpu, converged;
 3. per node: operands, deploy labels, what it advertises;
 4. a container pod, a passthrough VM and a vGPU VM (as launcher pods) and three cross
-   requests, placed by the real kube-scheduler, next to `gpuop explain`'s prediction;
+   requests, placed by the real kube-scheduler, next to `gpuop explain`'s prediction; then
+   a training job spread by host and an inference pair kept apart by host: the first of
+   each lands, the second waits, each explained;
 5. the vGPU node moves from A10-12Q to A10-4Q (its VM moved off first): 4 -> 12;
 6. the silent trap: sandbox workloads off, labels ignored, Warning Events; then back on;
 7. drift on purpose (kinds picked at random with a printed seed), the checker finds exactly
@@ -524,10 +526,116 @@ def step4(ctx: LabContext) -> dict[str, Any]:
             raise LabFailure(
                 4, f"explain's prediction for {name} ({feasible}) to match the scheduler", where
             )
+    rules = _scheduling_rules(ctx)
     return {
         "placements": results,
+        "rules": rules,
         "kubevirt": {"vmis": list(vmis.values()), "patch": kubevirt_merge_patch(permitted)},
     }
+
+
+def _rule_pod(name: str, labels: dict[str, str], **rules: Any) -> dict[str, Any]:
+    pod = stack.gpu_pod(name, "nvidia.com/gpu", namespace=LAB_NAMESPACE)
+    pod["metadata"]["labels"] = labels
+    pod["spec"].update(rules)
+    return pod
+
+
+def _rule_pairs() -> list[tuple[str, list[dict[str, Any]]]]:
+    """A training job spread one per host, and an inference pair kept apart by host: the
+    first of each lands on a10-container, the second waits (the other two nodes have no
+    `nvidia.com/gpu`, and the first holds the one left host to its rule)."""
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"job": "train"}},
+        }
+    ]
+    apart = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "topologyKey": "kubernetes.io/hostname",
+                    "labelSelector": {"matchLabels": {"app": "infer"}},
+                }
+            ]
+        }
+    }
+    return [
+        (
+            "training job spread by host (topologySpreadConstraints, maxSkew 1)",
+            [
+                _rule_pod(f"train-{i}", {"job": "train"}, topologySpreadConstraints=spread)
+                for i in range(2)
+            ],
+        ),
+        (
+            "inference pair kept apart by host (required podAntiAffinity)",
+            [_rule_pod(f"infer-{i}", {"app": "infer"}, affinity=apart) for i in range(2)],
+        ),
+    ]
+
+
+def _scheduling_rules(ctx: LabContext) -> list[dict[str, Any]]:
+    """Pods that spread and keep apart, placed one at a time by the real kube-scheduler,
+    each next to `gpuop explain`'s prediction against the cluster as it then is."""
+    from gpuop.explain import explain_pod
+
+    client = ctx.client()
+
+    def delete(names: list[str]) -> None:
+        for name in names:
+            ops.delete_pod_sync(client, LAB_NAMESPACE, name, grace_period=0)
+
+        def gone() -> tuple[bool, str]:
+            left = {p["metadata"]["name"] for p in ops.list_pods_sync(client, LAB_NAMESPACE)}
+            return not left & set(names), f"still there: {sorted(left & set(names))}"
+
+        wait_for(ctx, 4, f"{', '.join(names)} to be gone", gone, 60)
+
+    ctx.say("scheduling rules: freeing a10-container's GPUs (deleting cuda-pod)")
+    delete(["cuda-pod"])
+    results = []
+    for title, pods in _rule_pairs():
+        ctx.say(title)
+        for pod in pods:
+            name = pod["metadata"]["name"]
+            nodes = [n for n in (ops.get_node(client, n) for n in NODES) if n]
+            running = [
+                p for p in ops.list_pods_sync(client, LAB_NAMESPACE) if p["spec"].get("nodeName")
+            ]
+            prediction = explain_pod(pod, nodes, running).to_dict()
+            ops.create_or_replace_sync(client, pod)
+
+            def decided(name: str = name) -> tuple[bool, str]:
+                node, phase, message = _placement(ctx, name)
+                return bool((node and phase == "Running") or message), f"node={node} phase={phase}"
+
+            wait_for(ctx, 4, f"{name} to run or be judged by the scheduler", decided, 60)
+            node, phase, message = _placement(ctx, name)
+            feasible = prediction.get("feasible", [])
+            summary = prediction.get("summary") or ""
+            agrees = (node in feasible) if node else (not feasible and summary == message)
+            where = f"-> {node} ({phase})" if node else f"Pending: {message}"
+            ctx.say(f"{name:<32} {where}")
+            ctx.say(f"{'':<32} explain: {feasible or summary}")
+            results.append(
+                {
+                    "name": name,
+                    "rule": title,
+                    "scheduler": {"node": node, "phase": phase, "message": message},
+                    "explain": {"feasible": feasible, "summary": summary},
+                    "agrees": agrees,
+                }
+            )
+            if not agrees:
+                raise LabFailure(
+                    4, f"explain's prediction for {name} ({feasible or summary}) to match", where
+                )
+        delete([pod["metadata"]["name"] for pod in pods])
+    return results
 
 
 def step5(ctx: LabContext) -> dict[str, Any]:
