@@ -65,7 +65,7 @@ from gpuop.manifests import quantity_problem
 from gpuop.manifests.fields import text
 
 # What explain reads of a cluster (dump or live): the nodes, and what takes their room.
-_CLUSTER_KINDS: Final = ("Node", POD, "KubeVirt", VMI, *DRA_KINDS, VM)
+_CLUSTER_KINDS: Final = ("Node", POD, "KubeVirt", VMI, *DRA_KINDS, "PodDisruptionBudget", VM)
 
 __all__ = [
     "EXIT_FITS",

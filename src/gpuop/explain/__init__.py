@@ -12,7 +12,8 @@ rejection ends a node's evaluation; NodeResourcesFit lists every resource the
 node is short of), the PreFilters of NodeName, NodeAffinity, PodTopologySpread
 and InterPodAffinity, SchedulingGates' PreEnqueue (a gated pod fits nowhere,
 with the API server's ``SchedulingGated`` message), and the PostFilter
-DefaultPreemption (victims counted out of the spread and affinity counts), so
+DefaultPreemption (victims counted out of the spread and affinity counts,
+PodDisruptionBudgets spared as the scheduler spares them), so
 that :attr:`PodExplanation.summary` is the ``FailedScheduling`` event
 message::
 
@@ -22,7 +23,7 @@ message::
 
 (on one line).  :class:`ExplainOptions` switches to older wordings.  Not
 modelled: volume plugins, DRA-backed extended resources,
-NodeDeclaredFeatures, PodDisruptionBudgets in preemption, namespace labels
+NodeDeclaredFeatures, namespace labels
 other than ``kubernetes.io/metadata.name`` and non-default profiles; the
 pod's warnings say when one of those applies.
 

@@ -48,7 +48,7 @@ from gpuop.explain.model import (
     PreemptionOutcome,
     Status,
 )
-from gpuop.explain.preemption import preempt
+from gpuop.explain.preemption import Budget, budgets_of, preempt
 from gpuop.explain.report import NO_NODES, fit_error_message
 from gpuop.explain.resources import (
     Resource,
@@ -222,12 +222,18 @@ class ClusterSnapshot:
     # for a pod without terms), and every namespace a pod lives in.
     anti_affinity_nodes: frozenset[str] = frozenset()
     namespaces: frozenset[str] = frozenset()
+    # PodDisruptionBudgets, which preemption spares victims for.
+    budgets: tuple[Budget, ...] = ()
 
 
 def cluster_snapshot(
-    nodes: Iterable[Any], pods: Iterable[Any], options: ExplainOptions | None = None
+    nodes: Iterable[Any],
+    pods: Iterable[Any],
+    options: ExplainOptions | None = None,
+    budgets: Iterable[Any] = (),
 ) -> ClusterSnapshot:
-    """Read the nodes and the pods on them (or nominated to them) once."""
+    """Read the nodes and the pods on them (or nominated to them) once; `budgets`: the
+    cluster's PodDisruptionBudget objects."""
     options = options or ExplainOptions()
     warnings: list[str] = []
     states = _node_states(nodes, warnings)
@@ -266,6 +272,7 @@ def cluster_snapshot(
         placed,
         frozenset(anti_nodes),
         frozenset(namespaces),
+        budgets_of(budgets),
     )
 
 
@@ -332,6 +339,7 @@ def _post_filter(
     statuses: Mapping[str, Status],
     nominated: Mapping[str, list[PodOnNode]],
     options: ExplainOptions,
+    budgets: tuple[Budget, ...] = (),
 ) -> tuple[str, PreemptionOutcome, dict[str, tuple[str, ...]]]:
     """``RunPostFilterPlugins``: the message, preemption's outcome and per-node notes."""
     reasons: list[str] = []
@@ -340,7 +348,7 @@ def _post_filter(
     if not options.preemption:
         return ", ".join(reasons), PreemptionOutcome(), {}
     outcome, per_node = preempt(
-        me, text(pod, "spec", "preemptionPolicy"), states, statuses, nominated
+        me, text(pod, "spec", "preemptionPolicy"), states, statuses, nominated, budgets
     )
     if outcome.candidates or outcome.error:
         # Success (or an error) ends RunPostFilterPlugins with that status alone.
@@ -481,7 +489,7 @@ def explain_pod(
             len(states), (s.reasons for s in statuses.values()), prefilter_message=prefilter_message
         )
         post, outcome, preemption_notes = _post_filter(
-            me, pod, states, statuses, nominated, options
+            me, pod, states, statuses, nominated, options, snapshot.budgets
         )
         summary = fit_error_message(
             len(states),

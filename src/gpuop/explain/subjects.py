@@ -464,15 +464,17 @@ def explain_subjects(
     pods: Sequence[Mapping[str, Any]],
     *,
     dra: DraCluster | None = None,
+    budgets: Sequence[Mapping[str, Any]] = (),
 ) -> list[Explained]:
-    """Explain every subject against the same cluster state (and its DRA objects)."""
+    """Explain every subject against the same cluster state (its DRA objects and
+    PodDisruptionBudgets)."""
     advertised = _advertised(nodes)
     pods = relevant_pods(nodes, pods)
     by_form: dict[str, list[str]] = {}
     for resource in advertised:
         by_form.setdefault(normalised(resource), []).append(resource)
     results = []
-    snapshot = cluster_snapshot(nodes, pods)
+    snapshot = cluster_snapshot(nodes, pods, budgets=budgets)
     for subject in subjects:
         explanation = explain_pod(subject.pod, (), (), dra=dra, snapshot=snapshot)
         advertised_by = {r: workload_config_for(r) for r in explanation.never_fits_anywhere}
@@ -509,7 +511,8 @@ def explain_objects(
     given = [o for _, o in sourced if o.get("kind") == CLAIM and _claim_id(o) not in known]
     try:
         dra = read_dra([*cluster, *given], [text(n, "metadata", "name") for n in nodes])
-        return explain_subjects(subjects, nodes, pods, dra=dra)
+        budgets = [obj for obj in cluster if obj.get("kind") == "PodDisruptionBudget"]
+        return explain_subjects(subjects, nodes, pods, dra=dra, budgets=budgets)
     except DraInputError as exc:
         raise SubjectError(str(exc)) from None
 

@@ -18,6 +18,7 @@ from lightkube.generic_resource import create_namespaced_resource
 from lightkube.resources.apps_v1 import DaemonSet, Deployment
 from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod, Service, ServiceAccount
 from lightkube.resources.node_v1 import RuntimeClass
+from lightkube.resources.policy_v1 import PodDisruptionBudget
 from lightkube.resources.rbac_authorization_v1 import (
     ClusterRole,
     ClusterRoleBinding,
@@ -68,6 +69,7 @@ RESOURCES: Mapping[str, tuple[Any, bool]] = {
     "DeviceClass": (DeviceClass, False),
     "ResourceClaim": (ResourceClaim, True),
     "ResourceClaimTemplate": (ResourceClaimTemplate, True),
+    "PodDisruptionBudget": (PodDisruptionBudget, True),
     # What an operator creates beside its DaemonSets (`gpuop adopt` looks for each by name).
     "ServiceAccount": (ServiceAccount, True),
     "Service": (Service, True),

@@ -144,3 +144,30 @@ def test_a_gated_pod_fits_nowhere_with_the_api_servers_message() -> None:
         "waiting for scheduling gates: [example.com/quota b]; without them 1 node(s) would fit",
     )
     assert [v.fits for v in result.nodes] == [True, False]
+
+
+def _budget(allowed: int, **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "keep", "namespace": "ml"},
+        "spec": {"selector": {"matchLabels": labels}},
+        "status": {"disruptionsAllowed": allowed},
+    }
+
+
+def test_preemption_prefers_the_node_whose_victims_no_budget_protects() -> None:
+    from gpuop.explain.engine import cluster_snapshot
+
+    nodes = [node("n1", pods="1"), node("n2", pods="1")]
+    running = [_running("guarded", "n1", {"app": "db"}), _running("plain", "n2", {"app": "web"})]
+    body = pod("urgent", namespace="ml")
+    body["spec"]["priority"] = 100
+    no_budget = explain_pod(body, nodes, running)
+    assert no_budget.preemption.nominated_node == "n1"  # the first of two equal candidates
+    snapshot = cluster_snapshot(nodes, running, budgets=[_budget(0, app="db")])
+    guarded = explain_pod(body, (), (), snapshot=snapshot)
+    assert guarded.preemption.nominated_node == "n2"
+    # A budget that still allows a disruption is not violated.
+    snapshot = cluster_snapshot(nodes, running, budgets=[_budget(1, app="db")])
+    assert explain_pod(body, (), (), snapshot=snapshot).preemption.nominated_node == "n1"
