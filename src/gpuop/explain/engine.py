@@ -302,6 +302,21 @@ def _without(
     return states, nominated
 
 
+def _shape_cache(
+    me: PodFacts,
+) -> tuple[dict[tuple[Any, ...], Status | None] | None, tuple[str, ...]]:
+    """A cache of the node-only filters' verdicts by node shape, and the node labels the
+    pod reads; no cache for a pod that names nodes (``spec.nodeName``, ``matchFields``)."""
+    affinity = me.affinity
+    if me.node_name or (affinity is not None and any(t.fields for t in affinity.terms)):
+        return None, ()
+    keys: list[str] = []
+    if affinity is not None:
+        keys += [key for key, _ in affinity.node_selector]
+        keys += [r.key for t in affinity.terms for r in t.expressions]
+    return {}, tuple(dict.fromkeys(keys))
+
+
 def _prefilter(me: PodFacts) -> tuple[Status | None, frozenset[str] | None, list[str]]:
     """``RunPreFilterPlugins`` for NodeName then NodeAffinity.
 
@@ -442,6 +457,7 @@ def explain_pod(
         rejected = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (claims.problem,), DRA_PLUGIN)
     claim_verdicts: list[dict[str, Any]] = []
     aborted: str | None = None
+    shape_cache, label_keys = _shape_cache(me)
     if rejected is not None:
         prefilter_message = rejected.reasons[0]
         statuses = dict.fromkeys(states, rejected)
@@ -455,7 +471,9 @@ def explain_pod(
                     (f"PreFilter ({', '.join(pinning)}) pinned the pod to {sorted(pinned)}",),
                 )
                 continue
-            status = run_filters_with_nominated(me, state, nominated.get(name, ()))
+            status = run_filters_with_nominated(
+                me, state, nominated.get(name, ()), shape_cache, label_keys
+            )
             if status is None and claims is not None and dra is not None:
                 status, verdict = claims_filter(claims, name, state.labels, dra)
                 if verdict is not None:

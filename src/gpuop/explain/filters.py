@@ -140,21 +140,51 @@ class NodeState:
     obj: Mapping[str, Any]
     pods: list[PodOnNode] = field(default_factory=list)
     requested: Resource = field(default_factory=Resource)
+    # What the pod-independent filters read of the node, but its labels (see `shape_key`);
+    # None until asked for, and again whenever its pods change.
+    _shape: tuple[Any, ...] | None = field(default=None, repr=False, compare=False)
 
     def add_pod(self, pod: PodOnNode) -> None:
         self.pods.append(pod)
         self.requested.add(pod.requests)
+        self._shape = None
 
     def remove_pod(self, pod: PodOnNode) -> None:
         self.pods.remove(pod)
         self.requested.subtract(pod.requests)
+        self._shape = None
 
     def clone(self) -> NodeState:
-        return replace(self, pods=list(self.pods), requested=self.requested.copy())
+        return replace(self, pods=list(self.pods), requested=self.requested.copy(), _shape=None)
+
+    def shape_key(self, label_keys: Sequence[str]) -> tuple[Any, ...]:
+        """Nodes with equal keys get the same verdict from the filters before
+        PodTopologySpread, for a pod that reads only `label_keys` of the node's labels
+        and does not name the node (a fleet's nodes come in few such shapes)."""
+        if self._shape is None:
+            self._shape = (
+                self.taints,
+                self.unschedulable,
+                _resource_key(self.allocatable),
+                _resource_key(self.requested),
+                len(self.pods),
+                tuple(sorted(str(port) for port in self.used_ports)),
+            )
+        return (self._shape, *(self.labels.get(key) for key in label_keys))
 
     @property
     def used_ports(self) -> list[HostPort]:
         return [port for pod in self.pods for port in pod.ports]
+
+
+def _resource_key(resource: Resource) -> tuple[Any, ...]:
+    return (
+        resource.milli_cpu,
+        resource.memory,
+        resource.ephemeral_storage,
+        resource.allowed_pods,
+        tuple(sorted(resource.scalar.items())),
+    )
 
 
 @dataclass(frozen=True)
@@ -331,9 +361,36 @@ FILTERS: Final[tuple[Filter, ...]] = (
 )
 
 
-def run_filters(pod: PodFacts, node: NodeState) -> Status | None:
-    """``RunFilterPlugins``: the first rejection, or None when all pass."""
-    for check in FILTERS:
+#: The filters whose verdict depends on the node alone, not on the rest of the cluster.
+NODE_FILTERS: Final = FILTERS[:6]
+CLUSTER_FILTERS: Final = FILTERS[6:]
+
+
+def run_filters(
+    pod: PodFacts,
+    node: NodeState,
+    cache: dict[tuple[Any, ...], Status | None] | None = None,
+    label_keys: Sequence[str] = (),
+) -> Status | None:
+    """``RunFilterPlugins``: the first rejection, or None when all pass.
+
+    With `cache`, the node-only filters' verdict is kept by the node's `shape_key` over
+    `label_keys` (the labels the pod reads) and reused for nodes of the same shape.
+    """
+    key = node.shape_key(label_keys) if cache is not None else None
+    if key is not None and cache is not None and key in cache:
+        status = cache[key]
+    else:
+        status = None
+        for check in NODE_FILTERS:
+            status = check(pod, node)
+            if status is not None:
+                break
+        if key is not None and cache is not None:
+            cache[key] = status
+    if status is not None:
+        return status
+    for check in CLUSTER_FILTERS:
         status = check(pod, node)
         if status is not None:
             return status
@@ -341,7 +398,11 @@ def run_filters(pod: PodFacts, node: NodeState) -> Status | None:
 
 
 def run_filters_with_nominated(
-    pod: PodFacts, node: NodeState, nominated: Sequence[PodOnNode]
+    pod: PodFacts,
+    node: NodeState,
+    nominated: Sequence[PodOnNode],
+    cache: dict[tuple[Any, ...], Status | None] | None = None,
+    label_keys: Sequence[str] = (),
 ) -> Status | None:
     """``RunFilterPluginsWithNominatedPods``.
 
@@ -354,7 +415,7 @@ def run_filters_with_nominated(
         with_them = node.clone()
         for other in others:
             with_them.add_pod(other)
-        status = run_filters(pod, with_them)
+        status = run_filters(pod, with_them, cache, label_keys)
         if status is not None:
             return status
-    return run_filters(pod, node)
+    return run_filters(pod, node, cache, label_keys)
