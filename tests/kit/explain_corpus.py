@@ -326,6 +326,47 @@ def _existing_pod(
     }
 
 
+def _alone(case: Case, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The pod's spec reduced to a small pod that tolerates every taint, held to its case's
+    nodes: the rule under test alone (spread constraints already drawn are kept)."""
+    alone: dict[str, Any] = {
+        "containers": [_container("main", {"requests": {"cpu": "50m"}})],
+        "terminationGracePeriodSeconds": 0,
+        "nodeSelector": {CASE_LABEL: case.name},
+        "tolerations": [{"operator": "Exists"}],
+    }
+    if "topologySpreadConstraints" in spec:
+        alone["topologySpreadConstraints"] = spec["topologySpreadConstraints"]
+    return alone
+
+
+def _peer(
+    case: Case,
+    namespace: str,
+    name: str,
+    node: str,
+    labels: Mapping[str, str],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A pod of the case already running on `node` (bound by name), tolerating every taint."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {CASE_LABEL: case.name, **labels},
+        },
+        "spec": {
+            "nodeName": node,
+            "containers": [_container("main", {})],
+            "tolerations": [{"operator": "Exists"}],
+            "terminationGracePeriodSeconds": 0,
+            **(extra or {}),
+        },
+    }
+
+
 _SPREAD_KEYS: Final = ("gpuop.dev/zone", HOSTNAME_LABEL, "gpuop.dev/pool")
 _REVISIONS: Final = ("1", "2")
 
@@ -376,13 +417,7 @@ def _add_spread(rng: random.Random, case: Case) -> Case:
     pod["metadata"]["labels"]["gpuop.dev/job"] = job
     spec = dict(pod["spec"])
     if rng.random() < 0.5:
-        # Spread alone: a small pod that tolerates every taint, held to its case's nodes.
-        spec = {
-            "containers": [_container("main", {"requests": {"cpu": "50m"}})],
-            "terminationGracePeriodSeconds": 0,
-            "nodeSelector": {CASE_LABEL: case.name},
-            "tolerations": [{"operator": "Exists"}],
-        }
+        spec = _alone(case, spec)
     # The API refuses two constraints with one topologyKey and whenUnsatisfiable.
     spec["topologySpreadConstraints"] = [
         _spread_constraint(rng, job, key) for key in rng.sample(_SPREAD_KEYS, rng.choice((1, 1, 2)))
@@ -392,24 +427,9 @@ def _add_spread(rng: random.Random, case: Case) -> Case:
     namespace = pod["metadata"]["namespace"]
     running = list(case.existing_pods)
     for index in range(rng.choice((0, 1, 2, 3, 4, 6))):
-        labels = {CASE_LABEL: case.name, **_spread_labels(rng, job)}
-        running.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": f"{case.name}-member-{index}",
-                    "namespace": namespace,
-                    "labels": labels,
-                },
-                "spec": {
-                    "nodeName": rng.choice(node_names),
-                    "containers": [_container("main", {})],
-                    "tolerations": [{"operator": "Exists"}],
-                    "terminationGracePeriodSeconds": 0,
-                },
-            }
-        )
+        labels = _spread_labels(rng, job)
+        name = f"{case.name}-member-{index}"
+        running.append(_peer(case, namespace, name, rng.choice(node_names), labels))
     return Case(case.name, case.nodes, pod, tuple(running))
 
 
@@ -481,17 +501,7 @@ def _add_interpod(rng: random.Random, case: Case) -> Case:
     pod["metadata"]["labels"].update(_group_labels(rng, group))
     spec = dict(pod["spec"])
     if rng.random() < 0.5:
-        spec = {
-            "containers": [_container("main", {"requests": {"cpu": "50m"}})],
-            "terminationGracePeriodSeconds": 0,
-            "nodeSelector": {CASE_LABEL: case.name},
-            "tolerations": [{"operator": "Exists"}],
-            **(
-                {"topologySpreadConstraints": spec["topologySpreadConstraints"]}
-                if "topologySpreadConstraints" in spec
-                else {}
-            ),
-        }
+        spec = _alone(case, spec)
     affinity = dict(spec.get("affinity", {}))
     affinity.update(_affinity_section(rng, group, namespace))
     spec["affinity"] = affinity
@@ -499,32 +509,18 @@ def _add_interpod(rng: random.Random, case: Case) -> Case:
     node_names = [node["metadata"]["name"] for node in case.nodes]
     running = list(case.existing_pods)
     for index in range(rng.choice((0, 1, 2, 3, 5))):
-        member_spec: dict[str, Any] = {
-            "nodeName": rng.choice(node_names),
-            "containers": [_container("main", {})],
-            "tolerations": [{"operator": "Exists"}],
-            "terminationGracePeriodSeconds": 0,
-        }
+        node = rng.choice(node_names)
+        extra: dict[str, Any] = {}
         if rng.random() < 0.3:
-            member_spec["affinity"] = {
+            extra["affinity"] = {
                 "podAntiAffinity": {
                     "requiredDuringSchedulingIgnoredDuringExecution": [
                         _pod_term(rng, group, namespace)
                     ]
                 }
             }
-        running.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": f"{case.name}-peer-{index}",
-                    "namespace": namespace,
-                    "labels": {CASE_LABEL: case.name, **_group_labels(rng, group)},
-                },
-                "spec": member_spec,
-            }
-        )
+        labels = _group_labels(rng, group)
+        running.append(_peer(case, namespace, f"{case.name}-peer-{index}", node, labels, extra))
     return Case(case.name, case.nodes, pod, tuple(running))
 
 

@@ -187,12 +187,6 @@ def _container_requests(container: Mapping[str, Any], total: dict[str, int], ini
         total[key] = max(total.get(key, 0), count) if init else total.get(key, 0) + count
 
 
-def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
-    """The NVIDIA resources a pod asks for, as the scheduler sums them (per resource, the
-    larger of the summed app containers and the largest init container)."""
-    return _pod_view(pod).requests
-
-
 class PodView(NamedTuple):
     """The parts of a Pod several checks read, as strings; `obj` for the rest (a tuple:
     made for every pod of a fleet, where a frozen dataclass costs twice as much)."""
@@ -206,7 +200,8 @@ class PodView(NamedTuple):
     owners: tuple[tuple[str, str], ...]
     # The images of the containers, then of the init containers.
     images: tuple[str, ...]
-    # The NVIDIA resources it asks for (`pod_requests`).
+    # The NVIDIA resources it asks for, as the scheduler sums them (per resource, the
+    # larger of the summed app containers and the largest init container).
     requests: dict[str, int]
     obj: Mapping[str, Any]
 
@@ -427,7 +422,6 @@ __all__ = [
     "PodView",
     "planned_keys",
     "planned_labels",
-    "pod_requests",
     "resource_count",
     "string_map",
 ]

@@ -17,7 +17,7 @@ from typing import Any
 from gpuop.api.labels import WORKLOAD_LABEL
 from gpuop.api.resources import KIND_CONFIG, normalised
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
-from gpuop.check.state import PodView, pod_requests
+from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping, sequence, text
 
 _FINAL_PHASES = ("Succeeded", "Failed")
@@ -290,6 +290,5 @@ __all__ = [
     "check_workloads",
     "collect_workloads",
     "latest_events",
-    "pod_requests",
     "vmi_devices",
 ]

@@ -190,19 +190,20 @@ def _other_pod(pod: Mapping[str, Any], options: ExplainOptions) -> PodOnNode:
     requests = pod_requests(
         pod, ignored, use_status=True, pod_level_resources=options.pod_level_resources
     )
-    other = PodOnNode(
+    namespace = text(pod, "metadata", "namespace") or "default"
+    labels = labels_of(pod)
+    return PodOnNode(
         key=pod_key(pod),
         uid=text(pod, "metadata", "uid"),
         priority=_priority(pod),
         requests=Resource.of({k: v for k, v in requests.items() if k != "pods"}),
         ports=host_ports(pod),
         start_time=text(pod, "status", "startTime"),
-        namespace=text(pod, "metadata", "namespace") or "default",
-        labels=labels_of(pod),
+        namespace=namespace,
+        labels=labels,
         terminating=get(pod, "metadata", "deletionTimestamp") is not None,
+        anti_affinity=required_terms(pod, "podAntiAffinity", namespace, labels),
     )
-    anti = required_terms(pod, "podAntiAffinity", other.namespace, other.labels)
-    return dataclasses.replace(other, anti_affinity=anti) if anti else other
 
 
 @dataclass
@@ -409,9 +410,9 @@ def explain_pod(
         snapshot = cluster_snapshot(nodes, pods_on_nodes, options)
     warnings.extend(snapshot.node_warnings)
     states, nominated = _without(snapshot, me)
+    namespace = text(pod, "metadata", "namespace") or "default"
     constraints = spread_constraints_of(pod, me.labels)
     if constraints:
-        namespace = text(pod, "metadata", "namespace") or "default"
         spread = SpreadState.build(
             constraints,
             namespace,
@@ -423,7 +424,7 @@ def explain_pod(
         me = dataclasses.replace(me, spread=spread)
     interpod = InterPodState.build(
         pod,
-        text(pod, "metadata", "namespace") or "default",
+        namespace,
         me.labels,
         states.values(),
         snapshot.namespaces,
