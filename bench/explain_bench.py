@@ -1,10 +1,12 @@
 """Benchmark `gpuop explain --all-pending` on a fleet-size dump.
 
     .venv/bin/python bench/explain_bench.py [--nodes 5000] [--running 20000] [--pending 2000]
+                                            [--full] [-o text|json]
 
 The dump is a kubectl-style List of `--nodes` GPU nodes over three zones (eight GPUs each,
 one node in twenty cordoned), `--running` training pods bound to them (one GPU each, in
-jobs of eight) and `--pending` pods waiting: a third plain one-GPU pods, a third spread
+jobs of eight; with `--full`, eight on every node, so that every pending pod waits and
+preemption looks at every node) and `--pending` pods: a third plain one-GPU pods, a third spread
 over zones by job (`topologySpreadConstraints`, DoNotSchedule), a third inference
 replicas with required anti-affinity by host and affinity to their job. `gpuop explain
 --all-pending --cluster DUMP -o text` (or `-o json`: every node of every pod) runs
@@ -74,13 +76,16 @@ def _pod(name: str, job: str, node: str | None, **spec: Any) -> dict[str, Any]:
     return pod
 
 
-def build_dump(nodes: int, running: int, pending: int) -> dict[str, Any]:
+def build_dump(nodes: int, running: int, pending: int, *, full: bool = False) -> dict[str, Any]:
     rng = random.Random(5)
     node_objects = [_node(i, rng) for i in range(nodes)]
     names = [n["metadata"]["name"] for n in node_objects]
     items: list[dict[str, Any]] = list(node_objects)
+    if full:
+        running = 8 * nodes
     for i in range(running):
-        items.append(_pod(f"train-{i:06d}", f"job-{i // 8}", rng.choice(names)))
+        where = names[i // 8] if full else rng.choice(names)
+        items.append(_pod(f"train-{i:06d}", f"job-{i // 8}", where))
     for i in range(pending):
         job = f"job-{rng.randrange(max(running // 8, 1))}"
         kind = i % 3
@@ -118,13 +123,16 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=5_000)
     parser.add_argument("--running", type=int, default=20_000)
     parser.add_argument("--pending", type=int, default=2_000)
+    parser.add_argument("--full", action="store_true", help="eight running pods on every node")
     parser.add_argument("-o", "--output", default="text", choices=("text", "json"))
     args = parser.parse_args()
+    running = 8 * args.nodes if args.full else args.running
     with tempfile.TemporaryDirectory(prefix="gpuop-bench-") as tmp:
         path = Path(tmp) / "dump.json"
-        path.write_text(json.dumps(build_dump(args.nodes, args.running, args.pending)))
+        dump = build_dump(args.nodes, args.running, args.pending, full=args.full)
+        path.write_text(json.dumps(dump))
         print(
-            f"dump: {args.nodes} nodes, {args.running} running and {args.pending} pending pods,"
+            f"dump: {args.nodes} nodes, {running} running and {args.pending} pending pods,"
             f" {path.stat().st_size / 1e6:.1f} MB"
         )
         out = io.StringIO()

@@ -26,7 +26,10 @@ where it would go once the gates are removed.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import itertools
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,13 +40,15 @@ from gpuop.explain.filters import (
     PodFacts,
     PodOnNode,
     host_ports,
+    run_filters,
     run_filters_with_nominated,
 )
+from gpuop.explain.fleet import NodeIndex, PodIndex
 from gpuop.explain.interpod import NAMESPACE_NAME_LABEL, InterPodState, required_terms
 from gpuop.explain.model import (
     Code,
     ExplainOptions,
-    NodeVerdict,
+    NodeVerdicts,
     PodExplanation,
     PreemptionOutcome,
     Status,
@@ -225,6 +230,32 @@ class ClusterSnapshot:
     namespaces: frozenset[str] = frozenset()
     # PodDisruptionBudgets, which preemption spares victims for.
     budgets: tuple[Budget, ...] = ()
+    # The bound pods by labels, and the nodes by shape and label value.
+    pod_index: PodIndex = field(default_factory=PodIndex)
+    node_index: NodeIndex = field(default_factory=lambda: NodeIndex(()))
+
+    # (the lowest priority of a node's pods, its position), lowest first.
+    _lowest: list[tuple[int, int]] | None = field(default=None, repr=False)
+    _lower: dict[int, frozenset[int]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.node_index.nodes and self.states:
+            self.node_index = NodeIndex(tuple(self.states.values()))
+
+    def with_lower_priority(self, priority: int) -> frozenset[int]:
+        """The nodes (positions) with a pod of lower priority: the only ones where
+        preemption can find victims."""
+        found = self._lower.get(priority)
+        if found is None:
+            if self._lowest is None:
+                self._lowest = sorted(
+                    (min(p.priority for p in node.pods), at)
+                    for at, node in enumerate(self.node_index.nodes)
+                    if node.pods
+                )
+            end = bisect.bisect_left(self._lowest, (priority, -1))
+            found = self._lower[priority] = frozenset(at for _, at in self._lowest[:end])
+        return found
 
 
 def cluster_snapshot(
@@ -242,6 +273,7 @@ def cluster_snapshot(
     placed: dict[str, set[str]] = {}
     anti_nodes: set[str] = set()
     namespaces: set[str] = set()
+    pod_index = PodIndex()
     for pod in pods:
         if not isinstance(pod, Mapping) or not _is_kind(pod, "Pod"):
             continue
@@ -254,6 +286,7 @@ def cluster_snapshot(
         other = _other_pod(pod, options)
         if bound:
             states[bound].add_pod(other)
+            pod_index.add(other, bound)
             namespaces.add(other.namespace)
             if other.anti_affinity:
                 anti_nodes.add(bound)
@@ -274,33 +307,37 @@ def cluster_snapshot(
         frozenset(anti_nodes),
         frozenset(namespaces),
         budgets_of(budgets),
+        pod_index,
     )
 
 
 def _without(
     snapshot: ClusterSnapshot, me: PodFacts
-) -> tuple[Mapping[str, NodeState], Mapping[str, list[PodOnNode]]]:
-    """The snapshot's states and nominated pods, the pod itself taken out."""
+) -> tuple[Mapping[str, NodeState], Mapping[str, list[PodOnNode]], frozenset[str]]:
+    """The snapshot's states and nominated pods, the pod itself taken out, and the nodes
+    whose state that changed."""
     where = snapshot.placed.get(me.key, set()) | (
         snapshot.placed.get(me.uid, set()) if me.uid else set()
     )
     if not where:
-        return snapshot.states, snapshot.nominated
+        return snapshot.states, snapshot.nominated, frozenset()
 
     def is_me(other: PodOnNode) -> bool:
         return bool(other.uid and other.uid == me.uid) or other.key == me.key
 
     states = dict(snapshot.states)
     nominated = dict(snapshot.nominated)
+    changed: set[str] = set()
     for name in where:
         if any(is_me(p) for p in states[name].pods):
             copy = states[name].clone()
             for other in [p for p in copy.pods if is_me(p)]:
                 copy.remove_pod(other)
             states[name] = copy
+            changed.add(name)
         if name in nominated:
             nominated[name] = [p for p in nominated[name] if not is_me(p)]
-    return states, nominated
+    return states, nominated, frozenset(changed)
 
 
 def _shape_cache(
@@ -311,11 +348,70 @@ def _shape_cache(
     affinity = me.affinity
     if me.node_name or (affinity is not None and any(t.fields for t in affinity.terms)):
         return None, ()
-    keys: list[str] = []
-    if affinity is not None:
-        keys += [key for key, _ in affinity.node_selector]
-        keys += [r.key for t in affinity.terms for r in t.expressions]
-    return {}, tuple(dict.fromkeys(keys))
+    return {}, (affinity.label_keys if affinity is not None else ())
+
+
+def _sparse_keys(
+    me: PodFacts, index: NodeIndex, raw: tuple[str, ...]
+) -> tuple[tuple[str, ...], dict[str, set[str]]]:
+    """The node labels PodTopologySpread and InterPodAffinity read for this pod, beyond
+    the `raw` ones whose every value counts: a label whose few counted values cover few
+    nodes is sparse (any other value of it is as good as another), else raw."""
+    live: dict[str, set[str]] = {}
+    if me.spread is not None:
+        for constraint, domains in zip(me.spread.constraints, me.spread.domains, strict=True):
+            values = live.setdefault(constraint.topology_key, set())
+            if constraint.max_skew < 1:  # an invalid pod: every domain may be refused
+                values.update(domains)
+            else:
+                values.update(domain for domain, count in domains.items() if count)
+    if me.interpod is not None:
+        incoming = me.interpod.incoming
+        for term in (*incoming.affinity, *incoming.anti_affinity):
+            live.setdefault(term.topology_key, set())
+        for counter in (me.interpod.existing, me.interpod.affinity, me.interpod.anti):
+            for (key, value), count in counter.items():
+                if count > 0:
+                    live.setdefault(key, set()).add(value)
+    keys, sparse = list(raw), {}
+    for key, values in live.items():
+        if key in raw:
+            continue
+        by_value = index.by_value(key)
+        if 4 * sum(len(by_value.get(v, ())) for v in values) > len(index.nodes):
+            keys.append(key)
+        else:
+            sparse[key] = values
+    return tuple(keys), sparse
+
+
+def _by_class(
+    me: PodFacts,
+    snapshot: ClusterSnapshot,
+    states: Mapping[str, NodeState],
+    nominated: Mapping[str, list[PodOnNode]],
+    changed: frozenset[str],
+    label_keys: tuple[str, ...],
+) -> list[tuple[list[int], Status | None]]:
+    """Every node's filter verdict, the filters run once per class of nodes they cannot
+    tell apart (:meth:`NodeIndex.refine`); a node whose pods differ for this pod (its own
+    entry taken off, nominated pods) is run alone."""
+    index = snapshot.node_index
+    nodes = index.nodes
+    alone = {name for name, pods in nominated.items() if pods} | changed
+    raw, sparse = _sparse_keys(me, index, label_keys)
+    classes: list[tuple[list[int], Status | None]] = []
+    for positions in index.refine(raw, sparse):
+        shared = [at for at in positions if nodes[at].name not in alone] if alone else positions
+        if shared:
+            classes.append((shared, run_filters(me, nodes[shared[0]])))
+        if len(shared) < len(positions):
+            for at in positions:
+                name = nodes[at].name
+                if name in alone:
+                    status = run_filters_with_nominated(me, states[name], nominated.get(name, ()))
+                    classes.append(([at], status))
+    return classes
 
 
 def _prefilter(me: PodFacts) -> tuple[Status | None, frozenset[str] | None, list[str]]:
@@ -356,15 +452,23 @@ def _post_filter(
     nominated: Mapping[str, list[PodOnNode]],
     options: ExplainOptions,
     budgets: tuple[Budget, ...] = (),
+    without_victims: int = 0,
 ) -> tuple[str, PreemptionOutcome, dict[str, tuple[str, ...]]]:
-    """``RunPostFilterPlugins``: the message, preemption's outcome and per-node notes."""
+    """``RunPostFilterPlugins``: the message, preemption's outcome and per-node notes
+    (see :func:`preempt` for `statuses` and `without_victims`)."""
     reasons: list[str] = []
     if options.dra_no_claims_message:
         reasons.append(_DRA_POSTFILTER)
     if not options.preemption:
         return ", ".join(reasons), PreemptionOutcome(), {}
     outcome, per_node = preempt(
-        me, text(pod, "spec", "preemptionPolicy"), states, statuses, nominated, budgets
+        me,
+        text(pod, "spec", "preemptionPolicy"),
+        states,
+        statuses,
+        nominated,
+        budgets,
+        without_victims,
     )
     if outcome.candidates or outcome.error:
         # Success (or an error) ends RunPostFilterPlugins with that status alone.
@@ -409,7 +513,7 @@ def explain_pod(
     if snapshot is None:
         snapshot = cluster_snapshot(nodes, pods_on_nodes, options)
     warnings.extend(snapshot.node_warnings)
-    states, nominated = _without(snapshot, me)
+    states, nominated, changed = _without(snapshot, me)
     namespace = text(pod, "metadata", "namespace") or "default"
     constraints = spread_constraints_of(pod, me.labels)
     if constraints:
@@ -419,16 +523,18 @@ def explain_pod(
             me.affinity,
             me.tolerations,
             me.comparison_operators,
-            states.values(),
+            states,
+            (snapshot.pod_index, snapshot.node_index, changed),
         )
         me = dataclasses.replace(me, spread=spread)
     interpod = InterPodState.build(
         pod,
         namespace,
         me.labels,
-        states.values(),
+        states,
         snapshot.namespaces,
         snapshot.anti_affinity_nodes,
+        (snapshot.pod_index, changed),
     )
     if interpod is not None:
         me = dataclasses.replace(me, interpod=interpod)
@@ -443,7 +549,7 @@ def explain_pod(
         return PodExplanation(
             pod=me.key,
             feasible=(),
-            nodes=(),
+            nodes=NodeVerdicts((), ()),
             summary=NO_NODES,
             filter_summary=NO_NODES,
             never_fits_anywhere=missing,
@@ -459,9 +565,14 @@ def explain_pod(
     claim_verdicts: list[dict[str, Any]] = []
     aborted: str | None = None
     shape_cache, label_keys = _shape_cache(me)
+    names = tuple(states)
+    classes: list[tuple[list[int], Status | None]] | None = None
+    without_victims = 0
     if rejected is not None:
         prefilter_message = rejected.reasons[0]
         statuses = dict.fromkeys(states, rejected)
+    elif shape_cache is not None and claims is None and pinned is None:
+        classes = _by_class(me, snapshot, states, nominated, changed, label_keys)
     else:
         for name, state in states.items():
             if pinned is not None and name not in pinned:
@@ -483,7 +594,25 @@ def explain_pod(
                     aborted = f'running "{DRA_PLUGIN}" filter plugin: {status.reasons[0]}'
             if status is not None:
                 statuses[name] = status
-    feasible = tuple(name for name in states if name not in statuses)
+    if classes is not None:
+        fitting = [positions for positions, status in classes if status is None]
+        feasible = tuple([names[at] for at in sorted(itertools.chain.from_iterable(fitting))])
+        if not feasible:
+            # What preemption may help, in node order; the rest is only counted.
+            lower = snapshot.with_lower_priority(me.priority)
+            helped = sorted(
+                (at, status)
+                for positions, status in classes
+                if status is not None and status.resolvable
+                for at in positions
+                if at in lower
+            )
+            statuses = {names[at]: status for at, status in helped}
+            without_victims = sum(
+                len(p) for p, status in classes if status is not None and status.resolvable
+            ) - len(helped)
+    else:
+        feasible = tuple(name for name in states if name not in statuses)
     if aborted is not None:
         # An Error from a filter ends the scheduling cycle: no node is chosen.
         warnings.append(f"the scheduling cycle fails with an error: {aborted}")
@@ -504,40 +633,34 @@ def explain_pod(
     elif aborted is not None:
         summary = filter_summary = aborted
     elif not feasible:
+        counted: Counter[str] = Counter()
+        if classes is not None:
+            for positions, status in classes:
+                for reason in status.reasons if status is not None else ():
+                    counted[reason] += len(positions)
+        else:
+            counted.update(reason for s in statuses.values() for reason in s.reasons)
         filter_summary = fit_error_message(
-            len(states), (s.reasons for s in statuses.values()), prefilter_message=prefilter_message
+            len(states), (), prefilter_message=prefilter_message, counted=counted
         )
         post, outcome, preemption_notes = _post_filter(
-            me, pod, states, statuses, nominated, options, snapshot.budgets
+            me, pod, states, statuses, nominated, options, snapshot.budgets, without_victims
         )
         summary = fit_error_message(
             len(states),
-            (s.reasons for s in statuses.values()),
+            (),
             prefilter_message=prefilter_message,
             postfilter_message=post,
+            counted=counted,
         )
 
-    verdicts = []
-    for name in states:
-        status = statuses.get(name)
-        if status is None:
-            verdicts.append(NodeVerdict(name, True))
-            continue
-        verdicts.append(
-            NodeVerdict(
-                name,
-                False,
-                status.plugin,
-                status.reasons,
-                status.details,
-                status.insufficient,
-                preemption_notes.get(name, ()),
-            )
-        )
+    verdicts = (
+        NodeVerdicts(names, classes) if classes is not None else NodeVerdicts.of(names, statuses)
+    ).with_preemption(preemption_notes, ran=outcome.ran and outcome.eligible)
     return PodExplanation(
         pod=me.key,
         feasible=feasible,
-        nodes=tuple(verdicts),
+        nodes=verdicts,
         summary=summary,
         filter_summary=filter_summary,
         preemption=outcome,

@@ -157,10 +157,8 @@ class NodeState:
     def clone(self) -> NodeState:
         return replace(self, pods=list(self.pods), requested=self.requested.copy(), _shape=None)
 
-    def shape_key(self, label_keys: Sequence[str]) -> tuple[Any, ...]:
-        """Nodes with equal keys get the same verdict from the filters before
-        PodTopologySpread, for a pod that reads only `label_keys` of the node's labels
-        and does not name the node (a fleet's nodes come in few such shapes)."""
+    def shape(self) -> tuple[Any, ...]:
+        """What the node-only filters read of the node but its name and labels."""
         if self._shape is None:
             self._shape = (
                 self.taints,
@@ -170,7 +168,13 @@ class NodeState:
                 len(self.pods),
                 tuple(sorted(str(port) for port in self.used_ports)),
             )
-        return (self._shape, *(self.labels.get(key) for key in label_keys))
+        return self._shape
+
+    def shape_key(self, label_keys: Sequence[str]) -> tuple[Any, ...]:
+        """Nodes with equal keys get the same verdict from the filters before
+        PodTopologySpread, for a pod that reads only `label_keys` of the node's labels
+        and does not name the node (a fleet's nodes come in few such shapes)."""
+        return (self.shape(), *(self.labels.get(key) for key in label_keys))
 
     @property
     def used_ports(self) -> list[HostPort]:

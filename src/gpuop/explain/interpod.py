@@ -38,6 +38,7 @@ from gpuop.manifests.fields import get, mapping, scalar_text, sequence, text
 
 if TYPE_CHECKING:
     from gpuop.explain.filters import NodeState, PodOnNode
+    from gpuop.explain.fleet import PodIndex
 
 __all__ = [
     "REASON_AFFINITY",
@@ -190,9 +191,9 @@ class InterPodState:
     affinity: Counter[Pair]
     anti: Counter[Pair]
     per_node: dict[str, tuple[Counter[Pair], Counter[Pair], Counter[Pair]]]
-    # The pod list each node was counted with (every node of the cluster): a node seen
-    # again with the same list (not a what-if copy) is not recounted.
-    counted_pods: dict[str, list[PodOnNode]] = field(default_factory=dict)
+    # The node states the counts were taken on: a node seen again as the same object
+    # (not a what-if copy) is not recounted.
+    base: Mapping[str, NodeState] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -200,12 +201,15 @@ class InterPodState:
         pod: Mapping[str, Any],
         namespace: str,
         labels: Mapping[str, str],
-        nodes: Iterable[NodeState],
+        nodes: Mapping[str, NodeState],
         namespaces: Iterable[str],
         anti_affinity_nodes: frozenset[str] | None = None,
+        index: tuple[PodIndex, frozenset[str]] | None = None,
     ) -> InterPodState | None:
         """The state, or None when PreFilter skips the plugin. `anti_affinity_nodes`: the
-        only nodes with pods that have required anti-affinity, when known."""
+        only nodes with pods that have required anti-affinity, when known; `index`: the
+        cluster snapshot's pods and the nodes whose state here differs from the
+        snapshot's (counted from their own pods)."""
         known = set(namespaces) | {namespace}
         affinity = tuple(
             t.resolved(known) for t in required_terms(pod, "podAffinity", namespace, labels)
@@ -214,34 +218,89 @@ class InterPodState:
             t.resolved(known) for t in required_terms(pod, "podAntiAffinity", namespace, labels)
         )
         incoming = _Incoming(namespace, labels, affinity, anti)
-        state = cls(incoming, Counter(), Counter(), Counter(), {})
+        state = cls(incoming, Counter(), Counter(), Counter(), {}, nodes)
         with_terms = bool(affinity or anti)
-        for node in nodes:
-            state.counted_pods[node.name] = node.pods
-            if (
-                not with_terms
-                and anti_affinity_nodes is not None
-                and node.name not in anti_affinity_nodes
-            ):
-                continue
-            # Without terms of its own, only running pods' anti-affinity can filter the pod.
+        shares: dict[str, tuple[Counter[Pair], Counter[Pair], Counter[Pair]]] = {}
+        if index is None:
+            apart = list(nodes) if with_terms else []
+        else:
+            apart = [name for name in index[1] if name in nodes]
+        # Running pods' anti-affinity: only nodes with such pods have a share.
+        if not with_terms or index is not None:
+            alone = _Incoming(namespace, labels, (), ())
+            names = anti_affinity_nodes if anti_affinity_nodes is not None else nodes
+            skip = set(apart)
+            for name in names:
+                node = nodes.get(name)
+                if node is None or name in skip:
+                    continue
+                guarded = [p for p in node.pods if p.anti_affinity]
+                if guarded:
+                    shares[name] = _counts(alone, node.labels, guarded)
+            if not with_terms:
+                apart = [
+                    n for n in apart if anti_affinity_nodes is None or n in anti_affinity_nodes
+                ]
+        if with_terms and index is not None:
+            state._count_indexed(index[0], nodes, set(apart), shares)
+        for name in apart:
+            node = nodes[name]
             pods = node.pods if with_terms else [p for p in node.pods if p.anti_affinity]
-            if not pods:
-                continue
-            shares = _counts(incoming, node.labels, pods)
-            if any(shares):
-                state.per_node[node.name] = shares
-                state.existing.update(shares[0])
-                state.affinity.update(shares[1])
-                state.anti.update(shares[2])
+            shares[name] = _counts(incoming, node.labels, pods) if pods else _NO_SHARE
+        for name, share in shares.items():
+            if any(share):
+                state.per_node[name] = share
+                state.existing.update(share[0])
+                state.affinity.update(share[1])
+                state.anti.update(share[2])
         if not state.existing and not with_terms:
             return None
         return state
 
+    def _count_indexed(
+        self,
+        pods: PodIndex,
+        nodes: Mapping[str, NodeState],
+        apart: set[str],
+        shares: dict[str, tuple[Counter[Pair], Counter[Pair], Counter[Pair]]],
+    ) -> None:
+        """The pod's own terms counted from the index of pods by labels."""
+
+        def share(name: str) -> tuple[Counter[Pair], Counter[Pair], Counter[Pair]]:
+            found = shares.get(name)
+            if found is None:
+                found = shares[name] = (Counter(), Counter(), Counter())
+            return found
+
+        affinity = self.incoming.affinity
+        if affinity:
+            for group in pods.candidates(affinity[0].selector):
+                if not all(t.matches(group.namespace, group.labels, {}) for t in affinity):
+                    continue
+                for name, (count, _) in group.on_nodes.items():
+                    node = nodes.get(name)
+                    if node is None or name in apart:
+                        continue
+                    for term in affinity:
+                        value = node.labels.get(term.topology_key)
+                        if value is not None:
+                            share(name)[1][(term.topology_key, value)] += count
+        for term in self.incoming.anti_affinity:
+            for group in pods.candidates(term.selector):
+                if not term.matches(group.namespace, group.labels, {}):
+                    continue
+                for name, (count, _) in group.on_nodes.items():
+                    node = nodes.get(name)
+                    if node is None or name in apart:
+                        continue
+                    value = node.labels.get(term.topology_key)
+                    if value is not None:
+                        share(name)[2][(term.topology_key, value)] += count
+
     def filter(self, node: NodeState) -> Status | None:
         existing, affinity, anti = self.existing, self.affinity, self.anti
         before = self.per_node.get(node.name, _NO_SHARE)
-        if self.counted_pods.get(node.name) is node.pods:
+        if self.base.get(node.name) is node:
             now = before
         else:
             now = _counts(self.incoming, node.labels, node.pods) if node.pods else _NO_SHARE
@@ -267,7 +326,8 @@ class InterPodState:
                         ),
                     )
         if existing:
-            for key, value in labels.items():
+            for key in sorted(labels):
+                value = labels[key]
                 if existing[(key, value)] > 0:
                     return Status(
                         Code.UNSCHEDULABLE,
@@ -292,7 +352,7 @@ class InterPodState:
                 return f"the node has no {key} label"
             if counts[(key, labels[key])] <= 0 and not missing:
                 missing = (
-                    f"no pod matching every affinity term in {key}={labels[key]}"
+                    f"no pod matching every affinity term in the node's {key} domain"
                     f" ({term.selector.describe()})"
                 )
         if not missing:

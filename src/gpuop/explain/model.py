@@ -6,20 +6,30 @@ JSON shape documented in :mod:`gpuop.explain`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Final, overload
 
 __all__ = [
+    "NOT_HELPFUL",
+    "NO_VICTIMS",
     "Code",
     "ExplainOptions",
     "Insufficient",
     "NodeVerdict",
+    "NodeVerdicts",
     "PodExplanation",
     "PreemptionCandidate",
     "PreemptionOutcome",
     "Status",
 ]
+
+
+#: DefaultPreemption's reasons for a node where preemption cannot help, and for one
+#: without a pod of lower priority to evict.
+NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
+NO_VICTIMS: Final = "No preemption victims found for incoming pod"
 
 
 class Code(Enum):
@@ -122,6 +132,93 @@ class NodeVerdict:
         }
 
 
+class NodeVerdicts(Sequence[NodeVerdict]):
+    """Every node's verdict in node order, kept as classes of nodes that got one status
+    (a fleet's thousands of nodes come in few), each :class:`NodeVerdict` made when asked
+    for."""
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        classes: Sequence[tuple[Sequence[int], Status | None]],
+        preemption: Mapping[str, tuple[str, ...]] | None = None,
+        preemption_ran: bool = False,
+    ) -> None:
+        self.names = names
+        self.classes = classes
+        self.preemption: Mapping[str, tuple[str, ...]] = preemption or {}
+        self.preemption_ran = preemption_ran
+        self._status_at: list[Status | None] | None = None
+
+    @classmethod
+    def of(cls, names: Sequence[str], statuses: Mapping[str, Status]) -> NodeVerdicts:
+        """From each rejected node's status (the others fit)."""
+        by_status: dict[int, tuple[list[int], Status | None]] = {}
+        for position, name in enumerate(names):
+            status = statuses.get(name)
+            by_status.setdefault(id(status), ([], status))[0].append(position)
+        return cls(names, list(by_status.values()))
+
+    def with_preemption(self, notes: Mapping[str, tuple[str, ...]], *, ran: bool) -> NodeVerdicts:
+        """With preemption's dry-run reasons per node; where it `ran`, a rejected node not
+        in `notes` had no dry run: not helpful, or (preemption may help) no pod of lower
+        priority."""
+        return NodeVerdicts(self.names, self.classes, notes, ran)
+
+    def status_of(self, position: int) -> Status | None:
+        if self._status_at is None:
+            self._status_at = [None] * len(self.names)
+            for positions, status in self.classes:
+                for at in positions:
+                    self._status_at[at] = status
+        return self._status_at[position]
+
+    def verdict(self, position: int) -> NodeVerdict:
+        name, status = self.names[position], self.status_of(position)
+        if status is None:
+            return NodeVerdict(name, True)
+        return NodeVerdict(
+            name,
+            False,
+            status.plugin,
+            status.reasons,
+            status.details,
+            status.insufficient,
+            self._preemption_of(name, status),
+        )
+
+    def _preemption_of(self, name: str, status: Status) -> tuple[str, ...]:
+        found = self.preemption.get(name)
+        if found is not None or not self.preemption_ran:
+            return found or ()
+        return (NO_VICTIMS,) if status.resolvable else (NOT_HELPFUL,)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @overload
+    def __getitem__(self, index: int) -> NodeVerdict: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[NodeVerdict]: ...
+    def __getitem__(self, index: int | slice) -> NodeVerdict | Sequence[NodeVerdict]:
+        if isinstance(index, slice):
+            return [self.verdict(i) for i in range(len(self.names))[index]]
+        return self.verdict(range(len(self.names))[index])
+
+    def __iter__(self) -> Iterator[NodeVerdict]:
+        return (self.verdict(i) for i in range(len(self.names)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"NodeVerdicts({list(self)!r})"
+
+
 @dataclass(frozen=True)
 class PreemptionCandidate:
     """A node where evicting ``victims`` (namespace/name) would make room."""
@@ -165,7 +262,7 @@ class PodExplanation:
 
     pod: str
     feasible: tuple[str, ...]
-    nodes: tuple[NodeVerdict, ...]
+    nodes: NodeVerdicts
     summary: str | None
     filter_summary: str | None
     preemption: PreemptionOutcome = field(default_factory=PreemptionOutcome)

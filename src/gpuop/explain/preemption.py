@@ -40,15 +40,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuop.explain.filters import NodeState, PodFacts, PodOnNode, run_filters_with_nominated
-from gpuop.explain.model import Code, PreemptionCandidate, PreemptionOutcome, Status
+from gpuop.explain.model import (
+    NO_VICTIMS,
+    NOT_HELPFUL,
+    Code,
+    PreemptionCandidate,
+    PreemptionOutcome,
+    Status,
+)
 from gpuop.explain.report import fit_error_message
 from gpuop.explain.spread import LabelSelector, label_selector
 from gpuop.manifests.fields import get, mapping, text
 
 __all__ = ["NOT_HELPFUL", "NO_VICTIMS", "Budget", "budgets_of", "preempt"]
-
-NOT_HELPFUL = "Preemption is not helpful for scheduling"
-NO_VICTIMS = "No preemption victims found for incoming pod"
 
 
 def _importance(pod: PodOnNode) -> tuple[int, str]:
@@ -179,8 +183,15 @@ def preempt(
     statuses: Mapping[str, Status],
     nominated: Mapping[str, Sequence[PodOnNode]],
     budgets: Sequence[Budget] = (),
+    without_victims: int = 0,
 ) -> tuple[PreemptionOutcome, dict[str, tuple[str, ...]]]:
-    """The outcome, and the dry run's reasons per node (for the report)."""
+    """The outcome, and the dry run's reasons per node (for the report) but the nodes
+    that need no dry run: where preemption is not helpful (the status is unresolvable)
+    and, beyond `statuses`, where no pod has a lower priority.
+
+    `statuses`: in node order, the rejected nodes' statuses, at least those preemption
+    may help that have a pod of lower priority; `without_victims`: how many nodes left out
+    of `statuses` preemption may help but have no pod of lower priority."""
     if preemption_policy == "Never":
         return (
             PreemptionOutcome(
@@ -191,11 +202,12 @@ def preempt(
     per_node: dict[str, tuple[str, ...]] = {}
     candidates: list[_Candidate] = []
     errors: list[str] = []
-    for name, state in nodes.items():
-        status = statuses.get(name)
-        if status is None or not status.resolvable:
-            per_node[name] = (NOT_HELPFUL,)
+    helpful = without_victims
+    for name, status in statuses.items():
+        if not status.resolvable:
             continue
+        helpful += 1
+        state = nodes[name]
         victims, violations, why_not = _select_victims(pod, state, nominated.get(name, ()), budgets)
         if why_not is not None:
             per_node[name] = why_not.reasons
@@ -226,5 +238,9 @@ def preempt(
         # with an Error status, which drops the other plugins' messages.
         message = errors[0] if len(errors) == 1 else "[" + ", ".join(dict.fromkeys(errors)) + "]"
         return PreemptionOutcome(ran=True, message=message, error=True), per_node
-    message = fit_error_message(len(nodes), per_node.values())
+    message = fit_error_message(
+        len(nodes),
+        per_node.values(),
+        counted={NOT_HELPFUL: len(nodes) - helpful, NO_VICTIMS: without_victims},
+    )
     return PreemptionOutcome(ran=True, message=message), per_node

@@ -18,7 +18,7 @@ DynamicResources PostFilter) before ``preemption:``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 __all__ = ["NO_NODES", "fit_error_message"]
@@ -33,13 +33,17 @@ def fit_error_message(
     *,
     prefilter_message: str = "",
     postfilter_message: str = "",
+    counted: Mapping[str, int] | None = None,
 ) -> str:
-    """``FitError.Error()`` for the given per-node reasons."""
+    """``FitError.Error()`` for the given per-node reasons, and the reasons `counted`
+    already (how many nodes gave each)."""
     message = f"0/{num_all_nodes} nodes are available:"
     if prefilter_message:
         message += f" {prefilter_message}."
     else:
         counts = Counter(reason for reasons in reasons_per_node for reason in reasons)
+        counts.update(counted or {})
+        counts = +counts
         histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
         if histogram:
             message += f" {', '.join(histogram)}."

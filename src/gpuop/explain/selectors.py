@@ -174,6 +174,13 @@ class NodeAffinity:
     #: union over terms of their ``metadata.name In`` values (empty: conflict).
     pinned_names: frozenset[str] | None = None
 
+    @property
+    def label_keys(self) -> tuple[str, ...]:
+        """The node labels it reads, in order, each once."""
+        keys = [key for key, _ in self.node_selector]
+        keys += [r.key for t in self.terms for r in t.expressions]
+        return tuple(dict.fromkeys(keys))
+
     def mismatch(self, node: Mapping[str, Any]) -> str:
         """Why the node is not selected, or ``""`` when it is."""
         labels = labels_of(node)

@@ -22,6 +22,7 @@ what the scheduler's ``AddPod``/``RemovePod`` do to its state.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -32,6 +33,7 @@ from gpuop.manifests.fields import get, mapping, scalar_text, sequence, text
 
 if TYPE_CHECKING:
     from gpuop.explain.filters import NodeState, PodOnNode
+    from gpuop.explain.fleet import NodeIndex, PodIndex
 
 __all__ = [
     "REASON_SPREAD",
@@ -171,12 +173,15 @@ class SpreadState:
 
     constraints: tuple[SpreadConstraint, ...]
     namespace: str
-    # Per constraint: domain -> matching pods; node name -> (domain, its matching pods).
-    domains: list[dict[str, int]]
-    counted: list[dict[str, tuple[str, int]]]
-    # The pod list each node was counted with: a node seen again with the same list
+    affinity: NodeAffinity | None
+    tolerations: tuple[Toleration, ...]
+    comparison_operators: bool
+    # The node states the counts were taken on: a node seen again as the same object
     # (not a what-if copy) is not recounted.
-    counted_pods: dict[str, list[PodOnNode]] = field(default_factory=dict)
+    base: Mapping[str, NodeState]
+    # Per constraint: domain -> matching pods; node name -> matching pods (none: left out).
+    domains: list[dict[str, int]] = field(default_factory=list)
+    matched: list[dict[str, int]] = field(default_factory=list)
     # Per constraint: the two emptiest domains, (count, domain), for the minimum with one
     # domain's count changed without a pass over every domain.
     emptiest: list[list[tuple[int, str]]] = field(default_factory=list)
@@ -189,39 +194,111 @@ class SpreadState:
         affinity: NodeAffinity | None,
         tolerations: tuple[Toleration, ...],
         comparison_operators: bool,
-        nodes: Iterable[NodeState],
+        nodes: Mapping[str, NodeState],
+        index: tuple[PodIndex, NodeIndex, frozenset[str]] | None = None,
     ) -> SpreadState:
-        state = cls(constraints, namespace, [{} for _ in constraints], [{} for _ in constraints])
-        keys = [c.topology_key for c in constraints]
-        for node in nodes:
-            if not all(key in node.labels for key in keys):
-                continue
-            affinity_ok: bool | None = None
-            taints_ok: bool | None = None
-            for index, constraint in enumerate(constraints):
-                if constraint.honor_affinity and affinity is not None:
-                    if affinity_ok is None:
-                        affinity_ok = not affinity.mismatch(node.obj)
-                    if not affinity_ok:
+        """The counts over `nodes`; `index`: the pods and nodes of the cluster snapshot
+        and the nodes whose state here differs from the snapshot's (counted from their
+        own pods)."""
+        state = cls(constraints, namespace, affinity, tolerations, comparison_operators, nodes)
+        keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
+        state.matched = [state._matches(c, nodes, index) for c in constraints]
+        conditional = any(state._conditional(c) for c in constraints)
+        if index is not None and not conditional:
+            # Every node with all keys is counted: the domains are the values they have.
+            values = index[1].domain_values(keys)
+            state.domains = [dict.fromkeys(values[c.topology_key], 0) for c in constraints]
+            for position, constraint in enumerate(constraints):
+                domains, key = state.domains[position], constraint.topology_key
+                for name, count in state.matched[position].items():
+                    labels = nodes[name].labels
+                    if all(k in labels for k in keys):
+                        domains[labels[key]] += count
+        else:
+            state.domains = [{} for _ in constraints]
+            included: dict[Any, bool] = {}
+            for node in nodes.values():
+                if not all(key in node.labels for key in keys):
+                    continue
+                for position, constraint in enumerate(constraints):
+                    if not state._included(constraint, node, included):
                         continue
-                if constraint.honor_taints:
-                    if taints_ok is None:
-                        taints_ok = (
-                            find_untolerated_taint(node.taints, tolerations, comparison_operators)
-                            is None
-                        )
-                    if not taints_ok:
-                        continue
-                domain = node.labels[constraint.topology_key]
-                state.counted_pods[node.name] = node.pods
-                count = _matching(node.pods, constraint.selector, namespace)
-                state.domains[index][domain] = state.domains[index].get(domain, 0) + count
-                state.counted[index][node.name] = (domain, count)
+                    domain = node.labels[constraint.topology_key]
+                    domains = state.domains[position]
+                    domains[domain] = domains.get(domain, 0) + state.matched[position].get(
+                        node.name, 0
+                    )
         state.emptiest = [
-            sorted((count, domain) for domain, count in domains.items())[:2]
+            heapq.nsmallest(2, ((count, domain) for domain, count in domains.items()))
             for domains in state.domains
         ]
         return state
+
+    def _matches(
+        self,
+        constraint: SpreadConstraint,
+        nodes: Mapping[str, NodeState],
+        index: tuple[PodIndex, NodeIndex, frozenset[str]] | None,
+    ) -> dict[str, int]:
+        """``countPodsMatchSelector`` per node, the nodes with none left out."""
+        selector, found = constraint.selector, dict[str, int]()
+        if selector.empty:
+            return found
+        if index is None:
+            for node in nodes.values():
+                count = _matching(node.pods, selector, self.namespace)
+                if count:
+                    found[node.name] = count
+            return found
+        pods, _, changed = index
+        apart = [nodes[name] for name in changed if name in nodes]
+        for group in pods.candidates(selector):
+            if group.namespace != self.namespace or not selector.matches(group.labels):
+                continue
+            for name, (_, live) in group.on_nodes.items():
+                if live and name in nodes:
+                    found[name] = found.get(name, 0) + live
+        for node in apart:
+            found.pop(node.name, None)
+            count = _matching(node.pods, selector, self.namespace)
+            if count:
+                found[node.name] = count
+        return found
+
+    def _conditional(self, constraint: SpreadConstraint) -> bool:
+        """Whether the node inclusion policies leave some nodes out for this pod."""
+        return (constraint.honor_affinity and self.affinity is not None) or (
+            constraint.honor_taints
+        )
+
+    def _included(
+        self, constraint: SpreadConstraint, node: NodeState, seen: dict[Any, bool] | None = None
+    ) -> bool:
+        """The node inclusion policies (the caller has checked the keys); `seen` keeps
+        the verdicts by what they read of the node."""
+        affinity = self.affinity
+        if constraint.honor_affinity and affinity is not None:
+            by_labels = seen is not None and not any(t.fields for t in affinity.terms)
+            key: tuple[Any, ...] = ("affinity", *(node.labels.get(k) for k in affinity.label_keys))
+            ok = seen.get(key) if seen is not None and by_labels else None
+            if ok is None:
+                ok = not affinity.mismatch(node.obj)
+                if seen is not None and by_labels:
+                    seen[key] = ok
+            if not ok:
+                return False
+        if constraint.honor_taints:
+            key = ("taints", *node.taints)
+            ok = seen.get(key) if seen is not None else None
+            if ok is None:
+                ok = (
+                    find_untolerated_taint(node.taints, self.tolerations, self.comparison_operators)
+                    is None
+                )
+                if seen is not None:
+                    seen[key] = ok
+            return ok
+        return True
 
     def filter(self, pod_labels: Mapping[str, str], node: NodeState) -> Status | None:
         """``Filter``, with `node`'s own pods recounted (they may differ from PreFilter's)."""
@@ -239,9 +316,12 @@ class SpreadState:
             minimum = emptiest[0][0] if emptiest else 0
             value = node.labels[key]
             matched = domains.get(value, 0)
-            counted = self.counted[index].get(node.name)
-            if counted is not None and self.counted_pods.get(node.name) is not node.pods:
-                domain, before = counted
+            if (
+                self.base.get(node.name) is not node
+                and all(c.topology_key in node.labels for c in self.constraints)
+                and self._included(constraint, node)
+            ):
+                domain, before = value, self.matched[index].get(node.name, 0)
                 now = _matching(node.pods, constraint.selector, self.namespace)
                 if now != before:
                     changed = domains[domain] - before + now

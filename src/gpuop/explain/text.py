@@ -6,6 +6,7 @@ a few names), so a large cluster's answer stays readable; `--all-nodes` lists th
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, Final
@@ -13,6 +14,7 @@ from typing import Any, Final
 from gpuop.api.labels import WORKLOAD_LABEL
 from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.explain import PodExplanation
+from gpuop.explain.model import NodeVerdicts
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
 from gpuop.explain.subjects import Explained
 from gpuop.manifests import format_quantity
@@ -88,21 +90,34 @@ def _node_lines(result: Explained, all_nodes: bool) -> list[str]:
             extra = [p for p in verdict.preemption if p not in (NOT_HELPFUL, NO_VICTIMS)]
             lines.extend(f"{pad}preemption: {note}" for note in extra)
         return lines
-    fitting = [v.name for v in verdicts if v.fits]
+    fitting, groups = _by_reason(verdicts)
     if fitting:
-        shown = ", ".join(fitting[:_LIST_IN_GROUP])
-        more = f" and {len(fitting) - _LIST_IN_GROUP} more" if len(fitting) > _LIST_IN_GROUP else ""
-        lines.append(f"  {len(fitting)} node(s) fit: {shown}{more}")
-    groups: dict[str, list[str]] = {}
-    for verdict in verdicts:
-        if not verdict.fits:
-            groups.setdefault(_node_reason(verdict), []).append(verdict.name)
-    for reason, names in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
-        shown = ", ".join(names[:_LIST_IN_GROUP])
-        more = f" and {len(names) - _LIST_IN_GROUP} more" if len(names) > _LIST_IN_GROUP else ""
-        lines.append(f"  {len(names)} node(s) no: {reason}: {shown}{more}")
+        lines.append(f"  {len(fitting)} node(s) fit: {_some(verdicts.names, fitting)}")
+    for reason, positions in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+        lines.append(f"  {len(positions)} node(s) no: {reason}: {_some(verdicts.names, positions)}")
     lines.append("  (--all-nodes lists every node with its details)")
     return lines
+
+
+def _by_reason(verdicts: NodeVerdicts) -> tuple[list[int], dict[str, list[int]]]:
+    """The nodes that fit and the others by reason (positions), one look per class."""
+    fitting: list[int] = []
+    groups: dict[str, list[int]] = {}
+    for positions, status in verdicts.classes:
+        if status is None:
+            fitting.extend(positions)
+            continue
+        reasons = ", ".join(status.reasons) or "rejected"
+        reason = f"{reasons} [{status.plugin}]" if status.plugin else reasons
+        groups.setdefault(reason, []).extend(positions)
+    return fitting, groups
+
+
+def _some(names: Sequence[str], positions: list[int]) -> str:
+    """The first few nodes in node order, and how many more."""
+    shown = ", ".join(names[at] for at in heapq.nsmallest(_LIST_IN_GROUP, positions))
+    more = len(positions) - _LIST_IN_GROUP
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def _verdict_line(result: Explained) -> str:

@@ -22,6 +22,7 @@ form that :func:`parse_quantity` reads to the same number.
 
 from __future__ import annotations
 
+import functools
 import math
 from decimal import ROUND_UP, Context, Decimal, InvalidOperation, localcontext
 from typing import Any, Final
@@ -190,6 +191,13 @@ def parse_quantity(raw: str | int | float | Decimal) -> Decimal:
     spelling, as the API server reads a JSON number.  Anything else, and
     any malformed string, raises :class:`QuantityError`.
     """
+    if type(raw) is str:
+        # A fleet spells its requests and capacities with a few strings, read again and again.
+        return _parse_text(raw)
+    return _parse(raw)
+
+
+def _parse(raw: str | int | float | Decimal) -> Decimal:
     if isinstance(raw, bool) or not isinstance(raw, str | int | float | Decimal):
         raise QuantityError(raw, f"expected a string or a number, got {type(raw).__name__}")
     if isinstance(raw, float) and not math.isfinite(raw):
@@ -226,6 +234,9 @@ def parse_quantity(raw: str | int | float | Decimal) -> Decimal:
         if not positive:
             number = -number
     return _canonical(number)
+
+
+_parse_text: Final = functools.lru_cache(maxsize=4096)(_parse)
 
 
 def _ceil_away(number: Decimal) -> int:
