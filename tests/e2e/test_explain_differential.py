@@ -50,6 +50,8 @@ SEED = int(os.environ.get("GPUOP_EXPLAIN_SEED", "1129"))
 BATCHES = int(os.environ.get("GPUOP_EXPLAIN_BATCHES", "8"))
 SPREAD_SEED = int(os.environ.get("GPUOP_EXPLAIN_SPREAD_SEED", "1206"))
 SPREAD_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_SPREAD_BATCHES", "13"))
+FEATURES_SEED = int(os.environ.get("GPUOP_EXPLAIN_FEATURES_SEED", "1207"))
+FEATURES_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_FEATURES_BATCHES", "6"))
 CASES_PER_BATCH = 40
 PAUSE = "registry.k8s.io/pause:3.10"
 LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.5.0"
@@ -291,9 +293,11 @@ def _series(
     seed: int,
     batches: int,
     plugins: Sequence[tuple[bool, bool]] = ((False, False),),
+    features: bool = False,
 ) -> list[dict[str, Any]]:
     """`batches` batches of the series `seed`, each case with its outcome; batch `i` draws
-    topology spread and pod affinity as `plugins[i % len(plugins)]` says."""
+    topology spread and pod affinity as `plugins[i % len(plugins)]` says, and node
+    declared features with `features`."""
     prefix = f"gx{uuid.uuid4().hex[:4]}"
     outcomes: list[dict[str, Any]] = []
     started = time.monotonic()
@@ -310,6 +314,7 @@ def _series(
                 existing_pods=True,
                 spread=spread,
                 interpod=interpod,
+                features=features,
             )
             for index in range(batch * CASES_PER_BATCH, (batch + 1) * CASES_PER_BATCH)
         ]
@@ -405,6 +410,34 @@ def test_explain_agrees_on_topology_spread_and_pod_affinity(
     )
     _assert_agreement(outcomes, 500)
     assert all(count >= 20 for count in held.values()), held
+
+
+@pytest.mark.timeout(1200)
+def test_explain_agrees_on_node_declared_features(
+    kube_client: Client,
+    kubeconfig_path: Path,
+    namespace: str,
+    tmp_path: Path,
+    node_cleanup: set[str],
+) -> None:
+    """NodeDeclaredFeatures (GA in v1.37): pods that restart all their containers on an exit
+    code go only to nodes whose status declares RestartAllContainersOnContainerExits, alone
+    and after spread constraints and pod affinity."""
+    outcomes = _series(
+        kube_client,
+        kubeconfig_path,
+        namespace,
+        tmp_path,
+        node_cleanup,
+        seed=FEATURES_SEED,
+        batches=FEATURES_BATCHES,
+        plugins=((False, False), (True, False), (False, True)),
+        features=True,
+    )
+    held = sum(1 for o in outcomes if "required features" in str(o["detail"]))
+    print(f"pending with node(s) that lack a required feature: {held}")
+    _assert_agreement(outcomes, 240)
+    assert held >= 20
 
 
 # --------------------------------------------------------------------------- three modes

@@ -524,6 +524,45 @@ def _add_interpod(rng: random.Random, case: Case) -> Case:
     return Case(case.name, case.nodes, pod, tuple(running))
 
 
+# What kubelets of v1.37 declare (`status.declaredFeatures`, sorted, as the API wants it).
+_DECLARED: Final = (
+    ("RestartAllContainersOnContainerExits",),
+    ("ExtendWebSocketsToKubelet", "RestartAllContainersOnContainerExits"),
+    ("ExtendWebSocketsToKubelet",),
+)
+
+
+def _add_features(rng: random.Random, case: Case) -> Case:
+    """The case with a pod that may restart all its containers on an exit code (which
+    NodeDeclaredFeatures sends only to nodes that declare it) and nodes that may declare
+    that feature (drawn from `rng`, its own stream)."""
+    nodes = []
+    for original in case.nodes:
+        node = {**original, "status": dict(original["status"])}
+        if rng.random() < 0.5:
+            node["status"]["declaredFeatures"] = list(rng.choice(_DECLARED))
+        nodes.append(node)
+    pod = dict(case.pod)
+    spec = dict(pod["spec"])
+    if rng.random() < 0.3:
+        spec = _alone(case, spec)
+    if rng.random() < 0.7:
+        first, *others = spec["containers"]
+        restarting = {
+            **first,
+            "restartPolicy": "Never",
+            "restartPolicyRules": [
+                {
+                    "action": "RestartAllContainers",
+                    "exitCodes": {"operator": "In", "values": [rng.choice((1, 42, 137))]},
+                }
+            ],
+        }
+        spec["containers"] = [restarting, *others]
+    pod["spec"] = spec
+    return Case(case.name, tuple(nodes), pod, case.existing_pods)
+
+
 def generate_case(
     seed: int,
     index: int,
@@ -536,6 +575,7 @@ def generate_case(
     node_annotations: Mapping[str, str] | None = None,
     spread: bool = False,
     interpod: bool = False,
+    features: bool = False,
 ) -> Case:
     """Case ``index`` of the series ``seed`` (the same arguments, the same case).
 
@@ -546,7 +586,9 @@ def generate_case(
     ``{"kwok.x-k8s.io/node": "fake"}``); ``spread`` gives the pod topology spread
     constraints over its job's pods, some of which already run on the nodes;
     ``interpod`` gives it required pod affinity and anti-affinity over its group's pods,
-    some of them running with anti-affinity of their own.
+    some of them running with anti-affinity of their own; ``features`` gives the pod a
+    container that restarts all containers on an exit code, which needs a node that
+    declares the feature (NodeDeclaredFeatures), and half the nodes such a declaration.
     """
     if seed < 0 or index < 0:
         raise ValueError("seed and index must not be negative")
@@ -576,6 +618,8 @@ def generate_case(
         made = _add_spread(random.Random(seed * 7_919 + index + 17), made)
     if interpod:
         made = _add_interpod(random.Random(seed * 104_729 + index + 31), made)
+    if features:
+        made = _add_features(random.Random(seed * 130_363 + index + 47), made)
     return made
 
 
@@ -591,6 +635,7 @@ def generate_cases(
     node_annotations: Mapping[str, str] | None = None,
     spread: bool = False,
     interpod: bool = False,
+    features: bool = False,
 ) -> list[Case]:
     """Cases ``0 .. count-1`` of the series ``seed``; options as for :func:`generate_case`."""
     return [
@@ -605,6 +650,7 @@ def generate_cases(
             node_annotations=node_annotations,
             spread=spread,
             interpod=interpod,
+            features=features,
         )
         for index in range(count)
     ]

@@ -6,8 +6,9 @@ would take the pod and, for every other node, why not, in kube-scheduler's
 own words (kube-scheduler v1.37, default profile, default feature gates;
 checked against the v1.37.2 source).  It reproduces the filter plugins
 NodeName, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
-NodeResourcesFit, PodTopologySpread (:mod:`gpuop.explain.spread`) and
-InterPodAffinity (:mod:`gpuop.explain.interpod`) in that order (the first
+NodeResourcesFit, PodTopologySpread (:mod:`gpuop.explain.spread`),
+InterPodAffinity (:mod:`gpuop.explain.interpod`), DynamicResources (below) and
+NodeDeclaredFeatures (:mod:`gpuop.explain.features`) in that order (the first
 rejection ends a node's evaluation; NodeResourcesFit lists every resource the
 node is short of), the PreFilters of NodeName, NodeAffinity, PodTopologySpread
 and InterPodAffinity, SchedulingGates' PreEnqueue (a gated pod fits nowhere,
@@ -22,8 +23,7 @@ message::
     available: 3 Preemption is not helpful for scheduling.
 
 (on one line).  :class:`ExplainOptions` switches to older wordings.  Not
-modelled: volume plugins, DRA-backed extended resources,
-NodeDeclaredFeatures, namespace labels
+modelled: volume plugins, DRA-backed extended resources, namespace labels
 other than ``kubernetes.io/metadata.name`` and non-default profiles; the
 pod's warnings say when one of those applies.
 

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuop.explain.claims import DRA_PLUGIN, DraCluster, claims_filter, pod_claims, verdict_to_dict
+from gpuop.explain.features import PLUGIN as FEATURES_PLUGIN
+from gpuop.explain.features import declared_features, required_features
 from gpuop.explain.filters import (
     NodeState,
     PodFacts,
@@ -163,6 +165,7 @@ def _pod_facts(pod: Mapping[str, Any], options: ExplainOptions, warnings: list[s
         comparison_operators=options.toleration_comparison_operators,
         name_untolerated_taint=options.name_untolerated_taint,
         labels=labels_of(pod),
+        required_features=required_features(pod),
     )
 
 
@@ -186,6 +189,7 @@ def _node_states(nodes: Iterable[Any], warnings: list[str]) -> dict[str, NodeSta
             unschedulable=get(node, "spec", "unschedulable") is True,
             allocatable=node_allocatable(node, warnings),
             obj=node,
+            declared_features=declared_features(node),
         )
     return states
 
@@ -586,12 +590,15 @@ def explain_pod(
             status = run_filters_with_nominated(
                 me, state, nominated.get(name, ()), shape_cache, label_keys
             )
-            if status is None and claims is not None and dra is not None:
-                status, verdict = claims_filter(claims, name, state.labels, dra)
+            # DynamicResources runs before NodeDeclaredFeatures, the last filter.
+            last = status is not None and status.plugin == FEATURES_PLUGIN
+            if (status is None or last) and claims is not None and dra is not None:
+                claimed, verdict = claims_filter(claims, name, state.labels, dra)
                 if verdict is not None:
                     claim_verdicts.append(verdict_to_dict(verdict))
-                if status is not None and status.code is Code.ERROR and aborted is None:
-                    aborted = f'running "{DRA_PLUGIN}" filter plugin: {status.reasons[0]}'
+                if claimed is not None and claimed.code is Code.ERROR and aborted is None:
+                    aborted = f'running "{DRA_PLUGIN}" filter plugin: {claimed.reasons[0]}'
+                status = claimed or status
             if status is not None:
                 statuses[name] = status
     if classes is not None:

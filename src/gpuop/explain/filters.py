@@ -20,7 +20,10 @@ reason strings (v1.37) and whether preemption could help:
   (:mod:`gpuop.explain.spread`);
 * InterPodAffinity: ``node(s) didn't match pod affinity rules`` (unresolvable),
   ``node(s) didn't match pod anti-affinity rules`` and ``node(s) didn't
-  satisfy existing pods anti-affinity rules`` (:mod:`gpuop.explain.interpod`).
+  satisfy existing pods anti-affinity rules`` (:mod:`gpuop.explain.interpod`);
+* NodeDeclaredFeatures: ``node(s) didn't match Pod's required features``
+  (unresolvable; :mod:`gpuop.explain.features`). DynamicResources comes before it
+  (the engine runs it between the two).
 
 The taint reason no longer names the taint: kubernetes PR #134740 ("remove
 taint values from unschedulable messages in pod status", in v1.35 and
@@ -40,6 +43,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from gpuop.explain.features import PLUGIN as FEATURES_PLUGIN
+from gpuop.explain.features import REASON_FEATURES
 from gpuop.explain.interpod import AffinityTerm, InterPodState
 from gpuop.explain.model import Code, Insufficient, Status
 from gpuop.explain.resources import Resource
@@ -140,6 +145,8 @@ class NodeState:
     obj: Mapping[str, Any]
     pods: list[PodOnNode] = field(default_factory=list)
     requested: Resource = field(default_factory=Resource)
+    #: What the kubelet declares it supports (``status.declaredFeatures``).
+    declared_features: frozenset[str] = frozenset()
     # What the pod-independent filters read of the node, but its labels (see `shape_key`);
     # None until asked for, and again whenever its pods change.
     _shape: tuple[Any, ...] | None = field(default=None, repr=False, compare=False)
@@ -167,6 +174,7 @@ class NodeState:
                 _resource_key(self.requested),
                 len(self.pods),
                 tuple(sorted(str(port) for port in self.used_ports)),
+                self.declared_features,
             )
         return self._shape
 
@@ -208,6 +216,8 @@ class PodFacts:
     labels: Mapping[str, str] = field(default_factory=dict)
     #: PodTopologySpread's PreFilter state (None: no DoNotSchedule constraint).
     spread: SpreadState | None = None
+    #: The node features the pod needs (NodeDeclaredFeatures' PreFilter).
+    required_features: frozenset[str] = frozenset()
     #: InterPodAffinity's PreFilter state (None: the plugin is skipped).
     interpod: InterPodState | None = None
 
@@ -349,6 +359,19 @@ def inter_pod_affinity(pod: PodFacts, node: NodeState) -> Status | None:
     return pod.interpod.filter(node)
 
 
+def node_declared_features(pod: PodFacts, node: NodeState) -> Status | None:
+    missing = pod.required_features - node.declared_features
+    if not missing:
+        return None
+    declared = ", ".join(sorted(node.declared_features)) or "none"
+    return Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        (REASON_FEATURES,),
+        FEATURES_PLUGIN,
+        (f"the pod needs {', '.join(sorted(missing))}; the node declares {declared}",),
+    )
+
+
 Filter = Callable[[PodFacts, NodeState], Status | None]
 
 #: The default profile's filters, in order (v1.37 ``getDefaultPlugins``:
@@ -362,6 +385,7 @@ FILTERS: Final[tuple[Filter, ...]] = (
     node_resources_fit,
     pod_topology_spread,
     inter_pod_affinity,
+    node_declared_features,
 )
 
 

@@ -593,3 +593,32 @@ def test_node_name_filter_wording() -> None:
     state = NodeState("n", {}, (), False, Resource(), node("n"))
     status = node_name(facts, state)
     assert status is not None and status.reasons == (NODE_NAME,)
+
+
+def test_a_pod_that_restarts_all_containers_needs_a_node_that_declares_it() -> None:
+    """NodeDeclaredFeatures (GA in v1.37): the feature is inferred from the pod's spec and
+    looked up in the node's status.declaredFeatures, after every other filter."""
+    declaring = node("new")
+    declaring["status"]["declaredFeatures"] = ["RestartAllContainersOnContainerExits"]
+    nodes = [node("old"), declaring, node("cordoned", unschedulable=True)]
+    restarting = container(requests={"cpu": "1"})
+    restarting["restartPolicy"] = "Never"
+    restarting["restartPolicyRules"] = [
+        {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}
+    ]
+    explanation = explain_pod(pod("p", containers=[restarting]), nodes)
+    assert explanation.feasible == ("new",)
+    old, _, cordoned = explanation.nodes
+    assert old.plugin == "NodeDeclaredFeatures"
+    assert old.reasons == ("node(s) didn't match Pod's required features",)
+    assert old.details == (
+        "the pod needs RestartAllContainersOnContainerExits; the node declares none",
+    )
+    assert cordoned.plugin == "NodeUnschedulable"
+    alone = explain_pod(pod("p", containers=[restarting]), [node("old")])
+    assert alone.summary == (
+        "0/1 nodes are available: 1 node(s) didn't match Pod's required features."
+        " preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
+    # A plain pod needs no feature.
+    assert explain_pod(pod("q", requests={"cpu": "1"}), [node("old")]).feasible == ("old",)
