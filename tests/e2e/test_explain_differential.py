@@ -25,7 +25,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -37,11 +37,19 @@ from lightkube import Client
 from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
 from lightkube.resources.core_v1 import Node, Pod
+from lightkube.resources.resource_v1 import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimStatus,
+    ResourceSlice,
+)
 
 from gpuop.cli.explain import explain
 from gpuop.kubevirt.launcher import render_launcher_pod
 from gpuop.kubevirt.permitted import vmi_example
 from kit.explain_corpus import Case, generate_case
+from kit.extended_corpus import ExtendedCase, device_class
+from kit.extended_corpus import generate_case as generate_extended_case
 from kit.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -50,6 +58,8 @@ SEED = int(os.environ.get("GPUOP_EXPLAIN_SEED", "1129"))
 BATCHES = int(os.environ.get("GPUOP_EXPLAIN_BATCHES", "8"))
 SPREAD_SEED = int(os.environ.get("GPUOP_EXPLAIN_SPREAD_SEED", "1206"))
 SPREAD_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_SPREAD_BATCHES", "13"))
+EXTENDED_SEED = int(os.environ.get("GPUOP_EXPLAIN_EXTENDED_SEED", "1208"))
+EXTENDED_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_EXTENDED_BATCHES", "5"))
 FEATURES_SEED = int(os.environ.get("GPUOP_EXPLAIN_FEATURES_SEED", "1207"))
 FEATURES_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_FEATURES_BATCHES", "6"))
 CASES_PER_BATCH = 40
@@ -202,6 +212,24 @@ def write_list(path: Path, items: Sequence[Mapping[str, Any]]) -> Path:
     return path
 
 
+def outcome(name: str, pod: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+    """The scheduler's decision on the pod beside explain's, and whether they agree: the
+    bound node among the feasible ones, or none feasible and the very same message."""
+    verdict, detail = scheduled_state(pod) or ("?", "")
+    if verdict == "bound":
+        agree = detail in result["feasible"]
+    else:
+        agree = not result["feasible"] and result["summary"] == detail
+    return {
+        "pod": name,
+        "scheduler": verdict,
+        "detail": detail,
+        "feasible": result["feasible"],
+        "summary": result["summary"],
+        "agree": agree,
+    }
+
+
 @pytest.fixture
 def node_cleanup(kube_client: Client) -> Iterator[set[str]]:
     """Names of nodes a test made: deleted afterwards, whatever happens."""
@@ -231,10 +259,15 @@ def _batch(
     client: Client,
     kubeconfig: Path,
     namespace: str,
-    cases: Sequence[Case],
+    cases: Sequence[Case | ExtendedCase],
     tmp: Path,
     made: set[str],
+    *,
+    prepare: Callable[[], None] | None = None,
+    clean: Callable[[], None] | None = None,
 ) -> list[dict[str, Any]]:
+    """Nodes, then what `prepare` makes (once the nodes are Ready), the running pods, the
+    pods to place; their outcomes; then the batch's objects deleted (`clean` first)."""
     clock = Phases()
     nodes = [ready(node) for case in cases for node in case.nodes]
     made.update(node["metadata"]["name"] for node in nodes)
@@ -242,6 +275,9 @@ def _batch(
     clock("create nodes")
     wait_nodes_settled(client, made)
     clock("nodes ready")
+    if prepare is not None:
+        prepare()
+        clock("prepared")
     # Pods already on the nodes: bound by nodeName, so the scheduler's cache has them as soon
     # as its pod informer sees them, which is before it sees the pods created after them.
     running = [pod for case in cases for pod in case.existing_pods]
@@ -257,25 +293,13 @@ def _batch(
     manifest = write_list(tmp / "pods.json", [as_submitted(pods[n]) for n in names])
     _, explained = run_explain(kubeconfig, manifest)
     clock("explained")
-    outcomes = []
-    for name, result in zip(names, explained, strict=True):
-        verdict, detail = scheduled_state(pods[name]) or ("?", "")
-        if verdict == "bound":
-            agree = detail in result["feasible"]
-        else:
-            agree = not result["feasible"] and result["summary"] == detail
-        outcomes.append(
-            {
-                "pod": name,
-                "scheduler": verdict,
-                "detail": detail,
-                "feasible": result["feasible"],
-                "summary": result["summary"],
-                "agree": agree,
-            }
-        )
+    outcomes = [
+        outcome(name, pods[name], result) for name, result in zip(names, explained, strict=True)
+    ]
     # Clean up before the next batch: its "0/N nodes" must not count these nodes.
     delete_pods(client, namespace, [*running_names, *names])
+    if clean is not None:
+        clean()
     delete_nodes(client, made)
     made.clear()
     clock("cleaned up")
@@ -341,8 +365,8 @@ def _series(
         f" {len(outcomes)} cases, {bound} bound, {pending} pending, {agree} agree"
         f" ({agree / len(outcomes):.1%}) in {time.monotonic() - started:.0f}s"
     )
-    for outcome in [o for o in outcomes if not o["agree"]][:10]:
-        print(json.dumps(outcome, indent=1))
+    for disagreement in [o for o in outcomes if not o["agree"]][:10]:
+        print(json.dumps(disagreement, indent=1))
     return outcomes
 
 
@@ -438,6 +462,98 @@ def test_explain_agrees_on_node_declared_features(
     print(f"pending with node(s) that lack a required feature: {held}")
     _assert_agreement(outcomes, 240)
     assert held >= 20
+
+
+# ------------------------------------------------------- DRA-backed extended resources
+
+
+def _extended_batch(
+    client: Client,
+    kubeconfig: Path,
+    namespace: str,
+    cases: Sequence[ExtendedCase],
+    tmp: Path,
+    made: set[str],
+) -> list[dict[str, Any]]:
+    """:func:`_batch` with the cases' ResourceSlices and held claims; each outcome says how
+    the node the pod was bound to serves the resource."""
+
+    def hold(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        claim, status = pair
+        client.create(from_dict(claim))
+        meta = claim["metadata"]
+        client.patch(
+            ResourceClaimStatus, meta["name"], {"status": status}, namespace=meta["namespace"]
+        )
+
+    def prepare() -> None:
+        create_all(client, [s for case in cases for s in case.slices])
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(hold, [pair for case in cases for pair in case.held]))
+
+    def clean() -> None:
+        for claim in client.list(ResourceClaim, namespace=namespace):
+            with contextlib.suppress(ApiError):
+                client.delete(ResourceClaim, claim.metadata.name, namespace=namespace)
+        for found in [s for case in cases for s in case.slices]:
+            with contextlib.suppress(ApiError):
+                client.delete(ResourceSlice, found["metadata"]["name"])
+
+    outcomes = _batch(client, kubeconfig, namespace, cases, tmp, made, prepare=prepare, clean=clean)
+    kinds = {name: kind for case in cases for name, kind in case.kinds.items()}
+    for found in outcomes:
+        found["bound_by"] = kinds.get(found["detail"], "") if found["scheduler"] == "bound" else ""
+    return outcomes
+
+
+@pytest.mark.timeout(1200)
+def test_explain_agrees_on_dra_backed_extended_resources(
+    kube_client: Client,
+    kubeconfig_path: Path,
+    namespace: str,
+    tmp_path: Path,
+    node_cleanup: set[str],
+) -> None:
+    """DRAExtendedResource (GA in v1.37): a pod asking for an extended resource that a
+    DeviceClass backs fits nodes whose device plugin advertises it and nodes whose
+    ResourceSlices have free devices of that class (the scheduler's special claim, init
+    containers reusing devices), and nowhere else, in the scheduler's words."""
+    with contextlib.suppress(ApiError):
+        kube_client.create(from_dict(device_class()))
+    prefix = f"xr{uuid.uuid4().hex[:4]}"
+    outcomes: list[dict[str, Any]] = []
+    try:
+        for batch in range(EXTENDED_BATCHES):
+            cases = [
+                generate_extended_case(EXTENDED_SEED, i, prefix=prefix, namespace=namespace)
+                for i in range(batch * CASES_PER_BATCH, (batch + 1) * CASES_PER_BATCH)
+            ]
+            outcomes += _extended_batch(
+                kube_client, kubeconfig_path, namespace, cases, tmp_path, node_cleanup
+            )
+            agree = sum(1 for o in outcomes if o["agree"])
+            print(f"batch {batch}: {agree}/{len(outcomes)} agree so far")
+    finally:
+        with contextlib.suppress(ApiError):
+            kube_client.delete(DeviceClass, device_class()["metadata"]["name"])
+    by_device = {
+        way: sum(1 for o in outcomes if o["bound_by"] == way)
+        for way in ("plugin", "dra", "both", "plugin-0")
+    }
+    pending = sum(1 for o in outcomes if o["scheduler"] == "pending")
+    short_of_devices = sum(1 for o in outcomes if "cannot allocate all claims" in o["detail"])
+    agree = sum(1 for o in outcomes if o["agree"])
+    print(
+        f"\nexplain vs kube-scheduler on DRA-backed extended resources (seed {EXTENDED_SEED}):"
+        f" {len(outcomes)} cases, bound by node kind {by_device}, {pending} pending"
+        f" ({short_of_devices} with nodes short of devices), {agree} agree"
+    )
+    for disagreement in [o for o in outcomes if not o["agree"]][:5]:
+        print(json.dumps(disagreement, indent=1))
+    assert len(outcomes) >= 200
+    assert by_device["plugin"] > 10 and by_device["dra"] + by_device["plugin-0"] > 10
+    assert pending > 10 and short_of_devices > 10
+    assert agree == len(outcomes)
 
 
 # --------------------------------------------------------------------------- three modes

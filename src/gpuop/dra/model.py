@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from gpuop.dra.fields import DraInputError, boolean, integer, listing, mapping, quantity, string
 
@@ -128,10 +128,19 @@ class ResourcePool:
     complete: bool
 
 
+#: The annotation on the claim the scheduler makes for a pod's DRA-backed extended resources.
+EXTENDED_CLAIM_ANNOTATION: Final = "resource.kubernetes.io/extended-resource-claim"
+
+
 @dataclass(frozen=True)
 class DeviceClass:
     name: str
     selectors: tuple[str, ...]
+    #: ``spec.extendedResourceName``: pods asking for this extended resource get devices
+    #: of this class where no device plugin advertises it (DRAExtendedResource).
+    extended_resource_name: str | None = None
+    #: ``metadata.creationTimestamp`` (RFC 3339): the newer class wins a shared name.
+    created: str = ""
 
 
 @dataclass(frozen=True)
@@ -171,6 +180,10 @@ class Claim:
     reserved_for: tuple[str, ...] = ()
     #: ``matchAttribute`` constraints: (request names, or empty for all; attribute).
     constraints: tuple[tuple[tuple[str, ...], str], ...] = ()
+    #: For the claim the scheduler makes for a pod's DRA-backed extended resources
+    #: (annotation ``resource.kubernetes.io/extended-resource-claim: "true"``): the
+    #: owning pod's name and uid.
+    extended_for: tuple[str, str] | None = None
 
     @property
     def key(self) -> str:
@@ -400,8 +413,18 @@ def read_class(obj: object) -> DeviceClass:
     data = _kind_check(obj, "DeviceClass", "DeviceClass")
     name = _name(data, "DeviceClass")
     spec = mapping(data.get("spec"), f"DeviceClass {name}.spec")
+    extended = string(
+        spec.get("extendedResourceName"),
+        f"DeviceClass {name}.spec.extendedResourceName",
+        required=False,
+    )
+    meta = data.get("metadata")
+    created = meta.get("creationTimestamp") if isinstance(meta, Mapping) else None
     return DeviceClass(
-        name, _selectors(spec.get("selectors"), f"DeviceClass {name}.spec.selectors")
+        name,
+        _selectors(spec.get("selectors"), f"DeviceClass {name}.spec.selectors"),
+        extended or None,
+        created if isinstance(created, str) else "",
     )
 
 
@@ -517,7 +540,22 @@ def read_claim(obj: object) -> Claim:
         allocated=_allocation(status.get("allocation"), f"{where}.status.allocation"),
         reserved_for=reserved,
         constraints=constraints,
+        extended_for=_extended_owner(data),
     )
+
+
+def _extended_owner(data: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The pod whose extended resources the claim holds, if the scheduler made it for one."""
+    meta = data.get("metadata")
+    if not isinstance(meta, Mapping):
+        return None
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, Mapping) or annotations.get(EXTENDED_CLAIM_ANNOTATION) != "true":
+        return None
+    for owner in meta.get("ownerReferences") or ():
+        if isinstance(owner, Mapping) and owner.get("kind") == "Pod" and owner.get("controller"):
+            return str(owner.get("name") or ""), str(owner.get("uid") or "")
+    return None
 
 
 def read_claim_template(

@@ -23,15 +23,18 @@ message::
     available: 3 Preemption is not helpful for scheduling.
 
 (on one line).  :class:`ExplainOptions` switches to older wordings.  Not
-modelled: volume plugins, DRA-backed extended resources, namespace labels
-other than ``kubernetes.io/metadata.name`` and non-default profiles; the
+modelled: volume plugins, namespace labels other than ``kubernetes.io/metadata.name`` and non-default profiles; the
 pod's warnings say when one of those applies.
 
 Pods with ResourceClaims go through the DynamicResources filter when the
 cluster's DRA objects are given (``dra=``, :mod:`gpuop.explain.claims`): the
 structured allocator is replayed per node (:mod:`gpuop.dra.allocate`), and a
 node it rejects gets ``cannot allocate all claims`` with, in ``details``, the
-reason per request and per device.
+reason per request and per device. Extended resources that a DeviceClass backs
+(``extendedResourceName``, or ``deviceclass.resource.kubernetes.io/<class>``; DRAExtendedResource,
+GA in v1.37) are left by NodeResourcesFit to DynamicResources on nodes that do not advertise
+them, where the claim the scheduler makes for them (one request per container, init
+containers reusing the devices of those that run after them) is allocated with the pod's own.
 
 Pure: no I/O and no API client.  VMIs and VMs are explained through
 :mod:`gpuop.kubevirt.launcher`, which renders the launcher pod first.

@@ -26,6 +26,7 @@ from gpuop.dra.cel import CelError, compile_selector
 from gpuop.dra.model import (
     Claim,
     DeviceClass,
+    DeviceRequest,
     DraInputError,
     Slice,
     claim_key,
@@ -36,6 +37,7 @@ from gpuop.dra.model import (
     read_slices,
 )
 from gpuop.explain.model import Code, Status
+from gpuop.manifests import QuantityError, parse_quantity
 
 __all__ = [
     "CANNOT_ALLOCATE",
@@ -45,6 +47,8 @@ __all__ = [
     "DraCluster",
     "PodClaims",
     "claims_filter",
+    "extended_claim",
+    "extended_resources",
     "pod_claims",
     "pod_for_claim",
     "read_dra",
@@ -52,6 +56,7 @@ __all__ = [
 ]
 
 DRA_PLUGIN: Final = "DynamicResources"
+IMPLICIT_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
 CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 DRA_KINDS: Final = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
@@ -66,6 +71,26 @@ class DraCluster:
     claims: Mapping[str, Claim] | None = None
     templates: Mapping[str, Mapping[str, Any]] | None = None
     warnings: tuple[str, ...] = ()
+    #: Extended resource name -> the DeviceClass that backs it (:func:`extended_resources`).
+    extended: Mapping[str, str] | None = None
+
+
+def extended_resources(classes: Mapping[str, DeviceClass]) -> dict[str, str]:
+    """``ExtendedResourceCache``: each extended resource name a DeviceClass backs, and which
+    class: its ``extendedResourceName``, and ``deviceclass.resource.kubernetes.io/<name>``
+    for every class. Two classes that name one resource: the newer wins, then the lower
+    name."""
+    found: dict[str, str] = {IMPLICIT_PREFIX + name: name for name in classes}
+    chosen: dict[str, DeviceClass] = {}
+    for device_class in classes.values():
+        resource = device_class.extended_resource_name
+        if not resource:
+            continue
+        other = chosen.get(resource)
+        if other is None or (device_class.created, other.name) > (other.created, device_class.name):
+            chosen[resource] = device_class
+    found.update((resource, c.name) for resource, c in chosen.items())
+    return found
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -110,7 +135,9 @@ def read_dra(objects: Sequence[Mapping[str, Any]], node_names: Sequence[str]) ->
                 f"ResourceSlice {s.name} is for node {s.node_name}, which is not in the input"
                 " (its devices are not counted)"
             )
-    return DraCluster(slices, classes, claims, templates, tuple(warnings))
+    return DraCluster(
+        slices, classes, claims, templates, tuple(warnings), extended_resources(classes)
+    )
 
 
 @dataclass(frozen=True)
@@ -165,6 +192,84 @@ def pod_claims(pod: Mapping[str, Any], dra: DraCluster) -> PodClaims | None:
     return PodClaims(tuple(pending), tuple(allocated), notes=tuple(notes))
 
 
+def _container_requests(container: Mapping[str, Any]) -> dict[str, Any]:
+    """The container's requests as the API server defaults them (limits fill the gaps)."""
+    resources = container.get("resources")
+    resources = resources if isinstance(resources, Mapping) else {}
+    limits, requests = resources.get("limits"), resources.get("requests")
+    return {
+        **(limits if isinstance(limits, Mapping) else {}),
+        **(requests if isinstance(requests, Mapping) else {}),
+    }
+
+
+def _whole(quantity: Any) -> int:
+    """``Quantity.AsInt64`` (0 when it is not a whole number)."""
+    try:
+        number = parse_quantity(quantity)
+    except QuantityError:
+        return 0
+    return int(number) if number == number.to_integral_value() else 0
+
+
+def _container_request(
+    index: int,
+    container: Mapping[str, Any],
+    resource: str,
+    device_class: str,
+    reusable: Sequence[DeviceRequest | None],
+) -> DeviceRequest | None:
+    """``createResourceRequestAndMappings``: the devices one container asks for beyond
+    those of `reusable` requests (a later long-lived container's, for an init container)."""
+    requests = _container_requests(container)
+    wanted = _whole(requests[resource]) if resource in requests else 0
+    if wanted == 0:
+        return None
+    covered = 0
+    for request in reusable:
+        if request is not None:
+            covered += request.count
+            if covered >= wanted:
+                return None
+    position = sorted(requests).index(resource)
+    return DeviceRequest(
+        name=f"container-{index}-request-{position}",
+        device_class=device_class,
+        count=wanted - covered,
+    )
+
+
+def extended_claim(pod: Mapping[str, Any], wanted: Mapping[str, str]) -> Claim:
+    """The claim the scheduler makes on a node for the pod's extended resources that only
+    DRA provides there (`wanted`: resource -> DeviceClass), its requests as
+    ``createRequestsAndMappings`` builds them: one per container and resource, the init
+    containers that run before the others reusing their devices."""
+    spec = pod.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    init = [c for c in spec.get("initContainers") or () if isinstance(c, Mapping)]
+    containers = [*init, *(c for c in spec.get("containers") or () if isinstance(c, Mapping))]
+    sidecar = [c.get("restartPolicy") == "Always" for c in init]
+    long_lived = [i for i in range(len(containers)) if i >= len(init) or sidecar[i]]
+    short_lived = [i for i in range(len(init)) if not sidecar[i]]
+    requests: list[DeviceRequest] = []
+    for resource in sorted(wanted):
+        device_class = wanted[resource]
+        lasting: list[DeviceRequest | None] = [None] * len(containers)
+        for i in long_lived:
+            lasting[i] = _container_request(i, containers[i], resource, device_class, ())
+        largest: DeviceRequest | None = None
+        for i in short_lived:
+            found = _container_request(i, containers[i], resource, device_class, lasting[i:])
+            if found is not None and (largest is None or largest.count < found.count):
+                largest = found
+        if largest is not None:
+            requests.append(largest)
+        requests.extend(r for r in lasting if r is not None)
+    requests.sort(key=lambda r: r.name)
+    namespace, name = _key(pod).split("/", 1)
+    return Claim(namespace, f"{name}-extended-resources", tuple(requests))
+
+
 def pod_for_claim(claim: Mapping[str, Any]) -> dict[str, Any]:
     """The pod that stands for a ResourceClaim explained on its own: one that uses just it."""
     meta = claim.get("metadata")
@@ -214,11 +319,14 @@ def claims_filter(
     dra: DraCluster,
     *,
     skip: Sequence[str] = (),
+    extended: Claim | None = None,
 ) -> tuple[Status | None, ClaimsVerdict | None]:
     """The DynamicResources Filter on one node: (rejection or None, the allocator's verdict).
 
-    A verdict with ``error`` set is the allocator failing, which aborts the pod's scheduling
-    cycle; the status then carries code ERROR.
+    `extended`: the claim for the pod's extended resources that DRA provides on this node
+    (:func:`extended_claim`), allocated with the pod's own. A verdict with ``error`` set is
+    the allocator failing, which aborts the pod's scheduling cycle; the status then carries
+    code ERROR.
     """
     pools = _pool_nodes(dra)
     for claim in claims.allocated:
@@ -228,12 +336,17 @@ def claims_filter(
             return Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_AVAILABLE,), DRA_PLUGIN, (detail,)
             ), None
-    if not claims.pending:
+    pending = (
+        (*claims.pending, extended)
+        if extended is not None and extended.requests
+        else claims.pending
+    )
+    if not pending:
         return None, None
     held = allocated_devices(
         list((dra.claims or {}).values()), skip=[*skip, *(c.key for c in claims.pending)]
     )
-    verdict = fit(claims.pending, node, dra.slices, dra.classes or {}, held, node_labels=labels)
+    verdict = fit(pending, node, dra.slices, dra.classes or {}, held, node_labels=labels)
     if verdict.fits:
         return None, verdict
     if verdict.error:

@@ -34,7 +34,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuop.explain.claims import DRA_PLUGIN, DraCluster, claims_filter, pod_claims, verdict_to_dict
+from gpuop.explain.claims import (
+    DRA_PLUGIN,
+    DraCluster,
+    PodClaims,
+    claims_filter,
+    extended_claim,
+    pod_claims,
+    verdict_to_dict,
+)
 from gpuop.explain.features import PLUGIN as FEATURES_PLUGIN
 from gpuop.explain.features import declared_features, required_features
 from gpuop.explain.filters import (
@@ -418,6 +426,19 @@ def _by_class(
     return classes
 
 
+def _own_extended_claims(pod: Mapping[str, Any], dra: DraCluster) -> tuple[str, ...]:
+    """The claims the scheduler made for this pod's extended resources in an earlier
+    cycle: the pod is explained as if being placed now, so their devices are free."""
+    name, uid = text(pod, "metadata", "name"), text(pod, "metadata", "uid")
+    return tuple(
+        claim.key
+        for claim in (dra.claims or {}).values()
+        if claim.extended_for is not None
+        and claim.namespace == (text(pod, "metadata", "namespace") or "default")
+        and (claim.extended_for[1] == uid if uid else claim.extended_for[0] == name)
+    )
+
+
 def _prefilter(me: PodFacts) -> tuple[Status | None, frozenset[str] | None, list[str]]:
     """``RunPreFilterPlugins`` for NodeName then NodeAffinity.
 
@@ -511,9 +532,24 @@ def explain_pod(
     warnings: list[str] = []
     _pod_warnings(pod, options, warnings, dra=dra is not None)
     claims = pod_claims(pod, dra) if dra is not None else None
+    exact = pod_requests(pod, [], pod_level_resources=options.pod_level_resources)
+    requested = requested_extended_resources(exact.items())
+    # DRAExtendedResource (GA in v1.37): extended resources a DeviceClass backs, its
+    # implicit deviceclass.resource.kubernetes.io/<class> names included.
+    mapped = (dra.extended or {}) if dra is not None else {}
+    backed = {r: mapped[r] for r, amount in exact.items() if amount != 0 and r in mapped}
+    if backed and claims is None:
+        claims = PodClaims()
+    warnings.extend(
+        f"{resource}: where no device plugin advertises it, DeviceClass {device_class}"
+        " provides it through DRA (the scheduler's claim for the pod's extended resources)"
+        for resource, device_class in sorted(backed.items())
+    )
     if dra is not None and claims is not None:
         warnings.extend((*dra.warnings, *claims.notes))
     me = _pod_facts(pod, options, warnings)
+    if backed:
+        me = dataclasses.replace(me, dra_backed=frozenset(backed))
     if snapshot is None:
         snapshot = cluster_snapshot(nodes, pods_on_nodes, options)
     warnings.extend(snapshot.node_warnings)
@@ -543,10 +579,7 @@ def explain_pod(
     if interpod is not None:
         me = dataclasses.replace(me, interpod=interpod)
 
-    exact = pod_requests(pod, [], pod_level_resources=options.pod_level_resources)
-    missing = tuple(
-        r for r in requested_extended_resources(exact.items()) if r not in snapshot.advertised
-    )
+    missing = tuple(r for r in requested if r not in snapshot.advertised and r not in backed)
     requests = tuple(me.requests.as_quantities().items())
 
     if not states:
@@ -568,6 +601,7 @@ def explain_pod(
         rejected = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (claims.problem,), DRA_PLUGIN)
     claim_verdicts: list[dict[str, Any]] = []
     aborted: str | None = None
+    own_claims = _own_extended_claims(pod, dra) if backed and dra is not None else ()
     shape_cache, label_keys = _shape_cache(me)
     names = tuple(states)
     classes: list[tuple[list[int], Status | None]] | None = None
@@ -593,7 +627,15 @@ def explain_pod(
             # DynamicResources runs before NodeDeclaredFeatures, the last filter.
             last = status is not None and status.plugin == FEATURES_PLUGIN
             if (status is None or last) and claims is not None and dra is not None:
-                claimed, verdict = claims_filter(claims, name, state.labels, dra)
+                here = {r: c for r, c in backed.items() if not state.allocatable.scalar.get(r)}
+                claimed, verdict = claims_filter(
+                    claims,
+                    name,
+                    state.labels,
+                    dra,
+                    skip=own_claims,
+                    extended=extended_claim(pod, here) if here else None,
+                )
                 if verdict is not None:
                     claim_verdicts.append(verdict_to_dict(verdict))
                 if claimed is not None and claimed.code is Code.ERROR and aborted is None:

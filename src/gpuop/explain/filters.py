@@ -218,6 +218,9 @@ class PodFacts:
     spread: SpreadState | None = None
     #: The node features the pod needs (NodeDeclaredFeatures' PreFilter).
     required_features: frozenset[str] = frozenset()
+    #: Extended resources a DeviceClass backs: where no node allocatable offers one,
+    #: NodeResourcesFit leaves it to DynamicResources.
+    dra_backed: frozenset[str] = frozenset()
     #: InterPodAffinity's PreFilter state (None: the plugin is skipped).
     interpod: InterPodState | None = None
 
@@ -324,6 +327,8 @@ def node_resources_fit(pod: PodFacts, node: NodeState) -> Status | None:
         if requested == 0:
             continue
         capacity = have.scalar.get(resource, 0)
+        if capacity == 0 and resource in pod.dra_backed:
+            continue  # ``shouldDelegateResourceToDRA``
         taken = used.scalar.get(resource, 0)
         if requested > capacity - taken:
             short.append(_short(resource, requested, taken, capacity))
