@@ -36,13 +36,14 @@ from click.testing import CliRunner
 from lightkube import Client
 from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
-from lightkube.resources.core_v1 import Node, Pod
+from lightkube.resources.core_v1 import Node, PersistentVolume, PersistentVolumeClaim, Pod
 from lightkube.resources.resource_v1 import (
     DeviceClass,
     ResourceClaim,
     ResourceClaimStatus,
     ResourceSlice,
 )
+from lightkube.resources.storage_v1 import StorageClass
 
 from gpuop.cli.explain import explain
 from gpuop.kubevirt.launcher import render_launcher_pod
@@ -50,6 +51,8 @@ from gpuop.kubevirt.permitted import vmi_example
 from kit.explain_corpus import Case, generate_case
 from kit.extended_corpus import ExtendedCase, device_class
 from kit.extended_corpus import generate_case as generate_extended_case
+from kit.volume_corpus import VolumeCase, storage_classes
+from kit.volume_corpus import generate_case as generate_volume_case
 from kit.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -60,6 +63,8 @@ SPREAD_SEED = int(os.environ.get("GPUOP_EXPLAIN_SPREAD_SEED", "1206"))
 SPREAD_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_SPREAD_BATCHES", "13"))
 EXTENDED_SEED = int(os.environ.get("GPUOP_EXPLAIN_EXTENDED_SEED", "1208"))
 EXTENDED_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_EXTENDED_BATCHES", "5"))
+VOLUME_SEED = int(os.environ.get("GPUOP_EXPLAIN_VOLUME_SEED", "1209"))
+VOLUME_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_VOLUME_BATCHES", "6"))
 FEATURES_SEED = int(os.environ.get("GPUOP_EXPLAIN_FEATURES_SEED", "1207"))
 FEATURES_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_FEATURES_BATCHES", "6"))
 CASES_PER_BATCH = 40
@@ -259,7 +264,7 @@ def _batch(
     client: Client,
     kubeconfig: Path,
     namespace: str,
-    cases: Sequence[Case | ExtendedCase],
+    cases: Sequence[Case | ExtendedCase | VolumeCase],
     tmp: Path,
     made: set[str],
     *,
@@ -464,6 +469,31 @@ def test_explain_agrees_on_node_declared_features(
     assert held >= 20
 
 
+def _in_batches(
+    client: Client,
+    shared: Sequence[dict[str, Any]],
+    kind: Any,
+    batches: int,
+    run: Callable[[range], list[dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """`run` over `batches` batches of cases, with cluster-scoped objects of `kind` that
+    every case uses made first (an existing one taken as it is) and deleted at the end."""
+    for obj in shared:
+        with contextlib.suppress(ApiError):
+            client.create(from_dict(obj))
+    outcomes: list[dict[str, Any]] = []
+    try:
+        for batch in range(batches):
+            outcomes += run(range(batch * CASES_PER_BATCH, (batch + 1) * CASES_PER_BATCH))
+            agree = sum(1 for o in outcomes if o["agree"])
+            print(f"batch {batch}: {agree}/{len(outcomes)} agree so far")
+    finally:
+        for obj in shared:
+            with contextlib.suppress(ApiError):
+                client.delete(kind, obj["metadata"]["name"])
+    return outcomes
+
+
 # ------------------------------------------------------- DRA-backed extended resources
 
 
@@ -518,24 +548,18 @@ def test_explain_agrees_on_dra_backed_extended_resources(
     DeviceClass backs fits nodes whose device plugin advertises it and nodes whose
     ResourceSlices have free devices of that class (the scheduler's special claim, init
     containers reusing devices), and nowhere else, in the scheduler's words."""
-    with contextlib.suppress(ApiError):
-        kube_client.create(from_dict(device_class()))
     prefix = f"xr{uuid.uuid4().hex[:4]}"
-    outcomes: list[dict[str, Any]] = []
-    try:
-        for batch in range(EXTENDED_BATCHES):
-            cases = [
-                generate_extended_case(EXTENDED_SEED, i, prefix=prefix, namespace=namespace)
-                for i in range(batch * CASES_PER_BATCH, (batch + 1) * CASES_PER_BATCH)
-            ]
-            outcomes += _extended_batch(
-                kube_client, kubeconfig_path, namespace, cases, tmp_path, node_cleanup
-            )
-            agree = sum(1 for o in outcomes if o["agree"])
-            print(f"batch {batch}: {agree}/{len(outcomes)} agree so far")
-    finally:
-        with contextlib.suppress(ApiError):
-            kube_client.delete(DeviceClass, device_class()["metadata"]["name"])
+
+    def batch(cases: range) -> list[dict[str, Any]]:
+        made = [
+            generate_extended_case(EXTENDED_SEED, i, prefix=prefix, namespace=namespace)
+            for i in cases
+        ]
+        return _extended_batch(
+            kube_client, kubeconfig_path, namespace, made, tmp_path, node_cleanup
+        )
+
+    outcomes = _in_batches(kube_client, [device_class()], DeviceClass, EXTENDED_BATCHES, batch)
     by_device = {
         way: sum(1 for o in outcomes if o["bound_by"] == way)
         for way in ("plugin", "dra", "both", "plugin-0")
@@ -553,6 +577,97 @@ def test_explain_agrees_on_dra_backed_extended_resources(
     assert len(outcomes) >= 200
     assert by_device["plugin"] > 10 and by_device["dra"] + by_device["plugin-0"] > 10
     assert pending > 10 and short_of_devices > 10
+    assert agree == len(outcomes)
+
+
+# --------------------------------------------------------------------------- volumes
+
+
+def _volume_batch(
+    client: Client,
+    kubeconfig: Path,
+    namespace: str,
+    cases: Sequence[VolumeCase],
+    tmp: Path,
+    made: set[str],
+) -> list[dict[str, Any]]:
+    """:func:`_batch` with the cases' volumes and claims, made once the nodes are Ready and
+    settled before any pod: volumes Available, pre-bound pairs Bound."""
+    volumes = [v for case in cases for v in case.volumes]
+    claims = [c for case in cases for c in case.claims]
+
+    def settled() -> bool:
+        phases = {
+            v.metadata.name: v.status.phase if v.status else None
+            for v in client.list(PersistentVolume)
+            if v.metadata
+        }
+        if any(phases.get(v["metadata"]["name"]) not in ("Available", "Bound") for v in volumes):
+            return False
+        bound = {
+            c.metadata.name
+            for c in client.list(PersistentVolumeClaim, namespace=namespace)
+            if c.metadata and c.status and c.status.phase == "Bound"
+        }
+        return all(c["metadata"]["name"] in bound for c in claims if c["spec"].get("volumeName"))
+
+    def prepare() -> None:
+        create_all(client, volumes)
+        create_all(client, claims)
+        wait_for(settled, "volumes Available and pre-bound claims Bound", 120, 1.0)
+
+    def clean() -> None:
+        for claim in claims:
+            with contextlib.suppress(ApiError):
+                client.delete(PersistentVolumeClaim, claim["metadata"]["name"], namespace=namespace)
+        for volume in volumes:
+            with contextlib.suppress(ApiError):
+                client.delete(PersistentVolume, volume["metadata"]["name"])
+
+    return _batch(client, kubeconfig, namespace, cases, tmp, made, prepare=prepare, clean=clean)
+
+
+@pytest.mark.timeout(1500)
+def test_explain_agrees_on_volumes(
+    kube_client: Client,
+    kubeconfig_path: Path,
+    namespace: str,
+    tmp_path: Path,
+    node_cleanup: set[str],
+) -> None:
+    """VolumeRestrictions, VolumeBinding and VolumeZone: pods whose claims wait for a local
+    volume that fits the node, are bound to a volume in a zone, bind at once with nothing to
+    bind, do not exist, are ReadWriteOncePod and in use, or could be provisioned only in a
+    zone no node is in."""
+    prefix = f"vx{uuid.uuid4().hex[:4]}"
+
+    def batch(cases: range) -> list[dict[str, Any]]:
+        made = [
+            generate_volume_case(VOLUME_SEED, i, prefix=prefix, namespace=namespace) for i in cases
+        ]
+        return _volume_batch(kube_client, kubeconfig_path, namespace, made, tmp_path, node_cleanup)
+
+    outcomes = _in_batches(kube_client, storage_classes(), StorageClass, VOLUME_BATCHES, batch)
+    reasons = {
+        words: sum(1 for o in outcomes if words in o["detail"])
+        for words in (
+            "persistent volumes to bind",
+            "volume zone",
+            "unbound immediate",
+            "not found",
+            "ReadWriteOncePod",
+            "PersistentVolume's node affinity",
+        )
+    }
+    bound = sum(1 for o in outcomes if o["scheduler"] == "bound")
+    agree = sum(1 for o in outcomes if o["agree"])
+    print(
+        f"\nexplain vs kube-scheduler on volumes (seed {VOLUME_SEED}): {len(outcomes)} cases,"
+        f" {bound} bound, pending by reason {reasons}, {agree} agree"
+    )
+    for disagreement in [o for o in outcomes if not o["agree"]][:5]:
+        print(json.dumps(disagreement, indent=1))
+    assert len(outcomes) >= 240 and bound > 30
     assert agree == len(outcomes)
 
 

@@ -61,11 +61,21 @@ from gpuop.explain.subjects import (
     validate_cluster,
 )
 from gpuop.explain.text import render_text
+from gpuop.explain.volumes import STORAGE_KINDS
 from gpuop.manifests import quantity_problem
 from gpuop.manifests.fields import text
 
 # What explain reads of a cluster (dump or live): the nodes, and what takes their room.
-_CLUSTER_KINDS: Final = ("Node", POD, "KubeVirt", VMI, *DRA_KINDS, "PodDisruptionBudget", VM)
+_CLUSTER_KINDS: Final = (
+    "Node",
+    POD,
+    "KubeVirt",
+    VMI,
+    *DRA_KINDS,
+    "PodDisruptionBudget",
+    *STORAGE_KINDS,
+    VM,
+)
 
 __all__ = [
     "EXIT_FITS",

@@ -74,11 +74,14 @@ from gpuop.explain.resources import (
 )
 from gpuop.explain.selectors import labels_of, node_affinity_of, taints_of, tolerations_of
 from gpuop.explain.spread import SpreadState, spread_constraints_of
+from gpuop.explain.volumes import Storage, pod_volumes, volume_notes
 from gpuop.manifests.fields import get, mapping, sequence, text
 
 __all__ = ["ClusterSnapshot", "cluster_snapshot", "explain_pod", "explain_pods", "pod_key"]
 
 _DRA_POSTFILTER = "no new claims to deallocate"
+# DynamicResources' PostFilter without its PreFilter's state (``fwk.ErrNotFound``).
+_NO_DRA_STATE = "not found"
 # The PodScheduled condition the API server gives a pod created with scheduling gates
 # (`applySchedulingGatedCondition`); the scheduler's SchedulingGates PreEnqueue keeps it
 # out of the queue, so no FailedScheduling event ever comes.
@@ -152,10 +155,6 @@ def _pod_warnings(
                 " taken to carry only that label"
             )
             break
-    if any(
-        get(v, "persistentVolumeClaim") or get(v, "ephemeral") for v in sequence(spec, "volumes")
-    ):
-        warnings.append("volume placement is not modelled (VolumeBinding, VolumeZone, limits)")
 
 
 def _pod_facts(pod: Mapping[str, Any], options: ExplainOptions, warnings: list[str]) -> PodFacts:
@@ -244,6 +243,8 @@ class ClusterSnapshot:
     budgets: tuple[Budget, ...] = ()
     # The bound pods by labels, and the nodes by shape and label value.
     pod_index: PodIndex = field(default_factory=PodIndex)
+    # The cluster's PersistentVolumeClaims, PersistentVolumes and StorageClasses.
+    storage: Storage = field(default_factory=Storage)
     node_index: NodeIndex = field(default_factory=lambda: NodeIndex(()))
 
     # (the lowest priority of a node's pods, its position), lowest first.
@@ -275,9 +276,10 @@ def cluster_snapshot(
     pods: Iterable[Any],
     options: ExplainOptions | None = None,
     budgets: Iterable[Any] = (),
+    storage: Storage | None = None,
 ) -> ClusterSnapshot:
     """Read the nodes and the pods on them (or nominated to them) once; `budgets`: the
-    cluster's PodDisruptionBudget objects."""
+    cluster's PodDisruptionBudget objects; `storage`: its claims, volumes and classes."""
     options = options or ExplainOptions()
     warnings: list[str] = []
     states = _node_states(nodes, warnings)
@@ -320,6 +322,7 @@ def cluster_snapshot(
         frozenset(namespaces),
         budgets_of(budgets),
         pod_index,
+        storage=storage or Storage(),
     )
 
 
@@ -597,6 +600,15 @@ def explain_pod(
     statuses: dict[str, Status] = {}
     prefilter_message = ""
     rejected, pinned, pinning = _prefilter(me)
+    if rejected is None:
+        rejected, volumes = pod_volumes(pod, snapshot.storage)
+        if volumes is not None:
+            me = dataclasses.replace(me, volumes=volumes)
+    warnings.extend(volume_notes(pod, snapshot.storage))
+    # A PreFilter that rejects before DynamicResources' PreFilter leaves that plugin no
+    # state: its PostFilter then fails with "not found", which ends PostFilter (no
+    # preemption) and is the message's last word.
+    before_dra = rejected is not None
     if rejected is None and claims is not None and claims.problem is not None:
         rejected = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (claims.problem,), DRA_PLUGIN)
     claim_verdicts: list[dict[str, Any]] = []
@@ -609,7 +621,7 @@ def explain_pod(
     if rejected is not None:
         prefilter_message = rejected.reasons[0]
         statuses = dict.fromkeys(states, rejected)
-    elif shape_cache is not None and claims is None and pinned is None:
+    elif shape_cache is not None and claims is None and pinned is None and me.volumes is None:
         classes = _by_class(me, snapshot, states, nominated, changed, label_keys)
     else:
         for name, state in states.items():
@@ -692,9 +704,12 @@ def explain_pod(
         filter_summary = fit_error_message(
             len(states), (), prefilter_message=prefilter_message, counted=counted
         )
-        post, outcome, preemption_notes = _post_filter(
-            me, pod, states, statuses, nominated, options, snapshot.budgets, without_victims
-        )
+        if before_dra:
+            post = _NO_DRA_STATE
+        else:
+            post, outcome, preemption_notes = _post_filter(
+                me, pod, states, statuses, nominated, options, snapshot.budgets, without_victims
+            )
         summary = fit_error_message(
             len(states),
             (),

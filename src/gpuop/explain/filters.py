@@ -15,6 +15,9 @@ reason strings (v1.37) and whether preemption could help:
 * NodeResourcesFit: ``Too many pods`` and ``Insufficient <resource>``, every
   one that applies; unresolvable only when a request exceeds the node's
   whole allocatable amount;
+* VolumeRestrictions, VolumeBinding, VolumeZone: the pod's PersistentVolumeClaims
+  (:mod:`gpuop.explain.volumes`; NodeVolumeLimits, between the first two, is not
+  modelled);
 * PodTopologySpread: ``node(s) didn't match pod topology spread constraints``,
   ``(missing required label)`` added when the node lacks a topology key
   (:mod:`gpuop.explain.spread`);
@@ -43,6 +46,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from gpuop.explain import volumes
 from gpuop.explain.features import PLUGIN as FEATURES_PLUGIN
 from gpuop.explain.features import REASON_FEATURES
 from gpuop.explain.interpod import AffinityTerm, InterPodState
@@ -50,6 +54,7 @@ from gpuop.explain.model import Code, Insufficient, Status
 from gpuop.explain.resources import Resource
 from gpuop.explain.selectors import NodeAffinity, Taint, Toleration, find_untolerated_taint
 from gpuop.explain.spread import SpreadState
+from gpuop.explain.volumes import PodVolumes
 from gpuop.manifests.fields import get, sequence, text
 
 __all__ = [
@@ -218,6 +223,8 @@ class PodFacts:
     spread: SpreadState | None = None
     #: The node features the pod needs (NodeDeclaredFeatures' PreFilter).
     required_features: frozenset[str] = frozenset()
+    #: The pod's claims as the volume PreFilters found them (None: it has none).
+    volumes: PodVolumes | None = None
     #: Extended resources a DeviceClass backs: where no node allocatable offers one,
     #: NodeResourcesFit leaves it to DynamicResources.
     dra_backed: frozenset[str] = frozenset()
@@ -352,6 +359,18 @@ def _unit(resource: str, amount: int) -> str:
     return f"{amount}m" if resource == "cpu" else str(amount)
 
 
+def volume_restrictions(pod: PodFacts, node: NodeState) -> Status | None:
+    return volumes.volume_restrictions(pod.volumes)
+
+
+def volume_binding(pod: PodFacts, node: NodeState) -> Status | None:
+    return volumes.volume_binding(pod.volumes, node.name, node.labels)
+
+
+def volume_zone(pod: PodFacts, node: NodeState) -> Status | None:
+    return volumes.volume_zone(pod.volumes, node.labels)
+
+
 def pod_topology_spread(pod: PodFacts, node: NodeState) -> Status | None:
     if pod.spread is None:
         return None
@@ -388,6 +407,9 @@ FILTERS: Final[tuple[Filter, ...]] = (
     node_affinity,
     node_ports,
     node_resources_fit,
+    volume_restrictions,
+    volume_binding,
+    volume_zone,
     pod_topology_spread,
     inter_pod_affinity,
     node_declared_features,

@@ -22,6 +22,7 @@ from gpuop.dra.model import DraInputError
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.claims import DraCluster, pod_for_claim, read_dra
 from gpuop.explain.engine import cluster_snapshot
+from gpuop.explain.volumes import Storage, read_storage
 from gpuop.kubevirt.launcher import (
     DeviceNotPermittedError,
     LauncherError,
@@ -465,16 +466,17 @@ def explain_subjects(
     *,
     dra: DraCluster | None = None,
     budgets: Sequence[Mapping[str, Any]] = (),
+    storage: Storage | None = None,
 ) -> list[Explained]:
-    """Explain every subject against the same cluster state (its DRA objects and
-    PodDisruptionBudgets)."""
+    """Explain every subject against the same cluster state (its DRA objects,
+    PodDisruptionBudgets and claims, volumes and storage classes)."""
     advertised = _advertised(nodes)
     pods = relevant_pods(nodes, pods)
     by_form: dict[str, list[str]] = {}
     for resource in advertised:
         by_form.setdefault(normalised(resource), []).append(resource)
     results = []
-    snapshot = cluster_snapshot(nodes, pods, budgets=budgets)
+    snapshot = cluster_snapshot(nodes, pods, budgets=budgets, storage=storage)
     for subject in subjects:
         explanation = explain_pod(subject.pod, (), (), dra=dra, snapshot=snapshot)
         advertised_by = {r: workload_config_for(r) for r in explanation.never_fits_anywhere}
@@ -512,7 +514,8 @@ def explain_objects(
     try:
         dra = read_dra([*cluster, *given], [text(n, "metadata", "name") for n in nodes])
         budgets = [obj for obj in cluster if obj.get("kind") == "PodDisruptionBudget"]
-        return explain_subjects(subjects, nodes, pods, dra=dra, budgets=budgets)
+        storage = read_storage(cluster, pods)
+        return explain_subjects(subjects, nodes, pods, dra=dra, budgets=budgets, storage=storage)
     except DraInputError as exc:
         raise SubjectError(str(exc)) from None
 

@@ -16,7 +16,16 @@ from typing import Any, Final, Protocol
 
 from lightkube.generic_resource import create_namespaced_resource
 from lightkube.resources.apps_v1 import DaemonSet, Deployment
-from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod, Service, ServiceAccount
+from lightkube.resources.core_v1 import (
+    ConfigMap,
+    Event,
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    Service,
+    ServiceAccount,
+)
 from lightkube.resources.node_v1 import RuntimeClass
 from lightkube.resources.policy_v1 import PodDisruptionBudget
 from lightkube.resources.rbac_authorization_v1 import (
@@ -31,6 +40,7 @@ from lightkube.resources.resource_v1 import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from lightkube.resources.storage_v1 import StorageClass
 
 from gpuop.kube import ClusterPolicy, HyperConverged, KubeVirt, VirtualMachineInstance
 from gpuop.kube.errors import API_ERRORS, refusal, unanswered
@@ -70,6 +80,9 @@ RESOURCES: Mapping[str, tuple[Any, bool]] = {
     "ResourceClaim": (ResourceClaim, True),
     "ResourceClaimTemplate": (ResourceClaimTemplate, True),
     "PodDisruptionBudget": (PodDisruptionBudget, True),
+    "PersistentVolumeClaim": (PersistentVolumeClaim, True),
+    "PersistentVolume": (PersistentVolume, False),
+    "StorageClass": (StorageClass, False),
     # What an operator creates beside its DaemonSets (`gpuop adopt` looks for each by name).
     "ServiceAccount": (ServiceAccount, True),
     "Service": (Service, True),
