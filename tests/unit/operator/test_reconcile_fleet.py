@@ -1,0 +1,82 @@
+"""At fleet size a pass plans only what changed: a node is planned again when its
+resourceVersion moves, and nodes that read the same share one planning."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from gpuop.lab.stack import lab_policy
+from gpuop.operator import nodes as node_step
+from gpuop.operator.model import PlanCache
+from gpuop.operator.reconcile import Snapshot, reconcile
+from gpuop.sim.hardware import NodeSpec, node_manifest
+
+NOW = "2026-12-06T00:00:00Z"
+FLEET = 10_000
+WORKLOAD = "nvidia.com/gpu.workload.config"
+
+
+def _fleet() -> dict[str, dict[str, Any]]:
+    template = node_manifest(NodeSpec("gpu-00000", "A10", 2, {WORKLOAD: "container"}))
+    fleet = {}
+    for index in range(FLEET):
+        name = f"gpu-{index:05d}"
+        node = copy.deepcopy(template)
+        node["metadata"]["name"] = name
+        node["metadata"]["labels"]["kubernetes.io/hostname"] = name
+        node["metadata"]["resourceVersion"] = "1"
+        fleet[name] = node
+    return fleet
+
+
+def _snapshot(nodes: dict[str, dict[str, Any]]) -> Snapshot:
+    policy = lab_policy(sandbox=True)
+    policy["metadata"].update(uid="uid-1", creationTimestamp=NOW, generation=1)
+    return Snapshot([policy], nodes, {}, [], "gpu-operator")
+
+
+def _labelled(nodes: dict[str, dict[str, Any]], patches: dict[str, Any], version: str) -> None:
+    """The label patches written, each patched node at a new resourceVersion."""
+    for name, changes in patches.items():
+        labels = nodes[name]["metadata"]["labels"]
+        for key, value in changes.items():
+            if value is None:
+                labels.pop(key, None)
+            else:
+                labels[key] = value
+        nodes[name]["metadata"]["resourceVersion"] = version
+
+
+def test_a_one_node_change_in_ten_thousand_plans_one_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    planned: list[str] = []
+    real_plan = node_step.plan
+
+    def counting(policy: Any, facts: Any) -> Any:
+        planned.append(facts.name)
+        return real_plan(policy, facts)
+
+    monkeypatch.setattr(node_step, "plan", counting)
+    nodes, cache = _fleet(), PlanCache()
+    first = reconcile(_snapshot(nodes), NOW, cache)
+    # Ten thousand identical servers: one planning, shared.
+    assert len(planned) == 1
+    assert len(first.node_label_patches) == FLEET
+    _labelled(nodes, first.node_label_patches, "2")
+    planned.clear()
+    quiet = reconcile(_snapshot(nodes), NOW, cache)
+    assert len(planned) <= 1 and not quiet.node_label_patches
+    planned.clear()
+    assert not reconcile(_snapshot(nodes), NOW, cache).node_label_patches
+    assert planned == []
+    # One node flips to vm-passthrough: it alone is planned and written.
+    flipped = nodes["gpu-04242"]
+    flipped["metadata"]["labels"][WORKLOAD] = "vm-passthrough"
+    flipped["metadata"]["resourceVersion"] = "3"
+    changed = reconcile(_snapshot(nodes), NOW, cache)
+    assert planned == ["gpu-04242"]
+    assert set(changed.node_label_patches) == {"gpu-04242"}
