@@ -45,6 +45,7 @@ from gpuop.cli.options import (
     output_option,
     pci_ids_option,
 )
+from gpuop.cli.progress import progress
 from gpuop.cli.running import guarded, read_live_with
 
 BUNDLE_SCHEMA_VERSION = 1
@@ -169,15 +170,19 @@ def check(
             collected = _collect_live(target, None if quiet else note)
             objects: list[Any] = collected.all_objects()
         else:
-            objects = read_dump(paths, needs=CHECK_KINDS, reads=KNOWN_KINDS, command="gpuop check")
-        report = run_checks(
-            objects,
-            policy=policy,
-            policy_source=f"--policy {policy_file}",
-            pci_db=database,
-            vgpu_config=vgpu,
-            operator_release=release,
-        )
+            with progress(f"reading {', '.join(paths)}"):
+                objects = read_dump(
+                    paths, needs=CHECK_KINDS, reads=KNOWN_KINDS, command="gpuop check"
+                )
+        with progress(f"checking {len(objects)} objects"):
+            report = run_checks(
+                objects,
+                policy=policy,
+                policy_source=f"--policy {policy_file}",
+                pci_db=database,
+                vgpu_config=vgpu,
+                operator_release=release,
+            )
         report = chosen.apply(report, objects)
         _emit(report, output, color, target)
         return report.exit_code

@@ -35,6 +35,7 @@ from gpuop.cli.inputs import (
 from gpuop.cli.layout import fit_lines
 from gpuop.cli.live import LiveTarget, with_cluster_line
 from gpuop.cli.options import filenames_option, live_options, output_option
+from gpuop.cli.progress import progress
 from gpuop.cli.running import (
     GreedyClusterCommand,
     finish,
@@ -145,7 +146,8 @@ def run_explain(
         if target_out is not None:
             target_out.append(target)
     else:
-        cluster = objects_from_files(cluster_files)
+        with progress(f"reading {', '.join(cluster_files)}"):
+            cluster = objects_from_files(cluster_files)
         # Without a Node every workload is "unschedulable": say the dump is wrong instead.
         require_kinds(cluster, ("Node",), "gpuop explain --cluster", cluster_files)
         validate_cluster(cluster)
@@ -171,7 +173,10 @@ def run_explain(
         for obj in pending_objects(cluster):
             if namespace is None or (text(obj, "metadata", "namespace") or "default") == namespace:
                 sourced.append(("the cluster", obj))
-    results = explain_objects(sourced, cluster, memory_overhead=memory_overhead)
+    with progress("explaining", total=len(sourced)) as line:
+        results = explain_objects(
+            sourced, cluster, memory_overhead=memory_overhead, on_each=line.advance
+        )
     if not live:  # said once every input is read: bad input is one error line alone
         note_ignored(cluster, _CLUSTER_KINDS, "gpuop explain --cluster")
     return results, all_pending or len(results) != 1

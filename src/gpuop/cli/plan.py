@@ -41,6 +41,7 @@ from gpuop.cli.inputs import (
 )
 from gpuop.cli.layout import Column, fit_lines, render_table
 from gpuop.cli.options import labels_option, output_option, parse_labels, pci_ids_option
+from gpuop.cli.progress import progress
 from gpuop.cli.stacks import Stacks, load_stacks
 from gpuop.cli.support import heading, summarise
 from gpuop.planner import (
@@ -323,15 +324,17 @@ def plan_nodes(
 ) -> Iterator[tuple[NodePlan, tuple[Any, ...]]]:
     """Each node's plan, with its planning key: nodes that read alike are planned once."""
     planned: dict[tuple[Any, ...], NodePlan] = {}
-    for node in nodes:
-        facts = NodeFacts.from_object(node)
-        key = planning_key(facts)
-        shared = planned.get(key)
-        if shared is None:
-            shared = planned[key] = _plan_one(stacks, facts, pci)
-            yield shared, key
-        else:
-            yield replace(shared, node=facts.name), key
+    with progress("planning", total=len(nodes), streaming=True) as line:
+        for done, node in enumerate(nodes, 1):
+            line.advance(done)
+            facts = NodeFacts.from_object(node)
+            key = planning_key(facts)
+            shared = planned.get(key)
+            if shared is None:
+                shared = planned[key] = _plan_one(stacks, facts, pci)
+                yield shared, key
+            else:
+                yield replace(shared, node=facts.name), key
 
 
 def _emit_batch(nodes: list[dict[str, Any]], stacks: Stacks, pci: PciSource, output: str) -> bool:
@@ -505,7 +508,8 @@ def plan(
     if vgpu_config is not None:
         extra[VGPU_CONFIG_LABEL] = vgpu_config
     if nodes_paths:
-        nodes = nodes_from_files(nodes_paths)
+        with progress(f"reading {', '.join(nodes_paths)}"):
+            nodes = nodes_from_files(nodes_paths)
         for node in nodes:
             _overlay_labels(node, extra)
         stacks = load_stacks(

@@ -20,6 +20,7 @@ from gpuop.cli.inputs import (
     read_dump,
 )
 from gpuop.cli.options import filenames_option, output_option
+from gpuop.cli.progress import progress
 from gpuop.policy import PolicyError
 from gpuop.policy.gpucluster import parse_gpu_cluster
 
@@ -119,7 +120,8 @@ def render(
     nodes: list[dict[str, Any]] = []
     source = policy_path or ", ".join(filenames)
     if filenames:
-        document, nodes, gpu_cluster = _from_objects(input_paths(filenames))
+        with progress(f"reading {', '.join(filenames)}"):
+            document, nodes, gpu_cluster = _from_objects(input_paths(filenames))
     if policy_path is not None:
         if document is not None:
             raise UserError("give the ClusterPolicy with --policy or in -f, not both")
@@ -138,7 +140,8 @@ def render(
         objects: list[dict[str, Any]] = []
         if document is not None:
             policy = parsed_policy(document, source)
-            objects += render_all(policy, namespace, nodes=nodes)
+            with progress(f"rendering for {len(nodes)} nodes"):
+                objects += render_all(policy, namespace, nodes=nodes)
         if gpu_cluster is not None:
             from gpuop.render.gpucluster import render_gpu_cluster
 

@@ -13,7 +13,7 @@ the inputs and prints.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -467,6 +467,7 @@ def explain_subjects(
     dra: DraCluster | None = None,
     budgets: Sequence[Mapping[str, Any]] = (),
     storage: Storage | None = None,
+    on_each: Callable[[int], None] | None = None,
 ) -> list[Explained]:
     """Explain every subject against the same cluster state (its DRA objects,
     PodDisruptionBudgets and claims, volumes and storage classes)."""
@@ -486,6 +487,8 @@ def explain_subjects(
             if by_form.get(normalised(r))
         }
         results.append(Explained(subject, explanation, advertised_by, near))
+        if on_each is not None:
+            on_each(len(results))
     return results
 
 
@@ -494,8 +497,10 @@ def explain_objects(
     cluster: Sequence[Mapping[str, Any]],
     *,
     memory_overhead: str | None = None,
+    on_each: Callable[[int], None] | None = None,
 ) -> list[Explained]:
-    """Explain (source, object) pairs against the cluster's objects; no I/O.
+    """Explain (source, object) pairs against the cluster's objects; no I/O. `on_each`
+    hears how many are explained as the count grows.
 
     Raises :class:`SubjectError` (naming the source) for the first object that cannot be
     explained.
@@ -515,7 +520,9 @@ def explain_objects(
         dra = read_dra([*cluster, *given], [text(n, "metadata", "name") for n in nodes])
         budgets = [obj for obj in cluster if obj.get("kind") == "PodDisruptionBudget"]
         storage = read_storage(cluster, pods)
-        return explain_subjects(subjects, nodes, pods, dra=dra, budgets=budgets, storage=storage)
+        return explain_subjects(
+            subjects, nodes, pods, dra=dra, budgets=budgets, storage=storage, on_each=on_each
+        )
     except DraInputError as exc:
         raise SubjectError(str(exc)) from None
 
