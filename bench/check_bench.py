@@ -1,11 +1,13 @@
 """Benchmark `gpuop check` on a 10,000-node dump against plain `json.load` of the same file.
 
-    .venv/bin/python bench/check_bench.py [--nodes 10000] [--pods 50000] [--repeat 3]
+    .venv/bin/python bench/check_bench.py [--nodes 10000] [--pods 50000] [--pending 2000]
+                                          [--repeat 3]
 
 The dump is a kubectl-style List (4-space indent, as `kubectl get -o json` writes) of a
 mixed cluster: container, vm-passthrough and vm-vgpu nodes with two or four GPUs each,
 built from `plan()` output like the test corpus, plus the ClusterPolicy and KubeVirt CR, and
-`--pods` running GPU workload pods (one `nvidia.com/gpu` each) spread over the nodes.
+`--pods` running GPU workload pods (one `nvidia.com/gpu` each) spread over the nodes and
+`--pending` GPU pods waiting (each a finding).
 `gpuop check` runs in-process through the real command (`gpuop check FILE -o json`), file
 reading and output included. The target is at most 1.5x the time of `json.load`.
 """
@@ -83,6 +85,28 @@ def workload_pods(nodes: list[dict[str, Any]], count: int) -> list[dict[str, Any
     ]
 
 
+def pending_pods(count: int) -> list[dict[str, Any]]:
+    """`count` pods waiting for one GPU each."""
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"wait-{index:05d}", "namespace": "ml"},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04",
+                        "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                    }
+                ]
+            },
+            "status": {"phase": "Pending"},
+        }
+        for index in range(count)
+    ]
+
+
 def best_of(repeat: int, action: Any) -> tuple[float, Any]:
     best = float("inf")
     result = None
@@ -108,6 +132,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--pods", type=int, default=50_000)
+    parser.add_argument("--pending", type=int, default=2_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
@@ -117,10 +142,12 @@ def main() -> int:
         dump = build_dump(args.nodes)
         nodes = [item for item in dump["items"] if item.get("kind") == "Node"]
         dump["items"] += workload_pods(nodes, args.pods)
+        dump["items"] += pending_pods(args.pending)
         path.write_text(json.dumps(dump, indent=4) + "\n", encoding="utf-8")
         size = path.stat().st_size
         print(
-            f"dump: {args.nodes} nodes, {args.pods} pods, {size / 1e6:.1f} MB, built in"
+            f"dump: {args.nodes} nodes, {args.pods} running and {args.pending} pending pods,"
+            f" {size / 1e6:.1f} MB, built in"
             f" {time.perf_counter() - started:.1f} s"
         )
 

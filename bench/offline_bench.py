@@ -27,7 +27,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
@@ -48,33 +47,32 @@ print(f"PEAK {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.std
 """
 
 
-def pending_pods(count: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": f"wait-{index:05d}", "namespace": "ml"},
-            "spec": {
-                "containers": [
-                    {
-                        "name": "main",
-                        "image": "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04",
-                        "resources": {"limits": {"nvidia.com/gpu": "1"}},
-                    }
-                ]
-            },
-            "status": {"phase": "Pending"},
-        }
-        for index in range(count)
-    ]
+# json.load alone, the floor of every command that reads the dump.
+_LOADER = """
+import json, resource, sys
+with open(sys.argv[1], encoding="utf-8") as handle:
+    json.load(handle)
+print(f"PEAK {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+"""
 
 
-def measure(args: list[str]) -> tuple[float, float, int]:
-    """(seconds, peak MiB, exit code) of `gpuop ARGS` in a fresh process."""
+def write_dump(path: Path, nodes: int, pods: int, pending: int) -> None:
+    dump = check_bench.build_dump(nodes)
+    node_objects = [item for item in dump["items"] if item.get("kind") == "Node"]
+    dump["items"] += check_bench.workload_pods(node_objects, pods)
+    dump["items"] += check_bench.pending_pods(pending)
+    path.write_text(json.dumps(dump, indent=4) + "\n", encoding="utf-8")
+
+
+def measure(script: str, args: list[str]) -> tuple[float, float, int]:
+    """(seconds, peak MiB, exit code) of a Python `script` with ARGS in a fresh process.
+
+    This process stays small (the dump is written by another one): a child's peak counts
+    the memory of the process it was forked from."""
     started = time.perf_counter()
     with open(os.devnull, "w") as sink:
         done = subprocess.run(
-            [sys.executable, "-c", _RUNNER, *args],
+            [sys.executable, "-c", script, *args],
             stdout=sink,
             stderr=subprocess.PIPE,
             text=True,
@@ -93,23 +91,29 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--pods", type=int, default=50_000)
     parser.add_argument("--pending", type=int, default=2_000)
+    parser.add_argument("--write", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write:
+        write_dump(Path(args.write), args.nodes, args.pods, args.pending)
+        return 0
     with tempfile.TemporaryDirectory(prefix="gpuop-bench-") as tmp:
         path = Path(tmp) / "dump.json"
-        dump = check_bench.build_dump(args.nodes)
-        nodes = [item for item in dump["items"] if item.get("kind") == "Node"]
-        dump["items"] += check_bench.workload_pods(nodes, args.pods)
-        dump["items"] += pending_pods(args.pending)
-        path.write_text(json.dumps(dump, indent=4) + "\n", encoding="utf-8")
+        subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                *("--nodes", str(args.nodes), "--pods", str(args.pods)),
+                *("--pending", str(args.pending), "--write", str(path)),
+            ],
+            check=True,
+        )
         print(
-            f"dump: {len(nodes)} nodes, {args.pods} running and {args.pending} pending pods,"
+            f"dump: {args.nodes} nodes, {args.pods} running and {args.pending} pending pods,"
             f" {path.stat().st_size / 1e6:.0f} MB"
         )
-        started = time.perf_counter()
-        with path.open(encoding="utf-8") as handle:
-            json.load(handle)
-        print(f"json.load alone: {time.perf_counter() - started:.1f} s")
         dump_file = str(path)
+        seconds, peak, _ = measure(_LOADER, [dump_file])
+        print(f"json.load alone: {seconds:.1f} s, peak RSS {peak:.0f} MiB")
         commands = {
             "check": ["check", dump_file, "-o", "json"],
             "explain --all-pending": ["explain", "--all-pending", "--cluster", dump_file],
@@ -117,7 +121,7 @@ def main() -> int:
             "render -f": ["render", "-f", dump_file, "-o", "json"],
         }
         for name, command in commands.items():
-            seconds, peak, code = measure(command)
+            seconds, peak, code = measure(_RUNNER, command)
             print(f"gpuop {name}: {seconds:.1f} s, peak RSS {peak:.0f} MiB (exit {code})")
     return 0
 

@@ -209,6 +209,7 @@ class Report:
         return dict(sorted(counts.items()))
 
     def to_dict(self, tool_name: str = "gpuop check") -> dict[str, Any]:
+        about = self._nodes_with_findings
         return {
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": tool_name, "version": __version__},
@@ -221,7 +222,7 @@ class Report:
             "nodes": [
                 node.to_dict()
                 for node in sorted(self.nodes, key=lambda n: n.name)
-                if node.name in self._nodes_with_findings
+                if node.name in about
             ],
         }
 
