@@ -43,7 +43,7 @@ from lightkube.resources.resource_v1 import (
     ResourceClaimStatus,
     ResourceSlice,
 )
-from lightkube.resources.storage_v1 import StorageClass
+from lightkube.resources.storage_v1 import CSIDriver, CSINode, StorageClass
 
 from gpuop.cli.explain import explain
 from gpuop.kubevirt.launcher import render_launcher_pod
@@ -51,7 +51,7 @@ from gpuop.kubevirt.permitted import vmi_example
 from kit.explain_corpus import Case, generate_case
 from kit.extended_corpus import ExtendedCase, device_class
 from kit.extended_corpus import generate_case as generate_extended_case
-from kit.volume_corpus import VolumeCase, storage_classes
+from kit.volume_corpus import VolumeCase, csi_drivers, storage_classes
 from kit.volume_corpus import generate_case as generate_volume_case
 from kit.waiting import wait_for
 
@@ -68,6 +68,12 @@ VOLUME_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_VOLUME_BATCHES", "6"))
 FEATURES_SEED = int(os.environ.get("GPUOP_EXPLAIN_FEATURES_SEED", "1207"))
 FEATURES_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_FEATURES_BATCHES", "6"))
 CASES_PER_BATCH = 40
+#: The cluster-scoped kinds a series shares, by kind.
+SHARED_KINDS: dict[str, Any] = {
+    "StorageClass": StorageClass,
+    "CSIDriver": CSIDriver,
+    "DeviceClass": DeviceClass,
+}
 PAUSE = "registry.k8s.io/pause:3.10"
 LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.5.0"
 SYSTEM_TAINT_PREFIX = "node.kubernetes.io/"
@@ -472,12 +478,11 @@ def test_explain_agrees_on_node_declared_features(
 def _in_batches(
     client: Client,
     shared: Sequence[dict[str, Any]],
-    kind: Any,
     batches: int,
     run: Callable[[range], list[dict[str, Any]]],
 ) -> list[dict[str, Any]]:
-    """`run` over `batches` batches of cases, with cluster-scoped objects of `kind` that
-    every case uses made first (an existing one taken as it is) and deleted at the end."""
+    """`run` over `batches` batches of cases, with the cluster-scoped objects every case
+    uses made first (an existing one taken as it is) and deleted at the end."""
     for obj in shared:
         with contextlib.suppress(ApiError):
             client.create(from_dict(obj))
@@ -490,7 +495,7 @@ def _in_batches(
     finally:
         for obj in shared:
             with contextlib.suppress(ApiError):
-                client.delete(kind, obj["metadata"]["name"])
+                client.delete(SHARED_KINDS[obj["kind"]], obj["metadata"]["name"])
     return outcomes
 
 
@@ -559,7 +564,7 @@ def test_explain_agrees_on_dra_backed_extended_resources(
             kube_client, kubeconfig_path, namespace, made, tmp_path, node_cleanup
         )
 
-    outcomes = _in_batches(kube_client, [device_class()], DeviceClass, EXTENDED_BATCHES, batch)
+    outcomes = _in_batches(kube_client, [device_class()], EXTENDED_BATCHES, batch)
     by_device = {
         way: sum(1 for o in outcomes if o["bound_by"] == way)
         for way in ("plugin", "dra", "both", "plugin-0")
@@ -611,7 +616,10 @@ def _volume_batch(
         }
         return all(c["metadata"]["name"] in bound for c in claims if c["spec"].get("volumeName"))
 
+    csi_nodes = [n for case in cases for n in case.csi_nodes]
+
     def prepare() -> None:
+        create_all(client, csi_nodes)
         create_all(client, volumes)
         create_all(client, claims)
         wait_for(settled, "volumes Available and pre-bound claims Bound", 120, 1.0)
@@ -623,6 +631,9 @@ def _volume_batch(
         for volume in volumes:
             with contextlib.suppress(ApiError):
                 client.delete(PersistentVolume, volume["metadata"]["name"])
+        for csi_node in csi_nodes:
+            with contextlib.suppress(ApiError):
+                client.delete(CSINode, csi_node["metadata"]["name"])
 
     return _batch(client, kubeconfig, namespace, cases, tmp, made, prepare=prepare, clean=clean)
 
@@ -647,7 +658,8 @@ def test_explain_agrees_on_volumes(
         ]
         return _volume_batch(kube_client, kubeconfig_path, namespace, made, tmp_path, node_cleanup)
 
-    outcomes = _in_batches(kube_client, storage_classes(), StorageClass, VOLUME_BATCHES, batch)
+    shared = [*storage_classes(), *csi_drivers()]
+    outcomes = _in_batches(kube_client, shared, VOLUME_BATCHES, batch)
     reasons = {
         words: sum(1 for o in outcomes if words in o["detail"])
         for words in (
@@ -657,6 +669,8 @@ def test_explain_agrees_on_volumes(
             "not found",
             "ReadWriteOncePod",
             "PersistentVolume's node affinity",
+            "max volume count",
+            "CSI driver is not installed",
         )
     }
     bound = sum(1 for o in outcomes if o["scheduler"] == "bound")

@@ -8,6 +8,9 @@ class that binds at once with no volume to bind (``pod has unbound immediate
 PersistentVolumeClaims``), a claim that does not exist, a ``ReadWriteOncePod`` claim a
 running pod mounts, and a claim of a class that provisions only in a zone no node is in.
 A few pods are also pinned to two nodes at once (NodeAffinity's PreFilter rejects them first).
+Claims of CSI volumes meet CSINodes that let a node attach 0 to 2 of them, volumes other
+pods already mount, and a CSIDriver that only nodes running it may take
+(:func:`csi_drivers`).
 
 The classes (:func:`storage_classes`) are shared by every case; nothing provisions, so the
 scheduler never waits on a provisioner. Names: ``<prefix>-<seed>-<index>`` for a case,
@@ -22,10 +25,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = [
+    "CSI_DRIVER",
     "IMMEDIATE",
     "LOCAL",
     "NOWHERE",
+    "REQUIRED_DRIVER",
     "VolumeCase",
+    "csi_drivers",
     "generate_case",
     "persistent_volume",
     "storage_classes",
@@ -39,7 +45,14 @@ PAUSE: Final = "registry.k8s.io/pause:3.10"
 LOCAL: Final = "corpus-local"
 IMMEDIATE: Final = "corpus-immediate"
 NOWHERE: Final = "corpus-nowhere"
+CSI_DRIVER: Final = "corpus.csi.example.com"
+REQUIRED_DRIVER: Final = "corpus-required.csi.example.com"
 _ZONES: Final = ("z-a", "z-b")
+# The claims a pod's one or two are drawn from, as often as each is listed.
+_CLAIM_KINDS: Final = (
+    *("local", "local", "local", "zone", "zone", "immediate", "missing", "rwop", "nowhere"),
+    *("csi", "csi", "csi"),
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,20 @@ class VolumeCase:
     claims: tuple[dict[str, Any], ...]
     existing_pods: tuple[dict[str, Any], ...]
     pod: dict[str, Any]
+    #: CSINodes: how many volumes each node's CSI drivers may attach.
+    csi_nodes: tuple[dict[str, Any], ...] = ()
+
+
+def csi_drivers() -> list[dict[str, Any]]:
+    """The CSIDriver whose volumes go only to nodes that run it."""
+    return [
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIDriver",
+            "metadata": {"name": REQUIRED_DRIVER},
+            "spec": {"attachRequired": True, "preventPodSchedulingIfMissing": True},
+        }
+    ]
 
 
 def storage_classes() -> list[dict[str, Any]]:
@@ -88,14 +115,18 @@ def persistent_volume(
     zone: str | None = None,
     claim: tuple[str, str] | None = None,
     modes: tuple[str, ...] = ("ReadWriteOnce",),
+    csi: str | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "capacity": {"storage": f"{size}Gi"},
         "accessModes": list(modes),
         "storageClassName": storage_class,
         "persistentVolumeReclaimPolicy": "Retain",
-        "hostPath": {"path": f"/mnt/{name}"},
     }
+    if csi is not None:
+        spec["csi"] = {"driver": csi, "volumeHandle": f"handle-{name}"}
+    else:
+        spec["hostPath"] = {"path": f"/mnt/{name}"}
     if node is not None:
         spec["nodeAffinity"] = {
             "required": {
@@ -179,6 +210,22 @@ def generate_case(
                 "status": {"capacity": dict(allocatable), "allocatable": allocatable},
             }
         )
+    csi_nodes = []
+    for name in names:
+        if rng.random() < 0.6:
+            drivers: list[dict[str, Any]] = [
+                {"name": CSI_DRIVER, "nodeID": name, "allocatable": {"count": rng.randint(0, 2)}}
+            ]
+            if rng.random() < 0.5:
+                drivers.append({"name": REQUIRED_DRIVER, "nodeID": name})
+            csi_nodes.append(
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "CSINode",
+                    "metadata": {"name": name},
+                    "spec": {"drivers": drivers},
+                }
+            )
     for j in range(rng.randint(0, 4)):
         volumes.append(
             persistent_volume(f"{case}-pv{j}", rng.randint(1, 8), LOCAL, node=rng.choice(names))
@@ -186,9 +233,7 @@ def generate_case(
     wanted: list[str] = []
     for k in range(rng.choice((1, 1, 2))):
         claim = f"{case}-c{k}"
-        kind = rng.choice(
-            ("local", "local", "local", "zone", "zone", "immediate", "missing", "rwop", "nowhere")
-        )
+        kind = rng.choice(_CLAIM_KINDS)
         size = rng.randint(1, 8)
         if kind == "local":
             claims.append(volume_claim(claim, namespace, size, LOCAL))
@@ -215,6 +260,25 @@ def generate_case(
                 running.append(
                     _pod(f"{case}-user{k}", namespace, [claim], nodeName=rng.choice(names))
                 )
+        elif kind == "csi":
+            driver = REQUIRED_DRIVER if rng.random() < 0.3 else CSI_DRIVER
+            volume = f"{case}-cpv{k}"
+            volumes.append(
+                persistent_volume(volume, size, IMMEDIATE, claim=(namespace, claim), csi=driver)
+            )
+            claims.append(volume_claim(claim, namespace, size, IMMEDIATE, volume=volume))
+            if rng.random() < 0.6:
+                # Another claim of the driver, mounted on a node: one volume attached there.
+                other, other_volume = f"{claim}-x", f"{volume}-x"
+                volumes.append(
+                    persistent_volume(
+                        other_volume, 1, IMMEDIATE, claim=(namespace, other), csi=CSI_DRIVER
+                    )
+                )
+                claims.append(volume_claim(other, namespace, 1, IMMEDIATE, volume=other_volume))
+                running.append(
+                    _pod(f"{case}-mounter{k}", namespace, [other], nodeName=rng.choice(names))
+                )
         elif kind == "nowhere":
             claims.append(volume_claim(claim, namespace, size, NOWHERE))
         wanted.append(claim)  # "missing": no claim object is made
@@ -230,4 +294,6 @@ def generate_case(
             }
         }
     pod = _pod(f"{case}-pod", namespace, wanted, **spec)
-    return VolumeCase(case, tuple(nodes), tuple(volumes), tuple(claims), tuple(running), pod)
+    return VolumeCase(
+        case, tuple(nodes), tuple(volumes), tuple(claims), tuple(running), pod, tuple(csi_nodes)
+    )

@@ -6,7 +6,7 @@ would take the pod and, for every other node, why not, in kube-scheduler's
 own words (kube-scheduler v1.37, default profile, default feature gates;
 checked against the v1.37.2 source).  It reproduces the filter plugins
 NodeName, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
-NodeResourcesFit, VolumeRestrictions, VolumeBinding, VolumeZone
+NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone
 (:mod:`gpuop.explain.volumes`), PodTopologySpread (:mod:`gpuop.explain.spread`),
 InterPodAffinity (:mod:`gpuop.explain.interpod`), DynamicResources (below) and
 NodeDeclaredFeatures (:mod:`gpuop.explain.features`) in that order (the first
@@ -24,7 +24,7 @@ message::
     available: 3 Preemption is not helpful for scheduling.
 
 (on one line).  :class:`ExplainOptions` switches to older wordings.  Not
-modelled: NodeVolumeLimits, storage capacity and inline disk conflicts, namespace labels other than ``kubernetes.io/metadata.name`` and non-default profiles; the
+modelled: storage capacity, VolumeAttachments and inline disk conflicts, namespace labels other than ``kubernetes.io/metadata.name`` and non-default profiles; the
 pod's warnings say when one of those applies.
 
 Pods with ResourceClaims go through the DynamicResources filter when the

@@ -74,7 +74,7 @@ from gpuop.explain.resources import (
 )
 from gpuop.explain.selectors import labels_of, node_affinity_of, taints_of, tolerations_of
 from gpuop.explain.spread import SpreadState, spread_constraints_of
-from gpuop.explain.volumes import Storage, pod_volumes, volume_notes
+from gpuop.explain.volumes import Storage, claim_keys, pod_volumes, volume_notes
 from gpuop.manifests.fields import get, mapping, sequence, text
 
 __all__ = ["ClusterSnapshot", "cluster_snapshot", "explain_pod", "explain_pods", "pod_key"]
@@ -219,6 +219,7 @@ def _other_pod(pod: Mapping[str, Any], options: ExplainOptions) -> PodOnNode:
         labels=labels,
         terminating=get(pod, "metadata", "deletionTimestamp") is not None,
         anti_affinity=required_terms(pod, "podAntiAffinity", namespace, labels),
+        claims=claim_keys(pod),
     )
 
 

@@ -15,9 +15,8 @@ reason strings (v1.37) and whether preemption could help:
 * NodeResourcesFit: ``Too many pods`` and ``Insufficient <resource>``, every
   one that applies; unresolvable only when a request exceeds the node's
   whole allocatable amount;
-* VolumeRestrictions, VolumeBinding, VolumeZone: the pod's PersistentVolumeClaims
-  (:mod:`gpuop.explain.volumes`; NodeVolumeLimits, between the first two, is not
-  modelled);
+* VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone: the pod's
+  PersistentVolumeClaims (:mod:`gpuop.explain.volumes`);
 * PodTopologySpread: ``node(s) didn't match pod topology spread constraints``,
   ``(missing required label)`` added when the node lacks a topology key
   (:mod:`gpuop.explain.spread`);
@@ -136,6 +135,8 @@ class PodOnNode:
     terminating: bool = False
     #: Its required pod anti-affinity terms (InterPodAffinity holds other pods to them).
     anti_affinity: tuple[AffinityTerm, ...] = ()
+    #: Its PersistentVolumeClaims, ``namespace/name`` (NodeVolumeLimits counts their volumes).
+    claims: tuple[str, ...] = ()
 
 
 @dataclass
@@ -363,6 +364,12 @@ def volume_restrictions(pod: PodFacts, node: NodeState) -> Status | None:
     return volumes.volume_restrictions(pod.volumes)
 
 
+def node_volume_limits(pod: PodFacts, node: NodeState) -> Status | None:
+    if pod.volumes is None:
+        return None
+    return volumes.node_volume_limits(pod.volumes, node.name, (p.claims for p in node.pods))
+
+
 def volume_binding(pod: PodFacts, node: NodeState) -> Status | None:
     return volumes.volume_binding(pod.volumes, node.name, node.labels)
 
@@ -408,6 +415,7 @@ FILTERS: Final[tuple[Filter, ...]] = (
     node_ports,
     node_resources_fit,
     volume_restrictions,
+    node_volume_limits,
     volume_binding,
     volume_zone,
     pod_topology_spread,

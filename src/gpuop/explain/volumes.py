@@ -24,8 +24,13 @@ PersistentVolumes and StorageClasses:
 * VolumeZone's Filter holds the zone and region labels of bound volumes to the node's
   (``node(s) had no available volume zone``).
 
-Not modelled, said per pod: NodeVolumeLimits (CSI attach limits), inline disk conflicts
-(VolumeRestrictions' ``node(s) had no available disk``) and storage capacity tracking.
+* NodeVolumeLimits refuses a node whose CSINode lets a driver attach fewer volumes than
+  its pods and this pod would have (``node(s) exceed max volume count``), or that lacks a
+  CSIDriver marked ``preventPodSchedulingIfMissing`` the pod's volumes need.
+
+Not modelled, said per pod: VolumeAttachments and in-tree volumes migrated to CSI (for
+NodeVolumeLimits), inline disk conflicts (VolumeRestrictions' ``node(s) had no available
+disk``) and storage capacity tracking.
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ __all__ = [
     "STORAGE_KINDS",
     "PodVolumes",
     "Storage",
+    "attachable_volumes",
+    "claim_keys",
+    "node_volume_limits",
     "pod_volumes",
     "read_storage",
     "volume_binding",
@@ -53,7 +61,13 @@ __all__ = [
     "volume_zone",
 ]
 
-STORAGE_KINDS: Final = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass")
+STORAGE_KINDS: Final = (
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+)
 
 REASON_RWOP: Final = (
     "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode"
@@ -65,6 +79,7 @@ REASON_PV_NOT_EXIST: Final = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 )
 REASON_ZONE: Final = "node(s) had no available volume zone"
+REASON_MAX_VOLUMES: Final = "node(s) exceed max volume count"
 UNBOUND_IMMEDIATE: Final = "pod has unbound immediate PersistentVolumeClaims"
 
 BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
@@ -96,6 +111,12 @@ class Storage:
     #: Whether the input holds any of them (a dump of nodes and pods alone says nothing
     #: of volumes, and then they are not judged).
     known: bool = False
+    #: CSINode by node: each CSI driver there and how many volumes it may attach (None:
+    #: no limit given).
+    csi_nodes: Mapping[str, Mapping[str, int | None]] = field(default_factory=dict)
+    #: CSIDrivers with ``preventPodSchedulingIfMissing``: nodes without them take none of
+    #: their volumes.
+    required_drivers: frozenset[str] = frozenset()
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -118,6 +139,8 @@ def read_storage(objects: Iterable[Mapping[str, Any]], pods: Iterable[Any]) -> S
     claims: dict[str, Mapping[str, Any]] = {}
     volumes: dict[str, Mapping[str, Any]] = {}
     classes: dict[str, Mapping[str, Any]] = {}
+    csi_nodes: dict[str, dict[str, int | None]] = {}
+    required: set[str] = set()
     for obj in objects:
         kind = obj.get("kind")
         if kind == "PersistentVolumeClaim":
@@ -126,6 +149,14 @@ def read_storage(objects: Iterable[Mapping[str, Any]], pods: Iterable[Any]) -> S
             volumes[text(obj, "metadata", "name")] = obj
         elif kind == "StorageClass":
             classes[text(obj, "metadata", "name")] = obj
+        elif kind == "CSINode":
+            drivers = csi_nodes.setdefault(text(obj, "metadata", "name"), {})
+            for driver in sequence(obj, "spec", "drivers"):
+                count = get(driver, "allocatable", "count")
+                limit = count if isinstance(count, int) and not isinstance(count, bool) else None
+                drivers[text(driver, "name")] = limit
+        elif kind == "CSIDriver" and get(obj, "spec", "preventPodSchedulingIfMissing") is True:
+            required.add(text(obj, "metadata", "name"))
     in_use: dict[str, set[str]] = {}
     for pod in pods:
         if not isinstance(pod, Mapping) or not text(pod, "spec", "nodeName"):
@@ -138,7 +169,7 @@ def read_storage(objects: Iterable[Mapping[str, Any]], pods: Iterable[Any]) -> S
             in_use.setdefault(f"{namespace}/{name}", set()).add(user)
     known = bool(claims or volumes or classes)
     users = {claim: frozenset(pods) for claim, pods in in_use.items()}
-    return Storage(claims, volumes, classes, users, known)
+    return Storage(claims, volumes, classes, users, known, csi_nodes, frozenset(required))
 
 
 def _claim_class(claim: Mapping[str, Any]) -> str:
@@ -194,6 +225,8 @@ class PodVolumes:
     read_write_once_pod_in_use: bool = False
     #: Bound volumes' zone and region labels: (volume, label, values).
     zones: tuple[tuple[str, str, frozenset[str]], ...] = ()
+    #: The CSI volumes the pod would attach: unique volume name -> driver.
+    attachable: Mapping[str, str] = field(default_factory=dict)
 
 
 def _reject(message: str) -> tuple[Status, None]:
@@ -275,7 +308,87 @@ def pod_volumes(
             if label in labels:
                 values = frozenset(v for v in str(labels[label]).split("__") if v)
                 zones.append((text(volume, "metadata", "name"), label, values))
-    return None, PodVolumes(storage, tuple(bound), tuple(waiting), in_use, tuple(zones))
+    attachable = attachable_volumes(namespace, [name for name, _ in names], storage)
+    return None, PodVolumes(storage, tuple(bound), tuple(waiting), in_use, tuple(zones), attachable)
+
+
+def claim_keys(pod: Mapping[str, Any]) -> tuple[str, ...]:
+    """The pod's claims as ``namespace/name`` (for the volumes it holds on its node)."""
+    namespace = text(pod, "metadata", "namespace") or "default"
+    return tuple(f"{namespace}/{name}" for name, _ in _claim_names(pod))
+
+
+def attachable_volumes(namespace: str, names: Iterable[str], storage: Storage) -> dict[str, str]:
+    """``filterAttachableVolumes``: each CSI volume of these claims, by unique name, and its
+    driver: the bound volume's ``spec.csi``, else (unbound) the class's provisioner with a
+    handle of the claim's own. Claims that cannot be found or have no CSI driver (in-tree
+    volumes, whose migration is not modelled) are not counted."""
+    found: dict[str, str] = {}
+    for name in names:
+        claim = storage.claims.get(f"{namespace}/{name}")
+        if claim is None:
+            continue
+        volume_name = text(claim, "spec", "volumeName")
+        volume = storage.volumes.get(volume_name) if volume_name else None
+        if volume is not None:
+            driver = text(volume, "spec", "csi", "driver")
+            handle = text(volume, "spec", "csi", "volumeHandle")
+        else:
+            storage_class = storage.classes.get(_claim_class(claim))
+            driver = text(storage_class, "provisioner") if storage_class is not None else ""
+            if driver.startswith("kubernetes.io/"):
+                driver = ""  # an in-tree provisioner: counted only once migrated to CSI
+            handle = f"claim-{namespace}/{name}"
+        if driver and handle:
+            found[f"{driver}/{handle}"] = driver
+    return found
+
+
+def node_volume_limits(
+    volumes: PodVolumes | None, node_name: str, pods_claims: Iterable[tuple[str, ...]]
+) -> Status | None:
+    """NodeVolumeLimits (``CSILimits``): a required CSI driver missing from the node, or more
+    volumes of a driver than its CSINode lets the node attach. VolumeAttachments are not
+    read: only the volumes of the node's pods count as attached."""
+    if volumes is None or not volumes.attachable:
+        return None
+    storage = volumes.storage
+    drivers = storage.csi_nodes.get(node_name)
+    for driver in sorted(set(volumes.attachable.values())):
+        if driver in storage.required_drivers and (drivers is None or driver not in drivers):
+            return Status(
+                Code.UNSCHEDULABLE,
+                (f"{driver} CSI driver is not installed on the node",),
+                "NodeVolumeLimits",
+            )
+    limits = {d: n for d, n in (drivers or {}).items() if n is not None}
+    if not limits:
+        return None
+    attached: dict[str, str] = {}
+    for keys in pods_claims:
+        for key in keys:
+            namespace, name = key.split("/", 1)
+            attached.update(attachable_volumes(namespace, [name], storage))
+    in_use: dict[str, int] = {}
+    for driver in attached.values():
+        in_use[driver] = in_use.get(driver, 0) + 1
+    new: dict[str, int] = {}
+    for unique, driver in volumes.attachable.items():
+        if unique not in attached:
+            new[driver] = new.get(driver, 0) + 1
+    for driver, count in sorted(new.items()):
+        limit = limits.get(driver)
+        if limit is not None and in_use.get(driver, 0) + count > limit:
+            return Status(
+                Code.UNSCHEDULABLE,
+                (REASON_MAX_VOLUMES,),
+                "NodeVolumeLimits",
+                (
+                    f"{driver}: {in_use.get(driver, 0)} volume(s) attached + {count} new"
+                    f" > {limit} (its CSINode allocatable count)",
+                ),
+            )
+    return None
 
 
 _INLINE_DISKS: Final = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
@@ -293,7 +406,8 @@ def volume_notes(pod: Mapping[str, Any], storage: Storage) -> list[str]:
             )
         else:
             notes.append(
-                "NodeVolumeLimits (CSI attach limits) and storage capacity are not modelled"
+                "storage capacity, VolumeAttachments and in-tree volumes migrated to CSI are"
+                " not modelled"
             )
     if any(isinstance(get(v, kind), Mapping) for v in volumes for kind in _INLINE_DISKS):
         notes.append("inline disk conflicts are not modelled (VolumeRestrictions)")

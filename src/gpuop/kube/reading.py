@@ -40,7 +40,7 @@ from lightkube.resources.resource_v1 import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
-from lightkube.resources.storage_v1 import StorageClass
+from lightkube.resources.storage_v1 import CSIDriver, CSINode, StorageClass
 
 from gpuop.kube import ClusterPolicy, HyperConverged, KubeVirt, VirtualMachineInstance
 from gpuop.kube.errors import API_ERRORS, refusal, unanswered
@@ -83,6 +83,8 @@ RESOURCES: Mapping[str, tuple[Any, bool]] = {
     "PersistentVolumeClaim": (PersistentVolumeClaim, True),
     "PersistentVolume": (PersistentVolume, False),
     "StorageClass": (StorageClass, False),
+    "CSINode": (CSINode, False),
+    "CSIDriver": (CSIDriver, False),
     # What an operator creates beside its DaemonSets (`gpuop adopt` looks for each by name).
     "ServiceAccount": (ServiceAccount, True),
     "Service": (Service, True),

@@ -11,9 +11,12 @@ from explain_builders import node
 from gpuop.explain.engine import cluster_snapshot, explain_pod
 from gpuop.explain.volumes import read_storage
 from kit.volume_corpus import (
+    CSI_DRIVER,
     IMMEDIATE,
     LOCAL,
     NOWHERE,
+    REQUIRED_DRIVER,
+    csi_drivers,
     persistent_volume,
     storage_classes,
     volume_claim,
@@ -140,3 +143,46 @@ def test_without_storage_objects_volumes_are_not_judged() -> None:
     result = explain_pod(_pod("data"), NODES)
     assert result.feasible == ("a", "b")
     assert any("volumes are not judged" in w for w in result.warnings)
+
+
+def _csi_node(name: str, *drivers: tuple[str, int | None]) -> dict[str, Any]:
+    entries = []
+    for driver, count in drivers:
+        entry: dict[str, Any] = {"name": driver, "nodeID": name}
+        if count is not None:
+            entry["allocatable"] = {"count": count}
+        entries.append(entry)
+    return {"kind": "CSINode", "metadata": {"name": name}, "spec": {"drivers": entries}}
+
+
+def test_csi_attach_limits_count_the_volumes_already_on_the_node() -> None:
+    claims = [
+        _bound(volume_claim(name, "default", 1, IMMEDIATE, volume=f"pv-{name}"))
+        for name in ("data", "other")
+    ]
+    volumes = [
+        persistent_volume(f"pv-{name}", 1, IMMEDIATE, claim=("default", name), csi=CSI_DRIVER)
+        for name in ("data", "other")
+    ]
+    limits = [_csi_node("a", (CSI_DRIVER, 1)), _csi_node("b", (CSI_DRIVER, 2))]
+    mounter = _pod("other", name="mounter", nodeName="a")
+    mounter["status"] = {"phase": "Running"}
+    result = _explain(_pod("data"), [*claims, *volumes, *limits], [mounter])
+    assert result.feasible == ("b",)
+    (a,) = [v for v in result.nodes if v.name == "a"]
+    assert (a.plugin, a.reasons) == ("NodeVolumeLimits", ("node(s) exceed max volume count",))
+    assert a.details == (
+        f"{CSI_DRIVER}: 1 volume(s) attached + 1 new > 1 (its CSINode allocatable count)",
+    )
+    # The volume it mounts already is not counted twice.
+    assert _explain(_pod("other"), [*claims, *volumes, *limits], [mounter]).feasible == ("a", "b")
+
+
+def test_a_driver_that_must_run_on_the_node() -> None:
+    claim = _bound(volume_claim("data", "default", 1, IMMEDIATE, volume="pv"))
+    volume = persistent_volume("pv", 1, IMMEDIATE, claim=("default", "data"), csi=REQUIRED_DRIVER)
+    objects = [claim, volume, *csi_drivers(), _csi_node("b", (REQUIRED_DRIVER, None))]
+    result = _explain(_pod("data"), objects)
+    assert result.feasible == ("b",)
+    (a,) = [v for v in result.nodes if v.name == "a"]
+    assert a.reasons == (f"{REQUIRED_DRIVER} CSI driver is not installed on the node",)
