@@ -37,12 +37,14 @@ from lightkube import Client
 from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
 from lightkube.resources.core_v1 import Node, PersistentVolume, PersistentVolumeClaim, Pod
+from lightkube.resources.policy_v1 import PodDisruptionBudget
 from lightkube.resources.resource_v1 import (
     DeviceClass,
     ResourceClaim,
     ResourceClaimStatus,
     ResourceSlice,
 )
+from lightkube.resources.scheduling_v1 import PriorityClass
 from lightkube.resources.storage_v1 import CSIDriver, CSINode, StorageClass
 
 from gpuop.cli.explain import explain
@@ -51,6 +53,8 @@ from gpuop.kubevirt.permitted import vmi_example
 from kit.explain_corpus import Case, generate_case
 from kit.extended_corpus import ExtendedCase, device_class
 from kit.extended_corpus import generate_case as generate_extended_case
+from kit.preemption_corpus import PreemptionCase, priority_classes
+from kit.preemption_corpus import generate_case as generate_preemption_case
 from kit.volume_corpus import VolumeCase, csi_drivers, storage_classes
 from kit.volume_corpus import generate_case as generate_volume_case
 from kit.waiting import wait_for
@@ -65,6 +69,8 @@ EXTENDED_SEED = int(os.environ.get("GPUOP_EXPLAIN_EXTENDED_SEED", "1208"))
 EXTENDED_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_EXTENDED_BATCHES", "5"))
 VOLUME_SEED = int(os.environ.get("GPUOP_EXPLAIN_VOLUME_SEED", "1209"))
 VOLUME_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_VOLUME_BATCHES", "6"))
+PREEMPTION_SEED = int(os.environ.get("GPUOP_EXPLAIN_PREEMPTION_SEED", "1210"))
+PREEMPTION_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_PREEMPTION_BATCHES", "4"))
 FEATURES_SEED = int(os.environ.get("GPUOP_EXPLAIN_FEATURES_SEED", "1207"))
 FEATURES_BATCHES = int(os.environ.get("GPUOP_EXPLAIN_FEATURES_BATCHES", "6"))
 CASES_PER_BATCH = 40
@@ -73,6 +79,7 @@ SHARED_KINDS: dict[str, Any] = {
     "StorageClass": StorageClass,
     "CSIDriver": CSIDriver,
     "DeviceClass": DeviceClass,
+    "PriorityClass": PriorityClass,
 }
 PAUSE = "registry.k8s.io/pause:3.10"
 LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.5.0"
@@ -682,6 +689,161 @@ def test_explain_agrees_on_volumes(
     for disagreement in [o for o in outcomes if not o["agree"]][:5]:
         print(json.dumps(disagreement, indent=1))
     assert len(outcomes) >= 240 and bound > 30
+    assert agree == len(outcomes)
+
+
+# --------------------------------------------------------------------------- preemption
+
+
+def _settled_after_preemption(pod: Mapping[str, Any]) -> bool:
+    """Bound, or refused with no node nominated (a nominated pod waits for its victims)."""
+    if pod.get("spec", {}).get("nodeName"):
+        return True
+    if pod.get("spec", {}).get("schedulingGates"):
+        return False
+    if pod.get("status", {}).get("nominatedNodeName"):
+        return False
+    return scheduled_state(pod) is not None
+
+
+def _preemption_batch(
+    client: Client,
+    kubeconfig: Path,
+    namespace: str,
+    cases: Sequence[PreemptionCase],
+    tmp: Path,
+    made: set[str],
+) -> list[dict[str, Any]]:
+    """Nodes, running pods and budgets; the pods held by a gate are explained (gates
+    stripped), then let go: the scheduler's evictions and bindings are compared."""
+    clock = Phases()
+    nodes = [ready(node) for case in cases for node in case.nodes]
+    made.update(node["metadata"]["name"] for node in nodes)
+    create_all(client, nodes)
+    wait_nodes_settled(client, made)
+    running = [pod for case in cases for pod in case.existing_pods]
+    create_all(client, running)
+    budgets = [b for case in cases for b in case.budgets]
+    create_all(client, budgets)
+
+    def budgets_observed() -> bool:
+        seen = {
+            b.metadata.name
+            for b in client.list(PodDisruptionBudget, namespace=namespace)
+            if b.metadata and b.status and b.status.observedGeneration
+        }
+        return all(b["metadata"]["name"] in seen for b in budgets)
+
+    wait_for(budgets_observed, "the disruption controller to count the budgets", 120, 1.0)
+    names = [case.pod["metadata"]["name"] for case in cases]
+    create_all(client, [case.pod for case in cases])
+    wait_for(lambda: set(names) <= set(pods_by_name(client, namespace)), "the gated pods", 60, 0.5)
+    clock("cluster made")
+    pods = pods_by_name(client, namespace)
+    ungated = []
+    for name in names:
+        pod = as_submitted(pods[name])
+        pod["spec"].pop("schedulingGates", None)
+        ungated.append(pod)
+    _, explained = run_explain(kubeconfig, write_list(tmp / "pods.json", ungated))
+    clock("explained")
+
+    def lift(name: str) -> None:
+        client.patch(Pod, name, {"spec": {"schedulingGates": None}}, namespace=namespace)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lift, names))
+
+    def settled() -> dict[str, dict[str, Any]] | None:
+        found = pods_by_name(client, namespace)
+        return found if all(_settled_after_preemption(found[n]) for n in names) else None
+
+    wait_for(settled, "the scheduler to preempt and bind", 180, 1.0)
+    time.sleep(3)  # victims going, nominations landing
+    after = wait_for(settled, "the scheduler to preempt and bind", 180, 1.0)
+    clock("scheduled")
+    outcomes = []
+    for case, name, result in zip(cases, names, explained, strict=True):
+        gone = sorted(
+            f"{namespace}/{p['metadata']['name']}"
+            for p in case.existing_pods
+            if p["metadata"]["name"] not in after
+            or after[p["metadata"]["name"]]["metadata"].get("deletionTimestamp")
+        )
+        verdict, detail = scheduled_state(after[name]) or ("?", "")
+        chosen = result["preemption"]["nominated_node"]
+        victims = sorted(
+            v
+            for c in result["preemption"]["candidates"]
+            if c["node"] == chosen
+            for v in c["victims"]
+        )
+        if result["feasible"]:
+            agree = verdict == "bound" and detail in result["feasible"] and not gone
+        elif chosen:
+            agree = verdict == "bound" and detail == chosen and gone == victims
+        else:
+            agree = verdict == "pending" and detail == result["summary"] and not gone
+        outcomes.append(
+            {
+                "pod": name,
+                "scheduler": verdict,
+                "detail": detail,
+                "evicted": gone,
+                "feasible": result["feasible"],
+                "nominated": chosen,
+                "victims": victims,
+                "summary": result["summary"],
+                "budgets": len(case.budgets),
+                "agree": agree,
+            }
+        )
+    delete_pods(client, namespace, [*(p["metadata"]["name"] for p in running), *names])
+    for budget in budgets:
+        with contextlib.suppress(ApiError):
+            client.delete(PodDisruptionBudget, budget["metadata"]["name"], namespace=namespace)
+    delete_nodes(client, made)
+    made.clear()
+    clock("cleaned up")
+    print(clock.report())
+    return outcomes
+
+
+@pytest.mark.timeout(1500)
+def test_explain_agrees_on_preemption(
+    kube_client: Client,
+    kubeconfig_path: Path,
+    namespace: str,
+    tmp_path: Path,
+    node_cleanup: set[str],
+) -> None:
+    """DefaultPreemption when resources, required anti-affinity or a spread constraint keep
+    a pod out, with PodDisruptionBudgets: the node explain nominates is where the scheduler
+    binds the pod, its victims are the pods the scheduler evicts."""
+    prefix = f"px{uuid.uuid4().hex[:4]}"
+
+    def batch(cases: range) -> list[dict[str, Any]]:
+        made = [
+            generate_preemption_case(PREEMPTION_SEED, i, prefix=prefix, namespace=namespace)
+            for i in cases
+        ]
+        return _preemption_batch(
+            kube_client, kubeconfig_path, namespace, made, tmp_path, node_cleanup
+        )
+
+    outcomes = _in_batches(kube_client, priority_classes(), PREEMPTION_BATCHES, batch)
+    preempted = sum(1 for o in outcomes if o["evicted"])
+    with_budgets = sum(1 for o in outcomes if o["evicted"] and o["budgets"])
+    pending = sum(1 for o in outcomes if o["scheduler"] == "pending")
+    agree = sum(1 for o in outcomes if o["agree"])
+    print(
+        f"\nexplain vs kube-scheduler on preemption (seed {PREEMPTION_SEED}): {len(outcomes)}"
+        f" cases, {preempted} preempted ({with_budgets} under a budget), {pending} pending,"
+        f" {agree} agree"
+    )
+    for disagreement in [o for o in outcomes if not o["agree"]][:5]:
+        print(json.dumps(disagreement, indent=1))
+    assert len(outcomes) >= 160 and preempted > 25
     assert agree == len(outcomes)
 
 
