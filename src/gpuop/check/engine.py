@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from gpuop.api.wording import listed
 from gpuop.check.claims import check_claims
 from gpuop.check.context import CheckContext, NodeInfo, node_counts
 from gpuop.check.drift import check_driver_drift
@@ -87,7 +88,7 @@ def _say_sandbox_assumed(ctx: CheckContext) -> None:
     assumed = sorted(info.name for info in ctx.nodes if info.policy is not None)
     if not assumed:
         return
-    shown = ", ".join(assumed[:3]) + (f" and {len(assumed) - 3} more" if len(assumed) > 3 else "")
+    shown = listed(assumed, 3)
     for position, finding in enumerate(ctx.findings):
         if finding.code == "GPU001":
             ctx.findings[position] = dataclasses.replace(

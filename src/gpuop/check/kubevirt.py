@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from gpuop.api.resources import RESOURCE_PREFIX as NVIDIA_RESOURCE_PREFIX
 from gpuop.api.resources import normalised
+from gpuop.api.wording import listed
 from gpuop.check.context import CheckContext, kind_of
 from gpuop.check.model import Report
 from gpuop.check.workloads import vmi_devices
@@ -130,9 +131,7 @@ def read_hyperconverged(obj: Mapping[str, Any]) -> KubeVirtConfig:
 
 
 def _nodes_text(nodes: Mapping[str, int]) -> str:
-    names = sorted(nodes)
-    shown = ", ".join(names[:3])
-    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return listed(sorted(nodes), 3)
 
 
 def check_kubevirt(ctx: CheckContext) -> None:
@@ -365,9 +364,7 @@ def _check_gates(
             " spec.configuration.developerConfiguration.featureGates (or, from KubeVirt v1.8,"
             " set mediatedDevicesConfiguration.enabled: false)"
         )
-        shown = ", ".join(vgpu_nodes[:3]) + (
-            f" and {len(vgpu_nodes) - 3} more" if len(vgpu_nodes) > 3 else ""
-        )
+        shown = listed(vgpu_nodes, 3)
         _add(
             ctx,
             config,

@@ -23,6 +23,7 @@ from gpuop.api.labels import (
     WORKLOAD_LABEL,
 )
 from gpuop.api.resources import PLUGIN_KINDS, plugin_daemonset
+from gpuop.api.wording import listed
 from gpuop.catalog import WORKLOAD_CONFIGS, WorkloadConfig, operand_table
 from gpuop.check.advertised import (
     check_advertised,
@@ -249,13 +250,14 @@ def _check_non_gpu(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
             key for key, value in plan.label_changes.items() if key in info.view.labels
         )
         if present:
-            shown = ", ".join(f"{key}={info.view.labels[key]}" for key in present[:6])
-            more = f" and {len(present) - 6} more" if len(present) > 6 else ""
+            shown = listed(
+                [f"{key}={info.view.labels[key]}" for key in present[:6]], 6, len(present)
+            )
             ctx.add(
                 "GPU402",
                 "Node",
                 info.name,
-                f"has GPU labels {shown}{more} but no NFD label marks it as a GPU node",
+                f"has GPU labels {shown} but no NFD label marks it as a GPU node",
                 "check NFD on the node; without its PCI labels the operator removes these"
                 " labels and the operands leave the node",
             )
@@ -436,9 +438,9 @@ def _check_labels(
             f" `kubectl label node {name} {removal_args}`; otherwise fix {WORKLOAD_LABEL}",
         )
     elif additions:
-        shown = ", ".join(f"{key}={plan.label_changes[key]}" for key in additions[:6])
-        if len(additions) > 6:
-            shown += f" and {len(additions) - 6} more"
+        shown = listed(
+            [f"{key}={plan.label_changes[key]}" for key in additions[:6]], 6, len(additions)
+        )
         ctx.add(
             "GPU302",
             "Node",

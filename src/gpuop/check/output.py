@@ -16,6 +16,7 @@ import click
 
 from gpuop import __version__
 from gpuop.api.labels import IGNORE_ANNOTATION, INVENTORY_ANNOTATION, VGPU_CONFIG_LABEL
+from gpuop.api.wording import listed
 from gpuop.catalog.managers import GPU_OPERATOR
 from gpuop.check.model import Finding, NodeSummary, Report
 from gpuop.check.rules import Rule, Severity, family, rule
@@ -73,7 +74,7 @@ def _managers_line(report: Report) -> str | None:
     if not by_manager or set(by_manager) == {GPU_OPERATOR}:
         return None
     shown = "; ".join(
-        f"{manager} {len(names)} ({_summarise_places(names, 3)})"
+        f"{manager} {len(names)} ({listed(names, 3)})"
         for manager, names in sorted(by_manager.items())
     )
     return f"GPUs managed by: {shown}"
@@ -118,12 +119,6 @@ class _Painter:
             start, _, end = styled.partition("\0")
             parts = self._cache[style] = (start, end)
         return parts[0] + text + parts[1]
-
-
-def _summarise_places(places: list[str], limit: int) -> str:
-    if len(places) <= limit:
-        return ", ".join(places)
-    return ", ".join(places[:limit]) + f" and {len(places) - limit} more"
 
 
 def _wrap(text: str, width: int, indent: str) -> list[str]:
@@ -230,7 +225,7 @@ def render_text(
             out.extend(paint(line, "dim") for line in _wrap("fix: " + hint, width, indent))
             if others:
                 # Fitted text (a terminal) names three; unfitted (-o wide, a pipe), all.
-                named = _summarise_places(others, 3 if width < _UNFITTED else len(others))
+                named = listed(others, 3 if width < _UNFITTED else len(others))
                 out.extend(
                     paint(line, "dim")
                     for line in _wrap(f"×{len(others) + 1}: also on {named}", width, indent)

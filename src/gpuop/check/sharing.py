@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX
+from gpuop.api.wording import listed
 from gpuop.check.advertised import SHARED_SUFFIX, gfd_replicas
 from gpuop.check.context import CheckContext, NodeInfo
 from gpuop.manifests import ManifestError, load_yaml_documents
@@ -168,8 +169,7 @@ def _check_mig_strategy(
     if labelled is not None and labelled != wanted:
         seen = f"GPU feature discovery labels it {MIG_STRATEGY_LABEL}={labelled}"
     elif mig_names and wanted != "mixed":
-        more = f" and {len(mig_names) - 1} more" if len(mig_names) > 1 else ""
-        seen = f"it advertises {mig_names[0]}{more}, names only the mixed strategy gives"
+        seen = f"it advertises {listed(mig_names, 1)}, names only the mixed strategy gives"
     else:
         return False
     ctx.add(

@@ -16,6 +16,7 @@ from typing import Any
 
 from gpuop.api.labels import WORKLOAD_LABEL
 from gpuop.api.resources import KIND_CONFIG, normalised
+from gpuop.api.wording import listed
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping, sequence, text
@@ -213,13 +214,16 @@ def _report_unadvertised(
                 else "sandbox workloads are off: set spec.sandboxWorkloads.enabled: true first"
             )
         if nodes:
-            shown = ", ".join(
-                f"{info.name} ({info.plan.workload.config})" if info.plan else info.name
-                for info, _ in nodes[:3]
+            shown = listed(
+                [
+                    f"{info.name} ({info.plan.workload.config})" if info.plan else info.name
+                    for info, _ in nodes[:3]
+                ],
+                3,
+                len(nodes),
             )
-            more = f" and {len(nodes) - 3} more" if len(nodes) > 3 else ""
             hints.append(
-                f"as {config} nodes {shown}{more} would advertise it:"
+                f"as {config} nodes {shown} would advertise it:"
                 f" kubectl label node {nodes[0][0].name} {WORKLOAD_LABEL}={config} --overwrite"
             )
         elif not near:

@@ -18,6 +18,7 @@ from gpuop.api.labels import (
     VGPU_CONFIG_LABEL,
     WORKLOAD_LABEL,
 )
+from gpuop.api.wording import listed
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
 from gpuop.cli.common import (
     UNLIMITED_WIDTH,
@@ -43,7 +44,7 @@ from gpuop.cli.layout import Column, fit_lines, render_table
 from gpuop.cli.options import labels_option, output_option, parse_labels, pci_ids_option
 from gpuop.cli.progress import progress
 from gpuop.cli.stacks import Stacks, load_stacks
-from gpuop.cli.support import heading, summarise
+from gpuop.cli.support import heading
 from gpuop.planner import (
     NodeFacts,
     NodePlan,
@@ -279,8 +280,7 @@ def render_text(
         out.append("  nothing")
     must_not = list(result.must_not_advertise)
     out.append(
-        heading(f"Must not advertise ({len(must_not)}):")
-        + f" {summarise(must_not, MUST_NOT_SHOWN)}"
+        heading(f"Must not advertise ({len(must_not)}):") + f" {listed(must_not, MUST_NOT_SHOWN)}"
     )
 
     if result.vgpu is not None:
@@ -298,11 +298,11 @@ def render_text(
         for error in vgpu.result.errors:
             out.append(f"  error: {error}")
 
-    listed = [n for n in result.notices if n.code not in _SAID_ABOVE]
-    if listed:
+    remaining = [n for n in result.notices if n.code not in _SAID_ABOVE]
+    if remaining:
         out.append("")
         out.append(heading("Notices:"))
-        rows = [[n.severity, n.code, n.message] for n in listed]
+        rows = [[n.severity, n.code, n.message] for n in remaining]
         columns = [Column("SEVERITY"), Column("CODE"), Column("MESSAGE", wrap=True, min_width=30)]
         out.append(render_table(columns, rows, 2, width))
     return fit_lines("\n".join(out), width)

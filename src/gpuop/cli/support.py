@@ -7,7 +7,7 @@ on a terminal.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
@@ -21,10 +21,3 @@ def heading(text: str) -> str:
     """A section heading: bold only where colour is on (a terminal, no NO_COLOR, no
     `gpuop --no-color`)."""
     return click.style(text, bold=True) if color_enabled(None) else text
-
-
-def summarise(items: Sequence[str], limit: int) -> str:
-    """`a, b, c and 12 more` for long lists."""
-    if len(items) <= limit:
-        return ", ".join(items)
-    return ", ".join(items[:limit]) + f" and {len(items) - limit} more"

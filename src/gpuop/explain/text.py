@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from gpuop.api.labels import WORKLOAD_LABEL
 from gpuop.api.resources import RESOURCE_PREFIX
+from gpuop.api.wording import listed
 from gpuop.explain import PodExplanation
 from gpuop.explain.model import NodeVerdicts
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
@@ -115,9 +116,8 @@ def _by_reason(verdicts: NodeVerdicts) -> tuple[list[int], dict[str, list[int]]]
 
 def _some(names: Sequence[str], positions: list[int]) -> str:
     """The first few nodes in node order, and how many more."""
-    shown = ", ".join(names[at] for at in heapq.nsmallest(_LIST_IN_GROUP, positions))
-    more = len(positions) - _LIST_IN_GROUP
-    return f"{shown} and {more} more" if more > 0 else shown
+    first = [names[at] for at in heapq.nsmallest(_LIST_IN_GROUP, positions)]
+    return listed(first, _LIST_IN_GROUP, len(positions))
 
 
 def _verdict_line(result: Explained) -> str:
@@ -125,11 +125,7 @@ def _verdict_line(result: Explained) -> str:
     total = len(explanation.nodes)
     feasible = explanation.feasible
     if feasible:
-        shown = ", ".join(feasible[:_LIST_IN_GROUP])
-        more = (
-            f" and {len(feasible) - _LIST_IN_GROUP} more" if len(feasible) > _LIST_IN_GROUP else ""
-        )
-        verdict = f"fits {len(feasible)} of {total} node(s): {shown}{more}"
+        verdict = f"fits {len(feasible)} of {total} node(s): {listed(feasible, _LIST_IN_GROUP)}"
         if result.subject.refusal is not None:
             verdict = f"blocked by KubeVirt (the launcher pod would fit {len(feasible)} of {total})"
         return verdict

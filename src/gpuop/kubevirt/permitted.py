@@ -23,6 +23,7 @@ from typing import Any, Final
 import yaml
 
 from gpuop.api.resources import normalised
+from gpuop.api.wording import listed
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import (
     PciDatabase,
@@ -214,8 +215,7 @@ def advertised_sandbox(nodes: Sequence[Mapping[str, Any]]) -> dict[str, list[str
 
 
 def _nodes_text(names: Sequence[str]) -> str:
-    shown = ", ".join(sorted(names)[:3])
-    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return listed(sorted(names), 3)
 
 
 def _merge_entries(

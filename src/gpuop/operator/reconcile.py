@@ -44,6 +44,7 @@ from gpuop.api.labels import (
     WORKLOAD_LABEL,
 )
 from gpuop.api.policies import PolicySelection, select_active
+from gpuop.api.wording import listed
 from gpuop.catalog import operand_table
 from gpuop.operator.gpucluster import (
     active_gpu_cluster,
@@ -94,8 +95,7 @@ MAX_LISTED_NODES = 50
 
 
 def _names(nodes: list[str]) -> str:
-    shown = ", ".join(nodes[:10])
-    return shown + (f" and {len(nodes) - 10} more" if len(nodes) > 10 else "")
+    return listed(nodes, 10)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from gpuop.api.wording import listed
 from gpuop.versions.sides import IMPACT_ORDER, IMPACT_TEXT
 from gpuop.versions.upgrade import UpgradePreview
 
@@ -38,10 +39,7 @@ def _wrap(text: str, indent: str, hanging: int | None = None, width: int = TEXT_
 
 
 def _names(names: Sequence[str], shown: int = NAMES_SHOWN) -> str:
-    ordered = sorted(names)
-    if len(ordered) <= shown:
-        return ", ".join(ordered)
-    return f"{', '.join(ordered[:shown])} and {len(ordered) - shown} more"
+    return listed(sorted(names), shown)
 
 
 def render_preview_text(preview: UpgradePreview, width: int = TEXT_WIDTH) -> str:
