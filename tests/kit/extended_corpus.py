@@ -20,6 +20,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from kit.fake_nodes import fake_node
+
 __all__ = [
     "CLASS",
     "DRIVER",
@@ -75,16 +77,7 @@ def _node(name: str, case: str, plugin: int | None) -> dict[str, Any]:
     allocatable = {"cpu": "8", "memory": "32Gi", "pods": "110"}
     if plugin is not None:
         allocatable[RESOURCE] = str(plugin)
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {CASE_LABEL: case, "kubernetes.io/hostname": name},
-            "annotations": {"kwok.x-k8s.io/node": "fake"},
-        },
-        "status": {"capacity": dict(allocatable), "allocatable": allocatable},
-    }
+    return fake_node(name, {CASE_LABEL: case, "kubernetes.io/hostname": name}, allocatable)
 
 
 def device_slice(node: str, devices: int) -> dict[str, Any]:

@@ -20,6 +20,8 @@ import random
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kit.fake_nodes import fake_node
+
 __all__ = ["GATE", "PreemptionCase", "generate_case", "priority_classes"]
 
 CASE_LABEL: Final = "corpus.gpuop.dev/case"
@@ -90,19 +92,7 @@ def generate_case(
         spec: dict[str, Any] = {}
         if name != target and rng.random() < 0.3:
             spec["unschedulable"] = True
-        nodes.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {
-                    "name": name,
-                    "labels": {CASE_LABEL: case, HOSTNAME: name},
-                    "annotations": {"kwok.x-k8s.io/node": "fake"},
-                },
-                "spec": spec,
-                "status": {"capacity": dict(allocatable), "allocatable": allocatable},
-            }
-        )
+        nodes.append(fake_node(name, {CASE_LABEL: case, HOSTNAME: name}, allocatable, spec))
         if name != target and not spec:
             running.append(
                 _pod(f"{name}-peer", namespace, "4", HIGH, {"role": "peer"}, nodeName=name)

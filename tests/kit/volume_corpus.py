@@ -24,6 +24,8 @@ import random
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kit.fake_nodes import fake_node
+
 __all__ = [
     "CSI_DRIVER",
     "IMMEDIATE",
@@ -198,18 +200,7 @@ def generate_case(
         if rng.random() < 0.85:
             labels[ZONE] = rng.choice(_ZONES)
         allocatable = {"cpu": "8", "memory": "32Gi", "pods": "110"}
-        nodes.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {
-                    "name": name,
-                    "labels": labels,
-                    "annotations": {"kwok.x-k8s.io/node": "fake"},
-                },
-                "status": {"capacity": dict(allocatable), "allocatable": allocatable},
-            }
-        )
+        nodes.append(fake_node(name, labels, allocatable))
     csi_nodes = []
     for name in names:
         if rng.random() < 0.6:
