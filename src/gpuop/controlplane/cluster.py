@@ -52,6 +52,8 @@ from gpuop.controlplane.components import (
     ETCD,
     KCM,
     KWOK,
+    NODE_LEASE_SECONDS,
+    NODE_MONITOR_GRACE_SECONDS,
     SCHEDULER,
     component_argv,
     component_kubeconfig,
@@ -105,7 +107,21 @@ def _component_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 class LocalCluster:
     """One named local cluster. Cheap to create; nothing happens until ``up``/``down``."""
 
-    def __init__(self, name: str = DEFAULT_CLUSTER_NAME, state_root_dir: Path | None = None):
+    def __init__(
+        self,
+        name: str = DEFAULT_CLUSTER_NAME,
+        state_root_dir: Path | None = None,
+        *,
+        node_lease_seconds: int = NODE_LEASE_SECONDS,
+    ):
+        """`node_lease_seconds`: how long kwok's node Leases last (renewed every quarter of
+        it); it must stay below the controller manager's grace period, or nodes go NotReady."""
+        if not 4 <= node_lease_seconds < NODE_MONITOR_GRACE_SECONDS:
+            raise ValueError(
+                f"node_lease_seconds must be 4 to {NODE_MONITOR_GRACE_SECONDS - 1},"
+                f" not {node_lease_seconds}"
+            )
+        self.node_lease_seconds = node_lease_seconds
         self.name = validate_cluster_name(name)
         root = (state_root_dir or state_root()).expanduser().resolve()
         self.dir = cluster_dir(name, root)
@@ -351,7 +367,7 @@ class LocalCluster:
         write_component_files(self.dir, self.name, self.kubeconfig_path, ports)
 
     def _argv(self, bins: Binaries, ports: dict[str, int]) -> dict[str, list[str]]:
-        return component_argv(self.dir, self.name, bins, ports)
+        return component_argv(self.dir, self.name, bins, ports, self.node_lease_seconds)
 
     def _pick_ports(self, api_port: int | None) -> dict[str, int]:
         names = [ETCD, "etcd-peer", KCM, SCHEDULER, KWOK]

@@ -133,12 +133,14 @@ class Informer(Generic[T]):
         await asyncio.sleep(delay)
 
     async def _relist(self) -> None:
-        version, items = await ops.list_objects(self.client, self.kind, self.labels, self.namespace)
-        fresh: dict[str, T] = {}
-        for obj in items:
+        def keyed(obj: dict[str, Any]) -> tuple[str, T] | None:
             value = self.slim(obj)
-            if value is not None:
-                fresh[object_key(obj)] = value
+            return None if value is None else (object_key(obj), value)
+
+        version, items = await ops.list_objects(
+            self.client, self.kind, keyed, self.labels, self.namespace
+        )
+        fresh: dict[str, T] = dict(items)
         gone = [key for key in self.store if key not in fresh]
         for key in gone:
             del self.store[key]

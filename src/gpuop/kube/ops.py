@@ -7,9 +7,9 @@ rest of the code never handles client objects beyond passing them along.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from lightkube import AsyncClient, Client, operators
 from lightkube.codecs import from_dict
@@ -49,6 +49,8 @@ from lightkube.types import PatchType
 
 from gpuop.api.labels import MANAGED_BY_LABEL
 from gpuop.kube import ClusterPolicy, GPUCluster
+
+T = TypeVar("T")
 
 NOT_FOUND = 404
 CONFLICT = 409
@@ -123,15 +125,22 @@ def _selection(
 async def list_objects(
     client: AsyncClient,
     kind: str,
+    keep: Callable[[dict[str, Any]], T | None],
     labels: Mapping[str, str | None] | None = None,
     namespace: str | None = None,
-) -> tuple[str, list[dict[str, Any]]]:
-    """Every object of `kind` (label-selected), and the resourceVersion of that list."""
+) -> tuple[str, list[T]]:
+    """`keep(object)` for every object of `kind` (label-selected) where it is not None, and
+    the resourceVersion of that list. The list comes in pages of 500 and each object is
+    reduced as it arrives, so a fleet's worth of full objects is never held at once."""
     listing = client.list(
         WATCHED_KINDS[kind], chunk_size=500, **_selection(kind, labels, namespace)
     )
-    items = [_as_dict(obj) async for obj in listing]
-    return listing.resourceVersion, items
+    kept: list[T] = []
+    async for obj in listing:
+        value = keep(_as_dict(obj))
+        if value is not None:
+            kept.append(value)
+    return listing.resourceVersion, kept
 
 
 async def watch_objects(

@@ -38,7 +38,7 @@ UPGRADE_APPS = frozenset({DRIVER_APP, VALIDATOR_APP})
 PlanCache = dict[tuple[Any, ...], Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PodInfo:
     """The parts of a pod the operator needs."""
 

@@ -277,6 +277,7 @@ def _node_readiness(
     """The GPU nodes not ready yet (held, or waiting for an operand), and the ready count."""
     waiting_nodes: list[dict[str, Any]] = []
     ready_nodes = 0
+    expected_by_operands: dict[int, tuple[tuple[int, str], ...]] = {}
     for name, node_plan in sorted(actions.plans.items()):
         if not node_plan.gpu_node:
             continue
@@ -305,23 +306,29 @@ def _node_readiness(
             )
             continue
         ready_here = census.ready_operands.get(name, ())
-        waiting = [
-            op.name
-            for op in node_plan.running_operands()
-            if op.name in enabled_names and op.name not in ready_here
-        ]
-        if name in actions.node_label_patches:
-            waiting = waiting or ["labels"]
+        # Nodes planned alike share one operand tuple: its enabled, running operands are
+        # listed once, in stage order, for all of them.
+        expected = expected_by_operands.get(id(node_plan.operands))
+        if expected is None:
+            expected = tuple(
+                sorted(
+                    (op.stage or 0, op.name)
+                    for op in node_plan.running_operands()
+                    if op.name in enabled_names
+                )
+            )
+            expected_by_operands[id(node_plan.operands)] = expected
+        waiting = [(stage, op) for stage, op in expected if op not in ready_here]
+        if not waiting and name in actions.node_label_patches:
+            waiting = [(0, "labels")]
         if waiting:
-            stages = {op.name: op.stage or 0 for op in node_plan.operands}
-            waiting.sort(key=lambda n: (stages.get(n, 0), n))
             waiting_nodes.append(
                 {
                     "name": name,
                     "workload": node_plan.workload.config or "",
-                    "waitingFor": waiting,
+                    "waitingFor": [op for _, op in waiting],
                     "held": False,
-                    "message": f"waiting for {waiting[0]} (stage {stages.get(waiting[0], 0)})",
+                    "message": f"waiting for {waiting[0][1]} (stage {waiting[0][0]})",
                 }
             )
         else:

@@ -7,12 +7,25 @@ runtime and the tests that build snapshots the way it does.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 from gpuop.api.labels import DRIVER_CONFIG_DIGEST_ENV, GPUOP_PREFIX, NVIDIA_PREFIX, REVISION_LABEL
 
 _KEPT_ANNOTATION_PREFIXES = (GPUOP_PREFIX, NVIDIA_PREFIX)
+
+
+def _interned(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy whose strings are shared with every other node's: a fleet's nodes repeat the
+    same label keys and mostly the same values, and each decoded event brings new copies."""
+    return {_intern(key): _intern(value) for key, value in mapping.items()}
+
+
+def _intern(value: Any) -> Any:
+    # Only plain strings can be interned (a StrEnum member, written by the fake API in
+    # tests, is kept as it is).
+    return sys.intern(value) if type(value) is str else value
 
 
 def slim_node(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -30,12 +43,12 @@ def slim_node(body: Mapping[str, Any]) -> dict[str, Any]:
             "name": meta.get("name"),
             "uid": meta.get("uid"),
             "resourceVersion": meta.get("resourceVersion"),
-            "labels": dict(meta.get("labels") or {}),
+            "labels": _interned(meta.get("labels") or {}),
             "annotations": annotations,
         },
         "spec": {"unschedulable": bool((body.get("spec") or {}).get("unschedulable"))},
         "status": {
-            "allocatable": dict(status.get("allocatable") or {}),
+            "allocatable": _interned(status.get("allocatable") or {}),
             "conditions": [
                 {"type": "Ready", "status": c.get("status")}
                 for c in status.get("conditions") or []

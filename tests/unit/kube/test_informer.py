@@ -7,7 +7,7 @@ suites (tests/e2e/faults) kill the real API server and expire real watches.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -44,10 +44,13 @@ class ScriptedApi:
         self,
         client: object,
         kind: str,
+        keep: Callable[[dict[str, Any]], Any],
         labels: Mapping[str, str | None] | None,
         namespace: str | None,
-    ) -> tuple[str, list[dict[str, Any]]]:
-        return self.listings.pop(0)
+    ) -> tuple[str, list[Any]]:
+        version, objects = self.listings.pop(0)
+        kept = (keep(obj) for obj in objects)
+        return version, [value for value in kept if value is not None]
 
     async def watch_objects(
         self,
