@@ -1,20 +1,30 @@
-"""Operator and simulator at scale, on the local control plane.
+"""Operator and simulator at fleet size, on the local control plane.
 
-For each N (default 100 and 1000) it creates N simulated 2x A10 container nodes, then:
+Each size N (default 1000, 5000 and 10000) runs on a fresh control plane with N simulated
+2x A10 container nodes (kwok), and measures:
 
 * floor: the time the same API server takes for N bare node label patches from one client
-  (same concurrency as the operator uses), once on the idle cluster and once more with the
-  operator and the simulator running but no ClusterPolicy yet (so the API server also
-  streams every change to them, as it does while the operator labels);
-* operator: from ClusterPolicy creation to every node labelled per the planner and every
-  DaemonSet created, and to `status.state=ready` (every operand pod Ready on every node:
-  bounded by the DaemonSet controller and kwok, not by the operator); its write requests,
-  counted from the API server's audit log;
-* simulator: from the operator's labels to every node advertising `nvidia.com/gpu: 2`, and
-  the simulator's writes per node;
-* quiet: write requests by the operator over a quiet period once converged.
+  (the operator's concurrency), on the idle cluster and again with the operator and the
+  simulator running and watching but no ClusterPolicy yet;
+* operator: from ClusterPolicy creation (sandbox workloads on, every node a container node)
+  to every node labelled and every DaemonSet written; its write requests, ClusterPolicy
+  status writes among them; its resident memory (idle with N nodes, peak over the run);
+* ready and advertising: every operand pod Ready (bounded by the DaemonSet controller, the
+  scheduler and kwok starting six pods a node) and every node advertising
+  `nvidia.com/gpu: 2` (the simulator's writes per node);
+* one-node change: a node's `nvidia.com/gpu.workload.config` flipped to `vm-passthrough`,
+  and the time from that patch to the operator's label patch on that node, both read from
+  the API server's audit log; the operator's other writes meanwhile;
+* quiet: the operator's write requests over a quiet period once converged;
+* what the machine spent: CPU seconds of each component (API server, etcd, controller
+  manager, scheduler, kwok, the operator, the simulator) while the fleet converged.
 
-Usage: python bench/operator_bench.py [--nodes 100 1000] [--quiet-seconds 60]
+Every time is taken from the API server's audit timestamps. kwok renews each node's Lease
+every quarter of `--node-lease-seconds` (240 s here, not the kubelet's 40 s: at 10,000 nodes
+that would be a thousand Lease writes a second, more than this machine's API server serves
+beside the benchmark).
+
+Usage: python bench/operator_bench.py [--nodes 1000 5000 10000] [--quiet-seconds 60 60 600]
 """
 
 from __future__ import annotations
@@ -22,15 +32,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gpuop.api.labels import WORKLOAD_LABEL
 from gpuop.controlplane import LocalCluster
-from gpuop.controlplane.audit import AuditMark, audit_entries, audit_mark, write_requests
-from gpuop.kube import ClusterPolicy, async_client, ops, sync_client
+from gpuop.controlplane.audit import WRITE_VERBS, AuditMark, audit_entries, audit_mark
+from gpuop.kube import async_client, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
 from gpuop.sim.hardware import NodeSpec, node_manifest
@@ -38,318 +55,423 @@ from gpuop.sim.registry import register_hardware
 
 OPERATOR_USER = "system:serviceaccount:gpu-operator:gpuop-operator"
 SIMULATOR_USER = "system:serviceaccount:gpu-operator:gpuop-simulator"
+BENCH_LABEL = "bench.gpuop.io/node"
+WRITE_CONCURRENCY = 32
+FLIPS = 5
 
 
-def audit_writes(path: Path, start: AuditMark, user: str) -> int:
-    return len(write_requests(path, start, user, leases=False))
+@dataclass(frozen=True)
+class Write:
+    """One completed write request, as the audit log has it."""
+
+    stamp: float
+    received: float
+    user: str
+    verb: str
+    resource: str
+    subresource: str
+    name: str
 
 
 def _stamp(value: str) -> float:
-    from datetime import datetime
-
     return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
-def audit_timeline(path: Path, start: AuditMark, names: set[str]) -> dict[str, float | None]:
-    """Seconds from the ClusterPolicy's creation to the operator's last node label patch and
-    its last DaemonSet write, read from the API server's own audit timestamps."""
-    created = last_label = last_daemonset = None
-    patched: set[str] = set()
+def writes_since(path: Path, start: AuditMark) -> list[Write]:
+    """Every completed write request from `start` on (one pass over the log)."""
+    found = []
     for entry in audit_entries(path, start):
-        if entry.get("stage") != "ResponseComplete":
+        if entry.get("stage") != "ResponseComplete" or entry.get("verb") not in WRITE_VERBS:
             continue
         ref = entry.get("objectRef") or {}
-        user = (entry.get("user") or {}).get("username")
-        stamp = _stamp(entry["stageTimestamp"])
-        if ref.get("resource") == "clusterpolicies" and entry.get("verb") == "create":
-            created = created or stamp
-        elif user == OPERATOR_USER and entry.get("verb") == "patch":
-            if (
-                ref.get("resource") == "nodes"
-                and not ref.get("subresource")
-                and ref.get("name") in names
-            ):
-                if ref["name"] not in patched:
-                    patched.add(ref["name"])
-                    if len(patched) == len(names):
-                        last_label = stamp
-            elif ref.get("resource") == "daemonsets":
-                last_daemonset = stamp
-    if created is None:
-        return {"labelled": None, "daemonsets": None}
-    return {
-        "labelled": None if last_label is None else round(last_label - created, 2),
-        "daemonsets": None if last_daemonset is None else round(last_daemonset - created, 2),
-    }
+        found.append(
+            Write(
+                stamp=_stamp(entry["stageTimestamp"]),
+                received=_stamp(entry["requestReceivedTimestamp"]),
+                user=str((entry.get("user") or {}).get("username")),
+                verb=str(entry["verb"]),
+                resource=str(ref.get("resource") or ""),
+                subresource=str(ref.get("subresource") or ""),
+                name=str(ref.get("name") or ""),
+            )
+        )
+    return found
 
 
-def last_write_before(
-    path: Path, start: AuditMark, user: str, resource: str, subresource: str, seen: float | None
-) -> float | None:
-    """Seconds from the ClusterPolicy's creation to `user`'s last write of `resource`'s
-    `subresource` before the moment a poll saw the result (None if never seen)."""
-    if seen is None:
+def by(writes: Iterable[Write], user: str) -> list[Write]:
+    """`user`'s writes, less leader election's Lease renewals."""
+    return [w for w in writes if w.user == user and w.resource != "leases"]
+
+
+def node_label_patches(writes: Iterable[Write]) -> list[Write]:
+    return [w for w in writes if w.resource == "nodes" and not w.subresource and w.verb == "patch"]
+
+
+def floor_seconds(writes: list[Write]) -> float | None:
+    """First request received to last response, over the bare label patches."""
+    patches = node_label_patches(writes)
+    if not patches:
         return None
-    created = last = None
-    for entry in audit_entries(path, start):
-        if entry.get("stage") != "ResponseComplete":
-            continue
-        ref = entry.get("objectRef") or {}
-        stamp = _stamp(entry["stageTimestamp"])
-        if ref.get("resource") == "clusterpolicies" and entry.get("verb") == "create":
-            created = created or stamp
-        elif (
-            (entry.get("user") or {}).get("username") == user
-            and entry.get("verb") == "patch"
-            and ref.get("resource") == resource
-            and ref.get("subresource") == subresource
-            and stamp <= seen
-        ):
-            last = stamp
-    return None if created is None or last is None else round(last - created, 2)
+    return round(max(w.stamp for w in patches) - min(w.received for w in patches), 2)
 
 
-def floor_from_audit(path: Path, start: AuditMark) -> float | None:
-    first = last = None
-    for entry in audit_entries(path, start):
-        ref = entry.get("objectRef") or {}
-        if (
-            entry.get("stage") == "ResponseComplete"
-            and entry.get("verb") == "patch"
-            and ref.get("resource") == "nodes"
-            and not ref.get("subresource")
-        ):
-            stamp = _stamp(entry["stageTimestamp"])
-            first = first if first is not None else _stamp(entry["requestReceivedTimestamp"])
-            last = stamp
-    return None if first is None or last is None else round(last - first, 2)
-
-
-async def floor_patches(kubeconfig: str, names: list[str], concurrency: int = 32) -> float:
+async def floor_patches(kubeconfig: str, names: list[str]) -> None:
     client = async_client(kubeconfig)
-    semaphore = asyncio.Semaphore(concurrency)
+    semaphore = asyncio.Semaphore(WRITE_CONCURRENCY)
 
     async def one(name: str) -> None:
         async with semaphore:
             await ops.patch_node_labels(client, name, {"bench.gpuop.io/floor": str(time.time_ns())})
 
-    started = time.monotonic()
     await asyncio.gather(*(one(n) for n in names))
-    elapsed = time.monotonic() - started
     await client.close()
-    return elapsed
+
+
+def measure_floor(cluster: LocalCluster, names: list[str]) -> float | None:
+    mark = audit_mark(cluster.audit_log_path)
+    asyncio.run(floor_patches(str(cluster.kubeconfig_path), names))
+    return floor_seconds(writes_since(cluster.audit_log_path, mark))
 
 
 def create_nodes(kubeconfig: str, names: list[str]) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
     client = sync_client(kubeconfig)
-    register_hardware(client, [NodeSpec(name, "A10", 2) for name in names], stack.NAMESPACE)
+    specs = [NodeSpec(name, "A10", 2, {BENCH_LABEL: "true"}) for name in names]
+    register_hardware(client, specs, stack.NAMESPACE)
 
-    def make(name: str) -> None:
-        if ops.get_node(client, name) is None:
-            ops.create_node(client, node_manifest(NodeSpec(name, "A10", 2)))
+    def make(spec: NodeSpec) -> None:
+        ops.create_node(client, node_manifest(spec))
 
     with ThreadPoolExecutor(16) as pool:
-        list(pool.map(make, names))
+        list(pool.map(make, specs))
 
 
-def delete_nodes(kubeconfig: str, names: list[str]) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
-    client = sync_client(kubeconfig)
-    with ThreadPoolExecutor(16) as pool:
-        list(pool.map(lambda n: ops.delete_node(client, n), names))
-
-
-def wait_for_operand_pods_gone(kubeconfig: str, timeout: float = 600) -> None:
-    """The next size starts on a clean cluster, not beside thousands of pods being deleted."""
-    from lightkube.resources.core_v1 import Pod
-
-    client = sync_client(kubeconfig)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        left = sum(1 for _ in client.list(Pod, namespace="gpu-operator"))
-        if not left:
-            return
-        print(f"  waiting for {left} operand pods to go", file=sys.stderr)
-        time.sleep(5)
-
-
-def snapshot(kubeconfig: str, names: set[str]) -> tuple[int, int]:
-    """(nodes with the container deploy labels, nodes advertising nvidia.com/gpu: 2)."""
-    client = sync_client(kubeconfig)
-    labelled = advertising = 0
-    for node in ops.list_nodes(client, {"bench.gpuop.io/node": "true"}):
-        if node["metadata"]["name"] not in names:
-            continue
-        labels = node["metadata"].get("labels") or {}
-        if labels.get("nvidia.com/gpu.deploy.device-plugin") == "true":
-            labelled += 1
+def advertising_nodes(kubeconfig: str, names: set[str]) -> int:
+    """Nodes advertising exactly `nvidia.com/gpu: 2`."""
+    advertising = 0
+    for node in ops.list_nodes(sync_client(kubeconfig), {BENCH_LABEL: "true"}):
         allocatable = (node.get("status") or {}).get("allocatable") or {}
         gpus = {k: v for k, v in allocatable.items() if is_gpu_resource(k)}
-        if gpus == {"nvidia.com/gpu": "2"}:
-            advertising += 1
-    return labelled, advertising
+        advertising += node["metadata"]["name"] in names and gpus == {"nvidia.com/gpu": "2"}
+    return advertising
 
 
-def run_one(cluster: LocalCluster, count: int, quiet_seconds: float, work: Path) -> dict[str, Any]:
+def operand_pods(kubeconfig: str) -> tuple[int, int]:
+    """(operand pods, those Ready) in the operator's namespace."""
+    total = ready = 0
+    for pod in ops.list_pods_sync(sync_client(kubeconfig), stack.NAMESPACE):
+        total += 1
+        conditions = (pod.get("status") or {}).get("conditions") or []
+        ready += any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    return total, ready
+
+
+def memory_kib(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM (the peak) of `pid`, in KiB."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            found[key] = int(value.split()[0])
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_by_process(cluster: LocalCluster, extra: dict[str, int]) -> dict[str, float]:
+    pids = {c.name: c.pid for c in cluster.status().components if c.pid is not None}
+    pids.update(extra)
+    return {name: cpu_seconds(pid) for name, pid in pids.items()}
+
+
+def wait_converged(
+    kubeconfig: str, names: set[str], started: float, timeout: float
+) -> tuple[float | None, float | None]:
+    """Wall-clock times at which the ClusterPolicy was seen ready and every node seen
+    advertising (None: not within `timeout`). Polls lightly (a GET every 2 s, a node list
+    every 10 s) so as not to load the API server it measures."""
+    ready_seen = advertised_seen = None
+    next_node_poll = started
+    while time.monotonic() < started + timeout:
+        policy = stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}
+        if ready_seen is None and (policy.get("status") or {}).get("state") == "ready":
+            ready_seen = time.time()
+        if advertised_seen is None and time.monotonic() >= next_node_poll:
+            next_node_poll = time.monotonic() + 10
+            if advertising_nodes(kubeconfig, names) == len(names):
+                advertised_seen = time.time()
+        if advertised_seen is not None and ready_seen is not None:
+            break
+        time.sleep(2.0)
+    return ready_seen, advertised_seen
+
+
+def last_before(writes: list[Write], seen: float | None, created: float) -> float | None:
+    """Seconds from `created` to the last of `writes` before a poll saw their effect."""
+    before = [w.stamp for w in writes if seen is not None and w.stamp <= seen]
+    return round(max(before) - created, 2) if before else None
+
+
+def flip_one_node(cluster: LocalCluster, name: str, timeout: float = 30) -> dict[str, Any]:
+    """Flip `name` to vm-passthrough; the operator's answer and what else it wrote."""
+    path = cluster.audit_log_path
+    mark = audit_mark(path)
+    client = sync_client(str(cluster.kubeconfig_path))
+    ops.patch_node_sync(client, name, labels={WORKLOAD_LABEL: "vm-passthrough"})
+    deadline = time.monotonic() + timeout
+    answered = None
+    while answered is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+        writes = writes_since(path, mark)
+        flip = next((w for w in node_label_patches(writes) if w.name == name), None)
+        answer = [w for w in node_label_patches(by(writes, OPERATOR_USER)) if w.name == name]
+        if flip is not None and answer:
+            answered = round(answer[0].stamp - flip.stamp, 3)
+    # What the operator wrote in the five seconds after: the node, its status, nothing else.
+    time.sleep(5)
+    writes = by(writes_since(path, mark), OPERATOR_USER)
+    return {
+        "latency_seconds": answered,
+        "node_patches": len(node_label_patches(writes)),
+        "status_writes": sum(w.resource == "clusterpolicies" for w in writes),
+        "other_writes": sum(w.resource not in ("nodes", "clusterpolicies") for w in writes),
+    }
+
+
+def timed_collect(kubeconfig: str, out: Path) -> dict[str, Any]:
+    """`gpuop collect` over the converged fleet, in its own process: time and peak memory."""
+    started = time.monotonic()
+    with (out.parent / f"{out.name}.log").open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gpuop", "collect", "-d", str(out), "--kubeconfig", kubeconfig],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    size = sum(f.stat().st_size for f in out.glob("*") if f.is_file())
+    return {
+        "seconds": round(time.monotonic() - started, 2),
+        "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
+        "bundle_mb": round(size / 1e6, 1),
+        "exit": process.returncode,
+    }
+
+
+def run_one(
+    cluster: LocalCluster, count: int, quiet_seconds: float, ready_timeout: float, work: Path
+) -> dict[str, Any]:
+    def say(line: str) -> None:
+        print(f"[{count}] {line}", file=sys.stderr, flush=True)
+
+    cluster.down()
+    cluster.up(progress=say)
     kubeconfig = str(cluster.kubeconfig_path)
     audit = cluster.audit_log_path
-    names = [f"bench-{count}-{i:05d}" for i in range(count)]
-    print(f"[{count}] creating {count} simulated nodes", file=sys.stderr)
-    client = sync_client(kubeconfig)
-    from gpuop.sim.hardware import NodeSpec as Spec
+    stack.install_crd(kubeconfig)
+    names = [f"bench-{i:05d}" for i in range(count)]
+    say(f"creating {count} simulated nodes")
+    create_nodes(kubeconfig, names)
+    floor = measure_floor(cluster, names)
+    say(f"floor: {count} node label patches in {floor}s")
 
-    register_hardware(client, [Spec(name, "A10", 2) for name in names], stack.NAMESPACE)
-
-    def make(name: str) -> None:
-        manifest = node_manifest(Spec(name, "A10", 2, {"bench.gpuop.io/node": "true"}))
-        if ops.get_node(client, name) is None:
-            ops.create_node(client, manifest)
-
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(16) as pool:
-        list(pool.map(make, names))
-
-    floor_offset = audit_mark(audit)
-    floor = asyncio.run(floor_patches(kubeconfig, names))
-    floor_server = floor_from_audit(audit, floor_offset)
-    print(f"[{count}] floor: {count} node patches in {floor:.2f}s", file=sys.stderr)
-
-    operator_kubeconfig = stack.install_operator_access(kubeconfig, work)
-    operator = stack.start_operator(operator_kubeconfig, work / f"logs-{count}")
-    simulator_kubeconfig = stack.install_simulator_access(kubeconfig, work)
+    logs = work / f"logs-{count}"
+    operator = stack.start_operator(stack.install_operator_access(kubeconfig, work), logs)
     simulator = stack.start_simulator(
-        str(simulator_kubeconfig), work / f"logs-{count}", work / f"hosts-{count}"
+        str(stack.install_simulator_access(kubeconfig, work)), logs, work / f"hosts-{count}"
     )
     try:
         deadline = time.monotonic() + 300
         while "ready: watching" not in operator.log_path.read_text(errors="replace"):
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or not operator.alive():
                 raise SystemExit("the operator did not become ready:\n" + operator.log_tail())
             time.sleep(0.2)
-        # The same floor again with gpuop's two controllers watching every node (no
-        # ClusterPolicy yet, so neither writes): the API server now also streams each change
-        # to them, as it will while the operator labels.
-        watched_offset = audit_mark(audit)
-        asyncio.run(floor_patches(kubeconfig, names))
-        floor_watched = floor_from_audit(audit, watched_offset)
-        print(f"[{count}] floor with gpuop watching: {floor_watched}s", file=sys.stderr)
+        # The floor again with gpuop's two controllers watching every node (no ClusterPolicy
+        # yet, so neither writes): the API server also streams each change to them now.
+        floor_watched = measure_floor(cluster, names)
+        say(f"floor with gpuop watching: {floor_watched}s")
         time.sleep(5)
-        start_offset = audit_mark(audit)
+        idle_memory = memory_kib(operator.popen.pid)
+        processes = {"operator": operator.popen.pid, "simulator": simulator.popen.pid}
+        cpu_before = cpu_by_process(cluster, processes)
+        start = audit_mark(audit)
         started = time.monotonic()
-        policy = stack.lab_policy(sandbox=False)
-        stack.apply_cluster_policy(kubeconfig, policy)
-        wanted = set(names)
-        advertised_seen = ready_seen = None
-        deadline = started + max(300, count * 0.9)
-        next_node_poll = started
-        # Light polling (one GET every 2 s, one node list every 10 s) so that the measuring
-        # does not load the API server it measures; exact times come from the audit log.
-        while time.monotonic() < deadline:
-            state = (
-                (stack.get_cluster_policy(kubeconfig, "cluster-policy") or {}).get("status") or {}
-            ).get("state")
-            if ready_seen is None and state == "ready":
-                ready_seen = time.time()
-            if advertised_seen is None and time.monotonic() >= next_node_poll:
-                next_node_poll = time.monotonic() + 10
-                if snapshot(kubeconfig, wanted)[1] == count:
-                    advertised_seen = time.time()
-            if advertised_seen is not None and ready_seen is not None:
-                break
-            time.sleep(2.0)
-        operator_writes = audit_writes(audit, start_offset, OPERATOR_USER)
-        timeline = audit_timeline(audit, start_offset, set(names))
-        simulator_writes = audit_writes(audit, start_offset, SIMULATOR_USER)
-        quiet_offset = audit_mark(audit)
+        stack.apply_cluster_policy(kubeconfig, stack.lab_policy(sandbox=True))
+        say("ClusterPolicy created; waiting for every operand pod Ready")
+        ready_seen, advertised_seen = wait_converged(kubeconfig, set(names), started, ready_timeout)
+        converge_wall = time.monotonic() - started
+        cpu_after = cpu_by_process(cluster, processes)
+        writes = writes_since(audit, start)
+        pods, pods_ready = operand_pods(kubeconfig)
+        say(f"ready: {ready_seen is not None}; operand pods {pods_ready}/{pods} Ready")
+
+        flips = [
+            flip_one_node(cluster, names[(i * 2 + 1) * count // (2 * FLIPS)]) for i in range(FLIPS)
+        ]
+        say(f"one-node flips: {[f['latency_seconds'] for f in flips]}")
+        quiet = audit_mark(audit)
         time.sleep(quiet_seconds)
-        quiet_writes = audit_writes(audit, quiet_offset, OPERATOR_USER)
+        quiet_writes = len(by(writes_since(audit, quiet), OPERATOR_USER))
+        peak_memory = memory_kib(operator.popen.pid)
+        collect = timed_collect(kubeconfig, work / f"collect-{count}")
+        say(f"collect: {collect}")
     finally:
         operator.stop()
         simulator.stop()
-    stack.delete_cluster_policy(kubeconfig, "cluster-policy")
-    wait_for_operand_pods_gone(kubeconfig)
-    result = {
+
+    created = next(
+        w.stamp for w in writes if w.resource == "clusterpolicies" and w.verb == "create"
+    )
+    operator_writes = by(writes, OPERATOR_USER)
+    wanted = set(names)
+    first_patch: dict[str, float] = {}
+    for w in node_label_patches(operator_writes):
+        if w.name in wanted:
+            first_patch.setdefault(w.name, w.stamp)
+    labelled = round(max(first_patch.values()) - created, 2) if len(first_patch) == count else None
+    daemonsets = [w.stamp for w in operator_writes if w.resource == "daemonsets"]
+    latencies = sorted(f["latency_seconds"] for f in flips if f["latency_seconds"] is not None)
+    cpu = {name: round(cpu_after[name] - cpu_before.get(name, 0.0), 1) for name in cpu_after}
+    return {
         "nodes": count,
-        "floor_seconds": round(floor, 2),
-        "floor_seconds_server": floor_server,
-        "labelled_seconds_server": timeline["labelled"],
-        "daemonsets_seconds_server": timeline["daemonsets"],
-        "ratio_server": None
-        if not floor_server or timeline["labelled"] is None
-        else round(timeline["labelled"] / floor_server, 2),
-        "floor_watched_seconds_server": floor_watched,
+        "floor_seconds": floor,
+        "floor_watched_seconds": floor_watched,
+        "labelled_seconds": labelled,
+        "ratio": None if not floor or labelled is None else round(labelled / floor, 2),
         "ratio_watched": None
-        if not floor_watched or timeline["labelled"] is None
-        else round(timeline["labelled"] / floor_watched, 2),
-        "advertising_seconds_server": last_write_before(
-            audit, start_offset, SIMULATOR_USER, "nodes", "status", advertised_seen
+        if not floor_watched or labelled is None
+        else round(labelled / floor_watched, 2),
+        "daemonsets_seconds": round(max(daemonsets) - created, 2) if daemonsets else None,
+        "ready_seconds": last_before(
+            [w for w in operator_writes if w.resource == "clusterpolicies"], ready_seen, created
         ),
-        "ready_seconds_server": last_write_before(
-            audit, start_offset, OPERATOR_USER, "clusterpolicies", "status", ready_seen
+        "advertising_seconds": last_before(
+            [w for w in by(writes, SIMULATOR_USER) if w.subresource == "status"],
+            advertised_seen,
+            created,
         ),
-        "operator_writes": operator_writes,
-        "operator_writes_per_node": round(operator_writes / count, 3),
-        "simulator_writes": simulator_writes,
-        "simulator_writes_per_node": round(simulator_writes / count, 3),
+        "operand_pods": pods,
+        "operand_pods_ready": pods_ready,
+        "operator_writes": len(operator_writes),
+        "operator_writes_per_node": round(len(operator_writes) / count, 3),
+        "status_writes": sum(w.resource == "clusterpolicies" for w in operator_writes),
+        "simulator_writes_per_node": round(len(by(writes, SIMULATOR_USER)) / count, 3),
+        "operator_rss_idle_mib": round(idle_memory["VmRSS"] / 1024, 1),
+        "operator_rss_peak_mib": round(peak_memory["VmHWM"] / 1024, 1),
+        "flip_latency_median": latencies[len(latencies) // 2] if latencies else None,
+        "flip_latency_max": latencies[-1] if latencies else None,
+        "flip_answered": len(latencies),
+        "flip_writes": flips,
         "quiet_seconds": quiet_seconds,
         "operator_writes_while_quiet": quiet_writes,
+        "converge_wall_seconds": round(converge_wall, 1),
+        "cpu_seconds": cpu,
+        "collect": collect,
     }
-    delete_nodes(kubeconfig, names)
-    return result
+
+
+def print_table(results: list[dict[str, Any]]) -> None:
+    print("\nSeconds from the ClusterPolicy's creation, from the API server's audit timestamps:")
+    print(
+        "nodes  floor  watched  labelled  ratio  ratio(w)  daemonsets  ready  advertising"
+        "  op writes/node  status writes  sim writes/node"
+    )
+    for r in results:
+        print(
+            f"{r['nodes']:>5}  {r['floor_seconds']!s:>5}  {r['floor_watched_seconds']!s:>7}"
+            f"  {r['labelled_seconds']!s:>8}  {r['ratio']!s:>5}  {r['ratio_watched']!s:>8}"
+            f"  {r['daemonsets_seconds']!s:>10}  {r['ready_seconds']!s:>5}"
+            f"  {r['advertising_seconds']!s:>11}  {r['operator_writes_per_node']:>14}"
+            f"  {r['status_writes']:>13}  {r['simulator_writes_per_node']:>15}"
+        )
+    print(
+        "\nnodes  rss idle MiB  rss peak MiB  flip latency s (median, max, answered)"
+        "  writes per flip (node, status, other)  quiet writes (s)"
+    )
+    for r in results:
+        per_flip = {
+            key: max(f[key] for f in r["flip_writes"])
+            for key in ("node_patches", "status_writes", "other_writes")
+        }
+        print(
+            f"{r['nodes']:>5}  {r['operator_rss_idle_mib']:>12}  {r['operator_rss_peak_mib']:>12}"
+            f"  {r['flip_latency_median']!s:>6}, {r['flip_latency_max']!s}, "
+            f"{r['flip_answered']}/{FLIPS}"
+            f"{'':>24}{per_flip['node_patches']}, {per_flip['status_writes']},"
+            f" {per_flip['other_writes']}"
+            f"{'':>12}{r['operator_writes_while_quiet']} ({r['quiet_seconds']:g})"
+        )
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        growth = (last["operator_rss_peak_mib"] - first["operator_rss_peak_mib"]) / (
+            (last["nodes"] - first["nodes"]) / 1000
+        )
+        print(
+            f"\noperator peak memory grows {growth:.1f} MiB per 1,000 nodes"
+            f" ({first['nodes']} to {last['nodes']} nodes)"
+        )
+    print("\nnodes  collect s  collect peak RSS MiB  bundle MB")
+    for r in results:
+        c = r["collect"]
+        print(f"{r['nodes']:>5}  {c['seconds']:>9}  {c['peak_rss_mib']:>20}  {c['bundle_mb']:>9}")
+    print("\nCPU seconds while the fleet converged (two cores: 2 s of CPU per second of wall):")
+    for r in results:
+        cpu = sorted(r["cpu_seconds"].items(), key=lambda item: -item[1])
+        share = sum(r["cpu_seconds"].values()) / (2 * r["converge_wall_seconds"])
+        print(
+            f"{r['nodes']:>5}  over {r['converge_wall_seconds']}s ({share:.0%} of the machine):  "
+            + ", ".join(f"{name} {seconds}" for name, seconds in cpu)
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--nodes", type=int, nargs="+", default=[100, 1000])
-    parser.add_argument("--quiet-seconds", type=float, default=60.0)
-    parser.add_argument("--cluster-name", default="bench")
+    parser.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000, 10000])
     parser.add_argument(
-        "--keep-logs", type=Path, default=None, help="keep operator and simulator logs here"
+        "--quiet-seconds",
+        type=float,
+        nargs="+",
+        default=[60.0],
+        help="one per size, or one for all; the last repeats (e.g. 60 60 600)",
     )
+    parser.add_argument(
+        "--ready-timeout",
+        type=float,
+        default=None,
+        help="seconds to wait for every operand pod Ready (default: 300 or 0.3 s a node)",
+    )
+    parser.add_argument("--node-lease-seconds", type=int, default=240)
+    parser.add_argument("--cluster-name", default="bench")
+    parser.add_argument("--keep-logs", type=Path, default=None, help="keep gpuop's logs here")
     args = parser.parse_args()
-    cluster = LocalCluster(args.cluster_name)
-    cluster.up(progress=lambda line: print(line, file=sys.stderr))
-    stack.install_crd(str(cluster.kubeconfig_path))
+    cluster = LocalCluster(args.cluster_name, node_lease_seconds=args.node_lease_seconds)
+    quiet = [*args.quiet_seconds, *[args.quiet_seconds[-1]] * len(args.nodes)]
     results = []
-    with tempfile.TemporaryDirectory(prefix="gpuop-bench-") as tmp:
-        work = args.keep_logs or Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        for count in args.nodes:
-            results.append(run_one(cluster, count, args.quiet_seconds, work))
-            print(json.dumps(results[-1]), flush=True)
-    print(
-        "\nFrom the API server's audit timestamps, in seconds after the ClusterPolicy was created:"
-    )
-    print(
-        "nodes  floor  watched  labelled  ratio  ratio(w)  daemonsets  ready  advertising"
-        "  op writes/node  sim writes/node  quiet writes (s)"
-    )
-    for r in results:
-        print(
-            f"{r['nodes']:>5}  {r['floor_seconds_server']!s:>5}"
-            f"  {r['floor_watched_seconds_server']!s:>7}  {r['labelled_seconds_server']!s:>8}"
-            f"  {r['ratio_server']!s:>5}  {r['ratio_watched']!s:>8}"
-            f"  {r['daemonsets_seconds_server']!s:>10}"
-            f"  {r['ready_seconds_server']!s:>5}  {r['advertising_seconds_server']!s:>11}"
-            f"  {r['operator_writes_per_node']:>14}  {r['simulator_writes_per_node']:>15}"
-            f"  {r['operator_writes_while_quiet']:>5} ({r['quiet_seconds']:g})"
-        )
+    try:
+        with tempfile.TemporaryDirectory(prefix="gpuop-bench-") as tmp:
+            work = args.keep_logs or Path(tmp)
+            work.mkdir(parents=True, exist_ok=True)
+            for count, quiet_seconds in zip(args.nodes, quiet, strict=False):
+                timeout = args.ready_timeout or max(300.0, 0.3 * count)
+                results.append(run_one(cluster, count, quiet_seconds, timeout, work))
+                print(json.dumps(results[-1]), flush=True)
+    finally:
+        cluster.down()
+    print_table(results)
     print(
         "\nfloor: N bare node label patches from one client (concurrency 32); watched: the"
         " same with the operator and the simulator running (and watching every node);"
         " labelled: the operator's last first-time node patch; ratio, ratio(w): labelled /"
-        " floor, labelled / watched; ready: the status"
-        " write that said ready (bounded by the DaemonSet controller and kwok starting every"
-        " operand pod); advertising: the simulator's last node status patch before every node"
-        " advertised nvidia.com/gpu: 2."
+        " floor, labelled / watched; ready: the status write that said ready (bounded by the"
+        " DaemonSet controller, the scheduler and kwok starting every operand pod);"
+        " advertising: the simulator's last node status patch before every node advertised"
+        " nvidia.com/gpu: 2; flip: a node's workload label set to vm-passthrough, to the"
+        " operator's label patch on it."
     )
-    _ = ClusterPolicy
 
 
 if __name__ == "__main__":
