@@ -156,13 +156,27 @@ def advertising_nodes(kubeconfig: str, names: set[str]) -> int:
 
 
 def operand_pods(kubeconfig: str) -> tuple[int, int]:
-    """(operand pods, those Ready) in the operator's namespace."""
+    """(operand pods, those Ready) in the operator's namespace, listed in pages."""
+    from lightkube.resources.core_v1 import Pod
+
     total = ready = 0
-    for pod in ops.list_pods_sync(sync_client(kubeconfig), stack.NAMESPACE):
+    client = sync_client(kubeconfig, timeout=300)
+    for pod in client.list(Pod, namespace=stack.NAMESPACE, chunk_size=500):
         total += 1
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        ready += any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        conditions = (pod.status.conditions if pod.status else None) or []
+        ready += any(c.type == "Ready" and c.status == "True" for c in conditions)
     return total, ready
+
+
+def wait_labelled(kubeconfig: str, count: int, started: float, timeout: float) -> None:
+    """Until every bench node carries the operator's device-plugin deploy label (polled
+    every 5 s), then 10 s more for the DaemonSets and the status that follow."""
+    selector = {BENCH_LABEL: "true", "nvidia.com/gpu.deploy.device-plugin": "true"}
+    while time.monotonic() < started + timeout:
+        time.sleep(5)
+        if len(ops.list_nodes(sync_client(kubeconfig, timeout=300), selector)) == count:
+            break
+    time.sleep(10)
 
 
 def memory_kib(pid: int) -> dict[str, int]:
@@ -261,7 +275,12 @@ def timed_collect(kubeconfig: str, out: Path) -> dict[str, Any]:
 
 
 def run_one(
-    cluster: LocalCluster, count: int, quiet_seconds: float, ready_timeout: float, work: Path
+    cluster: LocalCluster,
+    count: int,
+    quiet_seconds: float,
+    ready_timeout: float,
+    work: Path,
+    operand_pods_made: bool,
 ) -> dict[str, Any]:
     def say(line: str) -> None:
         print(f"[{count}] {line}", file=sys.stderr, flush=True)
@@ -299,8 +318,15 @@ def run_one(
         start = audit_mark(audit)
         started = time.monotonic()
         stack.apply_cluster_policy(kubeconfig, stack.lab_policy(sandbox=True))
-        say("ClusterPolicy created; waiting for every operand pod Ready")
-        ready_seen, advertised_seen = wait_converged(kubeconfig, set(names), started, ready_timeout)
+        if operand_pods_made:
+            say("ClusterPolicy created; waiting for every operand pod Ready")
+            ready_seen, advertised_seen = wait_converged(
+                kubeconfig, set(names), started, ready_timeout
+            )
+        else:
+            say("ClusterPolicy created; waiting for every node labelled (no operand pods)")
+            wait_labelled(kubeconfig, count, started, ready_timeout)
+            ready_seen = advertised_seen = None
         converge_wall = time.monotonic() - started
         cpu_after = cpu_by_process(cluster, processes)
         writes = writes_since(audit, start)
@@ -445,10 +471,21 @@ def main() -> None:
         help="seconds to wait for every operand pod Ready (default: 300 or 0.3 s a node)",
     )
     parser.add_argument("--node-lease-seconds", type=int, default=240)
+    parser.add_argument(
+        "--without-operand-pods",
+        action="store_true",
+        help="run the controller manager without its DaemonSet controller: the operator"
+        " labels and writes DaemonSets, but no operand pod is made (the operator alone,"
+        " without the six pods a node that this machine's control plane starts slowly)",
+    )
     parser.add_argument("--cluster-name", default="bench")
     parser.add_argument("--keep-logs", type=Path, default=None, help="keep gpuop's logs here")
     args = parser.parse_args()
-    cluster = LocalCluster(args.cluster_name, node_lease_seconds=args.node_lease_seconds)
+    cluster = LocalCluster(
+        args.cluster_name,
+        node_lease_seconds=args.node_lease_seconds,
+        disabled_controllers=("daemonset-controller",) if args.without_operand_pods else (),
+    )
     quiet = [*args.quiet_seconds, *[args.quiet_seconds[-1]] * len(args.nodes)]
     results = []
     try:
@@ -457,7 +494,11 @@ def main() -> None:
             work.mkdir(parents=True, exist_ok=True)
             for count, quiet_seconds in zip(args.nodes, quiet, strict=False):
                 timeout = args.ready_timeout or max(300.0, 0.3 * count)
-                results.append(run_one(cluster, count, quiet_seconds, timeout, work))
+                results.append(
+                    run_one(
+                        cluster, count, quiet_seconds, timeout, work, not args.without_operand_pods
+                    )
+                )
                 print(json.dumps(results[-1]), flush=True)
     finally:
         cluster.down()

@@ -16,6 +16,7 @@ from gpuop.api.labels import (
     VGPU_CONFIG_LABEL,
     VGPU_CONFIG_STATE_LABEL,
 )
+from gpuop.api.notices import NoticeCode
 from gpuop.api.resources import KIND_CONFIG, MIG_RESOURCE_PREFIX, PLUGIN_KINDS, plugin_daemonset
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.planner import NodePlan
@@ -253,7 +254,7 @@ def check_advertised(
         context = [
             n.message
             for n in plan.notices
-            if n.code in ("VfioManagerNotRunning", "VgpuManagerNotRunning")
+            if n.code in (NoticeCode.VFIO_MANAGER_NOT_RUNNING, NoticeCode.VGPU_MANAGER_NOT_RUNNING)
         ]
         extra = f" ({'; '.join(context)})" if context else ""
         ctx.add(

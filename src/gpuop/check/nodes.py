@@ -22,6 +22,7 @@ from gpuop.api.labels import (
     VGPU_CONFIG_STATE_LABEL,
     WORKLOAD_LABEL,
 )
+from gpuop.api.notices import NoticeCode
 from gpuop.api.resources import PLUGIN_KINDS, plugin_daemonset
 from gpuop.api.wording import listed
 from gpuop.catalog import WORKLOAD_CONFIGS, WorkloadConfig, operand_table
@@ -43,20 +44,25 @@ from gpuop.policy import ResolvedPolicy
 
 # Planner notices that are findings of their own; the rest explain other findings.
 _NOTICE_RULES = {
-    "WorkloadLabelIgnored": "GPU101",
-    "InvalidWorkloadLabel": "GPU102",
-    "BadInventory": "GPU103",
-    "UnknownInventory": "GPU104",
-    "VgpuConfigInfeasible": "GPU105",
-    "InventoryConflict": "GPU106",
-    "PartialVgpuCards": "GPU107",
-    "InvalidResourceName": "GPU208",
-    "UnknownPciDevice": "GPU209",
+    NoticeCode.WORKLOAD_LABEL_IGNORED: "GPU101",
+    NoticeCode.INVALID_WORKLOAD_LABEL: "GPU102",
+    NoticeCode.BAD_INVENTORY: "GPU103",
+    NoticeCode.UNKNOWN_INVENTORY: "GPU104",
+    NoticeCode.VGPU_CONFIG_INFEASIBLE: "GPU105",
+    NoticeCode.INVENTORY_CONFLICT: "GPU106",
+    NoticeCode.PARTIAL_VGPU_CARDS: "GPU107",
+    NoticeCode.INVALID_RESOURCE_NAME: "GPU208",
+    NoticeCode.UNKNOWN_PCI_DEVICE: "GPU209",
 }
 # Notices about the GPU Operator's own labels: no finding where it does not manage the node.
 _OPERATOR_NOTICES = frozenset({"GPU101", "GPU102", "GPU105", "GPU107"})
 _CONTEXT_NOTICES = frozenset(
-    {"VfioManagerNotRunning", "VgpuManagerNotRunning", "OperandHeld", "VgpuCardsUntouched"}
+    {
+        NoticeCode.VFIO_MANAGER_NOT_RUNNING,
+        NoticeCode.VGPU_MANAGER_NOT_RUNNING,
+        NoticeCode.OPERAND_HELD,
+        NoticeCode.VGPU_CARDS_UNTOUCHED,
+    }
 )
 
 
@@ -304,7 +310,7 @@ def _check_gpu_node(
     mismatch = check_advertised(ctx, info, plan, policy, explained=in_progress or zero)
     if pci_notice and not mismatch:
         for notice in plan.notices:
-            if notice.code == "UnknownPciDevice":
+            if notice.code == NoticeCode.UNKNOWN_PCI_DEVICE:
                 ctx.add(
                     "GPU209",
                     "Node",

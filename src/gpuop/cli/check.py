@@ -203,7 +203,10 @@ def write_bundle(collected: Any, directory: Path, context: str | None) -> list[P
             continue
         path = directory / file_name
         document = {"apiVersion": api_version, "kind": f"{kind}List", "items": items}
-        path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+        # Written as it is encoded: a fleet's pods are never one string in memory.
+        with path.open("w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=1)
+            handle.write("\n")
         files[kind] = {"file": file_name, "count": len(items)}
         written.append(path)
     manifest = {

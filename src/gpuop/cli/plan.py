@@ -18,6 +18,7 @@ from gpuop.api.labels import (
     VGPU_CONFIG_LABEL,
     WORKLOAD_LABEL,
 )
+from gpuop.api.notices import NoticeCode
 from gpuop.api.wording import listed
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
 from gpuop.cli.common import (
@@ -60,7 +61,7 @@ DEFAULT_NODE_NAME = "gpu-node"
 _POLICY_COMMAND = "gpuop plan --policy"
 EXIT_PLAN_ERRORS = 1
 # Notices the text output already states in their own section (workload, vGPU config).
-_SAID_ABOVE = frozenset({"WorkloadLabelIgnored", "VgpuConfigInfeasible"})
+_SAID_ABOVE = frozenset({NoticeCode.WORKLOAD_LABEL_IGNORED, NoticeCode.VGPU_CONFIG_INFEASIBLE})
 MUST_NOT_SHOWN = 6
 _INVENTORY_SOURCES = {
     "annotation": f"the {INVENTORY_ANNOTATION} annotation",
@@ -223,7 +224,7 @@ def render_text(
     workload = result.workload
     out.append("")
     out.append(heading(f"Workload config: {workload.config or 'none'}") + f" ({workload.reason})")
-    ignored = [n for n in result.notices if n.code == "WorkloadLabelIgnored"]
+    ignored = [n for n in result.notices if n.code == NoticeCode.WORKLOAD_LABEL_IGNORED]
     # The notice repeats the workload message: said here once, with its severity.
     out.append(
         f"  {ignored[0].severity}: {workload.message}" if ignored else f"  {workload.message}"

@@ -113,15 +113,18 @@ class LocalCluster:
         state_root_dir: Path | None = None,
         *,
         node_lease_seconds: int = NODE_LEASE_SECONDS,
+        disabled_controllers: tuple[str, ...] = (),
     ):
         """`node_lease_seconds`: how long kwok's node Leases last (renewed every quarter of
-        it); it must stay below the controller manager's grace period, or nodes go NotReady."""
+        it); it must stay below the controller manager's grace period, or nodes go NotReady.
+        `disabled_controllers`: controller manager controllers to leave off."""
         if not 4 <= node_lease_seconds < NODE_MONITOR_GRACE_SECONDS:
             raise ValueError(
                 f"node_lease_seconds must be 4 to {NODE_MONITOR_GRACE_SECONDS - 1},"
                 f" not {node_lease_seconds}"
             )
         self.node_lease_seconds = node_lease_seconds
+        self.disabled_controllers = disabled_controllers
         self.name = validate_cluster_name(name)
         root = (state_root_dir or state_root()).expanduser().resolve()
         self.dir = cluster_dir(name, root)
@@ -367,7 +370,9 @@ class LocalCluster:
         write_component_files(self.dir, self.name, self.kubeconfig_path, ports)
 
     def _argv(self, bins: Binaries, ports: dict[str, int]) -> dict[str, list[str]]:
-        return component_argv(self.dir, self.name, bins, ports, self.node_lease_seconds)
+        return component_argv(
+            self.dir, self.name, bins, ports, self.node_lease_seconds, self.disabled_controllers
+        )
 
     def _pick_ports(self, api_port: int | None) -> dict[str, int]:
         names = [ETCD, "etcd-peer", KCM, SCHEDULER, KWOK]

@@ -69,8 +69,11 @@ def component_argv(
     bins: Binaries,
     ports: dict[str, int],
     node_lease_seconds: int = NODE_LEASE_SECONDS,
+    disabled_controllers: tuple[str, ...] = (),
 ) -> dict[str, list[str]]:
-    """Each component's command line, for the cluster whose state is in `directory`."""
+    """Each component's command line, for the cluster whose state is in `directory`;
+    `disabled_controllers` are controller manager controllers left off (a benchmark of the
+    operator alone turns off `daemonset-controller`: no operand pods are made)."""
     pki = ClusterPki(directory / "pki")
     etcd_url = f"http://{LOOPBACK}:{ports[ETCD]}"
     peer_url = f"http://{LOOPBACK}:{ports['etcd-peer']}"
@@ -141,6 +144,7 @@ def component_argv(
             "--kube-api-qps=200",
             "--kube-api-burst=400",
             "--concurrent-daemonset-syncs=4",
+            "--controllers=" + ",".join(["*", *(f"-{c}" for c in disabled_controllers)]),
             # kwok renews a thousand node leases from one process; on a busy machine some
             # renewals come late, and the default 50 s grace would mark those nodes
             # NotReady and their pods not Ready, which no kubelet is there to undo.

@@ -58,6 +58,8 @@ class Collected:
     """Objects by kind, and the kinds that could not be read (with the reason)."""
 
     objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # kind -> how many the server listed, kept or not.
+    listed: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     collected_at: str = ""
 
@@ -136,9 +138,12 @@ def collect(
     result = Collected(collected_at=moment.strftime("%Y-%m-%dT%H:%M:%SZ"))
     daemonset_names = frozenset(op.daemonset for op in operand_table().operands)
 
-    def listed(kind: str) -> list[dict[str, Any]]:
-        read = read_kinds(client, [kind], progress=say)
+    def listed(
+        kind: str, keep: Callable[[dict[str, Any]], bool] | None = None
+    ) -> list[dict[str, Any]]:
+        read = read_kinds(client, [kind], progress=say, keep=None if keep is None else {kind: keep})
         result.skipped.extend(read.skipped)
+        result.listed[kind] = read.listed.get(kind, 0)
         return read.objects
 
     nodes = listed("Node")
@@ -148,40 +153,39 @@ def collect(
     result.objects["ClusterPolicy"] = policies
     result.objects["KubeVirt"] = listed("KubeVirt")
     result.objects["HyperConverged"] = listed("HyperConverged")
-    vmis = listed("VirtualMachineInstance")
-    result.objects["VirtualMachineInstance"] = [vmi for vmi in vmis if _uses_devices(vmi)]
-    pods = listed("Pod")
-    kept_pods = [
-        p
-        for p in pods
-        if _requests_nvidia(p)
-        or _claims_devices(p)
-        or _operand_daemonset(p, daemonset_names)
-        or plugin_manager(p) is not None
-    ]
+    result.objects["VirtualMachineInstance"] = listed("VirtualMachineInstance", _uses_devices)
+    # Pods, DaemonSets, Deployments and Events are filtered as they are listed: a fleet's
+    # worth of them is never held at once.
+    kept_pods = listed(
+        "Pod",
+        lambda p: (
+            _requests_nvidia(p)
+            or _claims_devices(p)
+            or _operand_daemonset(p, daemonset_names)
+            or plugin_manager(p) is not None
+        ),
+    )
     result.objects["Pod"] = kept_pods
     say(
-        f"  {len(kept_pods)} of {len(pods)} pods use NVIDIA resources or claims, or are"
-        " operands or GPU plugins"
+        f"  {len(kept_pods)} of {result.listed.get('Pod', 0)} pods use NVIDIA resources or"
+        " claims, or are operands or GPU plugins"
     )
     # DRA: a cluster that does not serve resource.k8s.io/v1 is skipped like a missing CRD.
     for kind in ("ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass"):
         result.objects[kind] = listed(kind)
-    sets = listed("DaemonSet")
     # The operator's operands, and the plugins of every other manager of GPUs.
-    result.objects["DaemonSet"] = [
-        ds
-        for ds in sets
-        if _get(ds, "metadata", "name") in daemonset_names
-        or plugin_manager(ds, "spec", "template") is not None
-    ]
+    result.objects["DaemonSet"] = listed(
+        "DaemonSet",
+        lambda ds: (
+            _get(ds, "metadata", "name") in daemonset_names
+            or plugin_manager(ds, "spec", "template") is not None
+        ),
+    )
     # The operator's own Deployment: its image tag names the release that labels the nodes.
-    deployments = listed("Deployment")
-    result.objects["Deployment"] = [d for d in deployments if _is_gpu_operator(d)]
+    result.objects["Deployment"] = listed("Deployment", _is_gpu_operator)
     result.objects["ConfigMap"] = _vgpu_config_maps(client, policies, result, say)
     result.objects["ConfigMap"] += _plugin_config_maps(client, result, say)
 
-    events = listed("Event")
     wanted = {
         (obj.get("kind"), _get(obj, "metadata", "namespace") or "", _get(obj, "metadata", "name"))
         for kind in ("Pod", "VirtualMachineInstance", "DaemonSet", "KubeVirt", "HyperConverged")
@@ -189,18 +193,18 @@ def collect(
     }
     node_names = {_get(node, "metadata", "name") for node in nodes}
     since = (moment - events_since).strftime("%Y-%m-%dT%H:%M:%SZ")
-    kept_events = []
-    for event in events:
+
+    def relevant(event: dict[str, Any]) -> bool:
         involved = event.get("involvedObject") or event.get("regarding") or {}
         key = (involved.get("kind"), involved.get("namespace") or "", involved.get("name"))
-        relevant = (
+        return _stamp(event) >= since and (
             key in wanted
             or key[0] == "ClusterPolicy"
             or (key[0] == "Node" and key[2] in node_names and event.get("type") == "Warning")
             or RESOURCE_PREFIX in str(event.get("message") or "")
         )
-        if relevant and _stamp(event) >= since:
-            kept_events.append(event)
+
+    kept_events = listed("Event", relevant)
     kept_events.sort(key=_stamp, reverse=True)
     result.objects["Event"] = kept_events[:max_events]
     say(f"  {len(result.objects['Event'])} recent events kept")

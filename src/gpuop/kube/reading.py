@@ -103,7 +103,9 @@ class ReadError(Exception):
 class Lister(Protocol):
     """The part of `lightkube.Client` the readers use."""
 
-    def list(self, res: Any, *, namespace: Any = None) -> Iterable[Any]: ...
+    def list(
+        self, res: Any, *, namespace: Any = None, chunk_size: int | None = None
+    ) -> Iterable[Any]: ...
 
     def get(self, res: Any, name: str, *, namespace: Any = None) -> Any: ...
 
@@ -114,9 +116,15 @@ class ClusterRead:
 
     objects: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    # kind -> how many objects the server listed (`keep` may have left some out).
+    listed: dict[str, int] = field(default_factory=dict)
 
     def of_kind(self, kind: str) -> list[dict[str, Any]]:
         return [obj for obj in self.objects if obj.get("kind") == kind]
+
+
+# Objects per list request: the API server's pages, as kubectl asks for them.
+LIST_PAGE_SIZE: Final = 500
 
 
 def as_dict(obj: Any) -> dict[str, Any]:
@@ -139,20 +147,37 @@ def read_kinds(
     *,
     required: Collection[str] = (),
     progress: Callable[[str], None] | None = None,
+    keep: Mapping[str, Callable[[dict[str, Any]], bool]] | None = None,
 ) -> ClusterRead:
-    """List `kinds` (cluster-wide, all namespaces) from the cluster `client` talks to."""
+    """List `kinds` (cluster-wide, all namespaces) from the cluster `client` talks to.
+
+    Lists come in pages of `LIST_PAGE_SIZE`, and each object is reduced as it arrives: its
+    `metadata.managedFields` (no reader uses them; they are a third of a pod) are left
+    out, and so is an object its kind's `keep` rejects. A fleet's pods are never held in
+    full at once."""
     say = progress or (lambda _: None)
     result = ClusterRead()
     for kind in kinds:
         resource, namespaced = RESOURCES[kind]
+        wanted = (keep or {}).get(kind)
         say(f"listing {kind}s")
+        listed: list[dict[str, Any]] = []
+        count = 0
         try:
             items = (
-                client.list(resource, namespace=ALL_NAMESPACES)
+                client.list(resource, namespace=ALL_NAMESPACES, chunk_size=LIST_PAGE_SIZE)
                 if namespaced
-                else client.list(resource)
+                else client.list(resource, chunk_size=LIST_PAGE_SIZE)
             )
-            listed = [as_dict(item) for item in items]
+            for item in items:
+                count += 1
+                obj = as_dict(item)
+                obj.setdefault("kind", kind)
+                meta = obj.get("metadata")
+                if isinstance(meta, dict) and "managedFields" in meta:
+                    obj["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+                if wanted is None or wanted(obj):
+                    listed.append(obj)
         except API_ERRORS as exc:
             if unanswered(exc):
                 raise unreachable(exc) from None
@@ -162,7 +187,6 @@ def read_kinds(
             result.skipped.append((kind, reason))
             say(f"  {kind}: skipped ({reason})")
             continue
-        for obj in listed:
-            obj.setdefault("kind", kind)
+        result.listed[kind] = count
         result.objects.extend(listed)
     return result

@@ -46,6 +46,7 @@ from gpuop.api.labels import (
     VGPU_CONFIG_STATE_LABEL,
     WORKLOAD_LABEL,
 )
+from gpuop.api.notices import NoticeCode
 from gpuop.controlplane import COMPONENT_NAMES, DEFAULT_CLUSTER_NAME
 from gpuop.controlplane import LocalCluster as Cluster
 from gpuop.kube import ApiError, ClusterPolicy, PatchType, ops, sync_client
@@ -697,7 +698,10 @@ def step6(ctx: LabContext) -> dict[str, Any]:
         events.clear()
         for event in ops.list_events_sync(client, "default"):
             involved = event.get("involvedObject") or {}
-            if event.get("reason") == "WorkloadLabelIgnored" and involved.get("name") in NODES:
+            if (
+                event.get("reason") == NoticeCode.WORKLOAD_LABEL_IGNORED
+                and involved.get("name") in NODES
+            ):
                 events.append(
                     {
                         "node": involved["name"],

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from gpuop.api.conditions import merge_conditions, status_differs
+from gpuop.api.conditions import ConditionType, Reason, condition, merge_conditions, status_differs
 from gpuop.api.labels import HASH_ANNOTATION
 from gpuop.catalog.dra import dra_catalog
 from gpuop.operator.holds import switch_held_event
@@ -83,16 +83,16 @@ def parse_active(obj: Mapping[str, Any]) -> tuple[ResolvedGpuCluster | None, str
         return None, "; ".join(exc.problems)
 
 
-def _conditions(ready: bool, reason: str, message: str) -> list[dict[str, str]]:
+def _conditions(ready: bool, reason: Reason, message: str) -> list[dict[str, str]]:
     """upstream gpuClusterUpdater: Ready and Error, one True."""
     if ready:
         return [
-            {"type": "Ready", "status": "True", "reason": reason, "message": message},
-            {"type": "Error", "status": "False", "reason": "Ready", "message": ""},
+            condition(ConditionType.READY, True, reason, message),
+            condition(ConditionType.ERROR, False, Reason.READY, ""),
         ]
     return [
-        {"type": "Ready", "status": "False", "reason": "Error", "message": ""},
-        {"type": "Error", "status": "True", "reason": reason, "message": message},
+        condition(ConditionType.READY, False, Reason.ERROR, ""),
+        condition(ConditionType.ERROR, True, reason, message),
     ]
 
 
@@ -101,7 +101,7 @@ def set_status(
     obj: Mapping[str, Any],
     namespace: str,
     ready: bool,
-    reason: str,
+    reason: Reason,
     message: str,
     now: str,
 ) -> None:
@@ -136,7 +136,7 @@ def gpu_cluster_objects(
             if cache is not None:
                 cache[key] = rendered
     except PolicyError as exc:
-        set_status(actions, obj, snapshot.namespace, False, "ReconcileFailed",
+        set_status(actions, obj, snapshot.namespace, False, Reason.RECONCILE_FAILED,
                    "Error syncing state state-dra-driver: " + "; ".join(exc.problems), now)  # fmt: skip
         return
     wanted: set[tuple[str, str]] = set()
@@ -158,13 +158,13 @@ def gpu_cluster_objects(
             actions.apply.append(item)
     actions.delete_objects = [k for k in actions.delete_objects if k not in wanted]
     if not_ready:
-        set_status(actions, obj, snapshot.namespace, False, "OperandNotReady",
+        set_status(actions, obj, snapshot.namespace, False, Reason.OPERAND_NOT_READY,
                    "Waiting for operand pods to be ready", now)  # fmt: skip
     else:
         message = "All resources have been successfully reconciled"
         if not dra_nodes:
             message += f" (no node runs the {dra_catalog().driver} DRA stack yet)"
-        set_status(actions, obj, snapshot.namespace, True, "Reconciled", message, now)
+        set_status(actions, obj, snapshot.namespace, True, Reason.RECONCILED, message, now)
 
 
 def reconcile_gpu_cluster_only(
@@ -174,7 +174,7 @@ def reconcile_gpu_cluster_only(
     actions = Actions()
     gpu_cluster, problem = parse_active(obj)
     if gpu_cluster is None:
-        set_status(actions, obj, snapshot.namespace, False, "ReconcileFailed", problem, now)
+        set_status(actions, obj, snapshot.namespace, False, Reason.RECONCILE_FAILED, problem, now)
         return actions
     claims = claim_nodes(snapshot)
     gc_key = object_version(obj)

@@ -21,6 +21,7 @@ from gpuop.api.labels import (
     VGPU_CONFIG_LABEL,
     VGPU_DEVICE_MANAGER_DEPLOY_LABEL,
 )
+from gpuop.api.notices import EventReason
 from gpuop.naming import classify_resource
 from gpuop.operator.model import NodeEvent, PodInfo
 from gpuop.planner import NodeFacts, NodePlan
@@ -37,7 +38,7 @@ def switch_held_event(node: str, before: str, after: str, busy: Sequence[PodInfo
     """The Warning that says a workload switch waits for the node's GPU pods."""
     return NodeEvent(
         node,
-        "WorkloadSwitchHeld",
+        EventReason.WORKLOAD_SWITCH_HELD,
         f"switch from {before} to {after} is held while {len(busy)} pod(s) use"
         f" this node's GPUs ({_users(busy)}); annotate the node"
         f" {FORCE_SWITCH_ANNOTATION}=true to switch anyway",
@@ -94,7 +95,7 @@ def vgpu_change_hold(
             f" {want}; move the VMs off, or annotate the node {FORCE_SWITCH_ANNOTATION}=true to"
             " apply it anyway"
         )
-        return VgpuHold(True, park, [NodeEvent(name, "VgpuConfigChangeHeld", message)])
+        return VgpuHold(True, park, [NodeEvent(name, EventReason.VGPU_CONFIG_CHANGE_HELD, message)])
     if paused:
         resume = "true" if vgpu is not None else None
         return VgpuHold(False, {VGPU_DEVICE_MANAGER_DEPLOY_LABEL: resume}, [])

@@ -18,6 +18,7 @@ from gpuop.api.labels import (
     MIRROR_POD_ANNOTATION,
     REVISION_LABEL,
 )
+from gpuop.api.notices import EventReason, NoticeCode
 from gpuop.api.resources import GPU_POD_RESOURCE_PREFIXES
 from gpuop.catalog import operand_table
 from gpuop.naming import is_gpu_resource
@@ -99,7 +100,8 @@ class Snapshot:
 @dataclass(frozen=True)
 class NodeEvent:
     node: str
-    reason: str
+    # A notice that becomes an Event keeps its code as the reason.
+    reason: EventReason | NoticeCode
     message: str
     type: str = "Warning"
 

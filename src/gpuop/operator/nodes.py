@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpuop.api.conditions import ConditionType
+from gpuop.api.conditions import ConditionType, Reason
 from gpuop.api.labels import FORCE_SWITCH_ANNOTATION, NFD_KERNEL, NFD_OS_ID, NFD_OS_VERSION_ID
+from gpuop.api.notices import EventReason, NoticeCode
 from gpuop.api.resources import current_workload
 from gpuop.catalog import WorkloadConfig
 from gpuop.operator.gpucluster import (
@@ -34,9 +35,9 @@ from gpuop.render import os_tag_of
 
 # Planner notices that become a node's Warning Event and put it in a node condition.
 NOTICE_CONDITIONS: Mapping[str, ConditionType] = {
-    "WorkloadLabelIgnored": ConditionType.WORKLOAD_LABELS_IGNORED,
-    "InvalidWorkloadLabel": ConditionType.INVALID_WORKLOAD_LABELS,
-    "VgpuConfigInfeasible": ConditionType.VGPU_CONFIG_INVALID,
+    NoticeCode.WORKLOAD_LABEL_IGNORED: ConditionType.WORKLOAD_LABELS_IGNORED,
+    NoticeCode.INVALID_WORKLOAD_LABEL: ConditionType.INVALID_WORKLOAD_LABELS,
+    NoticeCode.VGPU_CONFIG_INFEASIBLE: ConditionType.VGPU_CONFIG_INVALID,
 }
 
 
@@ -183,7 +184,7 @@ def active_gpu_cluster_beside(
         return None
     spec, problem = parse_active(obj)
     if spec is None:
-        set_status(actions, obj, snapshot.namespace, False, "ReconcileFailed", problem, now)
+        set_status(actions, obj, snapshot.namespace, False, Reason.RECONCILE_FAILED, problem, now)
         return None
     return ActiveGpuCluster(obj, spec, claim_nodes(snapshot))
 
@@ -256,7 +257,10 @@ def _plan_gpu_node(
                 actions.switching.add(name)
             actions.events.append(
                 NodeEvent(
-                    name, "WorkloadSwitched", f"workload config {before} -> {config}", "Normal"
+                    name,
+                    EventReason.WORKLOAD_SWITCHED,
+                    f"workload config {before} -> {config}",
+                    "Normal",
                 )
             )
     for notice in node_plan.notices:

@@ -28,6 +28,7 @@ from gpuop.api.labels import (
     MANAGED_BY_LABEL,
     UPGRADE_STATE_LABEL,
 )
+from gpuop.api.notices import EventReason
 from gpuop.kube import (
     API_ERRORS,
     FIELD_MANAGER,
@@ -462,7 +463,7 @@ async def _refused(
         "metadata": {"name": meta.get("name"), "uid": meta.get("uid")},
     }
     body = event_body(
-        involved, "ApplyRefused", f"the API server refuses {what}: {answer}", "Warning",
+        involved, EventReason.APPLY_REFUSED, f"the API server refuses {what}: {answer}", "Warning",
         namespace="default",
     )  # fmt: skip
     try:
@@ -500,7 +501,9 @@ async def _hold_unseen_switches(state: OperatorState, client: Any, actions: Acti
         del actions.node_label_patches[name]
         actions.switching.discard(name)
         actions.events = [
-            e for e in actions.events if not (e.node == name and e.reason == "WorkloadSwitched")
+            e
+            for e in actions.events
+            if not (e.node == name and e.reason == EventReason.WORKLOAD_SWITCHED)
         ]
         log.info(
             "node %s: workload switch held, %s use its GPUs (not yet in the pod informer)",

@@ -34,6 +34,7 @@ from gpuop.api.labels import (
     VGPU_HOST_DRIVER_LABEL,
     WORKLOAD_LABEL,
 )
+from gpuop.api.notices import NoticeCode
 from gpuop.api.resources import CONTAINER_RESOURCE, KATA_RESOURCE, RESOURCE_PREFIX
 from gpuop.catalog import (
     WORKLOAD_CONFIGS,
@@ -282,7 +283,11 @@ def _passthrough_resources(
         name = passthrough_resource(card.device_id, pci_db)
         counts[name.resource] = counts.get(name.resource, 0) + 1
         if name.problem and not any(n.message == name.problem for n in notices):
-            code = "InvalidResourceName" if not name.valid else "UnknownPciDevice"
+            code = (
+                NoticeCode.INVALID_RESOURCE_NAME
+                if not name.valid
+                else NoticeCode.UNKNOWN_PCI_DEVICE
+            )
             notices.append(Notice(code, "warning", name.problem))
     return counts, notices
 
@@ -403,13 +408,17 @@ def plan(
     notices: list[Notice] = []
     if workload.reason == "ignored-sandbox-disabled":
         severity: Severity = "info" if workload.label_value == "container" else "warning"
-        notices.append(Notice("WorkloadLabelIgnored", severity, workload.message))
+        notices.append(Notice(NoticeCode.WORKLOAD_LABEL_IGNORED, severity, workload.message))
     elif workload.reason == "invalid-label":
-        notices.append(Notice("InvalidWorkloadLabel", "warning", workload.message))
+        notices.append(Notice(NoticeCode.INVALID_WORKLOAD_LABEL, "warning", workload.message))
     if inventory.problem:
-        notices.append(Notice("BadInventory", "warning", inventory.problem))
+        notices.append(Notice(NoticeCode.BAD_INVENTORY, "warning", inventory.problem))
     for problem in inventory.problems:
-        code = "InventoryConflict" if problem.kind == "conflict" else "PartialVgpuCards"
+        code = (
+            NoticeCode.INVENTORY_CONFLICT
+            if problem.kind == "conflict"
+            else NoticeCode.PARTIAL_VGPU_CARDS
+        )
         notices.append(Notice(code, "warning", problem.message))
 
     if detected is None:
@@ -418,7 +427,7 @@ def plan(
     if inventory.source == "none":
         notices.append(
             Notice(
-                "UnknownInventory",
+                NoticeCode.UNKNOWN_INVENTORY,
                 "info",
                 "nothing on the node says which GPUs it has (no GPU feature discovery"
                 " labels, no NFD device label, no resource that names a GPU model):"
@@ -450,7 +459,7 @@ def plan(
             if "vfio-manager" not in running:
                 notices.append(
                     Notice(
-                        "VfioManagerNotRunning",
+                        NoticeCode.VFIO_MANAGER_NOT_RUNNING,
                         "info",
                         "the VFIO manager does not run here: the cards must already be bound"
                         " to vfio-pci on the host",
@@ -472,12 +481,14 @@ def plan(
         )
         vgpu_plan = VgpuPlan(config_name, source, result)
         for error in result.errors:
-            notices.append(Notice("VgpuConfigInfeasible", "error", f"{config_name}: {error}"))
+            notices.append(
+                Notice(NoticeCode.VGPU_CONFIG_INFEASIBLE, "error", f"{config_name}: {error}")
+            )
         if result.untouched:
             shown = ", ".join(str(index) for index in result.untouched)
             notices.append(
                 Notice(
-                    "VgpuCardsUntouched",
+                    NoticeCode.VGPU_CARDS_UNTOUCHED,
                     "info",
                     f"no entry of vGPU config {config_name} lists GPU {shown}: the vGPU device"
                     " manager leaves its vGPU devices as they are, so they are not predicted",
@@ -496,7 +507,7 @@ def plan(
         if "vgpu-manager" not in running and "vgpu-device-manager" in running:
             notices.append(
                 Notice(
-                    "VgpuManagerNotRunning",
+                    NoticeCode.VGPU_MANAGER_NOT_RUNNING,
                     "info",
                     "the vGPU manager does not run here: the vGPU host driver must be"
                     " pre-installed",
@@ -504,7 +515,9 @@ def plan(
             )
     held = [op for op in operands if op.status == "held"]
     for op in held:
-        notices.append(Notice("OperandHeld", "info", f"{op.name} does not run: {op.detail}"))
+        notices.append(
+            Notice(NoticeCode.OPERAND_HELD, "info", f"{op.name} does not run: {op.detail}")
+        )
     must_not = _other_kind_resources(cards, database, set(advertises) | expected | allowed)
     if config != "container":
         must_not = tuple(sorted(set(must_not) | {CONTAINER_RESOURCE}))

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from gpuop.api.notices import NoticeCode
 from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.catalog import (
     WorkloadConfig,
@@ -46,12 +47,12 @@ OperandStatus = Literal["runs", "disabled", "not-for-workload", "held"]
 class Notice:
     """Something about the node a person should know; codes are stable."""
 
-    code: str
+    code: NoticeCode
     severity: Severity
     message: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "severity": self.severity, "message": self.message}
+        return {"code": str(self.code), "severity": self.severity, "message": self.message}
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from gpuop.api.labels import GPU_PRESENT_LABEL, GPU_STACK_LABEL
+from gpuop.api.notices import NoticeCode
 from gpuop.catalog import operand_table
 from gpuop.catalog.dra import Stack, dra_catalog
 from gpuop.naming import PciDatabase
@@ -211,7 +212,7 @@ def plan_dra(
     if labels.get(_deploy_key(table.opt_out_key)) == "false" and detected is not None:
         notices.append(
             Notice(
-                "OptOutIgnoredByDra",
+                NoticeCode.OPT_OUT_IGNORED_BY_DRA,
                 "warning",
                 f"{_deploy_key(table.opt_out_key)}=false is not read by GPUCluster's node"
                 " labelling (upstream sets the DRA stack's labels regardless)",
@@ -230,7 +231,9 @@ def plan_dra(
     operands = _place_dra_operands(gpu_cluster, final)
     for op in operands:
         if op.status == "held":
-            notices.append(Notice("OperandHeld", "info", f"{op.name} does not run: {op.detail}"))
+            notices.append(
+                Notice(NoticeCode.OPERAND_HELD, "info", f"{op.name} does not run: {op.detail}")
+            )
     return NodePlan(
         facts.name,
         True,
@@ -268,7 +271,7 @@ def plan_node(
         facts.labels, cluster_policy=policy is not None, gpu_cluster=gpu_cluster is not None
     )
     ignored = decision.stack is not None and decision.label_value not in (None, decision.stack)
-    ignored_notice = Notice("StackLabelIgnored", "warning", decision.message)
+    ignored_notice = Notice(NoticeCode.STACK_LABEL_IGNORED, "warning", decision.message)
     if decision.stack == "dra":
         assert gpu_cluster is not None
         dra_plan = plan_dra(
@@ -292,7 +295,7 @@ def plan_node(
         desired = dict(sorted(desired.items()))
         notices.append(
             Notice(
-                "DraPluginRemovalDeferred",
+                NoticeCode.DRA_PLUGIN_REMOVAL_DEFERRED,
                 "info",
                 f"{plugin_key} stays while pods on the node hold {dra_catalog().driver}"
                 " claims: the DRA kubelet plugin must unprepare them before it goes",
@@ -324,6 +327,6 @@ def _unplanned(facts: NodeFacts, decision: StackDecision) -> NodePlan:
         (),
         None,
         inventory,
-        (Notice("NoPolicy", "info", decision.message),),
+        (Notice(NoticeCode.NO_POLICY, "info", decision.message),),
         stack=decision,
     )

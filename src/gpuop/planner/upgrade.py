@@ -62,8 +62,9 @@ from gpuop.api.labels import (
     VALIDATION_START_ANNOTATION,
     WAIT_FOR_COMPLETION_ANNOTATION,
 )
+from gpuop.api.notices import EventReason
 
-EVENT_REASON = "GPUDriverUpgrade"
+EVENT_REASON = EventReason.GPU_DRIVER_UPGRADE
 VALIDATION_TIMEOUT_SECONDS = 600
 MAX_RESTARTS = 10
 

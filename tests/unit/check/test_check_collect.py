@@ -57,7 +57,7 @@ class FakeClient:
             DeviceClass: "DeviceClass",
         }[res]
 
-    def list(self, res: Any, *, namespace: Any = None) -> list[Any]:
+    def list(self, res: Any, *, namespace: Any = None, chunk_size: int | None = None) -> list[Any]:
         self.calls.append((res, namespace))
         if res in self.missing:
             raise _api_error(404)
@@ -179,7 +179,9 @@ def test_dra_objects_are_collected_and_skipped_when_not_served() -> None:
 
 def test_unreachable_cluster_raises_collect_error() -> None:
     class Down(FakeClient):
-        def list(self, res: Any, *, namespace: Any = None) -> list[Any]:
+        def list(
+            self, res: Any, *, namespace: Any = None, chunk_size: int | None = None
+        ) -> list[Any]:
             raise httpx2.ConnectError("Connection refused")
 
     with pytest.raises(CollectError, match="cannot reach the cluster"):
@@ -260,3 +262,27 @@ def test_other_managers_plugins_and_their_configs_are_collected() -> None:
     assert [c["metadata"]["name"] for c in collected.objects["ConfigMap"]] == ["nvdp-configs"]
     report = run_checks(collected.all_objects())
     assert report.to_dict()["summary"]["managers"] == {"nvidia-device-plugin": 1}
+
+
+def test_collect_reads_in_pages_and_leaves_managed_fields_out() -> None:
+    objects = _cluster_objects()
+    fields = [{"manager": "kubelet", "operation": "Update", "fieldsV1": {"f:status": {}}}]
+    for obj in objects:
+        obj["metadata"]["managedFields"] = fields
+    pages: list[int | None] = []
+
+    class PagedClient(FakeClient):
+        def list(
+            self, res: Any, *, namespace: Any = None, chunk_size: int | None = None
+        ) -> list[Any]:
+            pages.append(chunk_size)
+            return super().list(res, namespace=namespace)
+
+    collected = collect(PagedClient(objects), now=NOW)
+    kept = collected.all_objects()
+    assert kept and all("managedFields" not in obj["metadata"] for obj in kept)
+    # The client's own objects are untouched.
+    assert all(obj["metadata"]["managedFields"] == fields for obj in objects)
+    assert pages and set(pages) == {500}
+    pods = [o for o in objects if o["kind"] == "Pod"]
+    assert collected.listed["Pod"] == len(pods) > len(collected.objects["Pod"])

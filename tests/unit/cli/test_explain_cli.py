@@ -679,7 +679,7 @@ class FakeCluster:
         self.objects = objects
         self.failures = failures
 
-    def list(self, res: Any, *, namespace: Any = None) -> Any:
+    def list(self, res: Any, *, namespace: Any = None, chunk_size: int | None = None) -> Any:
         kind = res._api_info.resource.kind
         if kind in self.failures:
             raise self.failures[kind]

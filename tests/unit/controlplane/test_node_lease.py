@@ -58,3 +58,11 @@ def test_node_lease_renewals_are_left_out_of_the_audit_log() -> None:
             "resources": [{"group": "coordination.k8s.io", "resources": ["leases"]}],
         }
     ]
+
+
+def test_every_controller_runs_unless_one_is_left_off(tmp_path: Path) -> None:
+    assert _flag(component_argv(tmp_path, "t", BINS, PORTS)[KCM], "controllers") == "*"
+    argv = component_argv(
+        tmp_path, "t", BINS, PORTS, disabled_controllers=("daemonset-controller",)
+    )
+    assert _flag(argv[KCM], "controllers") == "*,-daemonset-controller"

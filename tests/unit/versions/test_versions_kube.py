@@ -44,7 +44,7 @@ class FakeClient:
     ) -> None:
         self.objects, self.missing, self.unreachable = objects, missing, unreachable
 
-    def list(self, res: Any, *, namespace: Any = None) -> list[Any]:
+    def list(self, res: Any, *, namespace: Any = None, chunk_size: int | None = None) -> list[Any]:
         if self.unreachable:
             raise httpx2.ConnectError("refused")
         if res in self.missing:

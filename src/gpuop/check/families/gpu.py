@@ -17,6 +17,7 @@ The hundreds group rules by what they look at:
 
 from __future__ import annotations
 
+from gpuop.api.notices import NoticeCode
 from gpuop.check.families.dra import DRA_RULES
 from gpuop.check.rule_types import Rule, RuleFamily
 
@@ -116,7 +117,7 @@ FAMILY = RuleFamily(
         ),
         Rule(
             "GPU101",
-            "WorkloadLabelIgnored",
+            NoticeCode.WORKLOAD_LABEL_IGNORED,
             "warning",
             "The workload label is ignored: sandbox workloads are disabled",
             "The node asks for vm-passthrough or vm-vgpu with `nvidia.com/gpu.workload.config`,"
@@ -129,7 +130,7 @@ FAMILY = RuleFamily(
         ),
         Rule(
             "GPU102",
-            "InvalidWorkloadLabel",
+            NoticeCode.INVALID_WORKLOAD_LABEL,
             "warning",
             "The workload label has an invalid value",
             "`nvidia.com/gpu.workload.config` is not one of container, vm-passthrough or"
@@ -139,7 +140,7 @@ FAMILY = RuleFamily(
         ),
         Rule(
             "GPU103",
-            "BadInventory",
+            NoticeCode.BAD_INVENTORY,
             "warning",
             "The node's GPU inventory cannot be read",
             "The optional `gpuop.io/gpu-inventory` annotation is not a valid card list; it is"
@@ -150,7 +151,7 @@ FAMILY = RuleFamily(
         ),
         Rule(
             "GPU104",
-            "UnknownInventory",
+            NoticeCode.UNKNOWN_INVENTORY,
             "info",
             "The node's GPUs are not described",
             "Nothing on the node says which GPUs it has: no GPU feature discovery labels, no"
@@ -163,7 +164,7 @@ FAMILY = RuleFamily(
         ),
         Rule(
             "GPU105",
-            "VgpuConfigInfeasible",
+            NoticeCode.VGPU_CONFIG_INFEASIBLE,
             "error",
             "The node's vGPU config cannot be applied to its cards",
             "The vGPU config named by `nvidia.com/vgpu.config` (or the policy default) is"
@@ -175,7 +176,7 @@ FAMILY = RuleFamily(
         ),
         Rule(
             "GPU106",
-            "InventoryConflict",
+            NoticeCode.INVENTORY_CONFLICT,
             "warning",
             "Signals on the node disagree about its GPUs",
             "Two descriptions of the node's cards (GPU feature discovery's `nvidia.com/gpu.count`"
@@ -188,7 +189,7 @@ FAMILY = RuleFamily(
         ),
         Rule(
             "GPU107",
-            "PartialVgpuCards",
+            NoticeCode.PARTIAL_VGPU_CARDS,
             "error",
             "The node advertises vGPU devices that do not fill whole cards",
             "A vGPU resource's count is not a multiple of what one card gets under the node's"
@@ -304,7 +305,7 @@ FAMILY = RuleFamily(
         ),
         Rule(
             "GPU208",
-            "InvalidResourceName",
+            NoticeCode.INVALID_RESOURCE_NAME,
             "error",
             "A resource name is not a valid extended resource name",
             "A name the node advertises, or the name the plan predicts, breaks Kubernetes'"
