@@ -320,7 +320,7 @@ def drift(
 def _dra_drift(client: Any, namespace: str, kind: str, node: Any, cards: Any) -> None:
     from gpuop.kube import ops
     from gpuop.sim.dra import dra_drift, slice_view
-    from gpuop.sim.hardware import HARDWARE_CONFIGMAP
+    from gpuop.sim.registry import hardware_configmap
 
     slices = [v for v in map(slice_view, ops.list_dra_sync(client, "ResourceSlice")) if v]
     try:
@@ -329,7 +329,7 @@ def _dra_drift(client: Any, namespace: str, kind: str, node: Any, cards: Any) ->
         raise UserError(str(exc)) from exc
     if drift.hardware is not None:
         ops.merge_configmap_data_sync(
-            client, HARDWARE_CONFIGMAP, namespace, {drift.node: drift.hardware}
+            client, hardware_configmap(drift.node), namespace, {drift.node: drift.hardware}
         )
     if drift.resources:
         ops.patch_node_sync(client, drift.node, resources=drift.resources)

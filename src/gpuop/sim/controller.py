@@ -44,9 +44,8 @@ from gpuop.kube.running import run_controller, supervise
 from gpuop.naming import PciDatabase
 from gpuop.sim.dra_loop import DraState, dra_loop
 from gpuop.sim.effects import NodeChanges, OperandPod, node_changes
-from gpuop.sim.hardware import HARDWARE_CONFIGMAP
 from gpuop.sim.hostroot import configure_host_runtime
-from gpuop.sim.registry import parse_hardware
+from gpuop.sim.registry import read_hardware
 from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, default_vgpu_config, parse_vgpu_config
 
 log = logging.getLogger("gpuop.sim")
@@ -213,8 +212,7 @@ async def _apply(state: SimState, name: str, changes: NodeChanges) -> None:
 
 
 async def _refresh_hardware(state: SimState) -> None:
-    data = await ops.configmap_data(state.client, HARDWARE_CONFIGMAP, state.config.namespace)
-    state.hardware = parse_hardware(data)
+    state.hardware = await read_hardware(state.client, state.config.namespace)
 
 
 CONFIG_CHECK_SECONDS = 5.0

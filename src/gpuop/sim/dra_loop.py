@@ -44,8 +44,7 @@ from gpuop.sim.dra import (
     prepare,
     slice_view,
 )
-from gpuop.sim.hardware import HARDWARE_CONFIGMAP
-from gpuop.sim.registry import parse_hardware
+from gpuop.sim.registry import read_hardware
 
 log = logging.getLogger("gpuop.sim.dra")
 HARDWARE_CHECK_SECONDS = 5.0
@@ -191,8 +190,7 @@ class DraPasses:
         nodes = dict(state.nodes.store) if state.nodes else {}
         stale = time.monotonic() - state.hardware_checked > HARDWARE_CHECK_SECONDS
         if resync or stale or any(name not in state.hardware for name in nodes):
-            data = await ops.configmap_data(state.client, HARDWARE_CONFIGMAP, state.namespace)
-            state.hardware = parse_hardware(data)
+            state.hardware = await read_hardware(state.client, state.namespace)
             state.hardware_checked = time.monotonic()
         return DraSnapshot(
             nodes=nodes,

@@ -2,13 +2,18 @@
 
 A real GPU server's cards are on its PCI bus, not on its Node object: the device plugins,
 GPU feature discovery and the vGPU device manager find them there and publish what they
-find. The simulator's PCI bus is the `gpuop-sim-hardware` ConfigMap in its namespace, one
-key per node holding the node's cards as JSON. `add_nodes` registers a machine's cards
-there before creating its Node, so the simulator never sees a node without hardware.
+find. The simulator's PCI bus is the `gpuop-sim-hardware` ConfigMaps in its namespace, one
+key per node holding the node's cards as JSON. A ConfigMap holds at most 1 MiB (about
+5,000 two-card machines), so the machines are spread over `HARDWARE_SHARDS` of them by a
+hash of the node name: `gpuop-sim-hardware` and `gpuop-sim-hardware-1` to `-15`.
+`add_nodes` registers a machine's cards there before creating its Node, so the simulator
+never sees a node without hardware.
 """
 
 from __future__ import annotations
 
+import asyncio
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -17,6 +22,25 @@ from gpuop.kube import ops
 from gpuop.sim.hardware import HARDWARE_CONFIGMAP, NodeSpec, hardware_entries, node_manifest
 
 DEFAULT_NAMESPACE = "gpu-operator"
+# 16 MiB in all: ninety thousand two-card machines, twenty thousand of eight cards.
+HARDWARE_SHARDS = 16
+
+
+def hardware_configmap(node: str) -> str:
+    """The ConfigMap that holds `node`'s cards."""
+    shard = zlib.crc32(node.encode()) % HARDWARE_SHARDS
+    return HARDWARE_CONFIGMAP if shard == 0 else f"{HARDWARE_CONFIGMAP}-{shard}"
+
+
+def hardware_configmaps() -> list[str]:
+    return [HARDWARE_CONFIGMAP, *(f"{HARDWARE_CONFIGMAP}-{i}" for i in range(1, HARDWARE_SHARDS))]
+
+
+def _by_configmap(entries: Mapping[str, str | None]) -> dict[str, dict[str, str | None]]:
+    shards: dict[str, dict[str, str | None]] = {}
+    for node, value in entries.items():
+        shards.setdefault(hardware_configmap(node), {})[node] = value
+    return shards
 
 
 def parse_hardware(data: Mapping[str, str] | None) -> dict[str, tuple[GpuCard, ...]]:
@@ -30,22 +54,36 @@ def parse_hardware(data: Mapping[str, str] | None) -> dict[str, tuple[GpuCard, .
 
 
 def register_hardware(client: Any, specs: Sequence[NodeSpec], namespace: str) -> None:
-    """Record the cards of these machines (one write for all of them)."""
+    """Record the cards of these machines (one write per ConfigMap they land in)."""
     if specs:
         ops.ensure_namespace_sync(client, namespace)
-        ops.merge_configmap_data_sync(
-            client, HARDWARE_CONFIGMAP, namespace, hardware_entries(list(specs))
-        )
+        entries: dict[str, str | None] = dict(hardware_entries(list(specs)))
+        for name, data in sorted(_by_configmap(entries).items()):
+            ops.merge_configmap_data_sync(client, name, namespace, data)
 
 
 def forget_hardware(client: Any, names: Sequence[str], namespace: str) -> None:
-    if names:
-        ops.merge_configmap_data_sync(client, HARDWARE_CONFIGMAP, namespace, dict.fromkeys(names))
+    for name, data in sorted(_by_configmap(dict.fromkeys(names)).items()):
+        ops.merge_configmap_data_sync(client, name, namespace, data)
 
 
 def hardware_of(client: Any, namespace: str) -> dict[str, tuple[GpuCard, ...]]:
     """Every registered machine's cards."""
-    return parse_hardware(ops.configmap_data_sync(client, HARDWARE_CONFIGMAP, namespace))
+    data: dict[str, str] = {}
+    for name in hardware_configmaps():
+        data.update(ops.configmap_data_sync(client, name, namespace) or {})
+    return parse_hardware(data)
+
+
+async def read_hardware(client: Any, namespace: str) -> dict[str, tuple[GpuCard, ...]]:
+    """Every registered machine's cards (the simulator's asynchronous read)."""
+    found = await asyncio.gather(
+        *(ops.configmap_data(client, name, namespace) for name in hardware_configmaps())
+    )
+    data: dict[str, str] = {}
+    for part in found:
+        data.update(part or {})
+    return parse_hardware(data)
 
 
 def add_nodes(
@@ -68,7 +106,10 @@ __all__ = [
     "DEFAULT_NAMESPACE",
     "add_nodes",
     "forget_hardware",
+    "hardware_configmap",
+    "hardware_configmaps",
     "hardware_of",
     "parse_hardware",
+    "read_hardware",
     "register_hardware",
 ]
