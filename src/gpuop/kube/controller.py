@@ -120,7 +120,8 @@ class BoundedWriter:
     """
 
     def __init__(self, concurrency: int, allowed: Callable[[], bool] | None = None) -> None:
-        self._slots = asyncio.Semaphore(max(1, concurrency))
+        self._concurrency = max(1, concurrency)
+        self._slots = asyncio.Semaphore(self._concurrency)
         self._allowed = allowed
 
     async def run(self, write: Callable[[], Awaitable[T]]) -> T:
@@ -132,13 +133,23 @@ class BoundedWriter:
             return await write()
 
     async def gather(self, writes: Iterable[Callable[[], Awaitable[Any]]]) -> None:
-        """Run the writes together, bounded; the first error raises once all have ended."""
-        results = await asyncio.gather(
-            *(self.run(write) for write in writes), return_exceptions=True
-        )
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
+        """Run the writes together, bounded; the first error raises once all have ended.
+
+        `concurrency` workers take the writes one by one: ten thousand node patches are
+        ten thousand requests, not ten thousand tasks waiting in memory at once."""
+        pending = iter(writes)
+        errors: list[Exception] = []
+
+        async def worker() -> None:
+            for write in pending:
+                try:
+                    await self.run(write)
+                except Exception as exc:
+                    errors.append(exc)
+
+        await asyncio.gather(*(worker() for _ in range(self._concurrency)))
+        if errors:
+            raise errors[0]
 
 
 @dataclass

@@ -101,6 +101,25 @@ def test_the_writer_keeps_to_its_bound_and_raises_after_all_ended() -> None:
     assert sorted(done) == [i for i in range(10) if i != 2]
 
 
+def test_the_writer_keeps_only_its_bound_of_tasks_alive() -> None:
+    """Ten thousand writes are taken one by one by the workers, not made tasks at once."""
+
+    async def main() -> int:
+        writer = BoundedWriter(4)
+        most_tasks = 0
+
+        async def write() -> None:
+            nonlocal most_tasks
+            most_tasks = max(most_tasks, len(asyncio.all_tasks()))
+            await asyncio.sleep(0)
+
+        await writer.gather(write for _ in range(10_000))
+        return most_tasks
+
+    # The main task and the four workers.
+    assert asyncio.run(main()) <= 5
+
+
 @dataclass
 class Script:
     """A reconciler whose passes play a script of outcomes (or errors to raise)."""
