@@ -49,6 +49,7 @@ from lightkube.types import PatchType
 
 from gpuop.api.labels import MANAGED_BY_LABEL
 from gpuop.kube import ClusterPolicy, GPUCluster
+from gpuop.kube.reading import LIST_PAGE_SIZE
 
 T = TypeVar("T")
 
@@ -130,10 +131,10 @@ async def list_objects(
     namespace: str | None = None,
 ) -> tuple[str, list[T]]:
     """`keep(object)` for every object of `kind` (label-selected) where it is not None, and
-    the resourceVersion of that list. The list comes in pages of 500 and each object is
+    the resourceVersion of that list. The list comes in pages and each object is
     reduced as it arrives, so a fleet's worth of full objects is never held at once."""
     listing = client.list(
-        WATCHED_KINDS[kind], chunk_size=500, **_selection(kind, labels, namespace)
+        WATCHED_KINDS[kind], chunk_size=LIST_PAGE_SIZE, **_selection(kind, labels, namespace)
     )
     kept: list[T] = []
     async for obj in listing:

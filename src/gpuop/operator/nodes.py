@@ -34,7 +34,7 @@ from gpuop.policy.gpucluster import ResolvedGpuCluster
 from gpuop.render import os_tag_of
 
 # Planner notices that become a node's Warning Event and put it in a node condition.
-NOTICE_CONDITIONS: Mapping[str, ConditionType] = {
+NOTICE_CONDITIONS: Mapping[NoticeCode, ConditionType] = {
     NoticeCode.WORKLOAD_LABEL_IGNORED: ConditionType.WORKLOAD_LABELS_IGNORED,
     NoticeCode.INVALID_WORKLOAD_LABEL: ConditionType.INVALID_WORKLOAD_LABELS,
     NoticeCode.VGPU_CONFIG_INFEASIBLE: ConditionType.VGPU_CONFIG_INVALID,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from gpuop.api.cards import GpuCard, decode_cards
@@ -69,19 +69,24 @@ def forget_hardware(client: Any, names: Sequence[str], namespace: str) -> None:
 
 def hardware_of(client: Any, namespace: str) -> dict[str, tuple[GpuCard, ...]]:
     """Every registered machine's cards."""
-    data: dict[str, str] = {}
-    for name in hardware_configmaps():
-        data.update(ops.configmap_data_sync(client, name, namespace) or {})
-    return parse_hardware(data)
+    return _merged(
+        ops.configmap_data_sync(client, name, namespace) for name in hardware_configmaps()
+    )
 
 
 async def read_hardware(client: Any, namespace: str) -> dict[str, tuple[GpuCard, ...]]:
     """Every registered machine's cards (the simulator's asynchronous read)."""
-    found = await asyncio.gather(
-        *(ops.configmap_data(client, name, namespace) for name in hardware_configmaps())
+    return _merged(
+        await asyncio.gather(
+            *(ops.configmap_data(client, name, namespace) for name in hardware_configmaps())
+        )
     )
+
+
+def _merged(parts: Iterable[Mapping[str, str] | None]) -> dict[str, tuple[GpuCard, ...]]:
+    """The machines of every hardware ConfigMap (None: one that does not exist yet)."""
     data: dict[str, str] = {}
-    for part in found:
+    for part in parts:
         data.update(part or {})
     return parse_hardware(data)
 
