@@ -304,9 +304,9 @@ class ControllerLoop(Generic[S, D]):
 
     async def run_pass(self, resync: bool = False) -> Outcome:
         """One pass; its failure comes back as an `Outcome` with `error` set."""
-        started = time.monotonic()
         try:
             snapshot = await self.reconciler.snapshot(resync)
+            started = time.monotonic()
             decision = self.reconciler.decide(snapshot)
             self.decide_seconds = time.monotonic() - started
             return await self.reconciler.execute(decision)

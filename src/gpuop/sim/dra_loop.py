@@ -126,6 +126,9 @@ class DraSnapshot:
     claims: list[ClaimView]
     slices: list[SliceView]
     hardware: dict[str, tuple[GpuCard, ...]]
+    # When the snapshot was taken (RFC 3339): prepares are stamped with it, so deciding
+    # the same snapshot twice gives the same writes.
+    taken: str
 
 
 @dataclass
@@ -142,7 +145,7 @@ def _plugin_pods(state: DraState) -> dict[str, PluginPod]:
     return pods
 
 
-def decide(snapshot: DraSnapshot, shared_counters: bool, now: str) -> DraDecision:
+def decide(snapshot: DraSnapshot, shared_counters: bool) -> DraDecision:
     """Slice writes per simulated node, then the prepares due on what is published."""
     decision = DraDecision()
     by_node: dict[str, list[SliceView]] = {}
@@ -175,7 +178,7 @@ def decide(snapshot: DraSnapshot, shared_counters: bool, now: str) -> DraDecisio
             prepared={},
         )
         published = {d["name"]: d for s in full for d in s["spec"].get("devices") or []}
-        decision.prepares.extend(prepare(snapshot.claims, name, published, now))
+        decision.prepares.extend(prepare(snapshot.claims, name, published, snapshot.taken))
     return decision
 
 
@@ -198,11 +201,11 @@ class DraPasses:
             claims=state.claim_views(),
             slices=state.slice_views(),
             hardware=dict(state.hardware),
+            taken=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         )
 
     def decide(self, snapshot: DraSnapshot) -> DraDecision:
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return decide(snapshot, self.state.shared_counters, now)
+        return decide(snapshot, self.state.shared_counters)
 
     async def execute(self, decision: DraDecision) -> Outcome:
         state = self.state

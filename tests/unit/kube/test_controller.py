@@ -214,3 +214,17 @@ def test_a_trigger_set_as_the_loop_is_cancelled_does_not_keep_it_waiting() -> No
             await asyncio.wait_for(waiting, timeout=1)
 
     asyncio.run(main())
+
+
+def test_decide_seconds_counts_only_the_decision_not_the_reads() -> None:
+    @dataclass
+    class SlowReads(Script):
+        async def snapshot(self, resync: bool) -> int:
+            await asyncio.sleep(0.2)  # reading the API is not deciding
+            return 1
+
+    script = SlowReads([])
+    settings = LoopSettings(what="test pass", resync_seconds=3600, debounce_seconds=0.0)
+    loop = ControllerLoop(script, Trigger(), settings, log)
+    asyncio.run(loop.run_pass())
+    assert loop.decide_seconds < 0.1

@@ -176,6 +176,23 @@ def test_race_free_claims_prepare_on_their_own_cards() -> None:
     assert entries["cuda"]["conditions"][0]["reason"] == "Prepared"
 
 
+def test_deciding_reads_no_clock_the_snapshot_stamps_the_prepares() -> None:
+    node = {"metadata": {"name": NODE, "labels": {}}}
+    views = [v for v in (claim_view(claim("cuda", "gpu-0")),) if v]
+    snapshot = dra_loop.DraSnapshot(
+        nodes={NODE: node},
+        pods={NODE: BOTH},
+        claims=views,
+        slices=[],
+        hardware={NODE: CARDS},
+        taken="2026-01-01T00:00:00Z",
+    )
+    first = dra_loop.decide(snapshot, True)
+    assert first == dra_loop.decide(snapshot, True)
+    [(_, entries)] = first.prepares
+    assert entries[0]["conditions"][0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
+
+
 def test_the_second_face_of_one_card_fails_to_prepare() -> None:
     views = [
         v
