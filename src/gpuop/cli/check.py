@@ -10,7 +10,6 @@ is wrong (one line on stderr, never a traceback).
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from collections.abc import Callable
@@ -19,30 +18,25 @@ from typing import Any
 
 import click
 
-from gpuop.check import Report, render_text, run_checks, to_sarif
+from gpuop.check import render_text, run_checks, to_sarif
 from gpuop.check.release import ReleaseError, parse_operator_version
 from gpuop.check.state import KNOWN_KINDS
-from gpuop.cli.common import color_enabled, emit_data, exit_codes_help, text_width
+from gpuop.cli.common import exit_codes_help
 from gpuop.cli.completers import complete_operator_releases
-from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
+from gpuop.cli.findings import CheckerArgs, Verdict, checker_options
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
     InputError,
-    input_paths,
     load_pci_database,
     load_policy,
     load_vgpu_config,
     read_dump,
     read_objects,
 )
-from gpuop.cli.layout import fit_lines, note
-from gpuop.cli.live import LiveTarget, live_target, require_files_or_live, with_cluster_line
+from gpuop.cli.layout import note
+from gpuop.cli.live import LiveTarget, live_target
 from gpuop.cli.options import (
     cluster_options,
-    color_option,
-    filename_option,
-    live_options,
-    output_option,
     pci_ids_option,
 )
 from gpuop.cli.progress import progress
@@ -61,36 +55,8 @@ def _collect_live(target: LiveTarget, progress: Callable[[str], None] | None) ->
     return read_live_with(target, lambda client: collect(client, progress=progress))
 
 
-def _emit(report: Report, fmt: str, color: bool | None, target: LiveTarget | None) -> None:
-    if fmt == "json":
-        sys.stdout.write(json.dumps(report_data(report, target), indent=2, ensure_ascii=False))
-        sys.stdout.write("\n")
-    elif fmt == "yaml":
-        emit_data(report_data(report, target), "yaml")
-    elif fmt == "sarif":
-        sys.stdout.write(json.dumps(to_sarif(report), indent=2) + "\n")
-    elif fmt == "name":
-        sys.stdout.write(finding_names(report))
-    else:
-        width = text_width(fmt)
-        text = render_text(report, color=color_enabled(color), width=width)
-        sys.stdout.write(fit_lines(with_cluster_line(text, target), width))
-
-
-def _guarded(body: Callable[[], int]) -> int:
-    # A dump is read once and dropped at exit: the cyclic collector would only rescan the
-    # millions of objects a large dump holds (a third of the run on 10,000 nodes).
-    gc.disable()
-    try:
-        return guarded(body)
-    finally:
-        gc.enable()
-
-
 @click.command("check", epilog=exit_codes_help())
-@click.argument("files", nargs=-1, metavar="[FILES]...")
-@filename_option
-@live_options
+@checker_options("text", "wide", "json", "yaml", "name", "sarif")
 @click.option(
     "--policy",
     "policy_file",
@@ -112,25 +78,12 @@ def _guarded(body: Callable[[], int]) -> int:
     help="The GPU Operator release that labels the nodes (v25.10.0, or a line: 25.10);"
     " default: read from the input.",
 )
-@findings_options
-@output_option("text", "wide", "json", "yaml", "name", "sarif")
-@color_option
 def check(
-    files: tuple[str, ...],
-    filenames: tuple[str, ...],
-    live: bool,
-    kubeconfig: str | None,
-    context_name: str | None,
+    args: CheckerArgs,
     policy_file: str | None,
     pci_ids: str | None,
     vgpu_config_file: str | None,
     operator_version: str | None,
-    severity: str | None,
-    fail_on: str | None,
-    ignores: tuple[str, ...],
-    config_file: str | None,
-    output: str,
-    color: bool | None,
 ) -> None:
     """Find GPU nodes whose labels, operands and advertised resources disagree.
 
@@ -152,12 +105,7 @@ def check(
     """
 
     def body() -> int:
-        paths = input_paths(files, filenames)
-        require_files_or_live(paths, live)
-        if paths.count("-") + (pci_ids == "-") + (config_file == "-") > 1:
-            raise InputError("'-' (stdin) can be given once")
-        target = live_target(live, kubeconfig, context_name)
-        chosen = finding_filter(severity, fail_on, ignores, config_file)
+        run = args.read(stdin_options=(pci_ids,))
         policy = load_policy(policy_file, "gpuop check --policy")[0] if policy_file else None
         database = load_pci_database(pci_ids).database
         vgpu = load_vgpu_config(vgpu_config_file) if vgpu_config_file else None
@@ -165,14 +113,14 @@ def check(
             release = parse_operator_version(operator_version) if operator_version else None
         except ReleaseError as exc:
             raise InputError(str(exc)) from None
-        if target is not None:
-            quiet = output not in ("text", "wide")
-            collected = _collect_live(target, None if quiet else note)
+        if run.target is not None:
+            quiet = args.output not in ("text", "wide")
+            collected = _collect_live(run.target, None if quiet else note)
             objects: list[Any] = collected.all_objects()
         else:
-            with progress(f"reading {', '.join(paths)}"):
+            with progress(f"reading {', '.join(run.paths)}"):
                 objects = read_dump(
-                    paths, needs=CHECK_KINDS, reads=KNOWN_KINDS, command="gpuop check"
+                    run.paths, needs=CHECK_KINDS, reads=KNOWN_KINDS, command="gpuop check"
                 )
         with progress(f"checking {len(objects)} objects"):
             report = run_checks(
@@ -183,11 +131,16 @@ def check(
                 vgpu_config=vgpu,
                 operator_release=release,
             )
-        report = chosen.apply(report, objects)
-        _emit(report, output, color, target)
-        return report.exit_code
+        report = run.chosen.apply(report, objects)
+        verdict = Verdict(
+            report,
+            document=report.to_dict,
+            text=lambda color, width: render_text(report, color=color, width=width),
+            sarif=lambda: to_sarif(report),
+        )
+        return args.print(verdict, run.target)
 
-    sys.exit(_guarded(body))
+    sys.exit(guarded(body, reads_whole_dumps=True))
 
 
 def write_bundle(collected: Any, directory: Path, context: str | None) -> list[Path]:
@@ -258,7 +211,7 @@ def collect(output_dir: str, kubeconfig: str | None, context_name: str | None) -
         click.echo(output_dir)
         return 0
 
-    sys.exit(_guarded(body))
+    sys.exit(guarded(body, reads_whole_dumps=True))
 
 
 __all__ = ["InputError", "check", "collect", "read_objects", "write_bundle"]

@@ -30,14 +30,11 @@ from gpuop.check import render_text, run_checks
 from gpuop.check.kubevirt import kubevirt_check_header, kubevirt_report
 from gpuop.check.state import KNOWN_KINDS
 from gpuop.cli.common import (
-    UserError,
-    color_enabled,
-    emit_data,
     exit_codes_help,
     kubectl_name,
     text_width,
 )
-from gpuop.cli.findings import finding_filter, finding_names, findings_options, report_data
+from gpuop.cli.findings import CheckerArgs, Verdict, checker_options
 from gpuop.cli.inputs import (
     InputError,
     input_paths,
@@ -49,9 +46,8 @@ from gpuop.cli.inputs import (
     write_values,
 )
 from gpuop.cli.layout import Column, fit_lines, note, render_table
-from gpuop.cli.live import LiveTarget, require_files_or_live, with_cluster_line
+from gpuop.cli.live import LiveTarget, live_target, require_files_or_live
 from gpuop.cli.options import (
-    color_option,
     filename_option,
     filenames_option,
     live_options,
@@ -62,6 +58,7 @@ from gpuop.cli.running import (
     GreedyClusterCommand,
     finish,
     guarded,
+    read_live,
     read_live_target,
 )
 from gpuop.kubevirt.claims import DRA_GATE, VFIO_DEVICE_CLASS, claim_vmi_example
@@ -96,6 +93,10 @@ def _load_pci_ids(path: str | None, files: Sequence[str]) -> PciDatabase:
     return load_pci_database(path).database
 
 
+def _live_objects(target: LiveTarget, kinds: Sequence[str]) -> list[dict[str, Any]]:
+    return [obj for obj in read_live(target, kinds) if isinstance(obj, dict)]
+
+
 def _inputs(
     files: Sequence[str],
     filenames: Sequence[str],
@@ -115,8 +116,9 @@ def _inputs(
     if (kubeconfig or context) and not live:
         raise InputError("--kubeconfig and --context need --live")
     if live:
-        found, target = read_live_target(kubeconfig, context, kinds)
-        return [obj for obj in found if isinstance(obj, dict)], target, database
+        target = live_target(True, kubeconfig, context)
+        assert target is not None
+        return _live_objects(target, kinds), target, database
     objects = read_dump(paths, needs=kinds, reads=reads, command=f"gpuop kubevirt {command}")
     return objects, None, database
 
@@ -276,34 +278,16 @@ def permitted_devices(
 
 
 @kubevirt.command("check", epilog=exit_codes_help())
-@click.argument("files", nargs=-1, metavar="[FILES]...")
-@filename_option
-@live_options
-@pci_ids_option
-@findings_options
-@output_option(
+@checker_options(
     "text",
     "wide",
     "json",
     "yaml",
     "name",
-    help="Output format (json, yaml: gpuop check's schema; name: objects with findings).",
+    output_help="Output format (json, yaml: gpuop check's schema; name: objects with findings).",
 )
-@color_option
-def check(
-    files: tuple[str, ...],
-    filenames: tuple[str, ...],
-    live: bool,
-    kubeconfig: str | None,
-    context_name: str | None,
-    pci_ids: str | None,
-    severity: str | None,
-    fail_on: str | None,
-    ignores: tuple[str, ...],
-    config_file: str | None,
-    output: str,
-    color: bool | None,
-) -> None:
+@pci_ids_option
+def check(args: CheckerArgs, pci_ids: str | None) -> None:
     """Check a KubeVirt CR and its VMIs against what the nodes advertise.
 
     The KubeVirt rules of `gpuop check` (same code path, same finding codes): advertised
@@ -318,32 +302,23 @@ def check(
     """
 
     def body() -> int:
-        try:
-            chosen = finding_filter(severity, fail_on, ignores, config_file)
-        except UserError as exc:
-            raise InputError(str(exc)) from None
-        objects, target, database = _inputs(
-            files, filenames, pci_ids, live, kubeconfig, context_name,
-            ("Node", "KubeVirt", "HyperConverged", "VirtualMachineInstance"), "check",
-            KNOWN_KINDS,
-        )  # fmt: skip
-        report = kubevirt_report(run_checks(objects, pci_db=database))
-        report = chosen.apply(report, objects)
-        if output == "json":
-            if target is None:
-                sys.stdout.write(report.to_json() + "\n")
-            else:
-                emit_data(report_data(report, target), "json")
-        elif output == "yaml":
-            emit_data(report_data(report, target), output)
-        elif output == "name":
-            sys.stdout.write(finding_names(report))
+        run = args.read(stdin_options=(pci_ids,))
+        database = load_pci_database(pci_ids).database
+        kinds = ("Node", "KubeVirt", "HyperConverged", "VirtualMachineInstance")
+        if run.target is not None:
+            objects = _live_objects(run.target, kinds)
         else:
-            width = text_width(output)
-            body_text = render_text(report, color=color_enabled(color), width=width)
-            header = with_cluster_line(kubevirt_check_header(objects), target)
-            sys.stdout.write(fit_lines(header + body_text.split("\n", 1)[1], width))
-        return report.exit_code
+            objects = read_dump(
+                run.paths, needs=kinds, reads=KNOWN_KINDS, command="gpuop kubevirt check"
+            )
+        report = run.chosen.apply(kubevirt_report(run_checks(objects, pci_db=database)), objects)
+
+        def text(color: bool, width: int) -> str:
+            findings = render_text(report, color=color, width=width).split("\n", 1)[1]
+            return kubevirt_check_header(objects) + findings
+
+        verdict = Verdict(report, document=report.to_dict, text=text)
+        return args.print(verdict, run.target)
 
     finish(guarded(body))
 

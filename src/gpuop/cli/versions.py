@@ -7,11 +7,8 @@ version given on the command line cannot be read (one line on stderr, never a tr
 from __future__ import annotations
 
 import dataclasses
-import gc
-import json
 import os
 import sys
-from collections.abc import Callable
 from datetime import date
 from typing import Any
 
@@ -21,18 +18,17 @@ from gpuop.catalog.versions import VersionMatrix, version_matrix
 from gpuop.check.state import KNOWN_KINDS
 from gpuop.cli.common import (
     UserError,
-    color_enabled,
     emit_data,
     exit_codes_help,
     kubectl_name,
     text_width,
 )
 from gpuop.cli.completers import complete_operator_releases, complete_release_or_file
-from gpuop.cli.findings import finding_filter, finding_names, findings_options
+from gpuop.cli.findings import CheckerArgs, Verdict, checker_options
 from gpuop.cli.inputs import input_paths, load_policy, read_dump
-from gpuop.cli.layout import fit_lines, note
-from gpuop.cli.live import LiveTarget, live_target, require_files_or_live, with_cluster_line
-from gpuop.cli.options import color_option, filename_option, live_options, output_option
+from gpuop.cli.layout import note
+from gpuop.cli.live import LiveTarget, live_target
+from gpuop.cli.options import live_options, output_option
 from gpuop.cli.running import guarded, read_live_with
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
 from gpuop.versions import (
@@ -48,14 +44,6 @@ from gpuop.versions import (
 )
 from gpuop.versions.parse import kubernetes_minor, looks_like_release, release_name
 from gpuop.versions.release import describe_releases
-
-
-def _guarded(body: Callable[[], int]) -> int:
-    gc.disable()
-    try:
-        return guarded(body, input_errors=(VersionError,))
-    finally:
-        gc.enable()
 
 
 def _today(value: str | None) -> date:
@@ -99,13 +87,6 @@ def _live(target: LiveTarget, quiet: bool = False) -> Any:
     )
 
 
-def _with_cluster(data: dict[str, Any], target: LiveTarget | None) -> dict[str, Any]:
-    if target is None:
-        return data
-    head = {key: data.pop(key) for key in ("schema_version", "tool")}
-    return {**head, "cluster": target.to_dict(), **data}
-
-
 @click.group("versions")
 def versions() -> None:
     """The cluster against the GPU Operator version matrix.
@@ -116,9 +97,7 @@ def versions() -> None:
 
 
 @versions.command("check", epilog=exit_codes_help())
-@click.argument("files", nargs=-1, metavar="[FILES]...")
-@filename_option
-@live_options
+@checker_options("text", "wide", "json", "yaml", "name", "sarif")
 @click.option(
     "--policy",
     "policy_file",
@@ -137,25 +116,12 @@ def versions() -> None:
     help="The cluster's Kubernetes version (default: the API server's with --live).",
 )
 @click.option("--today", metavar="YYYY-MM-DD", help="Date for end-of-life checks (default: today).")
-@findings_options
-@output_option("text", "wide", "json", "yaml", "name", "sarif")
-@color_option
 def check(
-    files: tuple[str, ...],
-    filenames: tuple[str, ...],
-    live: bool,
-    kubeconfig: str | None,
-    context_name: str | None,
+    args: CheckerArgs,
     policy_file: str | None,
     operator_release: str | None,
     kubernetes_version: str | None,
     today: str | None,
-    severity: str | None,
-    fail_on: str | None,
-    ignores: tuple[str, ...],
-    config_file: str | None,
-    output: str,
-    color: bool | None,
 ) -> None:
     """Check nodes and the ClusterPolicy against the GPU Operator version matrix.
 
@@ -173,12 +139,8 @@ def check(
     """
 
     def body() -> int:
-        paths = input_paths(files, filenames)
-        require_files_or_live(paths, live)
-        if paths.count("-") + (policy_file == "-") + (config_file == "-") > 1:
-            raise UserError("'-' (stdin) can be given once")
-        target = live_target(live, kubeconfig, context_name)
-        chosen = finding_filter(severity, fail_on, ignores, config_file)
+        run = args.read(stdin_options=(policy_file,))
+        target = run.target
         release = _release_option(operator_release)
         kube = _kubernetes("--kubernetes-version", kubernetes_version)
         day = _today(today)
@@ -187,14 +149,14 @@ def check(
         )
         kube_source = "--kubernetes-version"
         if target is not None:
-            inputs = _live(target, quiet=output not in ("text", "wide"))
+            inputs = _live(target, quiet=args.output not in ("text", "wide"))
             objects: list[Any] = inputs.objects
             if kube is None and inputs.server_version:
                 kube = _kubernetes("the API server's /version", inputs.server_version)
                 kube_source = "API server /version"
         else:
             objects = read_dump(
-                paths,
+                run.paths,
                 needs=("Node", "ClusterPolicy"),
                 reads=KNOWN_KINDS,
                 command="gpuop versions check",
@@ -208,23 +170,16 @@ def check(
             kubernetes_version=kube,
             kubernetes_source=kube_source,
         )
-        result = dataclasses.replace(result, report=chosen.apply(result.report, objects))
-        if output == "json":
-            data = _with_cluster(result.to_dict(), target)
-            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        elif output == "yaml":
-            emit_data(_with_cluster(result.to_dict(), target), "yaml")
-        elif output == "sarif":
-            sys.stdout.write(json.dumps(to_versions_sarif(result), indent=2) + "\n")
-        elif output == "name":
-            sys.stdout.write(finding_names(result.report))
-        else:
-            width = text_width(output)
-            text = render_versions_text(result, color=color_enabled(color), width=width)
-            sys.stdout.write(fit_lines(with_cluster_line(text, target), width))
-        return result.exit_code
+        result = dataclasses.replace(result, report=run.chosen.apply(result.report, objects))
+        verdict = Verdict(
+            result.report,
+            document=result.to_dict,
+            text=lambda color, width: render_versions_text(result, color=color, width=width),
+            sarif=lambda: to_versions_sarif(result),
+        )
+        return args.print(verdict, target)
 
-    sys.exit(_guarded(body))
+    sys.exit(guarded(body, (VersionError,), reads_whole_dumps=True))
 
 
 @click.group("upgrade")
@@ -357,7 +312,7 @@ def preview(
             sys.stdout.write(render_preview_text(result, width=text_width(output)))
         return result.exit_code
 
-    sys.exit(_guarded(body))
+    sys.exit(guarded(body, (VersionError,), reads_whole_dumps=True))
 
 
 __all__ = ["check", "preview", "upgrade", "versions"]

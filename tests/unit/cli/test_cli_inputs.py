@@ -12,13 +12,14 @@ import json
 import shutil
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import yaml
 from cli_support import REPO_ROOT, RunCli
 
-from gpuop.cli import running as running_cli
+from gpuop.kube import reads as kube_reads
 from gpuop.manifests import MAX_ALIAS_EXPANSION, alias_growth
 
 EXPLAIN = REPO_ROOT / "tests" / "corpus" / "explain"
@@ -202,6 +203,18 @@ def test_stdin_once(gpuop: RunCli) -> None:
     assert run.code == 2 and run.stderr == "error: '-' (stdin) can be given once\n"
 
 
+@pytest.mark.parametrize(
+    "command",
+    [("check",), ("versions", "check"), ("kubevirt", "check")],
+    ids=" ".join,
+)
+def test_every_checker_takes_stdin_once_config_included(
+    gpuop: RunCli, command: tuple[str, ...]
+) -> None:
+    run = gpuop(*command, "-", "--config", "-", input="{}")
+    assert run.code == 2 and run.stderr == "error: '-' (stdin) can be given once\n"
+
+
 def test_policy_validate_reads_multi_document_yaml_and_directories(
     gpuop: RunCli, tmp_path: Path
 ) -> None:
@@ -363,11 +376,11 @@ def live_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         json.loads(Path(NODES).read_text())["items"] + json.loads(Path(PODS).read_text())["items"]
     )
 
-    def fake_read(target: Any, kinds: Any) -> list[Any]:
-        assert target.cluster == "lab"
-        return [obj for obj in objects if obj.get("kind") in kinds]
+    def fake_read(client: Any, kinds: Any) -> Any:
+        assert str(client.config.cluster.server) == "https://127.0.0.1:6443"
+        return SimpleNamespace(objects=[obj for obj in objects if obj.get("kind") in kinds])
 
-    monkeypatch.setattr(running_cli, "_live_read", fake_read)
+    monkeypatch.setattr(kube_reads, "read_cluster", fake_read)
     return str(path)
 
 
