@@ -23,7 +23,7 @@ from lightkube.resources.rbac_authorization_v1 import ClusterRole, Role, RoleBin
 from gpuop.api.labels import UPGRADE_ENABLED_ANNOTATION, UPGRADE_STATE_LABEL
 from gpuop.catalog import operand_table
 from gpuop.controlplane.audit import audit_entries, audit_mark, write_requests
-from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
+from gpuop.kube import ClusterPolicy, PatchType, kinds, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
 from gpuop.planner import plan
@@ -208,7 +208,7 @@ def _names(client: Client, kind: Any, namespaced: bool = True) -> set[str]:
 def _service_monitors(client: Client) -> set[str]:
     return {
         o.metadata.name
-        for o in client.list(ops.ServiceMonitor, namespace=stack.NAMESPACE)
+        for o in client.list(kinds.resource("ServiceMonitor"), namespace=stack.NAMESPACE)
         if o.metadata and o.metadata.name
     }
 

@@ -34,22 +34,8 @@ from lightkube.core.exceptions import ApiError
 from lightkube.models.meta_v1 import Status
 from lightkube.types import PatchType
 
-CLUSTER_SCOPED = frozenset(
-    {
-        "Node",
-        "Namespace",
-        "ClusterPolicy",
-        "GPUCluster",
-        "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionPolicyBinding",
-        "RuntimeClass",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "CustomResourceDefinition",
-        "ResourceSlice",
-        "DeviceClass",
-    }
-)
+from gpuop.kube.kinds import RESOURCES, kind_of, namespaced
+
 # Kinds whose status is written only through the status subresource.
 STATUS_SUBRESOURCE = frozenset({"Node", "Pod", "DaemonSet", "ClusterPolicy", "ResourceClaim"})
 REASONS = {
@@ -111,14 +97,14 @@ class Change:
     new: Obj
 
 
-def _kind_of(res: Any) -> str:
-    info = res._api_info
-    kind = str(info.parent.kind if info.parent is not None else info.resource.kind)
-    return f"{kind}/{info.action}" if info.action else kind
+def _namespaced(kind: str) -> bool:
+    """A kind's scope, as the real API has it (a kind gpuop never lists counts as namespaced)."""
+    base = kind.split("/", 1)[0]
+    return base not in RESOURCES or namespaced(base)
 
 
 def _key(kind: str, name: str, namespace: str | None) -> str:
-    return name if kind in CLUSTER_SCOPED else f"{namespace or 'default'}/{name}"
+    return f"{namespace or 'default'}/{name}" if _namespaced(kind) else name
 
 
 def _labels_match(obj: Obj, selector: Mapping[str, Any] | None) -> bool:
@@ -256,7 +242,7 @@ class FakeKube:
         obj = copy.deepcopy(obj)
         kind = obj["kind"]
         meta = obj.setdefault("metadata", {})
-        if kind not in CLUSTER_SCOPED:
+        if _namespaced(kind):
             meta.setdefault("namespace", "default")
         key = _key(kind, meta["name"], meta.get("namespace"))
         old = self._store(kind).get(key)
@@ -339,7 +325,7 @@ class FakeKube:
         labels: Mapping[str, Any] | None = None,
         fields: Mapping[str, Any] | None = None,
     ) -> _Listing:
-        kind = _kind_of(res)
+        kind = kind_of(res)
 
         def select(obj: Obj) -> bool:
             return self._selected(kind, obj, namespace, labels, fields)
@@ -355,7 +341,7 @@ class FakeKube:
         fields: Mapping[str, Any] | None,
     ) -> bool:
         in_namespace = obj["metadata"].get("namespace") == (namespace or "default")
-        if kind not in CLUSTER_SCOPED and namespace != "*" and not in_namespace:
+        if _namespaced(kind) and namespace != "*" and not in_namespace:
             return False
         if not _labels_match(obj, labels):
             return False
@@ -372,7 +358,7 @@ class FakeKube:
         resource_version: str | None = None,
         on_error: Any = None,
     ) -> AsyncIterator[tuple[str, Obj]]:
-        kind = _kind_of(res)
+        kind = kind_of(res)
         self._call("watch", kind)
         since = int(resource_version or self.version)
         if since < self.compacted:
@@ -430,7 +416,7 @@ class FakeKube:
     ) -> Obj:
         if patch_type != PatchType.MERGE:
             raise NotImplementedError(f"the fake API takes merge patches only, not {patch_type}")
-        kind = _kind_of(res)
+        kind = kind_of(res)
         drop = self._call("patch", kind)
         base = kind.split("/", 1)[0]
         key = _key(base, name, namespace)
@@ -460,7 +446,7 @@ class FakeKube:
         kind = body["kind"]
         drop = self._call("apply", kind)
         meta = body.setdefault("metadata", {})
-        if kind not in CLUSTER_SCOPED:
+        if _namespaced(kind):
             meta.setdefault("namespace", namespace or "default")
         key = _key(kind, meta["name"], meta.get("namespace"))
         old = self._store(kind).get(key)
@@ -493,7 +479,7 @@ class FakeKube:
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> Obj:
-        if isinstance(obj, lkr.Resource) and _kind_of(type(obj)) == "Pod/eviction":
+        if isinstance(obj, lkr.Resource) and kind_of(type(obj)) == "Pod/eviction":
             return self._evict(obj, name, namespace)
         body = obj.to_dict() if hasattr(obj, "to_dict") else dict(obj)
         kind = body["kind"]
@@ -501,7 +487,7 @@ class FakeKube:
         meta = body.setdefault("metadata", {})
         if "name" not in meta:
             meta["name"] = f"{meta.get('generateName', '')}{next(self._names):05d}"
-        if kind not in CLUSTER_SCOPED:
+        if _namespaced(kind):
             meta.setdefault("namespace", namespace or "default")
         key = _key(kind, meta["name"], meta.get("namespace"))
         if drop:
@@ -524,7 +510,7 @@ class FakeKube:
         kind = body["kind"]
         drop = self._call("replace", kind)
         meta = body.setdefault("metadata", {})
-        scope = None if kind in CLUSTER_SCOPED else meta.get("namespace") or namespace
+        scope = meta.get("namespace") or namespace if _namespaced(kind) else None
         key = _key(kind, meta["name"], scope)
         old = self._store(kind).get(key)
         if old is None:
@@ -561,7 +547,7 @@ class FakeKube:
         cascade: Any = None,
         dry_run: bool = False,
     ) -> None:
-        kind = _kind_of(res)
+        kind = kind_of(res)
         drop = self._call("delete", kind)
         key = _key(kind, name, namespace)
         if key not in self._store(kind):
@@ -571,7 +557,7 @@ class FakeKube:
             self._record(kind, "DELETED", old, old)
 
     async def get(self, res: Any, name: str, *, namespace: str | None = None) -> Any:
-        kind = _kind_of(res)
+        kind = kind_of(res)
         self._call("get", kind)
         found = self._store(kind).get(_key(kind, name, namespace))
         if found is None:

@@ -14,14 +14,9 @@ from typing import Any, TypeVar
 from lightkube import AsyncClient, Client, operators
 from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
-from lightkube.generic_resource import create_namespaced_resource
 from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.admissionregistration_v1 import (
-    ValidatingAdmissionPolicy,
-    ValidatingAdmissionPolicyBinding,
-)
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
-from lightkube.resources.apps_v1 import ControllerRevision, DaemonSet, Deployment
+from lightkube.resources.apps_v1 import DaemonSet
 from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import (
     ConfigMap,
@@ -29,26 +24,15 @@ from lightkube.resources.core_v1 import (
     Namespace,
     Node,
     Pod,
-    Service,
-    ServiceAccount,
-)
-from lightkube.resources.node_v1 import RuntimeClass
-from lightkube.resources.rbac_authorization_v1 import (
-    ClusterRole,
-    ClusterRoleBinding,
-    Role,
-    RoleBinding,
 )
 from lightkube.resources.resource_v1 import (
-    DeviceClass,
     ResourceClaim,
-    ResourceClaimTemplate,
     ResourceSlice,
 )
 from lightkube.types import PatchType
 
 from gpuop.api.labels import MANAGED_BY_LABEL
-from gpuop.kube import ClusterPolicy, GPUCluster
+from gpuop.kube import ClusterPolicy, GPUCluster, kinds
 from gpuop.kube.reading import LIST_PAGE_SIZE
 
 T = TypeVar("T")
@@ -58,52 +42,25 @@ CONFLICT = 409
 TOO_MANY_REQUESTS = 429
 UNPROCESSABLE = 422
 
-# What the informers list and watch (`gpuop.kube.informer`): cluster-scoped kinds, and
-# namespaced ones in one namespace or in all.
-WATCHED_KINDS: dict[str, Any] = {
-    "Node": Node,
-    "Pod": Pod,
-    "DaemonSet": DaemonSet,
-    "ControllerRevision": ControllerRevision,
-    "ClusterPolicy": ClusterPolicy,
-    "GPUCluster": GPUCluster,
-    "ResourceSlice": ResourceSlice,
-    "ResourceClaim": ResourceClaim,
-}
-
-
-# Prometheus operator's kind: served only where its CRD is installed.
-ServiceMonitor = create_namespaced_resource(
-    "monitoring.coreos.com", "v1", "ServiceMonitor", "servicemonitors"
-)
-SERVICE_MONITOR_CRD = "servicemonitors.monitoring.coreos.com"
-
 # The kinds the operator creates beside DaemonSets, found again by their managed-by label.
-MANAGED_KINDS: dict[str, Any] = {
-    "RuntimeClass": RuntimeClass,
-    "ServiceAccount": ServiceAccount,
-    "Role": Role,
-    "ClusterRole": ClusterRole,
-    "RoleBinding": RoleBinding,
-    "ClusterRoleBinding": ClusterRoleBinding,
-    "ConfigMap": ConfigMap,
-    "Service": Service,
-    "ServiceMonitor": ServiceMonitor,
-    # The GPUCluster's (DRA stack) objects beside its DaemonSets.
-    "DeviceClass": DeviceClass,
-    "ResourceClaimTemplate": ResourceClaimTemplate,
-    "ValidatingAdmissionPolicy": ValidatingAdmissionPolicy,
-    "ValidatingAdmissionPolicyBinding": ValidatingAdmissionPolicyBinding,
-    "Deployment": Deployment,
-}
-_CLUSTER_SCOPED = {
+MANAGED_KINDS: tuple[str, ...] = (
     "RuntimeClass",
+    "ServiceAccount",
+    "Role",
     "ClusterRole",
+    "RoleBinding",
     "ClusterRoleBinding",
+    "ConfigMap",
+    "Service",
+    "ServiceMonitor",
+    # The GPUCluster's (DRA stack) objects beside its DaemonSets.
     "DeviceClass",
+    "ResourceClaimTemplate",
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionPolicyBinding",
-}
+    "Deployment",
+)
+SERVICE_MONITOR_CRD = "servicemonitors.monitoring.coreos.com"
 
 
 def _selector(labels: Mapping[str, str | None] | None) -> dict[str, Any] | None:
@@ -118,7 +75,7 @@ def _selection(
     """lightkube's arguments for the objects of `kind`, label-selected, in `namespace` (or,
     for namespaced kinds, all namespaces when None)."""
     params: dict[str, Any] = {"labels": _selector(labels)}
-    if WATCHED_KINDS[kind] in (Pod, DaemonSet, ControllerRevision, ResourceClaim):
+    if kinds.namespaced(kind):
         params["namespace"] = namespace or "*"
     return params
 
@@ -134,7 +91,7 @@ async def list_objects(
     the resourceVersion of that list. The list comes in pages and each object is
     reduced as it arrives, so a fleet's worth of full objects is never held at once."""
     listing = client.list(
-        WATCHED_KINDS[kind], chunk_size=LIST_PAGE_SIZE, **_selection(kind, labels, namespace)
+        kinds.resource(kind), chunk_size=LIST_PAGE_SIZE, **_selection(kind, labels, namespace)
     )
     kept: list[T] = []
     async for obj in listing:
@@ -154,7 +111,7 @@ async def watch_objects(
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """Changes to `kind` after `resource_version`, as (event type, object); raises on errors."""
     async for event, obj in client.watch(
-        WATCHED_KINDS[kind],
+        kinds.resource(kind),
         resource_version=resource_version,
         server_timeout=server_timeout,
         **_selection(kind, labels, namespace),
@@ -351,11 +308,14 @@ async def patch_managed_fields(
     """Apply `ownership_transfer`'s JSON patch to the object it was made from."""
     kind = str(obj["kind"])
     meta = obj.get("metadata") or {}
-    resource = DaemonSet if kind == "DaemonSet" else MANAGED_KINDS[kind]
-    namespace = None if kind in _CLUSTER_SCOPED else meta.get("namespace")
+    namespace = meta.get("namespace") if kinds.namespaced(kind) else None
     return _as_dict(
         await client.patch(
-            resource, str(meta.get("name")), patch, patch_type=PatchType.JSON, namespace=namespace
+            kinds.resource(kind),
+            str(meta.get("name")),
+            patch,
+            patch_type=PatchType.JSON,
+            namespace=namespace,
         )
     )
 
@@ -418,11 +378,11 @@ async def managed_objects(
     name, with the hash annotation each was applied with ("" if none). A kind the server
     does not serve (404: resource.k8s.io/v1 off, say) has none."""
     params: dict[str, Any] = {"labels": {MANAGED_BY_LABEL: managed_by}}
-    if kind not in _CLUSTER_SCOPED:
+    if kinds.namespaced(kind):
         params["namespace"] = namespace
     found: dict[str, str] = {}
     with _gone_is_fine():
-        async for item in client.list(MANAGED_KINDS[kind], **params):
+        async for item in client.list(kinds.resource(kind), **params):
             meta = _as_dict(item).get("metadata") or {}
             if meta.get("name"):
                 found[meta["name"]] = (meta.get("annotations") or {}).get(hash_annotation, "")
@@ -431,9 +391,9 @@ async def managed_objects(
 
 async def delete_managed_object(client: AsyncClient, kind: str, name: str, namespace: str) -> None:
     """Delete one object of a managed kind; gone already is fine."""
-    params: dict[str, Any] = {} if kind in _CLUSTER_SCOPED else {"namespace": namespace}
+    params: dict[str, Any] = {"namespace": namespace} if kinds.namespaced(kind) else {}
     with _gone_is_fine():
-        await client.delete(MANAGED_KINDS[kind], name, **params)
+        await client.delete(kinds.resource(kind), name, **params)
 
 
 async def service_monitors_served(client: AsyncClient) -> bool:
@@ -598,17 +558,11 @@ def crd_established_sync(client: Client, name: str) -> bool:
 
 # --- DRA objects, for the lab and `gpuop sim drift` (the admin's reads and writes)
 
-DRA_KINDS: dict[str, Any] = {
-    "ResourceSlice": ResourceSlice,
-    "ResourceClaim": ResourceClaim,
-    "DeviceClass": DeviceClass,
-}
-
 
 def list_dra_sync(client: Client, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
     """Every `kind` object (ResourceClaims: in `namespace`, or in all when None)."""
-    res = DRA_KINDS[kind]
-    if kind == "ResourceClaim":
+    res = kinds.resource(kind)
+    if kinds.namespaced(kind):
         return [_as_dict(o) for o in client.list(res, namespace=namespace or "*")]
     return [_as_dict(o) for o in client.list(res)]
 
@@ -616,7 +570,7 @@ def list_dra_sync(client: Client, kind: str, namespace: str | None = None) -> li
 def delete_dra_sync(client: Client, kind: str, name: str, namespace: str | None = None) -> None:
     """Delete one DRA object (gone already is fine)."""
     with _gone_is_fine():
-        if kind == "ResourceClaim":
-            client.delete(DRA_KINDS[kind], name, namespace=namespace)
+        if kinds.namespaced(kind):
+            client.delete(kinds.resource(kind), name, namespace=namespace)
         else:
-            client.delete(DRA_KINDS[kind], name)
+            client.delete(kinds.resource(kind), name)

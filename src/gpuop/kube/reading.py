@@ -14,86 +14,19 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from lightkube.generic_resource import create_namespaced_resource
-from lightkube.resources.apps_v1 import DaemonSet, Deployment
-from lightkube.resources.core_v1 import (
-    ConfigMap,
-    Event,
-    Node,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    Pod,
-    Service,
-    ServiceAccount,
-)
-from lightkube.resources.node_v1 import RuntimeClass
-from lightkube.resources.policy_v1 import PodDisruptionBudget
-from lightkube.resources.rbac_authorization_v1 import (
-    ClusterRole,
-    ClusterRoleBinding,
-    Role,
-    RoleBinding,
-)
-from lightkube.resources.resource_v1 import (
-    DeviceClass,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    ResourceSlice,
-)
-from lightkube.resources.storage_v1 import CSIDriver, CSINode, StorageClass
-
-from gpuop.kube import ClusterPolicy, HyperConverged, KubeVirt, VirtualMachineInstance
 from gpuop.kube.errors import API_ERRORS, refusal, unanswered
+from gpuop.kube.kinds import RESOURCES, namespaced
 
 __all__ = [
     "ALL_NAMESPACES",
-    "RESOURCES",
     "ClusterRead",
     "Lister",
     "ReadError",
-    "VirtualMachine",
     "as_dict",
     "read_kinds",
 ]
 
 ALL_NAMESPACES: Final = "*"
-
-VirtualMachine = create_namespaced_resource(
-    group="kubevirt.io", version="v1", kind="VirtualMachine", plural="virtualmachines"
-)
-
-#: kind -> (lightkube resource, namespaced)
-RESOURCES: Mapping[str, tuple[Any, bool]] = {
-    "Node": (Node, False),
-    "ClusterPolicy": (ClusterPolicy, False),
-    "Pod": (Pod, True),
-    "KubeVirt": (KubeVirt, True),
-    "HyperConverged": (HyperConverged, True),
-    "VirtualMachineInstance": (VirtualMachineInstance, True),
-    "VirtualMachine": (VirtualMachine, True),
-    "DaemonSet": (DaemonSet, True),
-    "Deployment": (Deployment, True),
-    "ConfigMap": (ConfigMap, True),
-    "Event": (Event, True),
-    "ResourceSlice": (ResourceSlice, False),
-    "DeviceClass": (DeviceClass, False),
-    "ResourceClaim": (ResourceClaim, True),
-    "ResourceClaimTemplate": (ResourceClaimTemplate, True),
-    "PodDisruptionBudget": (PodDisruptionBudget, True),
-    "PersistentVolumeClaim": (PersistentVolumeClaim, True),
-    "PersistentVolume": (PersistentVolume, False),
-    "StorageClass": (StorageClass, False),
-    "CSINode": (CSINode, False),
-    "CSIDriver": (CSIDriver, False),
-    # What an operator creates beside its DaemonSets (`gpuop adopt` looks for each by name).
-    "ServiceAccount": (ServiceAccount, True),
-    "Service": (Service, True),
-    "Role": (Role, True),
-    "RoleBinding": (RoleBinding, True),
-    "ClusterRole": (ClusterRole, False),
-    "ClusterRoleBinding": (ClusterRoleBinding, False),
-    "RuntimeClass": (RuntimeClass, False),
-}
 
 
 class ReadError(Exception):
@@ -158,7 +91,7 @@ def read_kinds(
     say = progress or (lambda _: None)
     result = ClusterRead()
     for kind in kinds:
-        resource, namespaced = RESOURCES[kind]
+        resource, in_namespaces = RESOURCES[kind], namespaced(kind)
         wanted = (keep or {}).get(kind)
         say(f"listing {kind}s")
         listed: list[dict[str, Any]] = []
@@ -166,7 +99,7 @@ def read_kinds(
         try:
             items = (
                 client.list(resource, namespace=ALL_NAMESPACES, chunk_size=LIST_PAGE_SIZE)
-                if namespaced
+                if in_namespaces
                 else client.list(resource, chunk_size=LIST_PAGE_SIZE)
             )
             for item in items:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from gpuop.kube.reading import ClusterRead, Lister, ReadError, VirtualMachine, read_kinds
+from gpuop.kube.reading import ClusterRead, Lister, ReadError, read_kinds
 
 __all__ = [
     "DEFAULT_KINDS",
@@ -20,7 +20,6 @@ __all__ = [
     "ClusterRead",
     "Lister",
     "ReadError",
-    "VirtualMachine",
     "read_cluster",
 ]
 

@@ -43,7 +43,6 @@ SUPPORT_KINDS = (
     "Service",
     SERVICE_MONITOR_KIND,
 )
-CLUSTER_SCOPED_KINDS = frozenset({"ClusterRole", "ClusterRoleBinding", "RuntimeClass"})
 
 
 @dataclass(frozen=True)

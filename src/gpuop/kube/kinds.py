@@ -1,0 +1,123 @@
+"""One table of the kinds gpuop reads, watches and writes, and the API resource of each.
+
+Every part of `gpuop.kube` (the informers, the operator's writes, the readers of `check`,
+`collect` and `explain`, the lab's DRA objects) looks a kind up here, and a kind's scope
+(namespaced or cluster-wide) is read from its resource, so no second list of scopes can
+disagree with the API's. The in-memory fake API of the tests names kinds the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from lightkube.core.resource import NamespacedResource
+from lightkube.generic_resource import create_namespaced_resource
+from lightkube.resources.admissionregistration_v1 import (
+    ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding,
+)
+from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
+from lightkube.resources.apps_v1 import ControllerRevision, DaemonSet, Deployment
+from lightkube.resources.coordination_v1 import Lease
+from lightkube.resources.core_v1 import (
+    ConfigMap,
+    Event,
+    Namespace,
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    Service,
+    ServiceAccount,
+)
+from lightkube.resources.node_v1 import RuntimeClass
+from lightkube.resources.policy_v1 import PodDisruptionBudget
+from lightkube.resources.rbac_authorization_v1 import (
+    ClusterRole,
+    ClusterRoleBinding,
+    Role,
+    RoleBinding,
+)
+from lightkube.resources.resource_v1 import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
+from lightkube.resources.storage_v1 import CSIDriver, CSINode, StorageClass
+
+from gpuop.kube import (
+    ClusterPolicy,
+    GPUCluster,
+    HyperConverged,
+    KubeVirt,
+    VirtualMachineInstance,
+)
+
+__all__ = ["RESOURCES", "kind_of", "namespaced", "resource"]
+
+VirtualMachine = create_namespaced_resource(
+    group="kubevirt.io", version="v1", kind="VirtualMachine", plural="virtualmachines"
+)
+# Prometheus operator's kind: served only where its CRD is installed.
+ServiceMonitor = create_namespaced_resource(
+    "monitoring.coreos.com", "v1", "ServiceMonitor", "servicemonitors"
+)
+
+#: kind -> its resource
+RESOURCES: Final[Mapping[str, Any]] = {
+    "Node": Node,
+    "Namespace": Namespace,
+    "Pod": Pod,
+    "Event": Event,
+    "ConfigMap": ConfigMap,
+    "Service": Service,
+    "ServiceAccount": ServiceAccount,
+    "PersistentVolume": PersistentVolume,
+    "PersistentVolumeClaim": PersistentVolumeClaim,
+    "DaemonSet": DaemonSet,
+    "Deployment": Deployment,
+    "ControllerRevision": ControllerRevision,
+    "Lease": Lease,
+    "RuntimeClass": RuntimeClass,
+    "PodDisruptionBudget": PodDisruptionBudget,
+    "Role": Role,
+    "RoleBinding": RoleBinding,
+    "ClusterRole": ClusterRole,
+    "ClusterRoleBinding": ClusterRoleBinding,
+    "StorageClass": StorageClass,
+    "CSINode": CSINode,
+    "CSIDriver": CSIDriver,
+    "ResourceSlice": ResourceSlice,
+    "ResourceClaim": ResourceClaim,
+    "ResourceClaimTemplate": ResourceClaimTemplate,
+    "DeviceClass": DeviceClass,
+    "ValidatingAdmissionPolicy": ValidatingAdmissionPolicy,
+    "ValidatingAdmissionPolicyBinding": ValidatingAdmissionPolicyBinding,
+    "CustomResourceDefinition": CustomResourceDefinition,
+    "ClusterPolicy": ClusterPolicy,
+    "GPUCluster": GPUCluster,
+    "KubeVirt": KubeVirt,
+    "HyperConverged": HyperConverged,
+    "VirtualMachineInstance": VirtualMachineInstance,
+    "VirtualMachine": VirtualMachine,
+    "ServiceMonitor": ServiceMonitor,
+}
+
+
+def resource(kind: str) -> Any:
+    """The API resource of `kind` (KeyError for a kind gpuop never touches)."""
+    return RESOURCES[kind]
+
+
+def namespaced(kind: str) -> bool:
+    """Whether objects of `kind` live in a namespace."""
+    return issubclass(RESOURCES[kind], NamespacedResource)
+
+
+def kind_of(res: Any) -> str:
+    """The kind a resource (or a subresource of one: `Pod/eviction`) names."""
+    info = res._api_info
+    kind = str(info.parent.kind if info.parent is not None else info.resource.kind)
+    return f"{kind}/{info.action}" if info.action else kind
