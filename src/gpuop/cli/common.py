@@ -128,18 +128,25 @@ def read_text_input(path: str) -> str:
     return read_input_text(path)
 
 
-def resolve_kubeconfig(value: str | None) -> str | None:
-    """The kubeconfig to use: the option, then $KUBECONFIG, then the local gpuop cluster's."""
+def resolve_kubeconfig(value: str | None) -> tuple[str, ...]:
+    """The kubeconfig files of the commands that drive gpuop's own cluster (`sim`): the
+    option, else the files of $KUBECONFIG as kubectl merges them, else the local gpuop
+    cluster's; never ~/.kube/config, so a simulator never lands on another cluster unasked."""
     import os
 
-    if value:
-        return value
-    if os.environ.get("KUBECONFIG"):
-        return os.environ["KUBECONFIG"]
+    if value or os.environ.get("KUBECONFIG"):
+        from gpuop.cli.live import kubeconfig_files
+
+        return kubeconfig_files(value)
     from gpuop.controlplane.paths import cluster_dir
 
     local = cluster_dir("gpuop") / "kubeconfig"
-    return str(local) if local.exists() else None
+    if not local.exists():
+        raise UserError(
+            "no kubeconfig: give --kubeconfig, set $KUBECONFIG, or start the local cluster"
+            " with `gpuop cluster up`"
+        )
+    return (str(local),)
 
 
 # Notes about the input that wait for the command to end well (`gpuop.cli.main` prints them

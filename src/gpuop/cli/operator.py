@@ -19,9 +19,9 @@ def operator() -> None:
 @operator.command("run")
 @click.option(
     "--kubeconfig",
-    envvar="KUBECONFIG",
     metavar="FILE",
-    help="Kubeconfig to use (default: in-cluster or ~/.kube/config).",
+    help="Kubeconfig to use (default, as kubectl: the files of $KUBECONFIG merged, else"
+    " ~/.kube/config, else the pod's service account).",
 )
 @click.option("--context", default=None, help="Kubeconfig context.")
 @click.option(

@@ -152,7 +152,7 @@ def read_live_with(target: LiveTarget, read: Callable[[Any], T]) -> T:
 
     failures: tuple[type[Exception], ...] = (*API_ERRORS, OSError)
     try:
-        return read(sync_client(target.kubeconfig, target.context))
+        return read(sync_client(target.files, target.context))
     except (KubeError, ReadError) as exc:
         raise InputError(str(exc)) from None
     except failures as exc:

@@ -250,9 +250,9 @@ def run(
     for noisy in ("httpx", "httpx2", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     resolved = resolve_kubeconfig(kubeconfig)
-    _client(resolved)  # an unusable kubeconfig is bad input, said before anything starts
+    _client(kubeconfig)  # an unusable kubeconfig is bad input, said before anything starts
     if hosts_dir is None:
-        base = Path(resolved).parent if resolved else Path.cwd()
+        base = Path(resolved[0]).parent
         hosts = base / "sim-hosts"
     else:
         hosts = Path(hosts_dir)

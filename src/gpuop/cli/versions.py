@@ -82,7 +82,7 @@ def _live(target: LiveTarget, quiet: bool = False) -> Any:
     return read_live_with(
         target,
         lambda client: read_version_inputs(
-            client, lambda: read_server_version(target.kubeconfig, target.context)
+            client, lambda: read_server_version(target.files, target.context)
         ),
     )
 

@@ -8,11 +8,13 @@ the keys gpuop owns. Everything above this layer works with plain dicts.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx2
+import yaml
 from lightkube import AsyncClient, Client, KubeConfig
 from lightkube.config.client_adapter import Client as http_client_for
 from lightkube.config.client_adapter import ConnectionParams
@@ -52,6 +54,7 @@ describe_api_error = describe
 
 __all__ = [
     "API_ERRORS",
+    "DEFAULT_KUBECONFIG",
     "FIELD_MANAGER",
     "ApiError",
     "ClusterPolicy",
@@ -59,12 +62,15 @@ __all__ = [
     "HyperConverged",
     "KubeError",
     "KubeVirt",
+    "KubeconfigSource",
     "PatchType",
     "VirtualMachineInstance",
     "async_client",
     "describe_api_error",
     "http_client",
+    "kubeconfig_files",
     "load_kubeconfig",
+    "merge_kubeconfigs",
     "now_rfc3339",
     "sync_client",
 ]
@@ -74,21 +80,108 @@ class KubeError(Exception):
     """The cluster cannot be reached or the kubeconfig cannot be used."""
 
 
-def load_kubeconfig(path: str | None = None, context: str | None = None) -> KubeConfig:
-    """A kubeconfig from `path`, `$KUBECONFIG`, ~/.kube/config, or the in-cluster account."""
-    where = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
+# Where a kubeconfig comes from: `--kubeconfig` (one file), the files a caller already chose
+# by kubectl's rule, or None: kubectl's rule from the environment.
+KubeconfigSource = str | Sequence[str] | None
+
+DEFAULT_KUBECONFIG = "~/.kube/config"
+# The fields of a kubeconfig that name files, resolved against the folder of the file that
+# holds them when several files are merged (kubectl does the same).
+_FILE_FIELDS = {
+    "clusters": ("cluster", ("certificate-authority",)),
+    "users": ("user", ("client-certificate", "client-key", "tokenFile")),
+}
+
+
+def kubeconfig_files(
+    path: str | None = None, environ: Mapping[str, str] | None = None
+) -> tuple[str, ...]:
+    """kubectl's kubeconfig files: `path` (`--kubeconfig`) alone; else the files of
+    `$KUBECONFIG` (a list, colon-separated on Linux) that exist, merged; else
+    ~/.kube/config when it exists. None at all: the pod's service account is used."""
+    env = os.environ if environ is None else environ
+    if path:
+        return (path,)
+    listed = [item for item in env.get("KUBECONFIG", "").split(os.pathsep) if item]
+    existing = tuple(
+        str(Path(item).expanduser()) for item in listed if Path(item).expanduser().is_file()
+    )
+    if listed and not existing:
+        raise KubeError(f"$KUBECONFIG ({env['KUBECONFIG']}): no such file")
+    if existing:
+        return existing
+    default = Path(DEFAULT_KUBECONFIG).expanduser()
+    return (str(default),) if default.is_file() else ()
+
+
+def merge_kubeconfigs(documents: Sequence[tuple[Mapping[str, Any], str]]) -> dict[str, Any]:
+    """Kubeconfig documents (each with the folder of its file) merged as kubectl merges
+    `$KUBECONFIG`: the first file to name a cluster, user or context wins, and so does the
+    first current-context; relative file paths point where their own file said."""
+    merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config"}
+    for document, folder in documents:
+        if not merged.get("current-context") and document.get("current-context"):
+            merged["current-context"] = document["current-context"]
+        for section in ("clusters", "users", "contexts"):
+            entries = merged.setdefault(section, [])
+            named = {entry.get("name") for entry in entries}
+            for entry in document.get(section) or []:
+                if not isinstance(entry, Mapping) or entry.get("name") in named:
+                    continue
+                entries.append(_with_paths_from(section, entry, folder))
+                named.add(entry.get("name"))
+    return merged
+
+
+def _with_paths_from(section: str, entry: Mapping[str, Any], folder: str) -> dict[str, Any]:
+    copied = dict(entry)
+    key, fields = _FILE_FIELDS.get(section, ("", ()))
+    body = copied.get(key)
+    if isinstance(body, Mapping):
+        body = dict(body)
+        for field_name in fields:
+            value = body.get(field_name)
+            if isinstance(value, str) and value and not os.path.isabs(value):
+                body[field_name] = os.path.join(folder, value)
+        copied[key] = body
+    return copied
+
+
+def load_kubeconfig(path: KubeconfigSource = None, context: str | None = None) -> KubeConfig:
+    """The kubeconfig kubectl would use (`kubeconfig_files`), or the in-cluster account."""
+    if isinstance(path, str):
+        files = (path,) if path else kubeconfig_files()
+    else:
+        files = tuple(path or ()) or kubeconfig_files()
+    where = os.pathsep.join(files) or DEFAULT_KUBECONFIG
     try:
-        if path:
-            _refuse_deep_nesting(path)
-            return KubeConfig.from_file(path)
-        return KubeConfig.from_env()
+        if not files:
+            return KubeConfig.from_service_account()
+        for name in files:
+            _refuse_deep_nesting(name)
+        if len(files) == 1:
+            return KubeConfig.from_file(files[0])
+        return KubeConfig.from_dict(merge_kubeconfigs(_documents(files)), fname=files[0])
     except KubeError:
         raise
     except RecursionError:
         raise KubeError(f"cannot load kubeconfig {where}: {NESTED_TOO_DEEPLY}") from None
     except Exception as exc:  # whatever the file holds, it is not a kubeconfig gpuop can use
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if not files:
+            problem = f"none found ($KUBECONFIG, {DEFAULT_KUBECONFIG}) and not in a cluster"
         raise KubeError(f"cannot load kubeconfig {where}: {problem}") from exc
+
+
+def _documents(files: Sequence[str]) -> list[tuple[Mapping[str, Any], str]]:
+    documents: list[tuple[Mapping[str, Any], str]] = []
+    for name in files:
+        with open(name, encoding="utf-8") as handle:
+            document = yaml.safe_load(handle)
+        if not isinstance(document, Mapping):
+            raise KubeError(f"cannot load kubeconfig {name}: not a mapping")
+        documents.append((document, os.path.dirname(os.path.abspath(name))))
+    return documents
 
 
 def _refuse_deep_nesting(path: str) -> None:
@@ -105,13 +198,13 @@ def _refuse_deep_nesting(path: str) -> None:
         raise KubeError(f"cannot load kubeconfig {path}: {NESTED_TOO_DEEPLY}")
 
 
-def _selected(path: str | None, context: str | None) -> Any:
+def _selected(path: KubeconfigSource, context: str | None) -> Any:
     config = load_kubeconfig(path, context)
     if context is None:
         return config
     single = config.get(context)
     if single is None:
-        raise KubeError(f"kubeconfig {path or '(default)'} has no context {context!r}")
+        raise KubeError(f"kubeconfig {_shown(path)} has no context {context!r}")
     return single
 
 
@@ -121,24 +214,32 @@ def _timeout(seconds: float) -> Any:
     return httpx2.Timeout(seconds)
 
 
-def sync_client(path: str | None = None, context: str | None = None, timeout: float = 60) -> Client:
+def _shown(path: KubeconfigSource) -> str:
+    if isinstance(path, str):
+        return path
+    return os.pathsep.join(path or ()) or "(default)"
+
+
+def sync_client(
+    path: KubeconfigSource = None, context: str | None = None, timeout: float = 60
+) -> Client:
     return Client(_selected(path, context), field_manager=FIELD_MANAGER, timeout=_timeout(timeout))
 
 
 def http_client(
-    path: str | None = None, context: str | None = None, timeout: float = 10
+    path: KubeconfigSource = None, context: str | None = None, timeout: float = 10
 ) -> httpx2.Client:
     """An HTTP client for the API server's non-resource paths (`/version`), logged in as
     lightkube's clients are (lightkube itself only requests resources)."""
     config = _selected(path, context)
     single = config.get() if isinstance(config, KubeConfig) else config
     if single is None:
-        raise KubeError(f"kubeconfig {path or '(default)'} has no current context")
+        raise KubeError(f"kubeconfig {_shown(path)} has no current context")
     return http_client_for(single, ConnectionParams(timeout=_timeout(timeout)))
 
 
 def async_client(
-    path: str | None = None, context: str | None = None, timeout: float = 60
+    path: KubeconfigSource = None, context: str | None = None, timeout: float = 60
 ) -> AsyncClient:
     return AsyncClient(
         _selected(path, context), field_manager=FIELD_MANAGER, timeout=_timeout(timeout)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuop.kube import http_client
+from gpuop.kube import KubeconfigSource, http_client
 from gpuop.kube.reading import Lister, read_kinds
 
 
@@ -37,7 +37,7 @@ def server_version(http: Any) -> str | None:
     return version if isinstance(version, str) and version else None
 
 
-def read_server_version(path: str | None, context: str | None) -> str | None:
+def read_server_version(path: KubeconfigSource, context: str | None) -> str | None:
     """`server_version` of the cluster a kubeconfig (and context) names; None when unread."""
     try:
         with http_client(path, context) as http:

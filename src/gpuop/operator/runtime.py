@@ -33,6 +33,7 @@ from gpuop.kube import (
     API_ERRORS,
     FIELD_MANAGER,
     ApiError,
+    KubeconfigSource,
     KubeError,
     async_client,
     describe_api_error,
@@ -81,7 +82,7 @@ log = logging.getLogger("gpuop.operator")
 @dataclass
 class OperatorConfig:
     namespace: str
-    kubeconfig: str | None = None
+    kubeconfig: KubeconfigSource = None
     context: str | None = None
     resync_seconds: float = 300.0
     debounce_seconds: float = 0.2

@@ -27,7 +27,7 @@ import yaml
 from gpuop.api.cards import GpuCard
 from gpuop.api.labels import SIM_LABEL
 from gpuop.catalog import operand_table
-from gpuop.kube import async_client, ops
+from gpuop.kube import KubeconfigSource, async_client, ops
 from gpuop.kube.controller import (
     BoundedWriter,
     ControllerLoop,
@@ -56,7 +56,7 @@ VGPU_CONFIGMAP = "default-vgpu-devices-config"
 class SimConfig:
     namespace: str
     hosts_dir: Path
-    kubeconfig: str | None = None
+    kubeconfig: KubeconfigSource = None
     context: str | None = None
     pci_db: PciDatabase = field(default_factory=PciDatabase.builtin)
     debounce_seconds: float = 0.1
