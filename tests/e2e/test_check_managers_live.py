@@ -24,8 +24,9 @@ from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
 from lightkube.resources.core_v1 import Namespace, Node, Pod
 from lightkube.resources.resource_v1 import ResourceSlice
+from lightkube.types import PatchType
 
-from gpuop.kube import PatchType, sync_client
+from gpuop.kube import sync_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "check"))
 import managers_corpus

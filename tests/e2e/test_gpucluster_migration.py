@@ -25,7 +25,8 @@ from lightkube.resources.apps_v1 import DaemonSet
 from lightkube.resources.core_v1 import Namespace, Pod
 from lightkube.resources.resource_v1 import DeviceClass, ResourceClaimTemplate, ResourceSlice
 
-from gpuop.kube import ApiError, ops, sync_client
+from gpuop.kube import ops, sync_client
+from gpuop.kube.errors import NotFound
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
 from gpuop.policy.gpucluster import default_gpu_cluster_object
@@ -109,7 +110,7 @@ def migration_stack(
     simulator.stop()
     stack.delete_gpu_cluster(kubeconfig)
     stack.delete_cluster_policy(kubeconfig, "cluster-policy")
-    with contextlib.suppress(ApiError):
+    with contextlib.suppress(NotFound):
         ops.delete_pod_sync(client, "default", POD, grace_period=0)
     for name in NODES:
         ops.delete_node(client, name)

@@ -15,15 +15,16 @@ from typing import Any
 import pytest
 import yaml
 from lightkube import Client
-from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import DaemonSet, Deployment
 from lightkube.resources.core_v1 import ConfigMap, Event, Pod, Service, ServiceAccount
 from lightkube.resources.rbac_authorization_v1 import ClusterRole, Role, RoleBinding
+from lightkube.types import PatchType
 
 from gpuop.api.labels import UPGRADE_ENABLED_ANNOTATION, UPGRADE_STATE_LABEL
 from gpuop.catalog import operand_table
 from gpuop.controlplane.audit import audit_entries, audit_mark, write_requests
-from gpuop.kube import ClusterPolicy, PatchType, kinds, ops, sync_client
+from gpuop.kube import ClusterPolicy, kinds, ops, sync_client
+from gpuop.kube.errors import Invalid
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
 from gpuop.planner import plan
@@ -597,14 +598,14 @@ def test_invalid_cluster_policy_is_rejected_by_the_api_server(gpuop_stack: dict[
     client = sync_client(gpuop_stack["kubeconfig"])
     bad = stack.lab_policy(name="bad-policy")
     bad["spec"]["sandboxWorkloads"]["defaultWorkload"] = "vm-everything"
-    with pytest.raises(ApiError) as info:
+    with pytest.raises(Invalid) as info:
         ops.create_or_replace_sync(client, bad)
-    assert "defaultWorkload" in str(info.value.status.message)
+    assert "defaultWorkload" in info.value.detail
     worse = stack.lab_policy(name="bad-policy")
     worse["spec"]["driver"]["enabled"] = "yes"
-    with pytest.raises(ApiError) as info:
+    with pytest.raises(Invalid) as info:
         ops.create_or_replace_sync(client, worse)
-    assert "driver.enabled" in str(info.value.status.message)
+    assert "driver.enabled" in info.value.detail
 
 
 def test_second_policy_is_ignored_and_says_so(gpuop_stack: dict[str, Any]) -> None:

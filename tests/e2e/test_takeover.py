@@ -35,10 +35,11 @@ from lightkube.core.exceptions import ApiError
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.resources.apps_v1 import ControllerRevision, DaemonSet
 from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
+from lightkube.types import PatchType
 
 from gpuop.api.labels import UPGRADE_STATE_LABEL
 from gpuop.controlplane.audit import audit_mark, write_requests
-from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
+from gpuop.kube import ClusterPolicy, ops, sync_client
 from gpuop.lab import stack
 from gpuop.policy.crd import crd_manifest
 from gpuop.policy.gpucluster import gpu_cluster_crd_manifest

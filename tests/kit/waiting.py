@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from lightkube.core.exceptions import ApiError
 
 from gpuop.kube import API_ERRORS
+from gpuop.kube.errors import Refused, status_code
 
 T = TypeVar("T")
 
@@ -63,7 +64,10 @@ def retry_api(
         try:
             return action()
         except errors as exc:
-            if isinstance(exc, ApiError) and exc.status.code not in RETRIED_STATUSES:
+            # A Kubernetes Status answer (not a plain-text one, such as a 404 from an API
+            # group not served yet) that asking again will not change.
+            answer = exc.__cause__ if isinstance(exc, Refused) else exc
+            if isinstance(answer, ApiError) and status_code(exc) not in RETRIED_STATUSES:
                 raise
             if time.monotonic() > deadline:
                 raise

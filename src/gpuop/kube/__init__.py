@@ -18,9 +18,7 @@ import yaml
 from lightkube import AsyncClient, Client, KubeConfig
 from lightkube.config.client_adapter import Client as http_client_for
 from lightkube.config.client_adapter import ConnectionParams
-from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
-from lightkube.types import PatchType
 
 from gpuop.kube.errors import API_ERRORS, describe
 from gpuop.manifests.loading import NESTED_TOO_DEEPLY, flow_nesting_exceeds
@@ -56,14 +54,12 @@ __all__ = [
     "API_ERRORS",
     "DEFAULT_KUBECONFIG",
     "FIELD_MANAGER",
-    "ApiError",
     "ClusterPolicy",
     "GPUCluster",
     "HyperConverged",
     "KubeError",
     "KubeVirt",
     "KubeconfigSource",
-    "PatchType",
     "VirtualMachineInstance",
     "async_client",
     "describe_api_error",

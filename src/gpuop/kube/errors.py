@@ -1,5 +1,14 @@
 """How a failed request to the API server is said: the one place that reads its errors.
 
+Code outside `gpuop.kube` sees gpuop's own errors, made here from what the client raised
+(`gpuop.kube.ops` turns every failure of its calls into one of them):
+
+* :class:`KubeApiError`
+  * :class:`Refused`: an error answer, its `code` the HTTP status
+    * :class:`NotFound` (404), :class:`Forbidden` (403), :class:`Conflict` (409),
+      :class:`Invalid` (422), :class:`TooManyRequests` (429)
+  * :class:`Unreachable`: no answer at all (connect, TLS, timeout)
+
 What a request raises, as lightkube and its HTTP library raise it:
 
 * ``httpx2.HTTPError``
@@ -21,19 +30,97 @@ from lightkube.core.exceptions import ApiError
 
 __all__ = [
     "API_ERRORS",
+    "Conflict",
+    "Forbidden",
+    "Invalid",
+    "KubeApiError",
+    "NotFound",
+    "Refused",
+    "TooManyRequests",
+    "Unreachable",
     "describe",
     "failure",
     "refusal",
     "status_code",
+    "translated",
     "unanswered",
 ]
 
+
+class KubeApiError(Exception):
+    """A request to the API server failed; `str()` is the one line that says how."""
+
+    code: int | None = None
+
+    def __init__(self, message: str, *, reason: str = "", detail: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+        # The API server's own words (Status.message), without the code and reason.
+        self.detail = detail or message
+
+
+class Refused(KubeApiError):
+    """The API server answered with an error status."""
+
+    def __init__(self, code: int, message: str, *, reason: str = "", detail: str = "") -> None:
+        super().__init__(message, reason=reason, detail=detail)
+        self.code = code
+
+
+class NotFound(Refused):
+    """404: the object (or the kind: its CRD not installed) does not exist."""
+
+
+class Forbidden(Refused):
+    """403: the account may not do this."""
+
+
+class Conflict(Refused):
+    """409: the object changed since it was read, or already exists."""
+
+
+class Invalid(Refused):
+    """422: the object is refused as written (an immutable field, a failed validation)."""
+
+
+class TooManyRequests(Refused):
+    """429: priority and fairness asked the client to come back later."""
+
+
+class Unreachable(KubeApiError):
+    """No answer at all: connect, TLS or timeout."""
+
+
+_REFUSALS: dict[int, type[Refused]] = {
+    404: NotFound,
+    403: Forbidden,
+    409: Conflict,
+    422: Invalid,
+    429: TooManyRequests,
+}
+
 # What a request to the API server raises: an error answer or no answer.
-API_ERRORS: tuple[type[Exception], ...] = (ApiError, httpx2.HTTPError)
+API_ERRORS: tuple[type[Exception], ...] = (KubeApiError, ApiError, httpx2.HTTPError)
+
+
+def translated(exc: BaseException) -> KubeApiError:
+    """gpuop's error for what the client raised (one of `API_ERRORS`)."""
+    if isinstance(exc, KubeApiError):
+        return exc
+    code = status_code(exc)
+    if code is None:
+        return Unreachable(describe(exc))
+    if isinstance(exc, ApiError):
+        reason, detail = exc.status.reason or "", exc.status.message or ""
+    else:
+        reason, detail = "", ""
+    return _REFUSALS.get(code, Refused)(code, describe(exc), reason=reason, detail=detail)
 
 
 def status_code(exc: BaseException) -> int | None:
     """The HTTP status of an error answer; None when there was no answer."""
+    if isinstance(exc, KubeApiError):
+        return exc.code
     if isinstance(exc, ApiError):
         code = getattr(exc.status, "code", None)
         return code if isinstance(code, int) else None
@@ -44,11 +131,13 @@ def status_code(exc: BaseException) -> int | None:
 
 def unanswered(exc: BaseException) -> bool:
     """Whether the request got no answer (connect, TLS, timeout)."""
-    return isinstance(exc, httpx2.RequestError)
+    return isinstance(exc, (Unreachable, httpx2.RequestError))
 
 
 def describe(exc: BaseException) -> str:
     """One line for a failed API request: the status and message, or why there was no answer."""
+    if isinstance(exc, KubeApiError):
+        return str(exc)
     if isinstance(exc, ApiError):
         return f"{exc.status.code} {exc.status.reason or ''}: {exc.status.message}".replace(
             " :", ":"
@@ -65,7 +154,9 @@ def refusal(exc: BaseException) -> str:
         return "the CRD is not installed"
     if code == 403:
         return "not allowed to list them"
-    if isinstance(exc, ApiError):
+    if isinstance(exc, KubeApiError):
+        message = exc.detail
+    elif isinstance(exc, ApiError):
         message = getattr(exc.status, "message", None) or str(exc)
     elif isinstance(exc, httpx2.HTTPStatusError):
         message = exc.response.text.strip()[:200] or str(exc)

@@ -7,9 +7,11 @@ rest of the code never handles client objects beyond passing them along.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from lightkube import AsyncClient, Client, operators
 from lightkube.codecs import from_dict
@@ -33,9 +35,11 @@ from lightkube.types import PatchType
 
 from gpuop.api.labels import MANAGED_BY_LABEL
 from gpuop.kube import ClusterPolicy, GPUCluster, kinds
+from gpuop.kube.errors import API_ERRORS, KubeApiError, translated
 from gpuop.kube.reading import LIST_PAGE_SIZE
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 NOT_FOUND = 404
 CONFLICT = 409
@@ -63,6 +67,47 @@ MANAGED_KINDS: tuple[str, ...] = (
 SERVICE_MONITOR_CRD = "servicemonitors.monitoring.coreos.com"
 
 
+def api_call(func: F) -> F:
+    """`func`'s client errors raised as gpuop's (`gpuop.kube.errors.translated`), whether it
+    returns, awaits or yields: callers never see the client library's exceptions."""
+    if inspect.isasyncgenfunction(func):
+
+        @functools.wraps(func)
+        async def stream(*args: Any, **kwargs: Any) -> Any:
+            try:
+                async for item in func(*args, **kwargs):
+                    yield item
+            except KubeApiError:
+                raise
+            except API_ERRORS as exc:
+                raise translated(exc) from exc
+
+        return cast(F, stream)
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def awaited(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await func(*args, **kwargs)
+            except KubeApiError:
+                raise
+            except API_ERRORS as exc:
+                raise translated(exc) from exc
+
+        return cast(F, awaited)
+
+    @functools.wraps(func)
+    def called(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except KubeApiError:
+            raise
+        except API_ERRORS as exc:
+            raise translated(exc) from exc
+
+    return cast(F, called)
+
+
 def _selector(labels: Mapping[str, str | None] | None) -> dict[str, Any] | None:
     if not labels:
         return None
@@ -80,6 +125,7 @@ def _selection(
     return params
 
 
+@api_call
 async def list_objects(
     client: AsyncClient,
     kind: str,
@@ -101,6 +147,7 @@ async def list_objects(
     return listing.resourceVersion, kept
 
 
+@api_call
 async def watch_objects(
     client: AsyncClient,
     kind: str,
@@ -175,6 +222,7 @@ async def _patch_status(
     )
 
 
+@api_call
 async def patch_node_labels(
     client: AsyncClient, name: str, changes: Mapping[str, str | None]
 ) -> dict[str, Any] | None:
@@ -182,6 +230,7 @@ async def patch_node_labels(
     return await patch_node(client, name, labels=changes)
 
 
+@api_call
 async def patch_node(
     client: AsyncClient,
     name: str,
@@ -197,6 +246,7 @@ async def patch_node(
     return await _unless_gone(client.patch(Node, name, body, patch_type=PatchType.MERGE))
 
 
+@api_call
 async def evict_pod(client: AsyncClient, namespace: str, name: str) -> bool:
     """Ask for a pod's eviction (the API server honours PodDisruptionBudgets). False when a
     budget refuses it for now (429); gone already counts as evicted."""
@@ -212,12 +262,14 @@ async def evict_pod(client: AsyncClient, namespace: str, name: str) -> bool:
     return True
 
 
+@api_call
 async def delete_pod(client: AsyncClient, namespace: str, name: str) -> None:
     """Delete one pod (its DaemonSet makes the new one); gone already is fine."""
     with _gone_is_fine():
         await client.delete(Pod, name, namespace=namespace)
 
 
+@api_call
 async def pods_on_node(client: AsyncClient, node: str) -> list[dict[str, Any]]:
     """Every pod bound to `node`, in all namespaces."""
     return [
@@ -228,6 +280,7 @@ async def pods_on_node(client: AsyncClient, node: str) -> list[dict[str, Any]]:
     ]
 
 
+@api_call
 async def patch_node_resources(
     client: AsyncClient, name: str, resources: Mapping[str, str | None]
 ) -> dict[str, Any] | None:
@@ -237,6 +290,7 @@ async def patch_node_resources(
     )
 
 
+@api_call
 async def apply_object(client: AsyncClient, obj: Mapping[str, Any]) -> dict[str, Any]:
     """Server-side apply with gpuop's field manager; the object as the server now has it."""
     return _as_dict(await client.apply(from_dict(dict(obj)), force=True))
@@ -302,6 +356,7 @@ def ownership_transfer(obj: Mapping[str, Any], manager: str) -> list[dict[str, A
     ]
 
 
+@api_call
 async def patch_managed_fields(
     client: AsyncClient, obj: Mapping[str, Any], patch: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -320,12 +375,14 @@ async def patch_managed_fields(
     )
 
 
+@api_call
 async def delete_resource_slice(client: AsyncClient, name: str) -> None:
     """Delete a ResourceSlice (gone already is fine)."""
     with _gone_is_fine():
         await client.delete(ResourceSlice, name)
 
 
+@api_call
 async def patch_claim_status(
     client: AsyncClient, name: str, namespace: str, status: Mapping[str, Any]
 ) -> dict[str, Any] | None:
@@ -333,11 +390,13 @@ async def patch_claim_status(
     return await _patch_status(client, ResourceClaim, name, status, namespace=namespace)
 
 
+@api_call
 async def delete_daemonset(client: AsyncClient, name: str, namespace: str) -> None:
     with _gone_is_fine():
         await client.delete(DaemonSet, name, namespace=namespace)
 
 
+@api_call
 async def patch_policy_status(
     client: AsyncClient, name: str, status: Mapping[str, Any]
 ) -> dict[str, Any] | None:
@@ -345,6 +404,7 @@ async def patch_policy_status(
     return await _patch_status(client, ClusterPolicy, name, status)
 
 
+@api_call
 async def patch_gpu_cluster_status(
     client: AsyncClient, name: str, status: Mapping[str, Any]
 ) -> dict[str, Any] | None:
@@ -352,25 +412,30 @@ async def patch_gpu_cluster_status(
     return await _patch_status(client, GPUCluster, name, status)
 
 
+@api_call
 async def get_lease(client: AsyncClient, name: str, namespace: str) -> dict[str, Any] | None:
     """A coordination.k8s.io Lease (leader election's lock); None when there is none."""
     return await _unless_gone(client.get(Lease, name, namespace=namespace))
 
 
+@api_call
 async def create_lease(client: AsyncClient, lease: Mapping[str, Any]) -> dict[str, Any]:
     """Create a Lease; a 409 (someone else created it first) is raised."""
     return _as_dict(await client.create(from_dict(dict(lease))))
 
 
+@api_call
 async def replace_lease(client: AsyncClient, lease: Mapping[str, Any]) -> dict[str, Any]:
     """Update a Lease as read (its resourceVersion set): a 409 says someone wrote it since."""
     return _as_dict(await client.replace(from_dict(dict(lease))))
 
 
+@api_call
 async def create_event(client: AsyncClient, event: Mapping[str, Any]) -> None:
     await client.create(from_dict(dict(event)))
 
 
+@api_call
 async def managed_objects(
     client: AsyncClient, kind: str, namespace: str, managed_by: str, hash_annotation: str
 ) -> dict[str, str]:
@@ -389,6 +454,7 @@ async def managed_objects(
     return found
 
 
+@api_call
 async def delete_managed_object(client: AsyncClient, kind: str, name: str, namespace: str) -> None:
     """Delete one object of a managed kind; gone already is fine."""
     params: dict[str, Any] = {"namespace": namespace} if kinds.namespaced(kind) else {}
@@ -396,20 +462,24 @@ async def delete_managed_object(client: AsyncClient, kind: str, name: str, names
         await client.delete(kinds.resource(kind), name, **params)
 
 
+@api_call
 async def service_monitors_served(client: AsyncClient) -> bool:
     """Whether Prometheus operator's ServiceMonitor CRD is installed."""
     return await _unless_gone(client.get(CustomResourceDefinition, SERVICE_MONITOR_CRD)) is not None
 
 
+@api_call
 async def configmap_data(client: AsyncClient, name: str, namespace: str) -> dict[str, str] | None:
     configmap = await _unless_gone(client.get(ConfigMap, name, namespace=namespace))
     return None if configmap is None else dict(configmap.get("data") or {})
 
 
+@api_call
 async def namespace_exists(client: AsyncClient, name: str) -> bool:
     return await _unless_gone(client.get(Namespace, name)) is not None
 
 
+@api_call
 async def label_namespace(client: AsyncClient, name: str, key: str, value: str) -> bool:
     """Set one label on a namespace unless it has it already; True when it was patched."""
     namespace = _as_dict(await client.get(Namespace, name))
@@ -420,10 +490,12 @@ async def label_namespace(client: AsyncClient, name: str, key: str, value: str) 
     return True
 
 
+@api_call
 def create_node(client: Client, node: Mapping[str, Any]) -> dict[str, Any]:
     return _as_dict(client.create(from_dict(dict(node))))
 
 
+@api_call
 def delete_node(client: Client, name: str) -> bool:
     try:
         client.delete(Node, name)
@@ -434,6 +506,7 @@ def delete_node(client: Client, name: str) -> bool:
     return True
 
 
+@api_call
 def get_node(client: Client, name: str) -> dict[str, Any] | None:
     try:
         return _as_dict(client.get(Node, name))
@@ -443,10 +516,12 @@ def get_node(client: Client, name: str) -> dict[str, Any] | None:
         raise
 
 
+@api_call
 def list_nodes(client: Client, labels: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     return [_as_dict(n) for n in client.list(Node, labels=dict(labels) if labels else None)]
 
 
+@api_call
 def patch_node_sync(
     client: Client,
     name: str,
@@ -462,11 +537,13 @@ def patch_node_sync(
         client.patch(Node.Status, name, _resources_patch(resources), patch_type=PatchType.MERGE)
 
 
+@api_call
 def apply_object_sync(client: Client, obj: Mapping[str, Any]) -> None:
     """Server-side apply with gpuop's field manager (synchronous)."""
     client.apply(from_dict(dict(obj)), force=True)
 
 
+@api_call
 def create_or_replace_sync(client: Client, obj: Mapping[str, Any]) -> None:
     """Create an object, or apply it when it exists (for manifests users would `kubectl apply`)."""
     try:
@@ -477,6 +554,7 @@ def create_or_replace_sync(client: Client, obj: Mapping[str, Any]) -> None:
         apply_object_sync(client, obj)
 
 
+@api_call
 def configmap_data_sync(client: Client, name: str, namespace: str) -> dict[str, str] | None:
     try:
         configmap = client.get(ConfigMap, name, namespace=namespace)
@@ -487,6 +565,7 @@ def configmap_data_sync(client: Client, name: str, namespace: str) -> dict[str, 
     return dict(configmap.data or {})
 
 
+@api_call
 def merge_configmap_data_sync(
     client: Client, name: str, namespace: str, data: Mapping[str, str | None]
 ) -> None:
@@ -516,6 +595,7 @@ def merge_configmap_data_sync(
             merge_configmap_data_sync(client, name, namespace, data)
 
 
+@api_call
 def ensure_namespace_sync(client: Client, name: str) -> None:
     """Create the namespace unless it exists."""
     try:
@@ -528,15 +608,18 @@ def ensure_namespace_sync(client: Client, name: str) -> None:
 # --- what the lab reads and deletes as the admin (the operator's RBAC holds none of it)
 
 
+@api_call
 def get_pod_sync(client: Client, name: str, namespace: str) -> dict[str, Any]:
     """A Pod as a dict; an ApiError (404) when it does not exist."""
     return _as_dict(client.get(Pod, name, namespace=namespace))
 
 
+@api_call
 def list_pods_sync(client: Client, namespace: str) -> list[dict[str, Any]]:
     return [_as_dict(pod) for pod in client.list(Pod, namespace=namespace)]
 
 
+@api_call
 def delete_pod_sync(
     client: Client, namespace: str, name: str, grace_period: int | None = None
 ) -> None:
@@ -544,11 +627,45 @@ def delete_pod_sync(
     client.delete(Pod, name, namespace=namespace, grace_period=grace_period)
 
 
+@api_call
+def get_object_sync(
+    client: Client, kind: str, name: str, namespace: str | None = None
+) -> dict[str, Any] | None:
+    """One object of `kind` as a dict; None where there is none."""
+    params: dict[str, Any] = {"namespace": namespace} if kinds.namespaced(kind) else {}
+    try:
+        return _as_dict(client.get(kinds.resource(kind), name, **params))
+    except ApiError as exc:
+        if exc.status.code == NOT_FOUND:
+            return None
+        raise
+
+
+@api_call
+def delete_object_sync(client: Client, kind: str, name: str, namespace: str | None = None) -> None:
+    """Delete one object of `kind`; gone already is fine."""
+    params: dict[str, Any] = {"namespace": namespace} if kinds.namespaced(kind) else {}
+    with _gone_is_fine():
+        client.delete(kinds.resource(kind), name, **params)
+
+
+@api_call
+def merge_patch_sync(
+    client: Client, kind: str, name: str, patch: Mapping[str, Any], namespace: str | None = None
+) -> dict[str, Any]:
+    """A JSON merge patch to one object of `kind`; the object as it is now."""
+    params: dict[str, Any] = {"namespace": namespace} if kinds.namespaced(kind) else {}
+    params["patch_type"] = PatchType.MERGE
+    return _as_dict(client.patch(kinds.resource(kind), name, dict(patch), **params))
+
+
+@api_call
 def list_events_sync(client: Client, namespace: str) -> list[dict[str, Any]]:
     """The core/v1 Events of a namespace, as dicts."""
     return [_as_dict(event) for event in client.list(Event, namespace=namespace)]
 
 
+@api_call
 def crd_established_sync(client: Client, name: str) -> bool:
     """Whether the CustomResourceDefinition `name` has condition Established=True."""
     crd = client.get(CustomResourceDefinition, name)
@@ -559,6 +676,7 @@ def crd_established_sync(client: Client, name: str) -> bool:
 # --- DRA objects, for the lab and `gpuop sim drift` (the admin's reads and writes)
 
 
+@api_call
 def list_dra_sync(client: Client, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
     """Every `kind` object (ResourceClaims: in `namespace`, or in all when None)."""
     res = kinds.resource(kind)
@@ -567,6 +685,7 @@ def list_dra_sync(client: Client, kind: str, namespace: str | None = None) -> li
     return [_as_dict(o) for o in client.list(res)]
 
 
+@api_call
 def delete_dra_sync(client: Client, kind: str, name: str, namespace: str | None = None) -> None:
     """Delete one DRA object (gone already is fine)."""
     with _gone_is_fine():

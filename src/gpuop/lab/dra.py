@@ -20,6 +20,7 @@ The builders and the race are shared with the end-to-end tests.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import time
 from collections.abc import Callable
@@ -32,7 +33,8 @@ from gpuop.api.labels import SIM_LABEL
 from gpuop.catalog import operand_table
 from gpuop.catalog.dra import dra_catalog
 from gpuop.dra.publish import DRIVER, PCI_BUS_ID_ATTRIBUTE, publish
-from gpuop.kube import ApiError, ops
+from gpuop.kube import ops
+from gpuop.kube.errors import NotFound
 from gpuop.lab.stack import CUDA_IMAGE, lab_pod
 from gpuop.sim.dra import PLUGIN_APP
 from gpuop.sim.hardware import NodeSpec, cards_for, node_manifest
@@ -316,11 +318,8 @@ def _reset(client: Any, namespace: str, pool: ThreadPoolExecutor) -> None:
 
 
 def _delete_pod(client: Any, name: str, namespace: str) -> None:
-    try:
+    with contextlib.suppress(NotFound):
         ops.delete_pod_sync(client, namespace, name, grace_period=0)
-    except ApiError as exc:
-        if exc.status.code != ops.NOT_FOUND:
-            raise
 
 
 # --- the lab step -------------------------------------------------------------------------

@@ -49,7 +49,8 @@ from gpuop.api.labels import (
 from gpuop.api.notices import NoticeCode
 from gpuop.controlplane import COMPONENT_NAMES, DEFAULT_CLUSTER_NAME
 from gpuop.controlplane import LocalCluster as Cluster
-from gpuop.kube import ApiError, ClusterPolicy, PatchType, ops, sync_client
+from gpuop.kube import ops, sync_client
+from gpuop.kube.errors import KubeApiError
 from gpuop.kubevirt.launcher import render_launcher_pod
 from gpuop.kubevirt.permitted import kubevirt_merge_patch, permitted_host_devices, vmi_example
 from gpuop.lab import stack
@@ -483,10 +484,8 @@ def step4(ctx: LabContext) -> dict[str, Any]:
         predictions[name] = explain_pod(manifest, all_nodes, []).to_dict()
         try:
             ops.create_or_replace_sync(client, manifest)
-        except ApiError as exc:
-            raise LabFailure(
-                4, f"pod {name} to be accepted", exc.status.message or str(exc)
-            ) from exc
+        except KubeApiError as exc:
+            raise LabFailure(4, f"pod {name} to be accepted", exc.detail) from exc
     results = []
     for name, kind, manifest, expected in workloads:
 
@@ -667,11 +666,11 @@ def step5(ctx: LabContext) -> dict[str, Any]:
 
 
 def _set_sandbox(ctx: LabContext, enabled: bool) -> None:
-    ctx.client().patch(
-        ClusterPolicy,
+    ops.merge_patch_sync(
+        ctx.client(),
+        "ClusterPolicy",
         "cluster-policy",
         {"spec": {"sandboxWorkloads": {"enabled": enabled}}},
-        patch_type=PatchType.MERGE,
     )
 
 

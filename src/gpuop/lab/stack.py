@@ -23,7 +23,7 @@ import yaml
 
 from gpuop.api.labels import HOSTNAME_LABEL
 from gpuop.controlplane.access import write_service_account_kubeconfig
-from gpuop.kube import ApiError, ClusterPolicy, GPUCluster, ops, sync_client
+from gpuop.kube import ops, sync_client
 from gpuop.policy.crd import crd_manifest
 from gpuop.policy.gpucluster import SINGLETON_NAME, gpu_cluster_crd_manifest
 
@@ -186,46 +186,18 @@ def start_simulator(kubeconfig: str, log_dir: Path, hosts_dir: Path) -> Process:
 
 def apply_cluster_policy(kubeconfig: str, policy: dict[str, Any]) -> None:
     client = sync_client(kubeconfig)
-    try:
-        existing = client.get(ClusterPolicy, policy["metadata"]["name"])
-    except ApiError as exc:
-        if exc.status.code != 404:
-            raise
-        existing = None
-    if existing is None:
+    if ops.get_object_sync(client, "ClusterPolicy", policy["metadata"]["name"]) is None:
         ops.create_or_replace_sync(client, policy)
     else:
         ops.apply_object_sync(client, policy)
 
 
-def _delete(kubeconfig: str, kind: Any, name: str) -> None:
-    """Delete a cluster-scoped object, gone already or not."""
-    try:
-        sync_client(kubeconfig).delete(kind, name)
-    except ApiError as exc:
-        if exc.status.code != 404:
-            raise
-
-
-def _get(kubeconfig: str, kind: Any, name: str) -> dict[str, Any] | None:
-    """A cluster-scoped object as a dict, or None where there is none."""
-    try:
-        result = sync_client(kubeconfig).get(kind, name)
-    except ApiError as exc:
-        if exc.status.code == 404:
-            return None
-        raise
-    data: Any = result.to_dict()
-    assert isinstance(data, dict)
-    return data
-
-
 def delete_cluster_policy(kubeconfig: str, name: str) -> None:
-    _delete(kubeconfig, ClusterPolicy, name)
+    ops.delete_object_sync(sync_client(kubeconfig), "ClusterPolicy", name)
 
 
 def get_cluster_policy(kubeconfig: str, name: str) -> dict[str, Any] | None:
-    return _get(kubeconfig, ClusterPolicy, name)
+    return ops.get_object_sync(sync_client(kubeconfig), "ClusterPolicy", name)
 
 
 def apply_gpu_cluster(kubeconfig: str, gpu_cluster: dict[str, Any]) -> None:
@@ -234,11 +206,11 @@ def apply_gpu_cluster(kubeconfig: str, gpu_cluster: dict[str, Any]) -> None:
 
 
 def delete_gpu_cluster(kubeconfig: str) -> None:
-    _delete(kubeconfig, GPUCluster, SINGLETON_NAME)
+    ops.delete_object_sync(sync_client(kubeconfig), "GPUCluster", SINGLETON_NAME)
 
 
 def get_gpu_cluster(kubeconfig: str) -> dict[str, Any] | None:
-    return _get(kubeconfig, GPUCluster, SINGLETON_NAME)
+    return ops.get_object_sync(sync_client(kubeconfig), "GPUCluster", SINGLETON_NAME)
 
 
 def lab_pod(metadata: dict[str, Any], spec: dict[str, Any], node: str | None) -> dict[str, Any]:

@@ -32,7 +32,6 @@ from gpuop.api.notices import EventReason
 from gpuop.kube import (
     API_ERRORS,
     FIELD_MANAGER,
-    ApiError,
     KubeconfigSource,
     KubeError,
     async_client,
@@ -53,6 +52,7 @@ from gpuop.kube.controller import (
     resource_version,
     wait_synced,
 )
+from gpuop.kube.errors import Invalid, KubeApiError
 from gpuop.kube.informer import Informer
 from gpuop.kube.leader import LeaderElector, LeadershipLost, LeaseSettings
 from gpuop.kube.running import run_controller, supervise, with_retries
@@ -92,13 +92,12 @@ class OperatorConfig:
     lease: LeaseSettings | None = None
 
 
-def _immutable_selector(obj: Mapping[str, Any], exc: ApiError) -> bool:
-    message = exc.status.message or ""
+def _immutable_selector(obj: Mapping[str, Any], exc: KubeApiError) -> bool:
     return (
         obj.get("kind") == "DaemonSet"
-        and exc.status.code == ops.UNPROCESSABLE
-        and "selector" in message
-        and "immutable" in message
+        and isinstance(exc, Invalid)
+        and "selector" in exc.detail
+        and "immutable" in exc.detail
     )
 
 
@@ -312,8 +311,8 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         try:
             await ops.create_event(client, body)
             metrics.WRITES.labels(kind="event").inc()
-        except ApiError as exc:
-            log.warning("cannot post event %s on node %s: %s", reason, node, exc.status.message)
+        except KubeApiError as exc:
+            log.warning("cannot post event %s on node %s: %s", reason, node, exc.detail)
 
     patched = {*actions.node_label_patches, *actions.node_annotation_patches, *actions.cordon}
     await writer.gather(partial(patch_node, n) for n in sorted(patched))
@@ -321,8 +320,8 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
     async def evict(pod_namespace: str, pod_name: str) -> None:
         try:
             done = await ops.evict_pod(client, pod_namespace, pod_name)
-        except ApiError as exc:
-            log.warning("cannot evict pod %s/%s: %s", pod_namespace, pod_name, exc.status.message)
+        except KubeApiError as exc:
+            log.warning("cannot evict pod %s/%s: %s", pod_namespace, pod_name, exc.detail)
             return
         metrics.WRITES.labels(kind="pod-eviction").inc()
         if not done:
@@ -345,7 +344,7 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
         try:
             try:
                 result = await ops.apply_object(client, obj)
-            except ApiError as exc:
+            except KubeApiError as exc:
                 if not _immutable_selector(obj, exc):
                     raise
                 # A DaemonSet's selector cannot change (older gpuop releases selected on
@@ -353,7 +352,7 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
                 log.info("replacing DaemonSet %s: its selector changed", name)
                 await ops.delete_daemonset(client, name, namespace)
                 result = await ops.apply_object(client, obj)
-        except ApiError as exc:
+        except KubeApiError as exc:
             await _refused(state, client, what, digest, exc, policies)
             return
         result = await _take_over_fields(client, obj, result, what)
@@ -383,8 +382,8 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
             ):
                 metrics.WRITES.labels(kind="namespace-labels").inc()
             state.admin_access_labelled = True
-        except ApiError as exc:
-            log.error("cannot label namespace %s: %s", namespace, exc.status.message)
+        except KubeApiError as exc:
+            log.error("cannot label namespace %s: %s", namespace, exc.detail)
     for kind in order:
         await writer.gather(partial(apply, o) for o in actions.apply if o["kind"] == kind)
     await writer.gather(partial(apply, o) for o in actions.apply if o["kind"] not in order)
@@ -422,7 +421,7 @@ async def _take_over_fields(
     try:
         await ops.patch_managed_fields(client, applied, transfer)
         result = await ops.apply_object(client, obj)
-    except ApiError as exc:
+    except KubeApiError as exc:
         log.warning("cannot take over the fields of %s: %s", what, describe_api_error(exc))
         return applied
     metrics.WRITES.labels(kind="managed-fields").inc()
@@ -440,7 +439,7 @@ async def _refused(
     client: Any,
     what: str,
     digest: str,
-    exc: ApiError,
+    exc: KubeApiError,
     policies: list[dict[str, Any]],
 ) -> None:
     """An apply the API server refused: back off on this object, and, for a refusal that
@@ -450,7 +449,7 @@ async def _refused(
     answer = describe_api_error(exc)
     metrics.APPLY_REFUSED.labels(kind=what.split(" ", 1)[0]).inc()
     log.error("cannot apply %s: %s; trying again in %.0fs", what, answer, delay)
-    code = exc.status.code or 0
+    code = exc.code or 0
     if not 400 <= code < 500 or code in _TRANSIENT_CODES or state.refused.get(what) == answer:
         return
     state.refused[what] = answer
@@ -470,8 +469,8 @@ async def _refused(
     try:
         await state.writer.run(partial(ops.create_event, client, body))
         metrics.WRITES.labels(kind="event").inc()
-    except ApiError as event_exc:
-        log.warning("cannot post event ApplyRefused: %s", event_exc.status.message)
+    except KubeApiError as event_exc:
+        log.warning("cannot post event ApplyRefused: %s", event_exc.detail)
 
 
 SWITCH_RECHECK_SECONDS = 1.0

@@ -20,7 +20,7 @@ from typing import Any
 
 from gpuop.api.cards import GpuCard
 from gpuop.api.labels import SIM_LABEL
-from gpuop.kube import ApiError, ops
+from gpuop.kube import ops
 from gpuop.kube.controller import (
     BoundedWriter,
     ControllerLoop,
@@ -29,6 +29,7 @@ from gpuop.kube.controller import (
     Trigger,
     wait_synced,
 )
+from gpuop.kube.errors import Invalid
 from gpuop.kube.informer import Informer
 from gpuop.sim.dra import (
     PLUGIN_APP,
@@ -235,11 +236,9 @@ class DraPasses:
             written = await ops.patch_claim_status(
                 self.state.client, claim.name, claim.namespace, {"devices": entries}
             )
-        except ApiError as exc:
-            if exc.status.code != ops.UNPROCESSABLE:
-                raise
+        except Invalid as exc:
             # Deallocated or reallocated since the informer showed it: its next state decides.
-            log.info("claim %s changed before its prepare: %s", claim.key, exc.status.message)
+            log.info("claim %s changed before its prepare: %s", claim.key, exc.detail)
             return
         if written is not None:
             self.state.written_claims[claim.key] = tuple(entries)

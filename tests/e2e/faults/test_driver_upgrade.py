@@ -23,11 +23,12 @@ from lightkube import Client
 from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import Node, Pod
+from lightkube.types import PatchType
 
 from gpuop.api.labels import DRIVER_VERSION_LABEL, UPGRADE_STATE_LABEL
 from gpuop.controlplane import LocalCluster
 from gpuop.controlplane.components import APISERVER
-from gpuop.kube import ClusterPolicy, PatchType, ops, sync_client
+from gpuop.kube import ClusterPolicy, ops, sync_client
 from gpuop.lab import stack
 from gpuop.sim.hardware import NodeSpec, node_manifest
 from gpuop.sim.registry import register_hardware

@@ -5,6 +5,7 @@ from __future__ import annotations
 from lightkube import ApiError
 from lightkube.models.meta_v1 import Status
 
+from gpuop.kube.errors import KubeApiError, translated
 from gpuop.operator.runtime import _immutable_selector
 
 DAEMONSET = {"kind": "DaemonSet", "metadata": {"name": "nvidia-vfio-manager"}}
@@ -14,8 +15,8 @@ IMMUTABLE = (
 )
 
 
-def _error(code: int, message: str) -> ApiError:
-    return ApiError(status=Status(code=code, message=message))
+def _error(code: int, message: str) -> KubeApiError:
+    return translated(ApiError(status=Status(code=code, message=message)))
 
 
 def test_an_immutable_selector_error_asks_for_a_replace() -> None:
