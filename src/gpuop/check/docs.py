@@ -215,7 +215,8 @@ Operator; `-o json` says it per node (`nodes[].management`, with the evidence) a
 Operator releases label nodes differently (v26.7.0 added `nvidia.com/gpu.deploy.client`,
 v23.6.0 `kata-manager` and `cc-manager`; before v26.7.0 an empty deploy label stays empty),
 so the deploy-label rules (GPU301, GPU302) follow the release that labelled the nodes:
-`--operator-version`, else the tag of the operator image (`nvcr.io/nvidia/gpu-operator:v25.10.0`)
+`--operator-version` (or `--operator-release`, as `versions check` spells it), else the tag of
+the operator image (`nvcr.io/nvidia/gpu-operator:v25.10.0`)
 or its Helm labels, else the validator image, else the ClusterPolicy's
 `spec.validator.version`. When none is in the input, a label is required only when every
 plausible release sets it (those whose CRD has the ClusterPolicy's fields), and the report

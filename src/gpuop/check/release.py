@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from typing import Any
 
@@ -57,6 +57,9 @@ class OperatorRelease:
     line: str | None  # "25.10" when known
     source: str  # where it was read, or why it is unknown
     candidates: tuple[str, ...]  # release lines that may have labelled the nodes
+    # Read from NVIDIA's operator itself (its image tag or Helm labels), not from an
+    # operand or a setting: the release `gpuop versions check` holds the cluster to.
+    from_operator: bool = False
 
     @property
     def known(self) -> bool:
@@ -253,7 +256,7 @@ def _from_images(
         if name in wanted and tag:
             found = _release_of(tag, f"{_described(obj)} image {image}")
             if found is not None:
-                return found
+                return replace(found, from_operator=wanted is _OPERATOR_IMAGES)
     return None
 
 
@@ -268,12 +271,12 @@ def _from_helm_labels(objects: Iterable[Mapping[str, Any]]) -> OperatorRelease |
                 f"{_described(obj)} label {HELM_CHART_LABEL}={chart}",
             )
             if found is not None:
-                return found
+                return replace(found, from_operator=True)
         if isinstance(version, str) and labels.get(APP_COMPONENT_LABEL) == "gpu-operator":
             shown = f"{_described(obj)} label {APP_VERSION_LABEL}={version}"
             found = _release_of(version, shown)
             if found is not None:
-                return found
+                return replace(found, from_operator=True)
     return None
 
 

@@ -71,12 +71,13 @@ def _collect_live(target: LiveTarget, progress: Callable[[str], None] | None) ->
     help="The vGPU device config (file or ConfigMap) the cluster uses.",
 )
 @click.option(
+    "--operator-release",
     "--operator-version",
     "operator_version",
     metavar="VERSION",
     shell_complete=complete_operator_releases,
     help="The GPU Operator release that labels the nodes (v25.10.0, or a line: 25.10);"
-    " default: read from the input.",
+    " default: read from the input. --operator-version is the same option.",
 )
 def check(
     args: CheckerArgs,

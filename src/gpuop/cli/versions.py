@@ -106,9 +106,13 @@ def versions() -> None:
 )
 @click.option(
     "--operator-release",
+    "--operator-version",
+    "operator_release",
     metavar="X.Y.Z",
     shell_complete=complete_operator_releases,
-    help="The GPU Operator release the cluster runs (default: read from the ClusterPolicy).",
+    help="The GPU Operator release the cluster runs (default: what the operator's image or"
+    " Helm labels say, else the ClusterPolicy's operand versions). --operator-version is the"
+    " same option.",
 )
 @click.option(
     "--kubernetes-version",

@@ -1,8 +1,11 @@
-"""Read what the version checks need from a live cluster: Nodes, ClusterPolicies, /version.
+"""Read what the version checks need from a live cluster: Nodes, ClusterPolicies, the
+operator's Deployment, /version.
 
 A smaller read than `gpuop.kube.collect.collect` (no pods, events or DaemonSets): the
-version checks only look at nodes, the ClusterPolicy and the control plane's version.
-A missing ClusterPolicy CRD is reported as skipped, not as a failure.
+version checks look at nodes, the ClusterPolicy, the Deployment that runs NVIDIA's
+operator (its image tag and Helm labels name its release) and the control plane's version.
+A missing ClusterPolicy CRD, or Deployments the account may not list, are reported as
+skipped, not as a failure.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuop.api.labels import APP_COMPONENT_LABEL
 from gpuop.kube import KubeconfigSource, http_client
 from gpuop.kube.reading import Lister, read_kinds
 
@@ -49,9 +53,26 @@ def read_server_version(path: KubeconfigSource, context: str | None) -> str | No
 def read_version_inputs(
     client: Lister, version: Callable[[], str | None] = lambda: None
 ) -> VersionInputs:
-    """Nodes and ClusterPolicies (either skipped when refused) and the server's version."""
-    read = read_kinds(client, ("Node", "ClusterPolicy"))
+    """Nodes, ClusterPolicies and the operator's Deployment (each skipped when refused)
+    and the server's version."""
+    read = read_kinds(
+        client,
+        ("Node", "ClusterPolicy", "Deployment"),
+        keep={"Deployment": _runs_the_operator},
+    )
     return VersionInputs(read.objects, version(), read.skipped)
+
+
+def _runs_the_operator(deployment: dict[str, Any]) -> bool:
+    """Whether a Deployment runs NVIDIA's operator (by its image or its Helm labels)."""
+    labels = (deployment.get("metadata") or {}).get("labels") or {}
+    if labels.get(APP_COMPONENT_LABEL) == "gpu-operator":
+        return True
+    spec = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return any(
+        "gpu-operator" in str(container.get("image", ""))
+        for container in spec.get("containers") or []
+    )
 
 
 __all__ = ["VersionInputs", "read_server_version", "read_version_inputs", "server_version"]

@@ -24,6 +24,7 @@ from gpuop.catalog import operand_table
 from gpuop.catalog.versions import VersionMatrix, version_matrix
 from gpuop.check.model import Finding, NodeSummary, PolicyInfo, Report, ordered_findings
 from gpuop.check.policy import choose_policy
+from gpuop.check.release import detect_release as detect_operator_release
 from gpuop.check.state import ClusterState
 from gpuop.planner import decide_workload
 from gpuop.policy import ResolvedPolicy, default_policy
@@ -143,7 +144,8 @@ def check_versions(
     # A ClusterPolicy being deleted is none: the operator reconciles nothing then.
     has_policy = policy is not None or not choice.assumed
     used = choice.policy if has_policy else None
-    detection = detect_release(table, used, operator_release)
+    observed = None if operator_release is not None else detect_operator_release(state)
+    detection = detect_release(table, used, operator_release, observed)
     planning_policy = choice.policy or default_policy()
     driver_operand = operand_table().operand("driver")
     ctx = VersionContext(

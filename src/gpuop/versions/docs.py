@@ -40,9 +40,14 @@ gpuop versions check dump.json -o json|sarif
 
 What it reads:
 
-* **The operator release** from the ClusterPolicy's pinned operand versions
+* **The operator release**: what NVIDIA's operator says of itself where the input shows
+  it (the tag of its `gpu-operator` image, or its `helm.sh/chart` /
+  `app.kubernetes.io/version` labels: the same reading as `gpuop check`'s, and `--live`
+  reads the operator's Deployment for it), else the ClusterPolicy's pinned operand versions
   (`spec.<operand>.version`, as Helm renders them); the driver is not part of the match, as
-  each release documents several drivers. `--operator-release` overrides it. When several
+  each release documents several drivers. A ClusterPolicy that pins another release's
+  operands than the running operator is reported as mixed. `--operator-release` (or its
+  other name, `--operator-version`, as `gpuop check` spells it) overrides both. When several
   releases fit (only a shared version is pinned, or the policy mixes releases), each is a
   candidate and a platform is reported unsupported only when no candidate supports it.
   Without pinned versions, gpuop's operator deploys its own defaults ({default}).

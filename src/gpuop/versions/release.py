@@ -1,7 +1,9 @@
 """Which operator release a ClusterPolicy runs, read from its operand image versions.
 
-Helm renders every operand's default version into the ClusterPolicy, so the versions name
-the release. The driver is left out of the match: picking a driver other than the
+NVIDIA's operator names its own release where the input shows it: its image tag or its
+Helm labels, read by the checker's detector (`gpuop.check.release`), win over the
+ClusterPolicy. Otherwise Helm rendered every operand's default version into the
+ClusterPolicy, so the versions name the release. The driver is left out of the match: picking a driver other than the
 release's default is normal (each release documents several). A version no release uses
 is unknown, not evidence. When several releases fit equally (only a shared version is
 pinned, or the policy mixes releases) all of them are kept as candidates, and the checks
@@ -11,15 +13,16 @@ call a platform unsupported only when no candidate supports it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from gpuop.catalog import Operand, operand_table
 from gpuop.catalog.versions import Release, VersionMatrix
+from gpuop.check.release import OperatorRelease
 from gpuop.policy import ResolvedPolicy
 from gpuop.versions.parse import is_digest, normalize_tag
 
-DetectionSource = Literal["option", "policy", "default", "none"]
+DetectionSource = Literal["option", "operator", "policy", "default", "none"]
 DRIVER_KEY = "driver"
 
 
@@ -114,6 +117,8 @@ class Detection:
     unknown: tuple[PinnedVersion, ...] = ()
     mixed: bool = False
     requested: str | None = None
+    # Where NVIDIA's operator showed its release (source "operator").
+    observed: str | None = None
 
     @property
     def known(self) -> bool:
@@ -138,6 +143,8 @@ class Detection:
         """Where the release came from, in words."""
         if self.source == "option":
             return "--operator-release"
+        if self.source == "operator":
+            return str(self.observed)
         if self.source == "default":
             return "no operand versions pinned: gpuop's operator defaults"
         if self.source == "policy":
@@ -187,8 +194,11 @@ def detect_release(
     matrix: VersionMatrix,
     policy: ResolvedPolicy | None,
     requested: str | None = None,
+    observed: OperatorRelease | None = None,
 ) -> Detection:
-    """The release(s) in use: `requested` (already a well-formed name) wins over the policy."""
+    """The release(s) in use: `requested` (already a well-formed name) wins, then the
+    release NVIDIA's operator shows of itself (`observed`, from the checker's detector),
+    then the policy's operand versions."""
     pinned_all = pinned_versions(policy) if policy is not None else ()
     driver = next((p for p in pinned_all if p.key == DRIVER_KEY), None)
     others = tuple(p for p in pinned_all if p.key != DRIVER_KEY)
@@ -219,6 +229,10 @@ def detect_release(
             return make((), "none")
         mixed = any(release.version not in shipped_by[(p.key, p.block)] for p in known)
         return make((release,), "option", mixed)
+    shown = matrix.release(observed.version) if observed and observed.version else None
+    if observed is not None and observed.from_operator and shown is not None:
+        mixed = any(shown.version not in shipped_by[(p.key, p.block)] for p in known)
+        return replace(make((shown,), "operator", mixed), observed=observed.source)
     if policy is None:
         return make((), "none")
     if not known:

@@ -481,3 +481,10 @@ def test_values_gpuop_cannot_edit_by_line_are_left_alone_with_what_to_set(
     with pytest.raises(InputError, match=r"set gpuResource: nvidia\.com/x"):
         write_values(str(path), "gpuResource", "nvidia.com/x")
     assert path.read_text() == "gpuResource: {a: 1}\n"
+
+
+def test_check_takes_the_release_by_either_name(gpuop: RunCli) -> None:
+    by_version = gpuop("check", NODES, "--operator-version", "v25.10.0", "-o", "json")
+    by_release = gpuop("check", NODES, "--operator-release", "v25.10.0", "-o", "json")
+    assert by_version.code == by_release.code and by_version.stdout == by_release.stdout
+    assert json.loads(by_release.stdout)["operator_release"]["version"] == "25.10.0"

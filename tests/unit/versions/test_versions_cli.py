@@ -93,6 +93,9 @@ def test_check_with_a_policy_file_and_a_release(dump: Path, tmp_path: Path) -> N
     assert json.loads(result.stdout)["versions"]["release"] == "25.10.1"
     result = invoke(versions, "check", str(dump), "--operator-release", "v26.3.3", "-o", "json")
     assert json.loads(result.stdout)["versions"]["source"] == "option"
+    # `gpuop check` spells the option --operator-version: both commands take both names.
+    same = invoke(versions, "check", str(dump), "--operator-version", "v26.3.3", "-o", "json")
+    assert same.stdout == result.stdout
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,11 @@ from typing import Any
 import httpx2
 import pytest
 from lightkube.core.exceptions import ApiError
-from lightkube.resources.core_v1 import Node
 from versions_support import cluster_policy, gpu_node
 
 from gpuop.kube import ClusterPolicy, http_client
 from gpuop.kube.collect import CollectError
+from gpuop.kube.kinds import kind_of
 from gpuop.kube.versions import read_server_version, read_version_inputs, server_version
 
 
@@ -49,7 +49,7 @@ class FakeClient:
             raise httpx2.ConnectError("refused")
         if res in self.missing:
             raise _api_error(404)
-        kind = {Node: "Node", ClusterPolicy: "ClusterPolicy"}[res]
+        kind = kind_of(res)
         # Plain dicts: the reader takes mappings as well as lightkube objects.
         return [o for o in self.objects if o["kind"] == kind]
 
@@ -57,11 +57,22 @@ class FakeClient:
         raise _api_error(404)
 
 
-def test_nodes_policies_and_the_server_version() -> None:
-    client = FakeClient([gpu_node("gpu-1"), cluster_policy("26.7.0")])
+def _deployment(name: str, image: str) -> dict[str, Any]:
+    return {
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "gpu-operator"},
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}},
+    }
+
+
+def test_nodes_policies_the_operator_and_the_server_version() -> None:
+    operator = _deployment("gpu-operator", "nvcr.io/nvidia/gpu-operator:v25.10.0")
+    other = _deployment("web", "nginx:1.27")
+    client = FakeClient([gpu_node("gpu-1"), cluster_policy("26.7.0"), operator, other])
     http = _http(200, {"gitVersion": "v1.34.2"})
     inputs = read_version_inputs(client, lambda: server_version(http))
-    assert [o["kind"] for o in inputs.objects] == ["Node", "ClusterPolicy"]
+    assert [o["kind"] for o in inputs.objects] == ["Node", "ClusterPolicy", "Deployment"]
+    assert inputs.objects[2]["metadata"]["name"] == "gpu-operator"
     assert inputs.objects[0]["status"]["nodeInfo"]["kubeletVersion"] == "v1.34.2"
     assert inputs.server_version == "v1.34.2"
     assert inputs.skipped == []

@@ -8,6 +8,8 @@ import pytest
 from versions_support import cluster_policy
 
 from gpuop.catalog.versions import version_matrix
+from gpuop.check.release import detect_release as detect_operator_release
+from gpuop.check.state import ClusterState
 from gpuop.policy import ResolvedPolicy, parse_cluster_policy
 from gpuop.versions.release import describe_releases, detect_release, pinned_versions
 
@@ -104,6 +106,53 @@ def test_a_requested_release_wins_and_mismatches_are_kept() -> None:
     assert detection.mixed
     unknown = detect_release(MATRIX, policy, "27.1.0")
     assert not unknown.known and unknown.requested == "27.1.0"
+
+
+def _operator(image: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "gpu-operator", "namespace": "gpu-operator", "labels": labels or {}},
+        "spec": {"template": {"spec": {"containers": [{"name": "op", "image": image}]}}},
+    }
+
+
+def test_the_operator_naming_itself_wins_over_the_policys_versions() -> None:
+    objects = [cluster_policy("26.7.0"), _operator("nvcr.io/nvidia/gpu-operator:v26.3.3")]
+    observed = detect_operator_release(ClusterState.from_objects(objects))
+    detection = detect_release(MATRIX, _policy(cluster_policy("26.7.0")), None, observed)
+    assert detection.names == ("26.3.3",) and detection.source == "operator"
+    assert detection.mixed  # its ClusterPolicy pins another release's operands
+    assert "gpu-operator:v26.3.3" in detection.basis()
+    # Without a ClusterPolicy at all the operator still names the release.
+    assert detect_release(MATRIX, None, None, observed).names == ("26.3.3",)
+
+
+def test_only_the_operator_itself_names_the_release() -> None:
+    validator = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nvidia-operator-validator", "namespace": "gpu-operator"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {"name": "v", "image": "nvcr.io/nvidia/gpu-operator-validator:v26.3.3"}
+                    ]
+                }
+            }
+        },
+    }
+    policy = cluster_policy("26.7.0")
+    observed = detect_operator_release(ClusterState.from_objects([policy, validator]))
+    assert observed.version == "26.3.3" and not observed.from_operator
+    detection = detect_release(MATRIX, _policy(policy), None, observed)
+    assert detection.names == ("26.7.0",) and detection.source == "policy"
+    helm = _operator(
+        "nvcr.io/nvidia/gpu-operator@sha256:0123", {"helm.sh/chart": "gpu-operator-v26.3.1"}
+    )
+    observed = detect_operator_release(ClusterState.from_objects([policy, helm]))
+    assert detect_release(MATRIX, _policy(policy), None, observed).names == ("26.3.1",)
 
 
 def test_describe_releases_joins_runs() -> None:
