@@ -17,7 +17,8 @@ from typing import Any, NamedTuple
 import click
 
 from gpuop import __version__
-from gpuop.cli.common import exit_codes_help
+from gpuop.cli import exits
+from gpuop.cli.exits import exit_codes_help
 
 
 class LazyCommand(NamedTuple):
@@ -252,14 +253,6 @@ def cli() -> None:
     """
 
 
-EXIT_INPUT = 2
-EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130
-# The reader of stdout went away (`gpuop ... | head`): what a process killed by SIGPIPE
-# reports, as kubectl's does; said nowhere, since nobody reads it.
-EXIT_CLOSED_PIPE = 141
-
-
 def _closed_pipe() -> int:
     """End quietly on a closed stdout: later writes (the interpreter's last flush) go nowhere."""
     try:
@@ -267,7 +260,7 @@ def _closed_pipe() -> int:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
-    return EXIT_CLOSED_PIPE
+    return exits.CLOSED_PIPE
 
 
 def _one_line(message: str) -> str:
@@ -297,31 +290,31 @@ def exit_status(exc: BaseException) -> int:
         return exc.exit_code
     if isinstance(exc, click.Abort):
         click.echo("aborted", err=True)
-        return EXIT_INTERRUPTED
+        return exits.INTERRUPTED
     if isinstance(exc, click.ClickException):
         exc.show()
-        return EXIT_INPUT if exc.exit_code == 1 else exc.exit_code
+        return exits.INPUT if exc.exit_code == 1 else exc.exit_code
     if isinstance(exc, KeyboardInterrupt):
         click.echo("interrupted", err=True)
-        return EXIT_INTERRUPTED
+        return exits.INTERRUPTED
     if isinstance(exc, UserError):
         error_line(str(exc))
         return exc.exit_code
     if isinstance(exc, RecursionError):
         error_line("the input is nested too deeply to read")
-        return EXIT_INPUT
+        return exits.INPUT
     if isinstance(exc, ValueError):
-        # The input readers turn ManifestError into InputError; this is the backstop for any
+        # The input readers turn ManifestError into UserError; this is the backstop for any
         # path they miss (imported here: `gpuop --help` loads no YAML reader).
         from gpuop.manifests import ManifestError
 
         if isinstance(exc, ManifestError):
             error_line(str(exc))
-            return EXIT_INPUT
+            return exits.INPUT
     if os.environ.get("GPUOP_TRACEBACK") or not isinstance(exc, Exception):
         raise exc
     error_line(f"internal error (a gpuop bug): {type(exc).__name__}: {exc}")
-    return EXIT_INTERNAL
+    return exits.INTERNAL
 
 
 def main() -> None:

@@ -15,7 +15,8 @@ from typing import Any
 
 import click
 
-from gpuop.cli.common import emit_data, exit_codes_help
+from gpuop.cli.common import emit_data
+from gpuop.cli.exits import exit_codes_help
 from gpuop.cli.inputs import input_paths, read_dump
 from gpuop.cli.layout import note
 from gpuop.cli.live import live_target, require_files_or_live, with_cluster_line

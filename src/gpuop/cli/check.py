@@ -21,12 +21,12 @@ import click
 from gpuop.check import render_text, run_checks, to_sarif
 from gpuop.check.release import ReleaseError, parse_operator_version
 from gpuop.check.state import KNOWN_KINDS
-from gpuop.cli.common import exit_codes_help
+from gpuop.cli.common import UserError
 from gpuop.cli.completers import complete_operator_releases
+from gpuop.cli.exits import exit_codes_help
 from gpuop.cli.findings import CheckerArgs, Verdict, checker_options
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
-    InputError,
     load_pci_database,
     load_policy,
     load_vgpu_config,
@@ -113,7 +113,7 @@ def check(
         try:
             release = parse_operator_version(operator_version) if operator_version else None
         except ReleaseError as exc:
-            raise InputError(str(exc)) from None
+            raise UserError(str(exc)) from None
         if run.target is not None:
             quiet = args.output not in ("text", "wide")
             collected = _collect_live(run.target, None if quiet else note)
@@ -202,7 +202,7 @@ def collect(output_dir: str, kubeconfig: str | None, context_name: str | None) -
         try:
             written = write_bundle(collected, Path(output_dir), target.context)
         except OSError as exc:
-            raise InputError(f"cannot write {output_dir}: {exc.strerror or exc}") from None
+            raise UserError(f"cannot write {output_dir}: {exc.strerror or exc}") from None
         counts = ", ".join(
             f"{len(items)} {kind}" for kind, items in collected.objects.items() if items
         )
@@ -215,4 +215,4 @@ def collect(output_dir: str, kubeconfig: str | None, context_name: str | None) -
     sys.exit(guarded(body, reads_whole_dumps=True))
 
 
-__all__ = ["InputError", "check", "collect", "read_objects", "write_bundle"]
+__all__ = ["check", "collect", "read_objects", "write_bundle"]

@@ -1,4 +1,5 @@
-"""Helpers every command shares: the error type that ends a command cleanly, and output formats."""
+"""Helpers every command shares: the one error type that ends a command cleanly (with its
+exit status from `gpuop.cli.exits`), and output formats."""
 
 from __future__ import annotations
 
@@ -8,29 +9,15 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from gpuop.cli import exits
+
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-# The exit status of every command, in one table (`gpuop --help` and docs/cli.md show it).
-EXIT_CODES: tuple[tuple[int, str], ...] = (
-    (0, "done; no finding at or above --fail-on (error by default)"),
-    (1, "findings at or above --fail-on; plan: error notices; other commands: the problem found"),
-    (2, "bad usage, unreadable input, or input holding none of the kinds the command reads"),
-    (3, "internal error (a gpuop bug); GPUOP_TRACEBACK=1 shows the traceback"),
-    (130, "interrupted"),
-)
-
-
-def exit_codes_help() -> str:
-    """The exit-status table as help text (click keeps `\\b` paragraphs as written)."""
-    rows = "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES)
-    return f"\b\nExit status:\n{rows}"
 
 
 class UserError(Exception):
     """A failure the user can fix: printed as one line, never as a traceback."""
 
-    def __init__(self, message: str, exit_code: int = 2) -> None:
+    def __init__(self, message: str, exit_code: int = exits.INPUT) -> None:
         super().__init__(message)
         self.exit_code = exit_code
 

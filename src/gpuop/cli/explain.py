@@ -22,11 +22,9 @@ from typing import Any, Final
 
 import click
 
-from gpuop.cli import EXIT_INPUT
-from gpuop.cli.common import emit_data, text_width
+from gpuop.cli.common import UserError, emit_data, text_width
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
-    InputError,
     input_paths,
     note_ignored,
     require_kinds,
@@ -80,7 +78,6 @@ _CLUSTER_KINDS: Final = (
 
 __all__ = [
     "EXIT_FITS",
-    "EXIT_INPUT",
     "EXIT_UNSCHEDULABLE",
     "Explained",
     "Subject",
@@ -121,24 +118,24 @@ def run_explain(
     cluster_files = split_paths(cluster_files)
     named = [n for n in (pod_name, vmi_name, vm_name) if n]
     if not manifests and not named and not all_pending:
-        raise InputError(
+        raise UserError(
             "nothing to explain: give a MANIFEST file or '-' (or -f FILE),"
             " --pod/--vmi/--vm NAME, or --all-pending"
         )
     if live and cluster_files:
-        raise InputError("give --cluster FILES or --live, not both")
+        raise UserError("give --cluster FILES or --live, not both")
     if not live and not cluster_files:
-        raise InputError(
+        raise UserError(
             "no cluster to explain against: give --cluster FILES (kubectl get nodes,pods -A"
             " -o json, a gpuop collect bundle) or --live"
         )
     if (kubeconfig or context) and not live:
-        raise InputError("--kubeconfig and --context need --live")
+        raise UserError("--kubeconfig and --context need --live")
     input_paths(manifests, cluster_files)  # '-' (stdin) at most once
     if namespace is not None and not named and not all_pending:
-        raise InputError("-n/--namespace goes with --pod, --vmi, --vm or --all-pending")
+        raise UserError("-n/--namespace goes with --pod, --vmi, --vm or --all-pending")
     if memory_overhead is not None and quantity_problem(memory_overhead) is not None:
-        raise InputError(f"--memory-overhead: {quantity_problem(memory_overhead)}")
+        raise UserError(f"--memory-overhead: {quantity_problem(memory_overhead)}")
 
     if live:
         kinds = [*_CLUSTER_KINDS] if vm_name else [k for k in _CLUSTER_KINDS if k != VM]

@@ -184,7 +184,7 @@ class CheckerArgs:
     def read(self, stdin_options: Sequence[str | None] = ()) -> CheckerInput:
         """FILES or `--live` (one of them), `-` once among FILES, `--config` and the
         command's other file options in `stdin_options`, and the findings filter."""
-        from gpuop.cli.inputs import InputError, input_paths
+        from gpuop.cli.inputs import input_paths
 
         paths = input_paths(self.files, self.filenames)
         require_files_or_live(paths, self.live)
@@ -192,7 +192,7 @@ class CheckerArgs:
             value == "-" for value in (*stdin_options, self.config_file)
         )
         if stdin_uses > 1:
-            raise InputError("'-' (stdin) can be given once")
+            raise UserError("'-' (stdin) can be given once")
         target = live_target(self.live, self.kubeconfig, self.context_name)
         chosen = finding_filter(self.severity, self.fail_on, self.ignores, self.config_file)
         return CheckerInput(paths, target, chosen)

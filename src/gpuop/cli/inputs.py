@@ -16,7 +16,7 @@ YAML/JSON document (:func:`load_yaml_document`, :func:`load_documents`), a Clust
 (:func:`load_policy`), a pci.ids (:func:`load_pci_database`: shipped, this host's, a file
 or stdin) a vGPU device config (:func:`load_vgpu_config`) and a values file that names a
 resource once (:func:`resource_from_values`, :func:`write_values`). Every one of them fails
-with an :class:`InputError`.
+with a :class:`UserError`.
 """
 
 from __future__ import annotations
@@ -57,13 +57,6 @@ MAX_INPUT_BYTES: Final = 512 * 1024 * 1024
 _MB: Final = 1024 * 1024
 
 
-class InputError(UserError):
-    """Input that cannot be read or used: one line on stderr, exit status 2."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, 2)
-
-
 def shown(path: str) -> str:
     """How an input is named in messages."""
     return "stdin" if path == STDIN else path
@@ -75,9 +68,9 @@ def max_input_bytes() -> int:
     return int(raw) if raw.isdigit() and int(raw) > 0 else MAX_INPUT_BYTES
 
 
-def _too_large(path: str, limit: int) -> InputError:
+def _too_large(path: str, limit: int) -> UserError:
     size = f"{limit / _MB:.0f} MB" if limit >= _MB else f"{limit} bytes"
-    return InputError(
+    return UserError(
         f"{shown(path)}: larger than {size}, the most gpuop reads from one input"
         " (GPUOP_MAX_INPUT_BYTES raises it)"
     )
@@ -93,11 +86,11 @@ def read_input_bytes(path: str) -> bytes:
         return data
     try:
         if os.path.isdir(path):
-            raise InputError(f"cannot read {path}: it is a directory")
+            raise UserError(f"cannot read {path}: it is a directory")
         with open(path, "rb") as handle:
             data = handle.read(limit + 1)
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise _too_large(path, limit)
     return data
@@ -108,7 +101,7 @@ def decode(data: bytes, path: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(
+        raise UserError(
             f"cannot read {shown(path)}: not UTF-8 text (byte {exc.start}: {exc.reason})"
         ) from None
 
@@ -133,7 +126,7 @@ def input_paths(*groups: Iterable[str]) -> tuple[str, ...]:
     """Positional FILES and -f values together, in order; `-` at most once."""
     paths = split_paths(path for group in groups for path in group)
     if paths.count(STDIN) > 1:
-        raise InputError("'-' (stdin) can be given once")
+        raise UserError("'-' (stdin) can be given once")
     return paths
 
 
@@ -144,23 +137,23 @@ def bundle_files(directory: Path) -> list[Path]:
         try:
             data = json.loads(read_input_text(str(manifest)))
         except (json.JSONDecodeError, RecursionError):
-            raise InputError(f"cannot read {manifest}: not JSON") from None
+            raise UserError(f"cannot read {manifest}: not JSON") from None
         files = data.get("files") if isinstance(data, dict) else None
         if not isinstance(files, dict):
-            raise InputError(f"{manifest}: expected a 'files' mapping of kind to file")
+            raise UserError(f"{manifest}: expected a 'files' mapping of kind to file")
         paths = []
         for kind, entry in files.items():
             name = entry.get("file") if isinstance(entry, dict) else None
             if not isinstance(name, str) or "/" in name or name.startswith("."):
-                raise InputError(f"{manifest}: files.{kind} does not name a file in the bundle")
+                raise UserError(f"{manifest}: files.{kind} does not name a file in the bundle")
             paths.append(directory / name)
         return paths
     try:
         found = sorted(p for p in directory.iterdir() if p.is_file() and p.suffix in DUMP_SUFFIXES)
     except OSError as exc:
-        raise InputError(f"cannot read {directory}: {exc.strerror or exc}") from None
+        raise UserError(f"cannot read {directory}: {exc.strerror or exc}") from None
     if not found:
-        raise InputError(f"{directory}: no {BUNDLE_MANIFEST} and no .json/.yaml files")
+        raise UserError(f"{directory}: no {BUNDLE_MANIFEST} and no .json/.yaml files")
     return found
 
 
@@ -183,7 +176,7 @@ def read_objects(paths: Sequence[str]) -> list[Any]:
         try:
             objects.extend(load_objects(read_input_text(file), source))
         except ManifestError as exc:
-            raise InputError(str(exc)) from None
+            raise UserError(str(exc)) from None
     return objects
 
 
@@ -192,7 +185,7 @@ def require_kinds(
 ) -> None:
     """Refuse input that holds none of `kinds`: a failed `kubectl get` must not pass as clean.
 
-    Raises :class:`InputError` (exit status 2) naming what the input did hold.
+    Raises :class:`UserError` (exit status 2) naming what the input did hold.
     """
     held = Counter(
         obj.get("kind") if isinstance(obj.get("kind"), str) else "object"
@@ -207,9 +200,7 @@ def require_kinds(
         got = f"it holds {what}"
     else:
         got = "it is empty"
-    raise InputError(
-        f"{names}: no objects of the kinds {command} reads ({', '.join(kinds)}); {got}"
-    )
+    raise UserError(f"{names}: no objects of the kinds {command} reads ({', '.join(kinds)}); {got}")
 
 
 def read_kinds(paths: Sequence[str], kinds: Sequence[str], command: str) -> list[dict[str, Any]]:
@@ -264,13 +255,13 @@ def load_yaml_document(path: str, what: str, command: str | None = None) -> Any:
     if documents is None:
         documents = _yaml_documents(text, shown(path), fast=False)
     if not documents and command is not None:
-        raise InputError(
+        raise UserError(
             f"{shown(path)}: no objects of the kinds {command} reads ({what}); it is empty"
         )
     if not documents:
-        raise InputError(f"{shown(path)}: empty; expected a {what}")
+        raise UserError(f"{shown(path)}: empty; expected a {what}")
     if len(documents) > 1:
-        raise InputError(f"{shown(path)}: {len(documents)} documents; expected one {what}")
+        raise UserError(f"{shown(path)}: {len(documents)} documents; expected one {what}")
     return documents[0]
 
 
@@ -287,7 +278,7 @@ def load_documents(path: str, what: str, *, allow_empty: bool = False) -> list[A
         return parsed
     documents = _yaml_documents(text, shown(path), fast=True)
     if not documents and not allow_empty:
-        raise InputError(f"{shown(path)}: empty; expected {what}")
+        raise UserError(f"{shown(path)}: empty; expected {what}")
     return documents
 
 
@@ -300,12 +291,12 @@ def _json_document(text: str, name: str) -> list[Any] | None:
     except ValueError:
         return None  # YAML in flow style, or broken: the YAML reader says where.
     except RecursionError:
-        raise InputError(f"{name}: {NESTED_TOO_DEEPLY}") from None
+        raise UserError(f"{name}: {NESTED_TOO_DEEPLY}") from None
     for number, document in enumerate(documents, start=1):
         try:
             check_nesting(document, name, number if len(documents) > 1 else None)
         except ManifestError as exc:
-            raise InputError(str(exc)) from None
+            raise UserError(str(exc)) from None
     return documents
 
 
@@ -317,11 +308,11 @@ def _yaml_documents(text: str, name: str, *, fast: bool) -> list[Any]:
         if exc.line is not None or exc.problem.startswith("not valid YAML"):
             where = f" (line {exc.line}, column {exc.column})" if exc.line is not None else ""
             problem = exc.problem.removeprefix("not valid YAML: ")
-            raise InputError(f"{name}: not valid YAML or JSON{where}: {problem}") from None
+            raise UserError(f"{name}: not valid YAML or JSON{where}: {problem}") from None
         single = "\n---" not in text and not text.startswith("---")
         if exc.document is not None and not single:
-            raise InputError(str(exc)) from None
-        raise InputError(f"{name}: {exc.problem}") from None
+            raise UserError(str(exc)) from None
+        raise UserError(f"{name}: {exc.problem}") from None
     return documents
 
 
@@ -352,15 +343,15 @@ def load_policy_document(path: str, command: str) -> Any:
     if len(policies) == 1:
         return policies[0]
     if len(policies) > 1:
-        raise InputError(f"{shown(path)}: {len(policies)} ClusterPolicies; expected one")
+        raise UserError(f"{shown(path)}: {len(policies)} ClusterPolicies; expected one")
     require_kinds(
         [obj for obj in found if isinstance(obj, dict)], ("ClusterPolicy",), command, [path]
     )
-    raise InputError(f"{shown(path)}: no ClusterPolicy in it")  # objects without a kind
+    raise UserError(f"{shown(path)}: no ClusterPolicy in it")  # objects without a kind
 
 
 def parsed_policy(document: Any, source: str, *, sandbox: bool = False) -> ResolvedPolicy:
-    """A ClusterPolicy document resolved, or an InputError naming every problem on one line.
+    """A ClusterPolicy document resolved, or an UserError naming every problem on one line.
 
     `sandbox` turns `spec.sandboxWorkloads.enabled` on (`gpuop plan --sandbox`) without
     touching the caller's document.
@@ -381,9 +372,9 @@ def parsed_policy(document: Any, source: str, *, sandbox: bool = False) -> Resol
         resolved = parse_cluster_policy(document, source)
     except PolicyError as exc:
         problems = [*missing, *exc.problems]
-        raise InputError(f"{source}: not a valid ClusterPolicy: {'; '.join(problems)}") from None
+        raise UserError(f"{source}: not a valid ClusterPolicy: {'; '.join(problems)}") from None
     if missing:
-        raise InputError(f"{source}: not a valid ClusterPolicy: {'; '.join(missing)}")
+        raise UserError(f"{source}: not a valid ClusterPolicy: {'; '.join(missing)}")
     return resolved
 
 
@@ -433,7 +424,7 @@ def load_pci_database(path: str | None) -> PciSource:
     # pci.ids is UTF-8 in practice; a stray Latin-1 byte in a comment must not stop it.
     database = PciDatabase.parse(read_input_bytes(chosen).decode("utf-8", errors="replace"))
     if not database.devices:
-        raise InputError(
+        raise UserError(
             f"{shown(chosen)}: no NVIDIA (vendor 10de) devices found; is it a pci.ids file?"
         )
     return PciSource(database, shown(chosen))
@@ -450,23 +441,23 @@ def load_vgpu_config(path: str) -> VgpuConfigFile:
     try:
         documents = load_yaml_documents(read_input_text(path), name)
     except ManifestError as exc:
-        raise InputError(str(exc)) from None
+        raise UserError(str(exc)) from None
     if len(documents) > 1:
-        raise InputError(f"{name}: {len(documents)} documents; expected one vGPU device config")
+        raise UserError(f"{name}: {len(documents)} documents; expected one vGPU device config")
     document = documents[0] if documents else None
     if isinstance(document, dict) and document.get("kind") == "ConfigMap":
         values = [v for v in (document.get("data") or {}).values() if isinstance(v, str)]
         if not values:
-            raise InputError(f"{name}: the ConfigMap has no data")
+            raise UserError(f"{name}: the ConfigMap has no data")
         try:
             inner = load_yaml_documents(values[0], f"{name}: its data")
         except ManifestError as exc:
-            raise InputError(str(exc)) from None
+            raise UserError(str(exc)) from None
         document = inner[0] if inner else None
     try:
         return parse_vgpu_config(document)
     except VgpuConfigError as exc:
-        raise InputError(f"{name}: {exc}") from None
+        raise UserError(f"{name}: {exc}") from None
 
 
 # --- values files: where manifests name a resource once
@@ -486,21 +477,21 @@ def _read_values(path: str) -> Any:
         return None
     documents = load_yaml_documents(read_input_text(path), path)
     if len(documents) > 1:
-        raise InputError(f"{path}: {len(documents)} documents; expected one mapping of values")
+        raise UserError(f"{path}: {len(documents)} documents; expected one mapping of values")
     document = documents[0] if documents else None
     if document is not None and not isinstance(document, Mapping):
-        raise InputError(f"{path}: expected a YAML mapping of values")
+        raise UserError(f"{path}: expected a YAML mapping of values")
     return document
 
 
 def resource_from_values(path: str, key: str) -> str:
     """The resource name stored at `key` (dotted for nesting) in the values file."""
     if not Path(path).exists():
-        raise InputError(f"{path}: no such values file")
+        raise UserError(f"{path}: no such values file")
     found = _values_lookup(_read_values(path), key)
     if not isinstance(found, str) or not found.strip():
         shown = "missing" if found is None else f"a {type(found).__name__}, not a resource name"
-        raise InputError(f"{path}: {key} is {shown}")
+        raise UserError(f"{path}: {key} is {shown}")
     return found.strip()
 
 
@@ -581,7 +572,7 @@ def _edited_values(text: str, parts: list[str], scalar: str) -> str | None:
 def write_values(path: str, key: str, resource: str) -> str:
     """Set `key` (dotted for nesting) to `resource` in the values file, changing that one
     scalar in place: comments, quoting and every other value stay as written. The line
-    that says what changed; an InputError naming what to set when the file is not plain
+    that says what changed; an UserError naming what to set when the file is not plain
     block YAML gpuop can edit by line."""
     document = _read_values(path)
     before = _values_lookup(document, key) if document is not None else None
@@ -608,14 +599,14 @@ def write_values(path: str, key: str, resource: str) -> str:
         current = current[part]
     current[parts[-1]] = resource
     if edited is None or len(check) != 1 or check[0] != expected:
-        raise InputError(
+        raise UserError(
             f"{path}: not changed (not plain block YAML to edit in place); set {key}: {scalar}"
         )
     if edited != text:
         try:
             Path(path).write_text(edited, encoding="utf-8")
         except OSError as exc:
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
     if before == resource:
         return f"{path}: {key} is {scalar} already"
     was = "unset" if before is None else _scalar(str(before))
@@ -630,7 +621,6 @@ __all__ = [
     "SHIPPED",
     "SYSTEM",
     "SYSTEM_PCI_IDS",
-    "InputError",
     "PciSource",
     "bundle_files",
     "decode",

@@ -30,13 +30,13 @@ from gpuop.check import render_text, run_checks
 from gpuop.check.kubevirt import kubevirt_check_header, kubevirt_report
 from gpuop.check.state import KNOWN_KINDS
 from gpuop.cli.common import (
-    exit_codes_help,
+    UserError,
     kubectl_name,
     text_width,
 )
+from gpuop.cli.exits import exit_codes_help
 from gpuop.cli.findings import CheckerArgs, Verdict, checker_options
 from gpuop.cli.inputs import (
-    InputError,
     input_paths,
     load_pci_database,
     note_ignored,
@@ -89,7 +89,7 @@ DEFAULT_VALUES_KEY: Final = "gpuResource"
 
 def _load_pci_ids(path: str | None, files: Sequence[str]) -> PciDatabase:
     if path == "-" and "-" in files:
-        raise InputError("'-' (stdin) can be given once")
+        raise UserError("'-' (stdin) can be given once")
     return load_pci_database(path).database
 
 
@@ -114,7 +114,7 @@ def _inputs(
     database = _load_pci_ids(pci_ids, paths)
     require_files_or_live(paths, live)
     if (kubeconfig or context) and not live:
-        raise InputError("--kubeconfig and --context need --live")
+        raise UserError("--kubeconfig and --context need --live")
     if live:
         target = live_target(True, kubeconfig, context)
         assert target is not None
@@ -216,7 +216,7 @@ def permitted_devices(
 
     def body() -> int:
         if output is not None and fmt == "snippet":
-            raise InputError(
+            raise UserError(
                 f"-o {output} is the patch; --format snippet is YAML to paste: pick one"
             )
         objects, target, database = _inputs(
@@ -227,7 +227,7 @@ def permitted_devices(
             note(f"read {target.describe()}")
         nodes = [obj for obj in objects if obj.get("kind") == "Node"]
         if not nodes:
-            raise InputError("no Nodes in the input")
+            raise UserError("no Nodes in the input")
         cr = kubevirt_cr(objects)
         hco = hyperconverged_cr(objects)
         kind = "KubeVirt" if hco is None else "HyperConverged"
@@ -330,10 +330,10 @@ def _check_vmi_fields(memory: str, name: str, namespace: str | None) -> None:
     """The VMI's memory is a quantity, its name and namespace DNS labels."""
     problem = quantity_problem(memory)
     if problem is not None:
-        raise InputError(f"--memory: {problem}")
+        raise UserError(f"--memory: {problem}")
     for option, value in (("--name", name), ("--namespace", namespace)):
         if value is not None and (label_problem := dns_label_problem(value)) is not None:
-            raise InputError(f"{option} {quoted(value)}: {label_problem}")
+            raise UserError(f"{option} {quoted(value)}: {label_problem}")
 
 
 class _VmiExampleCommand(GreedyClusterCommand):
@@ -443,23 +443,23 @@ def vmi_example_command(
                 output,
             )
         if from_values is not None and target is not None:
-            raise InputError("give NODE|RESOURCE or --resource-from-values, not both")
+            raise UserError("give NODE|RESOURCE or --resource-from-values, not both")
         if from_values is not None and values_file is None:
-            raise InputError("--resource-from-values needs --values FILE")
+            raise UserError("--resource-from-values needs --values FILE")
         if from_values is not None and key is not None:
-            raise InputError(
+            raise UserError(
                 "--key names the key to write (with NODE|RESOURCE); --resource-from-values"
                 " names the key to read"
             )
         if key is not None and values_file is None:
-            raise InputError("--key needs --values FILE")
+            raise UserError("--key needs --values FILE")
         if target is None and from_values is None:
-            raise InputError("give NODE|RESOURCE, or --values FILE --resource-from-values KEY")
+            raise UserError("give NODE|RESOURCE, or --values FILE --resource-from-values KEY")
         paths = input_paths(cluster_files, filenames)
         if live and paths:
-            raise InputError("give --cluster FILES or --live, not both")
+            raise UserError("give --cluster FILES or --live, not both")
         if (kubeconfig or context_name) and not live:
-            raise InputError("--kubeconfig and --context need --live")
+            raise UserError("--kubeconfig and --context need --live")
         _check_vmi_fields(memory, name, namespace)
         nodes: list[dict[str, Any]] | None = None
         if live:
@@ -480,7 +480,7 @@ def vmi_example_command(
             if "/" in target:
                 resource = target
             elif nodes is None:
-                raise InputError(
+                raise UserError(
                     f"{target!r} is a node name (a resource has a '/'): give --cluster FILES"
                     " or --live to look it up"
                 )
@@ -521,12 +521,12 @@ def _dra_example(
 ) -> int:
     """`vmi-example --dra`: the ResourceClaimTemplate, then the VMI that uses it."""
     if target is not None or values_file is not None or from_values is not None:
-        raise InputError(
+        raise UserError(
             f"--dra takes no NODE|RESOURCE or --values: the GPUs are {VFIO_DEVICE_CLASS}"
             " devices of a claim, not a resource"
         )
     if cluster or live:
-        raise InputError("--dra reads no cluster: leave out --cluster and --live")
+        raise UserError("--dra reads no cluster: leave out --cluster and --live")
     _check_vmi_fields(memory, name, namespace)
     template, vmi = claim_vmi_example(name, count=count, memory=memory, namespace=namespace)
     note(f"KubeVirt before v1.9 needs the {DRA_GATE} feature gate for these gpus")

@@ -15,7 +15,8 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from gpuop.cli.inputs import InputError, read_objects
+from gpuop.cli.common import UserError
+from gpuop.cli.inputs import read_objects
 from gpuop.cli.live import LiveTarget, live_target
 
 T = TypeVar("T")
@@ -60,7 +61,7 @@ def guarded(
     except (click.exceptions.Exit, SystemExit):
         raise
     except input_errors as exc:
-        sys.exit(exit_status(InputError(str(exc))))
+        sys.exit(exit_status(UserError(str(exc))))
     except Exception as exc:
         sys.exit(exit_status(exc))
     finally:
@@ -145,7 +146,7 @@ class GreedyClusterCommand(click.Command):
 
 
 def read_live_with(target: LiveTarget, read: Callable[[Any], T]) -> T:
-    """`read(client)` on the target's cluster; any failure to read it is an InputError."""
+    """`read(client)` on the target's cluster; any failure to read it is an UserError."""
     from gpuop.kube import API_ERRORS, KubeError, sync_client
     from gpuop.kube.errors import failure
     from gpuop.kube.reading import ReadError
@@ -154,9 +155,9 @@ def read_live_with(target: LiveTarget, read: Callable[[Any], T]) -> T:
     try:
         return read(sync_client(target.files, target.context))
     except (KubeError, ReadError) as exc:
-        raise InputError(str(exc)) from None
+        raise UserError(str(exc)) from None
     except failures as exc:
-        raise InputError(failure(exc)) from None
+        raise UserError(failure(exc)) from None
 
 
 def read_live(target: LiveTarget, kinds: Sequence[str]) -> list[Any]:

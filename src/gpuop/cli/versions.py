@@ -19,11 +19,11 @@ from gpuop.check.state import KNOWN_KINDS
 from gpuop.cli.common import (
     UserError,
     emit_data,
-    exit_codes_help,
     kubectl_name,
     text_width,
 )
 from gpuop.cli.completers import complete_operator_releases, complete_release_or_file
+from gpuop.cli.exits import exit_codes_help
 from gpuop.cli.findings import CheckerArgs, Verdict, checker_options
 from gpuop.cli.inputs import input_paths, load_policy, read_dump
 from gpuop.cli.layout import note

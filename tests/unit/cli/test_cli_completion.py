@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from cli_support import REPO_ROOT, Run, RunCli
 
-from gpuop.cli.common import EXIT_CODES
+from gpuop.cli.exits import EXIT_CODES
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -474,11 +474,12 @@ def test_values_are_edited_in_place_keeping_the_users_file(tmp_path: Path) -> No
 def test_values_gpuop_cannot_edit_by_line_are_left_alone_with_what_to_set(
     tmp_path: Path,
 ) -> None:
-    from gpuop.cli.inputs import InputError, write_values
+    from gpuop.cli.common import UserError
+    from gpuop.cli.inputs import write_values
 
     path = tmp_path / "values.yaml"
     path.write_text("gpuResource: {a: 1}\n")
-    with pytest.raises(InputError, match=r"set gpuResource: nvidia\.com/x"):
+    with pytest.raises(UserError, match=r"set gpuResource: nvidia\.com/x"):
         write_values(str(path), "gpuResource", "nvidia.com/x")
     assert path.read_text() == "gpuResource: {a: 1}\n"
 

@@ -39,8 +39,9 @@ def test_import_and_help_load_no_command(argv: list[str]) -> None:
     assert result.returncode == 0, result.stderr
     loaded = json.loads(result.stderr)
     heavy = [m for m in loaded if m.startswith(HEAVY_MODULES)]
-    # The shared text layout (re and click only) fits help to the terminal; no command loads.
-    shared = ("gpuop.cli.common", "gpuop.cli.layout")
+    # The shared text layout (re and click only) fits help to the terminal, and the exit
+    # status table is part of it; no command loads.
+    shared = ("gpuop.cli.common", "gpuop.cli.exits", "gpuop.cli.layout")
     commands = [m for m in loaded if m.startswith("gpuop.cli.") and m not in shared]
     assert heavy == []
     assert commands == []
@@ -96,7 +97,7 @@ def test_help_lists_every_command(gpuop: RunCli) -> None:
 
 
 def test_help_shows_the_exit_status_table(gpuop: RunCli) -> None:
-    from gpuop.cli.common import EXIT_CODES
+    from gpuop.cli.exits import EXIT_CODES
 
     text = " ".join(gpuop("--help", columns=80).stdout.split())
     assert "Exit status:" in text

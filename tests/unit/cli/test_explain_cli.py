@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from lightkube.core.exceptions import ApiError
 
 from gpuop.cli import cli
-from gpuop.cli.check import InputError
+from gpuop.cli.common import UserError
 from gpuop.cli.explain import (
     explain,
     explain_objects,
@@ -1082,7 +1082,7 @@ def explain_text(manifest: str, cluster_text: str) -> int:
         if not objects:
             return 2
         results = explain_objects([("<stdin>", obj) for obj in objects], cluster)
-    except (InputError, SubjectError, ManifestError, RecursionError):
+    except (UserError, SubjectError, ManifestError, RecursionError):
         return 2
     printable(render_text(results, all_nodes=True)).encode("utf-8")
     json.dumps([result.to_dict() for result in results])
