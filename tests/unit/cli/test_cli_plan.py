@@ -324,7 +324,7 @@ def test_headings_are_plain_without_colour(monkeypatch: pytest.MonkeyPatch) -> N
     import io
     import sys
 
-    from gpuop.cli.support import heading
+    from gpuop.cli.plan.support import heading
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -43,9 +43,9 @@ from gpuop.cli.inputs import (
 )
 from gpuop.cli.layout import Column, fit_lines, render_table
 from gpuop.cli.options import labels_option, output_option, parse_labels, pci_ids_option
+from gpuop.cli.plan.stacks import Stacks, load_stacks
+from gpuop.cli.plan.support import heading
 from gpuop.cli.progress import progress
-from gpuop.cli.stacks import Stacks, load_stacks
-from gpuop.cli.support import heading
 from gpuop.planner import (
     NodeFacts,
     NodePlan,

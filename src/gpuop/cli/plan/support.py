@@ -1,8 +1,7 @@
-"""What the core commands share: the PCI database option and text helpers.
+"""`gpuop plan`'s text helpers: headings, bold only on a terminal.
 
 Inputs (pci.ids, ClusterPolicy, YAML documents) are read by `gpuop.cli.inputs`; tables
-and wrapping to the terminal's width are in `gpuop.cli.layout`; headings are bold only
-on a terminal.
+and wrapping to the terminal's width are in `gpuop.cli.layout`.
 """
 
 from __future__ import annotations
