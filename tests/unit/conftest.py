@@ -2,9 +2,8 @@
 
 The full NVIDIA table of pci.ids 2025.07.11 (the copy the KubeVirt GPU device plugin
 ships) is package data, `PciDatabase.builtin()`. `PCI_IDS_EXCERPT` is lines taken verbatim
-from that pci.ids plus traps for the parser. The complete reference pci.ids may lie in
-`../shared/reference/data/` beside the clone; the tests that compare the shipped table with
-it are skipped where it is absent.
+from that pci.ids plus traps for the parser. The tests that compare the shipped table with
+the complete upstream pci.ids are in tests/reference.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-REFERENCE_PCI_IDS = REPO_ROOT.parent / "shared" / "reference" / "data" / "pci.ids"
 
 # Verbatim lines of pci.ids 2025.07.11 (TAB-indented), plus traps: device 2236 under the
 # vendor before NVIDIA, a subsystem line that starts with a device id, a duplicate id later
@@ -74,14 +72,6 @@ def pci_ids_file(tmp_path: Path) -> Path:
     path = tmp_path / "pci.ids"
     path.write_text(PCI_IDS_EXCERPT, encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def reference_pci_ids() -> Path:
-    """The full reference pci.ids; the test is skipped where the shared data is absent."""
-    if not REFERENCE_PCI_IDS.is_file():
-        pytest.skip(f"{REFERENCE_PCI_IDS} is not present (the shipped-table tests still ran)")
-    return REFERENCE_PCI_IDS
 
 
 @pytest.fixture

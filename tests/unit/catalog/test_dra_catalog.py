@@ -12,9 +12,10 @@ from gpuop.api import labels
 from gpuop.catalog import operand_table
 from gpuop.catalog.dra import dra_catalog
 
-UPSTREAM = Path("/tmp/upstream")
-MANIFESTS = UPSTREAM / "manifests" / "state-dra-driver"
-GOLDEN = UPSTREAM / "internal" / "state" / "testdata" / "golden"
+# Upstream's DeviceClass templates and GPUCluster goldens (provenance in the README there).
+UPSTREAM = Path(__file__).parents[2] / "data" / "upstream-v26.7.0"
+MANIFESTS = UPSTREAM / "dra-deviceclasses"
+GOLDEN = UPSTREAM / "gpucluster-golden"
 
 
 def test_driver_and_classes() -> None:
@@ -50,10 +51,11 @@ def test_driver_and_classes() -> None:
     }
 
 
-@pytest.mark.skipif(not MANIFESTS.is_dir(), reason="upstream sources not unpacked")
 def test_classes_are_upstreams_manifests() -> None:
     expressions: dict[str, list[str]] = {}
-    for path in sorted(MANIFESTS.glob("04*_deviceclass-*.yaml")):
+    paths = sorted(MANIFESTS.glob("04*_deviceclass-*.yaml"))
+    assert len(paths) == 4
+    for path in paths:
         lines = [ln for ln in path.read_text().splitlines() if not ln.startswith("{{")]
         text = re.sub(r"\{\{[^}]*\}\}", "x", "\n".join(lines))
         for doc in yaml.safe_load_all(text):
@@ -102,7 +104,6 @@ def test_gpucluster_operands_are_their_own_stack() -> None:
             assert op.default_version
 
 
-@pytest.mark.skipif(not GOLDEN.is_dir(), reason="upstream goldens not unpacked")
 @pytest.mark.parametrize(
     ("name", "golden"),
     [

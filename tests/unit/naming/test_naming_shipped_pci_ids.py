@@ -10,74 +10,25 @@ the clone, the shipped file must be exactly its NVIDIA section.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from gpuop.catalog.pci_ids import SHIPPED_PCI_IDS_FILE, SHIPPED_PCI_IDS_VERSION, shipped_pci_ids
 from gpuop.naming import PciDatabase, passthrough_resource
+from kit.pci_plugin import (
+    DEVICE_IDS,
+    load_script,
+    plugin_device_name,
+    plugin_device_names,
+    plugin_resource,
+    plugin_resources,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SHIPPED_PATH = REPO_ROOT / "src" / "gpuop" / "catalog" / SHIPPED_PCI_IDS_FILE
-DEVICE_IDS = re.findall(r"^\t([0-9a-f]{4})\s", shipped_pci_ids(), flags=re.MULTILINE)
-
-# Go's RE2 `\s` is ASCII whitespace only; re.ASCII gives Python's the same meaning.
-_GO_WHITESPACE_RUN = re.compile(r"\s+", re.ASCII)
-_GO_NOT_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_.]+")
-
-
-def plugin_device_name(pci_ids: list[str], device_id: str) -> str:
-    """getDeviceName on the lines of a pci.ids: scan to the 10de vendor line, then to `\\t<id>`."""
-    nvidia_vendor_found = False
-    for line in pci_ids:
-        if not nvidia_vendor_found:
-            nvidia_vendor_found = line.startswith("10de")
-            continue
-        if line.startswith("#"):
-            continue
-        if not line.startswith("\t"):
-            break
-        if line.startswith("\t" + device_id):
-            return _normalised(line[len(device_id) + 1 :])
-    return ""
-
-
-def _normalised(name: str) -> str:
-    name = name.strip().upper().replace("/", "_").replace(".", "_")
-    name = _GO_WHITESPACE_RUN.sub("_", name)
-    return _GO_NOT_NAME_CHARS.sub("", name)
-
-
-def plugin_device_names(pci_ids: list[str]) -> dict[str, str]:
-    """`plugin_device_name` of every device in one scan instead of one scan a device: the
-    same walk, keeping the first line of each id (where the plugin's scan stops)."""
-    names: dict[str, str] = {}
-    nvidia_vendor_found = False
-    for line in pci_ids:
-        if not nvidia_vendor_found:
-            nvidia_vendor_found = line.startswith("10de")
-            continue
-        if line.startswith("#"):
-            continue
-        if not line.startswith("\t"):
-            break
-        names.setdefault(line[1:5], _normalised(line[5:]))
-    return names
-
-
-def plugin_resource(pci_ids: list[str], device_id: str) -> str:
-    return "nvidia.com/" + (plugin_device_name(pci_ids, device_id) or device_id)
-
-
-def plugin_resources(pci_ids: list[str]) -> dict[str, str]:
-    """`plugin_resource` of every device in DEVICE_IDS, from one scan."""
-    names = plugin_device_names(pci_ids)
-    return {device: "nvidia.com/" + (names.get(device) or device) for device in DEVICE_IDS}
 
 
 def test_the_one_scan_names_every_device_as_the_line_by_line_scan(pci_ids_excerpt: str) -> None:
@@ -90,16 +41,6 @@ def test_the_one_scan_names_every_device_as_the_line_by_line_scan(pci_ids_excerp
     sample = DEVICE_IDS[:: max(1, len(DEVICE_IDS) // 25)]
     every = plugin_device_names(shipped)
     assert all(every[device] == plugin_device_name(shipped, device) for device in sample)
-
-
-def load_script() -> ModuleType:
-    path = REPO_ROOT / "scripts" / "pci_ids_nvidia.py"
-    spec = importlib.util.spec_from_file_location("pci_ids_nvidia", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 # --- the shipped table ------------------------------------------------------------------
@@ -188,20 +129,6 @@ def test_the_file_is_package_data() -> None:
     pyproject = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '"catalog/*.ids"' in pyproject
     assert SHIPPED_PATH.read_text(encoding="utf-8") == shipped_pci_ids()
-
-
-# --- the reference pci.ids beside the clone ---------------------------------------------
-
-
-def test_shipped_table_is_the_reference_files_nvidia_section(reference_pci_ids: Path) -> None:
-    reference = PciDatabase.parse(reference_pci_ids.read_text(encoding="utf-8"))
-    assert reference == PciDatabase.builtin()
-    assert load_script().main([str(reference_pci_ids), "--check", str(SHIPPED_PATH)]) == 0
-
-
-def test_reference_file_names_agree_with_the_plugin_reading_it(reference_pci_ids: Path) -> None:
-    reference = reference_pci_ids.read_text(encoding="utf-8").split("\n")
-    assert plugin_resources(reference) == plugin_resources(shipped_pci_ids().split("\n"))
 
 
 # --- scripts/pci_ids_nvidia.py ----------------------------------------------------------
