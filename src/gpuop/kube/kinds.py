@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from lightkube.core.resource import NamespacedResource
-from lightkube.generic_resource import create_namespaced_resource
+from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.resources.admissionregistration_v1 import (
     ValidatingAdmissionPolicy,
     ValidatingAdmissionPolicyBinding,
@@ -55,7 +55,7 @@ from gpuop.kube import (
     VirtualMachineInstance,
 )
 
-__all__ = ["RESOURCES", "kind_of", "namespaced", "resource"]
+__all__ = ["RESOURCES", "kind_of", "lean", "namespaced", "resource"]
 
 VirtualMachine = create_namespaced_resource(
     group="kubevirt.io", version="v1", kind="VirtualMachine", plural="virtualmachines"
@@ -104,6 +104,21 @@ RESOURCES: Final[Mapping[str, Any]] = {
     "VirtualMachine": VirtualMachine,
     "ServiceMonitor": ServiceMonitor,
 }
+
+
+# The same API resources without lightkube's typed models: their objects keep the server's
+# JSON as it came (only `metadata` is parsed), so turning one into a dict costs a fifth of
+# a model's. Used where gpuop only wants dicts and meets a fleet's worth of objects: list
+# and watch answers of Nodes and Pods, and node patch answers.
+_LEAN: Final[Mapping[str, Any]] = {
+    "Node": create_global_resource(group="", version="v1", kind="Node", plural="nodes"),
+    "Pod": create_namespaced_resource(group="", version="v1", kind="Pod", plural="pods"),
+}
+
+
+def lean(kind: str) -> Any:
+    """The resource of `kind` whose objects are plain JSON (`_LEAN`), else its resource."""
+    return _LEAN.get(kind) or RESOURCES[kind]
 
 
 def resource(kind: str) -> Any:

@@ -137,7 +137,7 @@ async def list_objects(
     the resourceVersion of that list. The list comes in pages and each object is
     reduced as it arrives, so a fleet's worth of full objects is never held at once."""
     listing = client.list(
-        kinds.resource(kind), chunk_size=LIST_PAGE_SIZE, **_selection(kind, labels, namespace)
+        kinds.lean(kind), chunk_size=LIST_PAGE_SIZE, **_selection(kind, labels, namespace)
     )
     kept: list[T] = []
     async for obj in listing:
@@ -158,7 +158,7 @@ async def watch_objects(
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """Changes to `kind` after `resource_version`, as (event type, object); raises on errors."""
     async for event, obj in client.watch(
-        kinds.resource(kind),
+        kinds.lean(kind),
         resource_version=resource_version,
         server_timeout=server_timeout,
         **_selection(kind, labels, namespace),
@@ -243,7 +243,9 @@ async def patch_node(
     body: dict[str, Any] = {"metadata": _metadata_patch(labels, annotations)}
     if unschedulable is not None:
         body["spec"] = {"unschedulable": True if unschedulable else None}
-    return await _unless_gone(client.patch(Node, name, body, patch_type=PatchType.MERGE))
+    return await _unless_gone(
+        client.patch(kinds.lean("Node"), name, body, patch_type=PatchType.MERGE)
+    )
 
 
 @api_call
@@ -286,7 +288,12 @@ async def patch_node_resources(
 ) -> dict[str, Any] | None:
     """Set (or with None remove) extended resources in a node's capacity and allocatable."""
     return await _unless_gone(
-        client.patch(Node.Status, name, _resources_patch(resources), patch_type=PatchType.MERGE)
+        client.patch(
+            kinds.lean("Node").Status,
+            name,
+            _resources_patch(resources),
+            patch_type=PatchType.MERGE,
+        )
     )
 
 

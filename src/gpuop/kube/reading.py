@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from gpuop.kube.errors import API_ERRORS, refusal, unanswered
-from gpuop.kube.kinds import RESOURCES, namespaced
+from gpuop.kube.kinds import lean, namespaced
 
 __all__ = [
     "ALL_NAMESPACES",
@@ -91,7 +91,7 @@ def read_kinds(
     say = progress or (lambda _: None)
     result = ClusterRead()
     for kind in kinds:
-        resource, in_namespaces = RESOURCES[kind], namespaced(kind)
+        resource, in_namespaces = lean(kind), namespaced(kind)
         wanted = (keep or {}).get(kind)
         say(f"listing {kind}s")
         listed: list[dict[str, Any]] = []

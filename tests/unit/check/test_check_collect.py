@@ -9,18 +9,16 @@ import corpus_gen
 import httpx2
 import pytest
 from lightkube.core.exceptions import ApiError
-from lightkube.resources.apps_v1 import DaemonSet, Deployment
-from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
+from lightkube.resources.core_v1 import Node
 from lightkube.resources.resource_v1 import (
     DeviceClass,
-    ResourceClaim,
-    ResourceClaimTemplate,
     ResourceSlice,
 )
 
 from gpuop.check import run_checks
-from gpuop.kube import ClusterPolicy, HyperConverged, KubeVirt, VirtualMachineInstance
+from gpuop.kube import HyperConverged, KubeVirt, VirtualMachineInstance
 from gpuop.kube.collect import CollectError, collect
+from gpuop.kube.kinds import kind_of
 
 NOW = datetime(2026, 8, 1, 10, 30, tzinfo=UTC)
 
@@ -40,30 +38,15 @@ class FakeClient:
         self.calls: list[tuple[Any, Any]] = []
 
     def _kind(self, res: Any) -> str:
-        return {
-            Node: "Node",
-            Pod: "Pod",
-            DaemonSet: "DaemonSet",
-            Deployment: "Deployment",
-            Event: "Event",
-            ConfigMap: "ConfigMap",
-            ClusterPolicy: "ClusterPolicy",
-            KubeVirt: "KubeVirt",
-            HyperConverged: "HyperConverged",
-            VirtualMachineInstance: "VirtualMachineInstance",
-            ResourceSlice: "ResourceSlice",
-            ResourceClaim: "ResourceClaim",
-            ResourceClaimTemplate: "ResourceClaimTemplate",
-            DeviceClass: "DeviceClass",
-        }[res]
+        return kind_of(res)
 
     def list(self, res: Any, *, namespace: Any = None, chunk_size: int | None = None) -> list[Any]:
-        self.calls.append((res, namespace))
-        if res in self.missing:
-            raise _api_error(404)
+        self.calls.append((kind_of(res), namespace))
         kind = self._kind(res)
+        if kind in {kind_of(m) for m in self.missing}:
+            raise _api_error(404)
         found = [o for o in self.objects if o["kind"] == kind]
-        if res is Node:
+        if kind == "Node":
             return [Node.from_dict(o) for o in found]
         return found
 
@@ -123,7 +106,7 @@ def test_collect_keeps_what_check_reads() -> None:
         ("ConfigMap", "gpu-operator/default-vgpu-devices-config: not found")
     ]
     assert any("listing Nodes" in line for line in progress)
-    assert (Pod, "*") in client.calls
+    assert ("Pod", "*") in client.calls
     report = run_checks(collected.all_objects())
     assert report.codes() == {("GPU602", "Node/lab-3")}
 
