@@ -35,10 +35,7 @@ from gpuop.cli.inputs import (
 )
 from gpuop.cli.layout import note
 from gpuop.cli.live import LiveTarget, live_target
-from gpuop.cli.options import (
-    cluster_options,
-    pci_ids_option,
-)
+from gpuop.cli.options import cluster_options, pci_ids_option, policy_override_option
 from gpuop.cli.progress import progress
 from gpuop.cli.running import guarded, read_live_with
 
@@ -57,12 +54,7 @@ def _collect_live(target: LiveTarget, progress: Callable[[str], None] | None) ->
 
 @click.command("check", epilog=exit_codes_help())
 @checker_options("text", "wide", "json", "yaml", "name", "sarif")
-@click.option(
-    "--policy",
-    "policy_file",
-    metavar="FILE",
-    help="Check against this ClusterPolicy instead of the one in the input.",
-)
+@policy_override_option
 @pci_ids_option
 @click.option(
     "--vgpu-config",

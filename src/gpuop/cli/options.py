@@ -132,6 +132,16 @@ def filename_option(func: F) -> F:
     return filenames_option()(func)
 
 
+def policy_override_option(func: F) -> F:
+    """`--policy FILE`: the checkers' ClusterPolicy in place of the one in their input."""
+    return click.option(
+        "--policy",
+        "policy_file",
+        metavar="FILE",
+        help="Check against this ClusterPolicy instead of the one in the input.",
+    )(func)
+
+
 def pci_ids_option(func: F) -> F:
     """`--pci-ids FILE|-|builtin|system`, the same for every command that names devices."""
     return click.option(

@@ -28,7 +28,7 @@ from gpuop.cli.findings import CheckerArgs, Verdict, checker_options
 from gpuop.cli.inputs import input_paths, load_policy, read_dump
 from gpuop.cli.layout import note
 from gpuop.cli.live import LiveTarget, live_target
-from gpuop.cli.options import live_options, output_option
+from gpuop.cli.options import live_options, output_option, policy_override_option
 from gpuop.cli.running import guarded, read_live_with
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
 from gpuop.versions import (
@@ -98,12 +98,7 @@ def versions() -> None:
 
 @versions.command("check", epilog=exit_codes_help())
 @checker_options("text", "wide", "json", "yaml", "name", "sarif")
-@click.option(
-    "--policy",
-    "policy_file",
-    metavar="FILE",
-    help="Check against this ClusterPolicy instead of the one in the input.",
-)
+@policy_override_option
 @click.option(
     "--operator-release",
     "--operator-version",

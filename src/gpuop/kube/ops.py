@@ -37,6 +37,8 @@ from gpuop.api.labels import MANAGED_BY_LABEL
 from gpuop.kube import ClusterPolicy, GPUCluster, kinds
 from gpuop.kube.errors import API_ERRORS, KubeApiError, translated
 from gpuop.kube.reading import LIST_PAGE_SIZE
+from gpuop.render.gpucluster import GPU_CLUSTER_KINDS
+from gpuop.render.support import SUPPORT_KINDS
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,23 +49,7 @@ TOO_MANY_REQUESTS = 429
 UNPROCESSABLE = 422
 
 # The kinds the operator creates beside DaemonSets, found again by their managed-by label.
-MANAGED_KINDS: tuple[str, ...] = (
-    "RuntimeClass",
-    "ServiceAccount",
-    "Role",
-    "ClusterRole",
-    "RoleBinding",
-    "ClusterRoleBinding",
-    "ConfigMap",
-    "Service",
-    "ServiceMonitor",
-    # The GPUCluster's (DRA stack) objects beside its DaemonSets.
-    "DeviceClass",
-    "ResourceClaimTemplate",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding",
-    "Deployment",
-)
+MANAGED_KINDS: tuple[str, ...] = ("RuntimeClass", *SUPPORT_KINDS, *GPU_CLUSTER_KINDS)
 SERVICE_MONITOR_CRD = "servicemonitors.monitoring.coreos.com"
 
 
