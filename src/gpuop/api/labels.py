@@ -40,6 +40,9 @@ DRIVER_CONFIG_DIGEST_ENV: Final = "DRIVER_CONFIG_DIGEST"
 # Not a label: the name of the Lease NVIDIA's operator leads under (its leader election
 # ID), in its namespace; gpuop takes the same one.
 LEADER_ELECTION_ID: Final = "53822513.nvidia.com"
+# Not a label: the ConfigMap NVIDIA's operator ships its default vGPU device config in (in
+# its namespace), and the name the ClusterPolicy's vgpuDeviceManager.config defaults to.
+DEFAULT_VGPU_CONFIGMAP: Final = "default-vgpu-devices-config"
 # `nvidia.com/gpu.deploy.<key>`: which operands run on a node (keys: the operand table).
 DEPLOY_LABEL_PREFIX: Final = "nvidia.com/gpu.deploy."
 WORKLOAD_LABEL: Final = "nvidia.com/gpu.workload.config"

@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from gpuop.api.labels import DEFAULT_VGPU_CONFIGMAP
 from gpuop.api.wording import listed
 from gpuop.check.claims import check_claims
 from gpuop.check.context import CheckContext, NodeInfo, node_counts
@@ -28,10 +29,6 @@ from gpuop.manifests.fields import mapping, text
 from gpuop.naming import PciDatabase
 from gpuop.policy import ResolvedPolicy
 from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, parse_vgpu_config
-
-# The ConfigMap the GPU Operator ships with its default vGPU config; gpuop's own default
-# config is built to match it, so its absence from the input changes nothing.
-DEFAULT_VGPU_CONFIG_MAP = "default-vgpu-devices-config"
 
 
 def _internal(ctx: CheckContext, kind: str, name: str, what: str, exc: BaseException) -> None:
@@ -74,7 +71,7 @@ def _vgpu_config(ctx: CheckContext, explicit: VgpuConfigFile | None) -> VgpuConf
                     " vGPU counts are checked against gpuop's default config",
                 )
                 return None
-    if wanted != DEFAULT_VGPU_CONFIG_MAP:
+    if wanted != DEFAULT_VGPU_CONFIGMAP:  # gpuop's default config is built to match it
         ctx.skip(
             "vgpu-config",
             f"the ClusterPolicy's vGPU config ConfigMap {wanted} is not in the input:"

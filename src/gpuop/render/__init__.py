@@ -26,6 +26,7 @@ import yaml
 from gpuop.api.labels import (
     APP_COMPONENT_LABEL,
     APP_LABEL,
+    DEFAULT_VGPU_CONFIGMAP,
     GPU_TAINT_KEY,
     HASH_ANNOTATION,
     MANAGED_BY,
@@ -65,7 +66,6 @@ from gpuop.render.support import (
 from gpuop.vgpu import default_vgpu_config_object
 
 VALIDATIONS_DIR = "/run/nvidia/validations"
-DEFAULT_VGPU_CONFIGMAP = "default-vgpu-devices-config"
 DRIVER_MANAGER_REPOSITORY = "nvcr.io/nvidia/cloud-native"
 # `${name}` in an operand template: a value from the ClusterPolicy.
 _PLACEHOLDER = re.compile(r"\$\{([a-z_]+)\}")

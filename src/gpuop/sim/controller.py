@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from gpuop.api.cards import GpuCard
-from gpuop.api.labels import SIM_LABEL
+from gpuop.api.labels import DEFAULT_VGPU_CONFIGMAP, SIM_LABEL
 from gpuop.catalog import operand_table
 from gpuop.kube import KubeconfigSource, async_client, ops
 from gpuop.kube.controller import (
@@ -49,7 +49,6 @@ from gpuop.sim.registry import read_hardware
 from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, default_vgpu_config, parse_vgpu_config
 
 log = logging.getLogger("gpuop.sim")
-VGPU_CONFIGMAP = "default-vgpu-devices-config"
 
 
 @dataclass
@@ -189,7 +188,7 @@ class SimState:
 
 async def _refresh_vgpu_config(state: SimState) -> bool:
     """Re-read the vGPU device config the operator publishes; True when it changed."""
-    data = await ops.configmap_data(state.client, VGPU_CONFIGMAP, state.config.namespace)
+    data = await ops.configmap_data(state.client, DEFAULT_VGPU_CONFIGMAP, state.config.namespace)
     text = (data or {}).get("config.yaml")
     if text is None or text == state.vgpu_config_text:
         return False
@@ -197,7 +196,7 @@ async def _refresh_vgpu_config(state: SimState) -> bool:
     try:
         state.vgpu_config = parse_vgpu_config(yaml.safe_load(text))
     except (VgpuConfigError, yaml.YAMLError) as exc:
-        log.warning("ConfigMap %s is not a valid vGPU config: %s", VGPU_CONFIGMAP, exc)
+        log.warning("ConfigMap %s is not a valid vGPU config: %s", DEFAULT_VGPU_CONFIGMAP, exc)
     return True
 
 

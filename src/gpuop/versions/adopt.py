@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gpuop.api.labels import APP_LABEL, MANAGED_BY_LABEL
+from gpuop.api.labels import APP_LABEL, DEFAULT_VGPU_CONFIGMAP, MANAGED_BY_LABEL
 from gpuop.api.policies import select_active
 from gpuop.catalog import operand_table
 from gpuop.check.release import detect_release
@@ -208,7 +208,7 @@ def preview_adoption(
     }
     # A kind the input does not hold says nothing; nor do ConfigMaps when the input holds
     # only the vGPU config ones (a `gpuop collect` bundle reads no others).
-    vgpu_maps = {policy.vgpu_config_map, "default-vgpu-devices-config"}
+    vgpu_maps = {policy.vgpu_config_map, DEFAULT_VGPU_CONFIGMAP}
     judged = set(by_kind) - {"DaemonSet"}
     if not any(
         (m.get("metadata") or {}).get("name") not in vgpu_maps for m in by_kind.get("ConfigMap", [])
