@@ -187,7 +187,12 @@ def _report(ctx: CheckContext, info: Any) -> Report:
                 ),
             )
             described[id(plan)] = facts
-        nodes.append(NodeSummary(node.name, *facts)._replace(management=management))
+        summary = NodeSummary(node.name, *facts)._replace(management=management)
+        if not summary.gpu_node and any(count > 0 for count in node.counts.values()):
+            # No label the planner reads marks its GPUs (a managed cloud's node, say), yet
+            # it advertises NVIDIA devices: it is a GPU node all the same.
+            summary = summary._replace(gpu_node=True)
+        nodes.append(summary)
     return Report(
         findings, tuple(ctx.skips), info, dict(ctx.state.counts), tuple(nodes), ctx.release
     )

@@ -65,6 +65,25 @@ def test_the_report_says_who_manages_a_node_and_why(tmp_path: Path) -> None:
     assert any("nvdp-nvidia-device-plugin" in e["signal"] for e in node["management"]["evidence"])
 
 
+@pytest.mark.parametrize("name", sorted(managers_corpus.SCENARIOS))
+def test_a_node_advertising_nvidia_devices_is_a_gpu_node_whatever_manages_it(name: str) -> None:
+    # A managed cloud's node carries no label the planner reads (GKE's, AKS's), yet the
+    # report's "with GPUs" must count it.
+    for node in _report(name).nodes:
+        node_obj = next(
+            o
+            for o in load_objects((CORPUS / f"{name}.json").read_text(encoding="utf-8"), "corpus")
+            if o.get("kind") == "Node" and o["metadata"]["name"] == node.name
+        )
+        allocatable = (node_obj.get("status") or {}).get("allocatable") or {}
+        advertises = any(
+            key.startswith("nvidia.com/") and str(value).isdigit() and int(value) > 0
+            for key, value in allocatable.items()
+        )
+        if advertises:
+            assert node.gpu_node, (name, node.name)
+
+
 def test_a_zero_device_resource_on_an_operator_node_is_named_not_called_missing() -> None:
     import json
 
