@@ -25,7 +25,6 @@ __all__ = [
     "DeviceRequest",
     "DraInputError",
     "PodClaimRef",
-    "ResourcePool",
     "Slice",
     "Version",
     "claim_key",
@@ -36,7 +35,6 @@ __all__ = [
     "read_claim_template",
     "read_class",
     "read_classes",
-    "read_pools",
     "read_slice",
     "read_slices",
 ]
@@ -112,20 +110,6 @@ class Slice:
     per_device_node_selection: bool
     devices: tuple[Device, ...]
     counter_sets: tuple[CounterSet, ...]
-
-
-@dataclass(frozen=True)
-class ResourcePool:
-    """The newest generation of one pool, and whether all its slices are there."""
-
-    driver: str
-    name: str
-    node: str | None
-    generation: int
-    slice_count: int
-    devices: tuple[Device, ...]
-    counter_sets: tuple[CounterSet, ...]
-    complete: bool
 
 
 #: The annotation on the claim the scheduler makes for a pod's DRA-backed extended resources.
@@ -370,30 +354,6 @@ def newest_generations(slices: Iterable[Slice]) -> dict[tuple[str, str], list[Sl
         elif s.generation == have[0].generation:
             have.append(s)
     return newest
-
-
-def read_pools(slices: Sequence[object]) -> list[ResourcePool]:
-    """Slices grouped into pools (driver, pool name): the newest generation of each.
-
-    A pool is complete when all ``resourceSliceCount`` slices of that generation are there.
-    """
-    read = [s if isinstance(s, Slice) else read_slice(s) for s in slices]
-    pools = []
-    for (driver, name), group in sorted(newest_generations(read).items()):
-        nodes = sorted({s.node_name for s in group if s.node_name})
-        pools.append(
-            ResourcePool(
-                driver=driver,
-                name=name,
-                node=nodes[0] if len(nodes) == 1 else None,
-                generation=group[0].generation,
-                slice_count=group[0].slice_count,
-                devices=tuple(d for s in group for d in s.devices),
-                counter_sets=tuple(c for s in group for c in s.counter_sets),
-                complete=len(group) == group[0].slice_count,
-            )
-        )
-    return pools
 
 
 # --- DeviceClasses -------------------------------------------------------------------------

@@ -13,11 +13,11 @@ from gpuop.dra.model import (
     AllocatedDevice,
     DraInputError,
     Version,
+    newest_generations,
     pod_claim_refs,
     read_claim,
     read_claim_template,
     read_class,
-    read_pools,
     read_slice,
 )
 
@@ -39,17 +39,17 @@ def test_slice_qualifies_names_with_the_driver() -> None:
     assert (d.node, d.pool, d.driver) == ("n1", "n1", "gpu.nvidia.com")
 
 
-def test_pool_is_complete_only_with_every_slice_of_the_newest_generation() -> None:
-    counters = counter_slice("n1", {"gpu-0-counter-set": 1}, count=2)
-    devices = device_slice("n1", [device("gpu-0", counter_set="gpu-0-counter-set")], count=2)
-    (pool,) = read_pools([counters, devices])
-    assert pool.complete and pool.node == "n1"
-    assert [c.name for c in pool.counter_sets] == ["gpu-0-counter-set"]
-    (partial,) = read_pools([devices])
-    assert not partial.complete
-    newer = device_slice("n1", [device("gpu-1")], generation=2)
-    (pool,) = read_pools([counters, devices, newer])
-    assert pool.generation == 2 and pool.complete and [d.name for d in pool.devices] == ["gpu-1"]
+def test_a_pool_is_its_newest_generation_and_complete_with_every_slice() -> None:
+    counters = read_slice(counter_slice("n1", {"gpu-0-counter-set": 1}, count=2))
+    devices = read_slice(
+        device_slice("n1", [device("gpu-0", counter_set="gpu-0-counter-set")], count=2)
+    )
+    pool = newest_generations([counters, devices])[("gpu.nvidia.com", "n1")]
+    assert len(pool) == pool[0].slice_count == 2
+    assert [c.name for s in pool for c in s.counter_sets] == ["gpu-0-counter-set"]
+    newer = read_slice(device_slice("n1", [device("gpu-1")], generation=2))
+    (latest,) = newest_generations([counters, devices, newer]).values()
+    assert [d.name for s in latest for d in s.devices] == ["gpu-1"] and latest[0].generation == 2
 
 
 def test_counters_and_devices_in_one_slice_are_refused() -> None:
