@@ -132,6 +132,9 @@ class CheckContext(FindingLog):
     policy_assumed: bool = False
     # The release that labelled the nodes (or the plausible ones); None: the newest.
     release: OperatorRelease | None = None
+    # True when no ClusterPolicy is in the input and every GPU node shows another manager:
+    # the report names no operator release then.
+    operator_absent: bool = False
     findings: list[Finding] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
     nodes: list[NodeInfo] = field(default_factory=list)

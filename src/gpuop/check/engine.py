@@ -130,6 +130,7 @@ def check_state(
     _say_sandbox_assumed(ctx)
     index_operand_pods(ctx)
     ctx.management = node_management(ctx)
+    _without_the_operator(ctx, choice.assumed and policy is None)
     _guard(ctx, "node", check_nodes)
     _guard(ctx, "operand", check_operands)
     _guard(ctx, "kubevirt", check_kubevirt)
@@ -137,6 +138,27 @@ def check_state(
     _guard(ctx, "driver drift", check_driver_drift)
     _guard(ctx, "DRA", check_claims)
     return _report(ctx, choice.info)
+
+
+def _without_the_operator(ctx: CheckContext, policy_assumed: bool) -> None:
+    """Where no ClusterPolicy is in the input and every GPU node shows another manager
+    (a managed cloud's stack, a standalone plugin), say that the GPU Operator's contract was
+    not applied, rather than that a default policy was, and name no operator release."""
+    managed = [m for m in ctx.management.values() if m.managers]
+    if not policy_assumed or not managed or any(m.operator for m in managed):
+        return
+    names = sorted({m.primary for m in managed if m.primary})
+    for index, finding in enumerate(ctx.findings):
+        if finding.code == "GPU001" and finding.name == "(default)":
+            ctx.findings[index] = dataclasses.replace(
+                finding,
+                message="no ClusterPolicy in the input, and no node shows NVIDIA's GPU Operator"
+                f" (its GPUs are managed by {listed(names, 3)}): the operator's rules are not"
+                " applied to any node",
+                hint="nothing to do, unless the cluster runs NVIDIA's GPU Operator: then add"
+                " its ClusterPolicy to the input or pass one with --policy FILE",
+            )
+    ctx.operator_absent = True
 
 
 def run_checks(
@@ -193,9 +215,8 @@ def _report(ctx: CheckContext, info: Any) -> Report:
             # it advertises NVIDIA devices: it is a GPU node all the same.
             summary = summary._replace(gpu_node=True)
         nodes.append(summary)
-    return Report(
-        findings, tuple(ctx.skips), info, dict(ctx.state.counts), tuple(nodes), ctx.release
-    )
+    release = None if ctx.operator_absent else ctx.release
+    return Report(findings, tuple(ctx.skips), info, dict(ctx.state.counts), tuple(nodes), release)
 
 
 __all__ = ["check_state", "run_checks"]

@@ -84,6 +84,13 @@ def test_a_node_advertising_nvidia_devices_is_a_gpu_node_whatever_manages_it(nam
             assert node.gpu_node, (name, node.name)
 
 
+def test_without_the_operator_its_contract_is_said_not_to_apply() -> None:
+    report = _report("gke")
+    (notice,) = [f for f in report.findings if f.code == "GPU001"]
+    assert "no node shows NVIDIA's GPU Operator (its GPUs are managed by gke)" in notice.message
+    assert report.release is None and "operator_release" not in report.to_dict()
+
+
 def test_a_zero_device_resource_on_an_operator_node_is_named_not_called_missing() -> None:
     import json
 
