@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx2
 from lightkube import Client
 from lightkube.core.exceptions import ApiError
 from lightkube.resources.apps_v1 import DaemonSet
@@ -64,6 +63,7 @@ from gpuop.api.resources import current_workload
 from gpuop.controlplane import LocalCluster
 from gpuop.controlplane.components import APISERVER, ETCD
 from gpuop.controlplane.kubeconfig import TRANSPORT_ERRORS, api_request, http_request
+from gpuop.kube import API_ERRORS as KUBE_API_ERRORS
 from gpuop.kube import ClusterPolicy, ops, sync_client
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
@@ -76,9 +76,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from kit.waiting import retry_api as _retry_api
 
 FAULTS = ("kill-apiserver", "kill-etcd", "kill-operator", "expire-watches")
-# What a client call raises while the API server is down: lightkube's errors (it ships its
-# own HTTP library) and those of the control plane's own standard-library requests.
-API_ERRORS = (ApiError, httpx2.HTTPError, *TRANSPORT_ERRORS)
+# What a client call raises while the API server is down: gpuop's (`gpuop.kube.ops` calls),
+# lightkube's (direct client calls; it ships its own HTTP library) and those of the control
+# plane's own standard-library requests.
+API_ERRORS = (*KUBE_API_ERRORS, *TRANSPORT_ERRORS)
 
 
 def retry_api(action: Callable[[], Any], timeout: float = 60) -> Any:
