@@ -57,7 +57,7 @@ def dra_node(kubeconfig_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
     for pod in ops.list_pods_sync(client, NS):
         ops.delete_pod_sync(client, NS, pod["metadata"]["name"], 0)
     for claim in ops.list_dra_sync(client, "ResourceClaim", NS):
-        ops.delete_dra_sync(client, "ResourceClaim", claim["metadata"]["name"], NS)
+        ops.delete_object_sync(client, "ResourceClaim", claim["metadata"]["name"], NS)
     simulator.stop()
     print("simulator log tail:\n" + simulator.log_tail(30))
     ops.delete_pod_sync(

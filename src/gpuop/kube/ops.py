@@ -53,43 +53,42 @@ MANAGED_KINDS: tuple[str, ...] = ("RuntimeClass", *SUPPORT_KINDS, *GPU_CLUSTER_K
 SERVICE_MONITOR_CRD = "servicemonitors.monitoring.coreos.com"
 
 
+@contextmanager
+def _translated_errors() -> Iterator[None]:
+    """The client's exceptions raised as gpuop's (`gpuop.kube.errors.translated`)."""
+    try:
+        yield
+    except KubeApiError:
+        raise
+    except API_ERRORS as exc:
+        raise translated(exc) from exc
+
+
 def api_call(func: F) -> F:
-    """`func`'s client errors raised as gpuop's (`gpuop.kube.errors.translated`), whether it
-    returns, awaits or yields: callers never see the client library's exceptions."""
+    """`func`'s client errors raised as gpuop's, whether it returns, awaits or yields:
+    callers never see the client library's exceptions."""
     if inspect.isasyncgenfunction(func):
 
         @functools.wraps(func)
         async def stream(*args: Any, **kwargs: Any) -> Any:
-            try:
+            with _translated_errors():
                 async for item in func(*args, **kwargs):
                     yield item
-            except KubeApiError:
-                raise
-            except API_ERRORS as exc:
-                raise translated(exc) from exc
 
         return cast(F, stream)
     if inspect.iscoroutinefunction(func):
 
         @functools.wraps(func)
         async def awaited(*args: Any, **kwargs: Any) -> Any:
-            try:
+            with _translated_errors():
                 return await func(*args, **kwargs)
-            except KubeApiError:
-                raise
-            except API_ERRORS as exc:
-                raise translated(exc) from exc
 
         return cast(F, awaited)
 
     @functools.wraps(func)
     def called(*args: Any, **kwargs: Any) -> Any:
-        try:
+        with _translated_errors():
             return func(*args, **kwargs)
-        except KubeApiError:
-            raise
-        except API_ERRORS as exc:
-            raise translated(exc) from exc
 
     return cast(F, called)
 
@@ -499,14 +498,8 @@ def delete_node(client: Client, name: str) -> bool:
     return True
 
 
-@api_call
 def get_node(client: Client, name: str) -> dict[str, Any] | None:
-    try:
-        return _as_dict(client.get(Node, name))
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return None
-        raise
+    return get_object_sync(client, "Node", name)
 
 
 @api_call
@@ -676,13 +669,3 @@ def list_dra_sync(client: Client, kind: str, namespace: str | None = None) -> li
     if kinds.namespaced(kind):
         return [_as_dict(o) for o in client.list(res, namespace=namespace or "*")]
     return [_as_dict(o) for o in client.list(res)]
-
-
-@api_call
-def delete_dra_sync(client: Client, kind: str, name: str, namespace: str | None = None) -> None:
-    """Delete one DRA object (gone already is fine)."""
-    with _gone_is_fine():
-        if kinds.namespaced(kind):
-            client.delete(kinds.resource(kind), name, namespace=namespace)
-        else:
-            client.delete(kinds.resource(kind), name)

@@ -278,7 +278,7 @@ def race(
     for name in names:
         for item in ops.list_dra_sync(client, "ResourceSlice"):
             if (item.get("spec") or {}).get("nodeName") == name:
-                ops.delete_dra_sync(client, "ResourceSlice", item["metadata"]["name"])
+                ops.delete_object_sync(client, "ResourceSlice", item["metadata"]["name"])
         ops.delete_node(client, name)
     return result
 
@@ -303,7 +303,7 @@ def _reset(client: Any, namespace: str, pool: ThreadPoolExecutor) -> None:
     pods = [p["metadata"]["name"] for p in ops.list_pods_sync(client, namespace)]
     list(pool.map(lambda n: _delete_pod(client, n, namespace), pods))
     claims = [c["metadata"]["name"] for c in ops.list_dra_sync(client, "ResourceClaim", namespace)]
-    list(pool.map(lambda n: ops.delete_dra_sync(client, "ResourceClaim", n, namespace), claims))
+    list(pool.map(lambda n: ops.delete_object_sync(client, "ResourceClaim", n, namespace), claims))
     _wait(
         lambda: (
             not ops.list_pods_sync(client, namespace)
@@ -454,7 +454,7 @@ def run_step(
     # The step's workloads go first: a Pending claim would take a race node's card.
     for name, _class, _vm in workloads:
         _delete_pod(client, name, namespace)
-        ops.delete_dra_sync(client, "ResourceClaim", name, namespace)
+        ops.delete_object_sync(client, "ResourceClaim", name, namespace)
     say(
         f"the race: container + VFIO claim for one card, together, {race_nodes} nodes x {race_rounds} rounds"
     )
