@@ -159,6 +159,10 @@ APP_COMPONENT_LABEL: Final = "app.kubernetes.io/component"
 APP_VERSION_LABEL: Final = "app.kubernetes.io/version"
 APP_PART_OF_LABEL: Final = "app.kubernetes.io/part-of"
 HELM_CHART_LABEL: Final = "helm.sh/chart"
+# OLM labels what it installs from a ClusterServiceVersion with the CSV's name
+# (`gpu-operator-certified.v25.10.0` on OpenShift) and kind.
+OLM_OWNER_LABEL: Final = "olm.owner"
+OLM_OWNER_KIND_LABEL: Final = "olm.owner.kind"
 # Upstream's operand pods are found by their `app` label.
 APP_LABEL: Final = "app"
 # A DaemonSet pod's revision.

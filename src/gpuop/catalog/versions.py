@@ -2,7 +2,7 @@
 
 The YAML beside this module holds the facts (releases, their default operand versions and
 platform ranges, CUDA's driver minimums, driver branch lifecycles); this module only types
-them and answers lookups. Comparing and judging versions is `gpuop.versions`'s business.
+them and answers lookups. Judging a cluster's versions is `gpuop.check.versions`'s business.
 Unknown facts are `None`, as `null` in the file, and stay unknown.
 """
 

@@ -15,7 +15,16 @@ from typing import Any
 import click
 
 from gpuop.catalog.versions import VersionMatrix, version_matrix
+from gpuop.check.release import describe_releases
 from gpuop.check.state import KNOWN_KINDS
+from gpuop.check.versions.engine import check_versions
+from gpuop.check.versions.parse import (
+    VersionError,
+    kubernetes_minor,
+    looks_like_release,
+    release_name,
+)
+from gpuop.check.versions.report import render_versions_text, to_versions_sarif
 from gpuop.cli.common import (
     UserError,
     emit_data,
@@ -33,17 +42,11 @@ from gpuop.cli.running import guarded, read_live_with
 from gpuop.policy import PolicyError, ResolvedPolicy, default_policy, parse_cluster_policy
 from gpuop.versions import (
     Side,
-    VersionError,
-    check_versions,
     preview_upgrade,
     render_preview_text,
-    render_versions_text,
     side_from_policy,
     side_from_release,
-    to_versions_sarif,
 )
-from gpuop.versions.parse import kubernetes_minor, looks_like_release, release_name
-from gpuop.versions.release import describe_releases
 
 
 def _today(value: str | None) -> date:

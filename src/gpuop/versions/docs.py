@@ -10,7 +10,7 @@ from __future__ import annotations
 from gpuop.catalog import operand_table
 from gpuop.catalog.versions import version_matrix
 from gpuop.check.docs import render_rule_docs
-from gpuop.versions.release import describe_releases
+from gpuop.check.release.pinned import describe_releases
 from gpuop.versions.sides import IMPACT_TEXT
 
 _INTRO = """\

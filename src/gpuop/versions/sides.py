@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from gpuop.catalog import Impact, Operand, operand_table
 from gpuop.catalog.versions import Release, VersionMatrix
+from gpuop.check.release import Detection, policy_version, release_in_use
 from gpuop.policy import ResolvedPolicy
-from gpuop.versions.release import Detection, detect_release, policy_version
 
 IMPACT_ORDER: Mapping[Impact, int] = {
     "none": 0,
@@ -67,7 +67,7 @@ class Side:
 
 def side_from_release(release: Release, policy: ResolvedPolicy, matrix: VersionMatrix) -> Side:
     """A release name: its default operand versions; placement from `policy`."""
-    detection = detect_release(matrix, None, release.version)
+    detection = release_in_use(matrix, None, release.version)
     versions: dict[str, str | None] = {}
     sources: dict[str, str] = {}
     for operand in operand_table().operands:
@@ -83,7 +83,7 @@ def side_from_release(release: Release, policy: ResolvedPolicy, matrix: VersionM
 
 def side_from_policy(policy: ResolvedPolicy, label: str, matrix: VersionMatrix) -> Side:
     """A ClusterPolicy: pinned versions; unset ones follow its release, else gpuop's defaults."""
-    detection = detect_release(matrix, policy)
+    detection = release_in_use(matrix, policy)
     release = detection.single
     defaults = operand_table().default_versions
     versions: dict[str, str | None] = {}

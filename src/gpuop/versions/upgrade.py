@@ -20,14 +20,11 @@ from gpuop import __version__
 from gpuop.catalog import Restart, operand_table
 from gpuop.catalog.versions import Release, VersionMatrix, version_matrix
 from gpuop.check.model import SCHEMA_VERSION, Finding
+from gpuop.check.release.pinned import describe_releases
 from gpuop.check.rules import rule
 from gpuop.check.state import planned_labels, string_map
-from gpuop.manifests.fields import mapping, text
-from gpuop.planner import NodeFacts, NodePlan, gpu_detection, plan
-from gpuop.policy import ResolvedPolicy
-from gpuop.versions.checks_driver import branch_findings, branch_text
-from gpuop.versions.checks_platform import releases_supporting_kubernetes
-from gpuop.versions.parse import (
+from gpuop.check.versions.driver import branch_findings, branch_text
+from gpuop.check.versions.parse import (
     OsInfo,
     VersionError,
     driver_branch,
@@ -37,7 +34,10 @@ from gpuop.versions.parse import (
     node_os,
     os_listed,
 )
-from gpuop.versions.release import describe_releases
+from gpuop.check.versions.platform import releases_supporting_kubernetes
+from gpuop.manifests.fields import mapping, text
+from gpuop.planner import NodeFacts, NodePlan, gpu_detection, plan
+from gpuop.policy import ResolvedPolicy
 from gpuop.versions.sides import (
     IMPACT_ORDER,
     Impact,

@@ -145,6 +145,7 @@ def test_keys_a_release_does_not_know_are_not_its_to_remove() -> None:
         ("validator", "25.3.4", "DaemonSet gpu-operator/nvidia-operator-validator image"),
         ("policy-version", "25.3.4", "ClusterPolicy spec.validator.version=v25.3.4"),
         ("gpuop", "26.7.0", "gpuop's operator labels as v26.7.0"),
+        ("olm", "25.3.4", "label olm.owner=gpu-operator-certified.v25.3.4"),
     ],
 )
 def test_release_sources(edit: str, version: str, source: str) -> None:
@@ -162,9 +163,27 @@ def test_release_sources(edit: str, version: str, source: str) -> None:
         policy["metadata"]["labels"] = {}
     if edit == "gpuop":
         container["image"] = "gpuop:0.1.0"
+    if edit == "olm":  # OpenShift: images by digest, the release in the CSV's name
+        deployment["metadata"]["labels"] = {
+            "olm.owner": "gpu-operator-certified.v25.3.4",
+            "olm.owner.kind": "ClusterServiceVersion",
+        }
     release = detect_release(ClusterState.from_objects(objects))
     assert release.version == version
     assert source in release.source
+    assert release.from_operator == (edit in ("deployment", "helm-label", "olm"))
+
+
+def test_pinned_operand_versions_name_the_line_when_nothing_else_does() -> None:
+    objects = _without_release(_container_dump("25.3.4"))
+    policy = next(obj for obj in objects if obj["kind"] == "ClusterPolicy")
+    spec = policy["spec"]
+    spec["devicePlugin"] = {**spec.get("devicePlugin", {}), "version": "v0.17.4"}
+    spec["dcgmExporter"] = {**spec.get("dcgmExporter", {}), "version": "4.3.1-4.4.0-ubuntu22.04"}
+    release = detect_release(ClusterState.from_objects(objects))
+    assert release.known and release.line == "25.3"
+    assert "operand versions" in release.source
+    assert not release.from_operator
 
 
 def test_image_tags_of_unknown_lines_are_not_releases() -> None:

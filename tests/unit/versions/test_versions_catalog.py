@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from gpuop.catalog import operand_table
 from gpuop.catalog.versions import VersionMatrix, version_matrix
-from gpuop.versions.parse import dotted_key, driver_branch, driver_key, release_key
+from gpuop.check.versions.parse import dotted_key, driver_branch, driver_key, release_key
 
 MATRIX = version_matrix()
 

@@ -12,8 +12,9 @@ from versions_support import A100, L40S, TODAY, cluster_policy, cpu_node, gpu_no
 from gpuop.catalog.versions import version_matrix
 from gpuop.check.output import render_text
 from gpuop.check.rules import VERSION_RULES
-from gpuop.versions import VersionReport, check_versions, render_versions_text, to_versions_sarif
-from gpuop.versions.checks_driver import branch_findings, cuda_findings
+from gpuop.check.versions.driver import branch_findings, cuda_findings
+from gpuop.check.versions.engine import check_versions
+from gpuop.check.versions.report import VersionReport, render_versions_text, to_versions_sarif
 
 MATRIX = version_matrix()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gpuop.check.rules import RULES
+from gpuop.check.rules import RULES, VERSION_RULES
 from gpuop.check.rules import rule as version_rule
-from gpuop.versions import VERSION_RULES, render_docs
+from gpuop.versions import render_docs
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "versions.md"
 

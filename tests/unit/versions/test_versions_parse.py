@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuop.versions.parse import (
+from gpuop.check.versions.parse import (
     OsInfo,
     VersionError,
     cuda_minor,

@@ -1,6 +1,6 @@
 """The VER family: every finding `gpuop versions check` and `gpuop upgrade preview` report.
 
-The rules run in `gpuop.versions` (they read the version matrix); their codes, severities
+The rules run in `gpuop.check.versions` (they read the version matrix); their codes, severities
 and texts live here, in the one registry, with the checker's stability promise. The
 hundreds group rules by what they look at:
 

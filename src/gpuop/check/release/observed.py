@@ -6,7 +6,7 @@ Kata device plugin key; before v26.7.0 an empty value was left alone. A healthy 
 one release would be wrong for another, so the deploy-label rules compare against the
 release the dump shows: `--operator-version`, else the operator's image or Helm labels,
 else the validator image (it carries the operator's version), else the ClusterPolicy's
-`spec.validator.version`. With none of them every plausible release counts (those whose
+`spec.validator.version`, else the line all its pinned operand versions belong to. With none of them every plausible release counts (those whose
 CRD admits the ClusterPolicy's fields): a key is required only when all of them set it,
 and a key only some of them set is allowed but not required.
 """
@@ -24,12 +24,16 @@ from gpuop.api.labels import (
     APP_VERSION_LABEL,
     HELM_CHART_LABEL,
     MIG_CONFIG_LABEL,
+    OLM_OWNER_KIND_LABEL,
+    OLM_OWNER_LABEL,
 )
 from gpuop.catalog import SandboxMode, WorkloadConfig
 from gpuop.catalog.release_labels import LabelEra, release_labels
 from gpuop.catalog.versions import version_matrix
+from gpuop.check.release.pinned import release_in_use
 from gpuop.check.state import ClusterState
 from gpuop.manifests.fields import get, mapping, text
+from gpuop.policy import PolicyError, parse_cluster_policy
 
 _VERSION = re.compile(r"^v?(?P<line>[0-9]{2}\.[0-9]{1,2})\.(?P<patch>[0-9]+)(?:[-+].*)?$")
 _LINE = re.compile(r"^v?(?P<line>[0-9]{2}\.[0-9]{1,2})$")
@@ -38,6 +42,8 @@ _OPERATOR_IMAGES = frozenset({"gpu-operator"})
 _VALIDATOR_IMAGES = frozenset({"gpu-operator-validator"})
 # gpuop's own operator labels nodes as the newest release does.
 _GPUOP_IMAGES = frozenset({"gpuop"})
+# What OLM names the operator it installed from a ClusterServiceVersion (OpenShift).
+CSV_KIND = "ClusterServiceVersion"
 
 
 class ReleaseError(ValueError):
@@ -260,7 +266,10 @@ def _from_images(
     return None
 
 
-def _from_helm_labels(objects: Iterable[Mapping[str, Any]]) -> OperatorRelease | None:
+def _from_install_labels(objects: Iterable[Mapping[str, Any]]) -> OperatorRelease | None:
+    """The release an installer's labels name: Helm's chart and app version, or on
+    OpenShift the ClusterServiceVersion OLM installed the operator from (its images are
+    pinned by digest there, so no tag says the release)."""
     for obj in objects:
         labels = mapping(obj, "metadata", "labels")
         version = labels.get(APP_VERSION_LABEL)
@@ -277,6 +286,37 @@ def _from_helm_labels(objects: Iterable[Mapping[str, Any]]) -> OperatorRelease |
             found = _release_of(version, shown)
             if found is not None:
                 return replace(found, from_operator=True)
+        owner = labels.get(OLM_OWNER_LABEL)
+        if isinstance(owner, str) and labels.get(OLM_OWNER_KIND_LABEL) == CSV_KIND:
+            name, _, csv_version = owner.rpartition(".v")
+            if name.startswith("gpu-operator"):
+                found = _release_of(
+                    csv_version, f"{_described(obj)} label {OLM_OWNER_LABEL}={owner}"
+                )
+                if found is not None:
+                    return replace(found, from_operator=True)
+    return None
+
+
+def _from_pinned_versions(policies: Iterable[Mapping[str, Any]]) -> OperatorRelease | None:
+    """The release line every operand version a ClusterPolicy pins belongs to, when they
+    agree (`pinned.release_in_use`); None for a policy that pins none or mixes lines."""
+    for obj in policies:
+        try:
+            policy = parse_cluster_policy(obj)
+        except PolicyError:
+            continue
+        detection = release_in_use(version_matrix(), policy)
+        if detection.source != "policy" or detection.mixed or detection.unknown:
+            continue
+        lines = {release.line for release in detection.candidates}
+        if len(lines) != 1:
+            continue
+        line = lines.pop()
+        single = detection.single
+        pinned = ", ".join(p.label for p in detection.pinned)
+        source = f"{_described(obj)} operand versions ({pinned})"
+        return OperatorRelease(single.version if single else None, line, source, (line,))
     return None
 
 
@@ -307,7 +347,7 @@ def detect_release(state: ClusterState, override: OperatorRelease | None = None)
     ]
     found = _from_images(
         _first_by_image(operator_deployments, *_TEMPLATE), _OPERATOR_IMAGES
-    ) or _from_helm_labels(operator_deployments)
+    ) or _from_install_labels(operator_deployments)
     if found is not None:
         return found
     pod_images: dict[str, Mapping[str, Any]] = {}
@@ -316,7 +356,7 @@ def detect_release(state: ClusterState, override: OperatorRelease | None = None)
             pod_images.setdefault(image, pod.obj)
     found = (
         _from_images(pod_images, _OPERATOR_IMAGES)
-        or _from_helm_labels(policies)
+        or _from_install_labels(policies)
         or _from_images(_first_by_image(state.daemonsets, *_TEMPLATE), _VALIDATOR_IMAGES)
         or _from_images(pod_images, _VALIDATOR_IMAGES)
     )
@@ -328,6 +368,9 @@ def detect_release(state: ClusterState, override: OperatorRelease | None = None)
             found = _release_of(version, f"ClusterPolicy spec.validator.version={version}")
             if found is not None:
                 return found
+    found = _from_pinned_versions(policies)
+    if found is not None:
+        return found
     lines = _lines()
     bound, field = _lower_bound(policies)
     if bound is None:

@@ -13,8 +13,8 @@ from datetime import date
 from gpuop.api.labels import DRIVER_VERSION_LABEL
 from gpuop.catalog.versions import DriverBranch, VersionMatrix
 from gpuop.check.drift import drifted
-from gpuop.versions.context import NodeVersions, VersionContext, end_of_life_day
-from gpuop.versions.parse import VersionError, cuda_minor, driver_branch, driver_key
+from gpuop.check.versions.context import NodeVersions, VersionContext, end_of_life_day
+from gpuop.check.versions.parse import VersionError, cuda_minor, driver_branch, driver_key
 
 NEAR_END_OF_LIFE_DAYS = 90
 _BRANCH_TYPES = {

@@ -1,12 +1,12 @@
-"""`gpuop versions check`: the cluster against the version matrix.
+"""The VER family's engine: the cluster against the version matrix (`gpuop versions check`).
 
 Pure: it reads Kubernetes objects already loaded and returns a `VersionReport` built on the
 checker's `Report`, so text, JSON and SARIF come out in `gpuop check`'s format. The release
-in use comes from the ClusterPolicy's operand versions (`release.detect_release`) or
-`--operator-release`; every range is the matrix's (`gpuop.catalog.versions`), never a rule
+in use is `gpuop.check.release`'s answer (`--operator-release`, what the operator shows of
+itself, then the ClusterPolicy's operand versions); every range is the matrix's (`gpuop.catalog.versions`), never a rule
 of its own. Facts the input does not give, or the matrix does not know, become "unknown"
-findings (VER001, VER004) rather than guesses. The rules are in `checks_release` (VER0xx),
-`checks_platform` (VER1xx) and `checks_driver` (VER2xx, VER3xx).
+findings (VER001, VER004) rather than guesses. The rules are in `release_rules` (VER0xx),
+`platform` (VER1xx) and `driver` (VER2xx, VER3xx).
 
     report = check_versions(objects, today=date.today())
     report.findings, report.exit_code, report.to_dict()
@@ -24,17 +24,17 @@ from gpuop.catalog import operand_table
 from gpuop.catalog.versions import VersionMatrix, version_matrix
 from gpuop.check.model import Finding, NodeSummary, PolicyInfo, Report, ordered_findings
 from gpuop.check.policy import choose_policy
+from gpuop.check.release import Detection, describe_releases, release_in_use
 from gpuop.check.release import detect_release as detect_operator_release
 from gpuop.check.state import ClusterState
+from gpuop.check.versions.context import NodeVersions, VersionContext, read_nodes
+from gpuop.check.versions.driver import check_drift, check_node_driver
+from gpuop.check.versions.parse import node_os
+from gpuop.check.versions.platform import check_kubernetes, check_os, check_runtime
+from gpuop.check.versions.release_rules import release_findings
+from gpuop.check.versions.report import VersionReport
 from gpuop.planner import decide_workload
 from gpuop.policy import ResolvedPolicy, default_policy
-from gpuop.versions.checks_driver import check_drift, check_node_driver
-from gpuop.versions.checks_platform import check_kubernetes, check_os, check_runtime
-from gpuop.versions.checks_release import release_findings
-from gpuop.versions.context import NodeVersions, VersionContext, read_nodes
-from gpuop.versions.parse import node_os
-from gpuop.versions.release import Detection, describe_releases, detect_release
-from gpuop.versions.report import VersionReport
 
 CLUSTER_KIND = "Cluster"
 CONTROL_PLANE = "control-plane"
@@ -145,7 +145,7 @@ def check_versions(
     has_policy = policy is not None or not choice.assumed
     used = choice.policy if has_policy else None
     observed = None if operator_release is not None else detect_operator_release(state)
-    detection = detect_release(table, used, operator_release, observed)
+    detection = release_in_use(table, used, operator_release, observed)
     planning_policy = choice.policy or default_policy()
     driver_operand = operand_table().operand("driver")
     ctx = VersionContext(

@@ -1,10 +1,10 @@
 """Which operator release a ClusterPolicy runs, read from its operand image versions.
 
 NVIDIA's operator names its own release where the input shows it: its image tag or its
-Helm labels, read by the checker's detector (`gpuop.check.release`), win over the
-ClusterPolicy. Otherwise Helm rendered every operand's default version into the
-ClusterPolicy, so the versions name the release. The driver is left out of the match: picking a driver other than the
-release's default is normal (each release documents several). A version no release uses
+Helm labels, read by `observed.detect_release`, win over the ClusterPolicy. Otherwise Helm
+rendered every operand's default version into the ClusterPolicy, so the versions name the
+release. The driver is left out of the match: picking a driver other than the release's
+default is normal (each release documents several). A version no release uses
 is unknown, not evidence. When several releases fit equally (only a shared version is
 pinned, or the policy mixes releases) all of them are kept as candidates, and the checks
 call a platform unsupported only when no candidate supports it.
@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from gpuop.catalog import Operand, operand_table
 from gpuop.catalog.versions import Release, VersionMatrix
-from gpuop.check.release import OperatorRelease
+from gpuop.check.versions.parse import is_digest, normalize_tag
 from gpuop.policy import ResolvedPolicy
-from gpuop.versions.parse import is_digest, normalize_tag
+
+if TYPE_CHECKING:  # observed reads pinned versions too
+    from gpuop.check.release.observed import OperatorRelease
 
 DetectionSource = Literal["option", "operator", "policy", "default", "none"]
 DRIVER_KEY = "driver"
@@ -190,7 +192,7 @@ def gpuop_default_release(matrix: VersionMatrix) -> Release | None:
     return matrix.release(name) if name else None
 
 
-def detect_release(
+def release_in_use(
     matrix: VersionMatrix,
     policy: ResolvedPolicy | None,
     requested: str | None = None,
@@ -253,9 +255,9 @@ __all__ = [
     "DetectionSource",
     "PinnedVersion",
     "describe_releases",
-    "detect_release",
     "gpuop_default_release",
     "pinned_versions",
     "policy_version",
+    "release_in_use",
     "releases_shipping",
 ]

@@ -25,11 +25,11 @@ from gpuop.api.labels import (
 from gpuop.catalog.versions import VersionMatrix
 from gpuop.check.context import FindingLog
 from gpuop.check.model import Finding, Skip
+from gpuop.check.release.pinned import Detection
 from gpuop.check.state import string_map
 from gpuop.manifests.fields import mapping, text
 from gpuop.planner import gpu_detection
 from gpuop.policy import ResolvedPolicy
-from gpuop.versions.release import Detection
 
 _SHAPE_LABELS = (
     NFD_OS_ID,

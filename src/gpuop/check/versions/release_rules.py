@@ -1,16 +1,16 @@
 """The VER0xx rules: the operator release the ClusterPolicy names, and its operand versions.
 
-What the release is comes from `gpuop.versions.release.detect_release`; these rules say
+What the release is comes from `gpuop.check.release.release_in_use`; these rules say
 when it is unknown (VER001), mixed (VER002), unknown per operand (VER003), out of support
 (VER005) or assumed (VER006), and check the policy's pinned driver as a node's.
 """
 
 from __future__ import annotations
 
-from gpuop.versions.checks_driver import driver_checks
-from gpuop.versions.context import VersionContext
-from gpuop.versions.parse import VersionError, driver_key
-from gpuop.versions.release import describe_releases
+from gpuop.check.release.pinned import describe_releases
+from gpuop.check.versions.context import VersionContext
+from gpuop.check.versions.driver import driver_checks
+from gpuop.check.versions.parse import VersionError, driver_key
 
 
 def _mixed_text(ctx: VersionContext, name: str) -> tuple[str, str]:

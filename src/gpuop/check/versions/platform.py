@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from gpuop.catalog.versions import LineDocs, Release, VersionMatrix
+from gpuop.check.release.pinned import describe_releases
 from gpuop.check.rules import Severity
-from gpuop.versions.context import NodeVersions, VersionContext
-from gpuop.versions.parse import (
+from gpuop.check.versions.context import NodeVersions, VersionContext
+from gpuop.check.versions.parse import (
     Key,
     OsInfo,
     VersionError,
@@ -22,7 +23,6 @@ from gpuop.versions.parse import (
     os_listed,
     parse_runtime,
 )
-from gpuop.versions.release import describe_releases
 
 
 def _kube_range(platform: Release | LineDocs, os: OsInfo | None) -> tuple[str, str, str]:

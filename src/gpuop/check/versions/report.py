@@ -15,7 +15,7 @@ from typing import Any
 from gpuop.catalog.versions import VersionMatrix
 from gpuop.check.model import Finding, Report
 from gpuop.check.output import render_text, to_sarif
-from gpuop.versions.release import Detection
+from gpuop.check.release.pinned import Detection
 
 TOOL_NAME = "gpuop versions check"
 
