@@ -92,7 +92,8 @@ def main() -> None:
         with ThreadPoolExecutor(16) as pool:
             list(
                 pool.map(
-                    lambda n: ops.create_node(client, node_manifest(NodeSpec(n, "A10", 2))), names
+                    lambda n: ops.create_object_sync(client, node_manifest(NodeSpec(n, "A10", 2))),
+                    names,
                 )
             )
         say(f"{args.nodes} nodes in {time.monotonic() - started:.1f}s")

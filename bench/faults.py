@@ -162,8 +162,8 @@ class Stack:
             index, name = index_name
             workload = {0: "vm-passthrough", 1: "vm-vgpu"}.get(index % 10, "container")
             labels = {NODE_LABEL: "true", WORKLOAD: workload}
-            ops.delete_node(client, name)
-            ops.create_node(client, node_manifest(NodeSpec(name, "A10", 2, labels)))
+            ops.delete_node_sync(client, name)
+            ops.create_object_sync(client, node_manifest(NodeSpec(name, "A10", 2, labels)))
 
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(make, enumerate(self.names)))
@@ -184,7 +184,7 @@ class Stack:
             client.delete(Pod, HOLDER_POD, namespace="default", grace_period=0)
         stack.delete_cluster_policy(self.kubeconfig, POLICY)
         with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda n: ops.delete_node(client, n), self.names))
+            list(pool.map(lambda n: ops.delete_node_sync(client, n), self.names))
 
 
 # ----------------------------------------------------------------------------- invariants
@@ -217,7 +217,9 @@ def observe(run: Stack, allow_held: frozenset[str] = frozenset()) -> Observation
     policy = parse_cluster_policy(raw_policy)
     wanted = set(run.names)
     nodes = [
-        n for n in ops.list_nodes(client, {NODE_LABEL: "true"}) if n["metadata"]["name"] in wanted
+        n
+        for n in ops.list_nodes_sync(client, {NODE_LABEL: "true"})
+        if n["metadata"]["name"] in wanted
     ]
     waiting: list[str] = []
     bad: list[str] = []

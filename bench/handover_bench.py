@@ -82,7 +82,7 @@ def main() -> None:
         work = Path(tmp)
         access = stack.install_operator_access(kubeconfig, work)
         for name in NODES:
-            ops.delete_node(client, name)
+            ops.delete_node_sync(client, name)
         specs = [NodeSpec(n, "A10", 2, {WORKLOAD_LABEL: w}) for n, w in NODES.items()]
         add_nodes(client, specs, stack.NAMESPACE)
         simulator = stack.start_simulator(
@@ -112,7 +112,7 @@ def main() -> None:
             simulator.stop()
             stack.delete_cluster_policy(kubeconfig, "cluster-policy")
             for name in NODES:
-                ops.delete_node(client, name)
+                ops.delete_node_sync(client, name)
     if handovers:
         print(
             f"\nhandover after SIGKILL, {len(handovers)} of {args.rounds} rounds"

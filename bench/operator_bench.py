@@ -139,7 +139,7 @@ def create_nodes(kubeconfig: str, names: list[str]) -> None:
     register_hardware(client, specs, stack.NAMESPACE)
 
     def make(spec: NodeSpec) -> None:
-        ops.create_node(client, node_manifest(spec))
+        ops.create_object_sync(client, node_manifest(spec))
 
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(make, specs))
@@ -148,7 +148,7 @@ def create_nodes(kubeconfig: str, names: list[str]) -> None:
 def advertising_nodes(kubeconfig: str, names: set[str]) -> int:
     """Nodes advertising exactly `nvidia.com/gpu: 2`."""
     advertising = 0
-    for node in ops.list_nodes(sync_client(kubeconfig), {BENCH_LABEL: "true"}):
+    for node in ops.list_nodes_sync(sync_client(kubeconfig), {BENCH_LABEL: "true"}):
         allocatable = (node.get("status") or {}).get("allocatable") or {}
         gpus = {k: v for k, v in allocatable.items() if is_gpu_resource(k)}
         advertising += node["metadata"]["name"] in names and gpus == {"nvidia.com/gpu": "2"}
@@ -174,7 +174,7 @@ def wait_labelled(kubeconfig: str, count: int, started: float, timeout: float) -
     selector = {BENCH_LABEL: "true", "nvidia.com/gpu.deploy.device-plugin": "true"}
     while time.monotonic() < started + timeout:
         time.sleep(5)
-        if len(ops.list_nodes(sync_client(kubeconfig, timeout=300), selector)) == count:
+        if len(ops.list_nodes_sync(sync_client(kubeconfig, timeout=300), selector)) == count:
             break
     time.sleep(10)
 

@@ -293,13 +293,13 @@ def odd_stack(
     client = sync_client(kubeconfig)
     nodes = _odd_nodes()
     for name in nodes:
-        ops.delete_node(client, name)
+        ops.delete_node_sync(client, name)
     operator_kubeconfig = stack.install_operator_access(kubeconfig, work)
     operator = stack.start_operator(operator_kubeconfig, work / "logs")
     simulator_kubeconfig = stack.install_simulator_access(kubeconfig, work)
     simulator = stack.start_simulator(str(simulator_kubeconfig), work / "logs", work / "hosts")
     for manifest in nodes.values():
-        ops.create_node(client, manifest)
+        ops.create_object_sync(client, manifest)
     stack.apply_cluster_policy(kubeconfig, stack.lab_policy(sandbox=True))
     state = {"kubeconfig": kubeconfig, "nodes": nodes, "operator": operator}
     try:
@@ -310,7 +310,7 @@ def odd_stack(
         print("operator log tail:\n" + operator.log_tail(40))
         stack.delete_cluster_policy(kubeconfig, "cluster-policy")
         for name in nodes:
-            ops.delete_node(client, name)
+            ops.delete_node_sync(client, name)
 
 
 def _mismatches(kubeconfig: str, names: list[str]) -> dict[str, Any]:

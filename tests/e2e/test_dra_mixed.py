@@ -48,7 +48,7 @@ def dra_node(kubeconfig_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
     for obj in device_classes():
         ops.create_or_replace_sync(client, obj)
     ops.ensure_namespace_sync(client, NS)
-    ops.delete_node(client, NODE)
+    ops.delete_node_sync(client, NODE)
     simulator_kubeconfig = stack.install_simulator_access(kubeconfig, work)
     simulator = stack.start_simulator(str(simulator_kubeconfig), work / "logs", work / "hosts")
     add_nodes(client, [NodeSpec(NODE, "A10", 2)], DEFAULT_NAMESPACE)
@@ -66,7 +66,7 @@ def dra_node(kubeconfig_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
         plugin_pod_manifest(NODE, DEFAULT_NAMESPACE)["metadata"]["name"],
         0,
     )
-    ops.delete_node(client, NODE)
+    ops.delete_node_sync(client, NODE)
 
 
 def slices_of(client: Any, node: str) -> list[dict[str, Any]]:

@@ -99,7 +99,7 @@ def migration_stack(
     operator_kubeconfig = stack.install_operator_access(kubeconfig, work)
     client = sync_client(kubeconfig)
     for name in NODES:
-        ops.delete_node(client, name)
+        ops.delete_node_sync(client, name)
     operator = stack.start_operator(operator_kubeconfig, work / "logs")
     simulator_kubeconfig = stack.install_simulator_access(kubeconfig, work)
     simulator = stack.start_simulator(str(simulator_kubeconfig), work / "logs", work / "hosts")
@@ -113,7 +113,7 @@ def migration_stack(
     with contextlib.suppress(NotFound):
         ops.delete_pod_sync(client, "default", POD, grace_period=0)
     for name in NODES:
-        ops.delete_node(client, name)
+        ops.delete_node_sync(client, name)
 
     def cleaned() -> tuple[bool, Any]:
         left = [

@@ -216,7 +216,7 @@ def test_the_operator_in_the_image_converges_the_three_mode_cluster(
     stack.install_operator_access(kubeconfig, tmp_path)
     simulator_kubeconfig = stack.install_simulator_access(kubeconfig, tmp_path)
     for name in NODES:
-        ops.delete_node(client, name)
+        ops.delete_node_sync(client, name)
     # The operator's ServiceAccount, mounted as the kubelet mounts it.
     entry = read_kubeconfig(kubeconfig_path)
     host, port = entry.server.removeprefix("https://").rsplit(":", 1)
@@ -328,7 +328,7 @@ def test_the_operator_in_the_image_converges_the_three_mode_cluster(
             ctr("containers", "delete", name, check=False)
         stack.delete_cluster_policy(kubeconfig, "cluster-policy")
         for name in NODES:
-            ops.delete_node(client, name)
+            ops.delete_node_sync(client, name)
         print(
             "operator log tail:\n"
             + "\n".join((logs / "operator.log").read_text(errors="replace").splitlines()[-20:])

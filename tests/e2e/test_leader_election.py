@@ -86,7 +86,7 @@ def ha_stack(kubeconfig_path: Path, tmp_path: Path) -> Iterator[dict[str, Any]]:
     }
     client = sync_client(kubeconfig)
     for name in NODES:
-        ops.delete_node(client, name)
+        ops.delete_node_sync(client, name)
     add_nodes(client, [NodeSpec(n, "A10", 2, {WORKLOAD_LABEL: w}) for n, w in NODES.items()], NS)
     simulator = stack.start_simulator(
         str(stack.install_simulator_access(kubeconfig, tmp_path)),
@@ -110,7 +110,7 @@ def ha_stack(kubeconfig_path: Path, tmp_path: Path) -> Iterator[dict[str, Any]]:
         client.delete(Pod, "ha-vm", namespace="default", grace_period=0)
     stack.delete_cluster_policy(kubeconfig, "cluster-policy")
     for name in NODES:
-        ops.delete_node(client, name)
+        ops.delete_node_sync(client, name)
 
 
 def _start(state: dict[str, Any], account: str) -> Replica:

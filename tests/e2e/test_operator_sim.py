@@ -115,7 +115,7 @@ def gpuop_stack(
     operator_kubeconfig = stack.install_operator_access(kubeconfig, work)
     client = sync_client(kubeconfig)
     for name in NODES:
-        ops.delete_node(client, name)
+        ops.delete_node_sync(client, name)
     operator = stack.start_operator(operator_kubeconfig, work / "logs")
     simulator_kubeconfig = stack.install_simulator_access(kubeconfig, work)
     simulator = stack.start_simulator(str(simulator_kubeconfig), work / "logs", work / "hosts")
@@ -125,7 +125,7 @@ def gpuop_stack(
     state["simulator"].stop()
     stack.delete_cluster_policy(kubeconfig, "cluster-policy")
     for name in NODES:
-        ops.delete_node(client, name)
+        ops.delete_node_sync(client, name)
     print("operator log tail:\n" + state["operator"].log_tail(40))
 
 

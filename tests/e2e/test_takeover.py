@@ -217,7 +217,7 @@ def _lay_out_nvidias_cluster(
     nodes = _items(directory, "nodes")
     names = [n["metadata"]["name"] for n in nodes]
     for node in nodes:
-        ops.delete_node(admin, node["metadata"]["name"])
+        ops.delete_node_sync(admin, node["metadata"]["name"])
         body = {k: v for k, v in node.items() if k != "labelWriters"}
         nvidia.create(from_dict(body))
         nvidia.patch(
@@ -398,4 +398,4 @@ def test_gpuop_takes_over_and_hands_back_without_restarting_anything(
             admin.delete(Pod, "takeover-workload", namespace="default", grace_period=0)
         stack.delete_cluster_policy(str(kubeconfig_path), policy["metadata"]["name"])
         for name in nodes:
-            ops.delete_node(admin, name)
+            ops.delete_node_sync(admin, name)

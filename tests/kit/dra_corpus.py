@@ -227,7 +227,7 @@ def _exactly(rng: random.Random) -> dict[str, Any]:
 
 
 def _claim_spec(rng: random.Random) -> dict[str, Any]:
-    requests = []
+    requests: list[dict[str, Any]] = []
     for r in range(rng.choices((1, 2), weights=(4, 1))[0]):
         if rng.random() < 0.1:
             first, second = _exactly(rng), _exactly(rng)

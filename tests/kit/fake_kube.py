@@ -25,15 +25,15 @@ import copy
 import itertools
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from lightkube import AsyncClient
 from lightkube.codecs import from_dict
 from lightkube.core import resource as lkr
 from lightkube.core.exceptions import ApiError
 from lightkube.models.meta_v1 import Status
 from lightkube.types import PatchType
 
+from gpuop.kube.client import KubeClient
 from gpuop.kube.kinds import RESOURCES, kind_of, namespaced
 
 # Kinds whose status is written only through the status subresource.
@@ -175,9 +175,9 @@ class FakeKube:
             self.put(obj)
 
     @property
-    def client(self) -> AsyncClient:
-        """This fake, typed as the client `gpuop.kube.ops` takes."""
-        return cast(AsyncClient, self)
+    def client(self) -> KubeClient:
+        """This fake, as the client `gpuop.kube.ops` takes (it implements `KubeClient`)."""
+        return self
 
     # -- error injection ----------------------------------------------------------------
 

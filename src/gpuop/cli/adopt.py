@@ -22,6 +22,7 @@ from gpuop.cli.layout import note
 from gpuop.cli.live import live_target, require_files_or_live, with_cluster_line
 from gpuop.cli.options import filename_option, live_options, output_option
 from gpuop.cli.running import guarded, read_live_with
+from gpuop.kube.client import SyncKubeClient
 
 # What an operator makes beside its DaemonSets: `adopt` lists the ones that are missing.
 _SUPPORT_KINDS = (
@@ -47,7 +48,7 @@ _ADOPT_KINDS = (
 )
 
 
-def _read_live(client: Any) -> list[Any]:
+def _read_live(client: SyncKubeClient) -> list[Any]:
     """What `check` collects (nodes, policies, operand DaemonSets and pods, GPU pods), and
     the objects an operator makes beside its DaemonSets."""
     from gpuop.kube.collect import collect

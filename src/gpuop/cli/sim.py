@@ -28,6 +28,7 @@ from gpuop.cli.options import (
     parse_labels,
     pci_ids_option,
 )
+from gpuop.kube.client import SyncKubeClient
 from gpuop.manifests import ManifestError, load_yaml_documents
 from gpuop.sim.hardware import NodeSpec, SimError, node_manifest, parse_cluster_spec
 
@@ -136,7 +137,7 @@ def node_rm(names: tuple[str, ...], namespace: str, kubeconfig: str | None) -> N
             continue
         if (found.get("metadata", {}).get("labels") or {}).get(SIM_LABEL) != "true":
             raise UserError(f"node {name} is not a simulated node; not deleting it")
-        ops.delete_node(client, name)
+        ops.delete_node_sync(client, name)
         forget_hardware(client, [name], namespace)
         click.echo(f"node/{name} deleted")
     if missing:
@@ -152,7 +153,7 @@ def node_list(output: str, kubeconfig: str | None) -> None:
     from gpuop.naming import is_gpu_resource
 
     rows = []
-    for item in ops.list_nodes(_client(kubeconfig), {SIM_LABEL: "true"}):
+    for item in ops.list_nodes_sync(_client(kubeconfig), {SIM_LABEL: "true"}):
         meta = item.get("metadata", {})
         allocatable = (item.get("status") or {}).get("allocatable") or {}
         rows.append(
@@ -203,7 +204,7 @@ def apply(file: str, namespace: str, kubeconfig: str | None) -> None:
     from gpuop.sim.registry import add_nodes
 
     client = _client(kubeconfig)
-    existing = {n["metadata"]["name"] for n in ops.list_nodes(client)}
+    existing = {n["metadata"]["name"] for n in ops.list_nodes_sync(client)}
     todo = [s for s in specs if s.name not in existing]
 
     def progress(done: int) -> None:
@@ -317,7 +318,7 @@ def drift(
     click.echo(f"node/{node_name} drifted: {kind}", file=sys.stdout)
 
 
-def _dra_drift(client: Any, namespace: str, kind: str, node: Any, cards: Any) -> None:
+def _dra_drift(client: SyncKubeClient, namespace: str, kind: str, node: Any, cards: Any) -> None:
     from gpuop.kube import ops
     from gpuop.sim.dra import dra_drift, slice_view
     from gpuop.sim.registry import hardware_configmap

@@ -20,6 +20,7 @@ from lightkube.config.client_adapter import Client as http_client_for
 from lightkube.config.client_adapter import ConnectionParams
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 
+from gpuop.kube.client import KubeClient, SyncKubeClient
 from gpuop.kube.errors import API_ERRORS, describe
 from gpuop.manifests.loading import NESTED_TOO_DEEPLY, flow_nesting_exceeds
 
@@ -57,9 +58,11 @@ __all__ = [
     "ClusterPolicy",
     "GPUCluster",
     "HyperConverged",
+    "KubeClient",
     "KubeError",
     "KubeVirt",
     "KubeconfigSource",
+    "SyncKubeClient",
     "VirtualMachineInstance",
     "async_client",
     "describe_api_error",
@@ -218,7 +221,7 @@ def _shown(path: KubeconfigSource) -> str:
 
 def sync_client(
     path: KubeconfigSource = None, context: str | None = None, timeout: float = 60
-) -> Client:
+) -> SyncKubeClient:
     return Client(_selected(path, context), field_manager=FIELD_MANAGER, timeout=_timeout(timeout))
 
 
@@ -236,7 +239,7 @@ def http_client(
 
 def async_client(
     path: KubeconfigSource = None, context: str | None = None, timeout: float = 60
-) -> AsyncClient:
+) -> KubeClient:
     return AsyncClient(
         _selected(path, context), field_manager=FIELD_MANAGER, timeout=_timeout(timeout)
     )

@@ -20,9 +20,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
-from lightkube import AsyncClient
-
 from gpuop.kube import ops
+from gpuop.kube.client import KubeClient
 from gpuop.kube.errors import API_ERRORS, status_code
 from gpuop.kube.errors import describe as describe_api_error
 
@@ -66,7 +65,7 @@ class Informer(Generic[T]):
 
     def __init__(
         self,
-        client: AsyncClient,
+        client: KubeClient,
         kind: str,
         slim: Callable[[dict[str, Any]], T | None],
         on_change: Callable[[str, T | None], None],

@@ -34,6 +34,7 @@ from typing import Any
 
 from gpuop.api.labels import LEADER_ELECTION_ID
 from gpuop.kube import KubeError, ops
+from gpuop.kube.client import KubeClient
 from gpuop.kube.errors import API_ERRORS, status_code
 from gpuop.kube.errors import describe as describe_api_error
 
@@ -100,7 +101,7 @@ class LeaderElector:
 
     def __init__(
         self,
-        client: Any,
+        client: KubeClient,
         settings: LeaseSettings,
         on_change: Callable[[bool, str | None], None] | None = None,
         clock: Callable[[], float] = time.monotonic,

@@ -2,7 +2,9 @@
 
 The operator, the simulator and the lab call these instead of a client library, so every
 request gpuop can send is listed here (the shipped RBAC is derived from this file) and the
-rest of the code never handles client objects beyond passing them along.
+rest of the code never handles client objects beyond passing them along. Each call is
+written once, as a coroutine over a `KubeClient` (`gpuop.kube.client`); the `*_sync` names
+at the end are the same coroutines run with a synchronous client (`gpuop.kube.blocking`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
-from lightkube import AsyncClient, Client, operators
+from lightkube import operators
 from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
 from lightkube.models.meta_v1 import ObjectMeta
@@ -35,6 +37,8 @@ from lightkube.types import PatchType
 
 from gpuop.api.labels import MANAGED_BY_LABEL
 from gpuop.kube import ClusterPolicy, GPUCluster, kinds
+from gpuop.kube.blocking import blocking
+from gpuop.kube.client import KubeClient, SyncKubeClient
 from gpuop.kube.errors import API_ERRORS, KubeApiError, translated
 from gpuop.kube.reading import LIST_PAGE_SIZE
 from gpuop.render.gpucluster import GPU_CLUSTER_KINDS
@@ -112,7 +116,7 @@ def _selection(
 
 @api_call
 async def list_objects(
-    client: AsyncClient,
+    client: KubeClient,
     kind: str,
     keep: Callable[[dict[str, Any]], T | None],
     labels: Mapping[str, str | None] | None = None,
@@ -134,7 +138,7 @@ async def list_objects(
 
 @api_call
 async def watch_objects(
-    client: AsyncClient,
+    client: KubeClient,
     kind: str,
     labels: Mapping[str, str | None] | None,
     namespace: str | None,
@@ -197,7 +201,7 @@ def _resources_patch(resources: Mapping[str, str | None]) -> dict[str, Any]:
 
 
 async def _patch_status(
-    client: AsyncClient, resource: Any, name: str, status: Mapping[str, Any], **params: Any
+    client: KubeClient, resource: Any, name: str, status: Mapping[str, Any], **params: Any
 ) -> dict[str, Any] | None:
     """Merge `status` into an object's status subresource; None when the object is gone."""
     return await _unless_gone(
@@ -209,7 +213,7 @@ async def _patch_status(
 
 @api_call
 async def patch_node_labels(
-    client: AsyncClient, name: str, changes: Mapping[str, str | None]
+    client: KubeClient, name: str, changes: Mapping[str, str | None]
 ) -> dict[str, Any] | None:
     """Merge-patch only the given label keys (None deletes). None when the node is gone."""
     return await patch_node(client, name, labels=changes)
@@ -217,7 +221,7 @@ async def patch_node_labels(
 
 @api_call
 async def patch_node(
-    client: AsyncClient,
+    client: KubeClient,
     name: str,
     labels: Mapping[str, str | None] | None = None,
     annotations: Mapping[str, str | None] | None = None,
@@ -234,7 +238,7 @@ async def patch_node(
 
 
 @api_call
-async def evict_pod(client: AsyncClient, namespace: str, name: str) -> bool:
+async def evict_pod(client: KubeClient, namespace: str, name: str) -> bool:
     """Ask for a pod's eviction (the API server honours PodDisruptionBudgets). False when a
     budget refuses it for now (429); gone already counts as evicted."""
     eviction = Pod.Eviction(metadata=ObjectMeta(name=name, namespace=namespace))
@@ -250,14 +254,16 @@ async def evict_pod(client: AsyncClient, namespace: str, name: str) -> bool:
 
 
 @api_call
-async def delete_pod(client: AsyncClient, namespace: str, name: str) -> None:
+async def delete_pod(
+    client: KubeClient, namespace: str, name: str, grace_period: int | None = None
+) -> None:
     """Delete one pod (its DaemonSet makes the new one); gone already is fine."""
     with _gone_is_fine():
-        await client.delete(Pod, name, namespace=namespace)
+        await client.delete(Pod, name, namespace=namespace, grace_period=grace_period)
 
 
 @api_call
-async def pods_on_node(client: AsyncClient, node: str) -> list[dict[str, Any]]:
+async def pods_on_node(client: KubeClient, node: str) -> list[dict[str, Any]]:
     """Every pod bound to `node`, in all namespaces."""
     return [
         _as_dict(pod)
@@ -269,7 +275,7 @@ async def pods_on_node(client: AsyncClient, node: str) -> list[dict[str, Any]]:
 
 @api_call
 async def patch_node_resources(
-    client: AsyncClient, name: str, resources: Mapping[str, str | None]
+    client: KubeClient, name: str, resources: Mapping[str, str | None]
 ) -> dict[str, Any] | None:
     """Set (or with None remove) extended resources in a node's capacity and allocatable."""
     return await _unless_gone(
@@ -283,7 +289,7 @@ async def patch_node_resources(
 
 
 @api_call
-async def apply_object(client: AsyncClient, obj: Mapping[str, Any]) -> dict[str, Any]:
+async def apply_object(client: KubeClient, obj: Mapping[str, Any]) -> dict[str, Any]:
     """Server-side apply with gpuop's field manager; the object as the server now has it."""
     return _as_dict(await client.apply(from_dict(dict(obj)), force=True))
 
@@ -350,7 +356,7 @@ def ownership_transfer(obj: Mapping[str, Any], manager: str) -> list[dict[str, A
 
 @api_call
 async def patch_managed_fields(
-    client: AsyncClient, obj: Mapping[str, Any], patch: list[dict[str, Any]]
+    client: KubeClient, obj: Mapping[str, Any], patch: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """Apply `ownership_transfer`'s JSON patch to the object it was made from."""
     kind = str(obj["kind"])
@@ -368,7 +374,7 @@ async def patch_managed_fields(
 
 
 @api_call
-async def delete_resource_slice(client: AsyncClient, name: str) -> None:
+async def delete_resource_slice(client: KubeClient, name: str) -> None:
     """Delete a ResourceSlice (gone already is fine)."""
     with _gone_is_fine():
         await client.delete(ResourceSlice, name)
@@ -376,21 +382,21 @@ async def delete_resource_slice(client: AsyncClient, name: str) -> None:
 
 @api_call
 async def patch_claim_status(
-    client: AsyncClient, name: str, namespace: str, status: Mapping[str, Any]
+    client: KubeClient, name: str, namespace: str, status: Mapping[str, Any]
 ) -> dict[str, Any] | None:
     """Merge `status` into a ResourceClaim's status; None when the claim is gone."""
     return await _patch_status(client, ResourceClaim, name, status, namespace=namespace)
 
 
 @api_call
-async def delete_daemonset(client: AsyncClient, name: str, namespace: str) -> None:
+async def delete_daemonset(client: KubeClient, name: str, namespace: str) -> None:
     with _gone_is_fine():
         await client.delete(DaemonSet, name, namespace=namespace)
 
 
 @api_call
 async def patch_policy_status(
-    client: AsyncClient, name: str, status: Mapping[str, Any]
+    client: KubeClient, name: str, status: Mapping[str, Any]
 ) -> dict[str, Any] | None:
     """Merge-patch a ClusterPolicy's status subresource; None when it is gone."""
     return await _patch_status(client, ClusterPolicy, name, status)
@@ -398,38 +404,38 @@ async def patch_policy_status(
 
 @api_call
 async def patch_gpu_cluster_status(
-    client: AsyncClient, name: str, status: Mapping[str, Any]
+    client: KubeClient, name: str, status: Mapping[str, Any]
 ) -> dict[str, Any] | None:
     """Merge-patch a GPUCluster's status subresource; None when it is gone."""
     return await _patch_status(client, GPUCluster, name, status)
 
 
 @api_call
-async def get_lease(client: AsyncClient, name: str, namespace: str) -> dict[str, Any] | None:
+async def get_lease(client: KubeClient, name: str, namespace: str) -> dict[str, Any] | None:
     """A coordination.k8s.io Lease (leader election's lock); None when there is none."""
     return await _unless_gone(client.get(Lease, name, namespace=namespace))
 
 
 @api_call
-async def create_lease(client: AsyncClient, lease: Mapping[str, Any]) -> dict[str, Any]:
+async def create_lease(client: KubeClient, lease: Mapping[str, Any]) -> dict[str, Any]:
     """Create a Lease; a 409 (someone else created it first) is raised."""
     return _as_dict(await client.create(from_dict(dict(lease))))
 
 
 @api_call
-async def replace_lease(client: AsyncClient, lease: Mapping[str, Any]) -> dict[str, Any]:
+async def replace_lease(client: KubeClient, lease: Mapping[str, Any]) -> dict[str, Any]:
     """Update a Lease as read (its resourceVersion set): a 409 says someone wrote it since."""
     return _as_dict(await client.replace(from_dict(dict(lease))))
 
 
 @api_call
-async def create_event(client: AsyncClient, event: Mapping[str, Any]) -> None:
+async def create_event(client: KubeClient, event: Mapping[str, Any]) -> None:
     await client.create(from_dict(dict(event)))
 
 
 @api_call
 async def managed_objects(
-    client: AsyncClient, kind: str, namespace: str, managed_by: str, hash_annotation: str
+    client: KubeClient, kind: str, namespace: str, managed_by: str, hash_annotation: str
 ) -> dict[str, str]:
     """The objects of `kind` gpuop manages (by label; namespaced kinds in `namespace`), by
     name, with the hash annotation each was applied with ("" if none). A kind the server
@@ -447,7 +453,7 @@ async def managed_objects(
 
 
 @api_call
-async def delete_managed_object(client: AsyncClient, kind: str, name: str, namespace: str) -> None:
+async def delete_managed_object(client: KubeClient, kind: str, name: str, namespace: str) -> None:
     """Delete one object of a managed kind; gone already is fine."""
     params: dict[str, Any] = {"namespace": namespace} if kinds.namespaced(kind) else {}
     with _gone_is_fine():
@@ -455,24 +461,24 @@ async def delete_managed_object(client: AsyncClient, kind: str, name: str, names
 
 
 @api_call
-async def service_monitors_served(client: AsyncClient) -> bool:
+async def service_monitors_served(client: KubeClient) -> bool:
     """Whether Prometheus operator's ServiceMonitor CRD is installed."""
     return await _unless_gone(client.get(CustomResourceDefinition, SERVICE_MONITOR_CRD)) is not None
 
 
 @api_call
-async def configmap_data(client: AsyncClient, name: str, namespace: str) -> dict[str, str] | None:
+async def configmap_data(client: KubeClient, name: str, namespace: str) -> dict[str, str] | None:
     configmap = await _unless_gone(client.get(ConfigMap, name, namespace=namespace))
     return None if configmap is None else dict(configmap.get("data") or {})
 
 
 @api_call
-async def namespace_exists(client: AsyncClient, name: str) -> bool:
+async def namespace_exists(client: KubeClient, name: str) -> bool:
     return await _unless_gone(client.get(Namespace, name)) is not None
 
 
 @api_call
-async def label_namespace(client: AsyncClient, name: str, key: str, value: str) -> bool:
+async def label_namespace(client: KubeClient, name: str, key: str, value: str) -> bool:
     """Set one label on a namespace unless it has it already; True when it was patched."""
     namespace = _as_dict(await client.get(Namespace, name))
     if ((namespace.get("metadata") or {}).get("labels") or {}).get(key) == value:
@@ -483,14 +489,16 @@ async def label_namespace(client: AsyncClient, name: str, key: str, value: str) 
 
 
 @api_call
-def create_node(client: Client, node: Mapping[str, Any]) -> dict[str, Any]:
-    return _as_dict(client.create(from_dict(dict(node))))
+async def create_object(client: KubeClient, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Create one object; `Conflict` when it exists."""
+    return _as_dict(await client.create(from_dict(dict(obj))))
 
 
 @api_call
-def delete_node(client: Client, name: str) -> bool:
+async def delete_node(client: KubeClient, name: str) -> bool:
+    """Delete a Node; False when there was none."""
     try:
-        client.delete(Node, name)
+        await client.delete(Node, name)
     except ApiError as exc:
         if exc.status.code == NOT_FOUND:
             return False
@@ -498,71 +506,51 @@ def delete_node(client: Client, name: str) -> bool:
     return True
 
 
-def get_node(client: Client, name: str) -> dict[str, Any] | None:
-    return get_object_sync(client, "Node", name)
+@api_call
+async def list_nodes(
+    client: KubeClient, labels: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    return [_as_dict(n) async for n in client.list(Node, labels=dict(labels) if labels else None)]
 
 
 @api_call
-def list_nodes(client: Client, labels: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    return [_as_dict(n) for n in client.list(Node, labels=dict(labels) if labels else None)]
-
-
-@api_call
-def patch_node_sync(
-    client: Client,
+async def update_node(
+    client: KubeClient,
     name: str,
     labels: Mapping[str, str | None] | None = None,
     annotations: Mapping[str, str | None] | None = None,
     resources: Mapping[str, str | None] | None = None,
 ) -> None:
-    """Synchronous node patch for CLIs (drift, relabel)."""
+    """Merge-patch label and annotation keys (None deletes), then extended resources in
+    capacity and allocatable; `NotFound` when the node is gone (a user named it)."""
     meta = _metadata_patch(labels, annotations)
     if meta:
-        client.patch(Node, name, {"metadata": meta}, patch_type=PatchType.MERGE)
+        await client.patch(Node, name, {"metadata": meta}, patch_type=PatchType.MERGE)
     if resources:
-        client.patch(Node.Status, name, _resources_patch(resources), patch_type=PatchType.MERGE)
+        await client.patch(
+            Node.Status, name, _resources_patch(resources), patch_type=PatchType.MERGE
+        )
 
 
 @api_call
-def apply_object_sync(client: Client, obj: Mapping[str, Any]) -> None:
-    """Server-side apply with gpuop's field manager (synchronous)."""
-    client.apply(from_dict(dict(obj)), force=True)
-
-
-@api_call
-def create_or_replace_sync(client: Client, obj: Mapping[str, Any]) -> None:
+async def create_or_apply(client: KubeClient, obj: Mapping[str, Any]) -> None:
     """Create an object, or apply it when it exists (for manifests users would `kubectl apply`)."""
     try:
-        client.create(from_dict(dict(obj)))
+        await client.create(from_dict(dict(obj)))
     except ApiError as exc:
         if exc.status.code != CONFLICT:
             raise
-        apply_object_sync(client, obj)
+        await apply_object(client, obj)
 
 
 @api_call
-def configmap_data_sync(client: Client, name: str, namespace: str) -> dict[str, str] | None:
-    try:
-        configmap = client.get(ConfigMap, name, namespace=namespace)
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return None
-        raise
-    return dict(configmap.data or {})
-
-
-@api_call
-def merge_configmap_data_sync(
-    client: Client, name: str, namespace: str, data: Mapping[str, str | None]
+async def merge_configmap_data(
+    client: KubeClient, name: str, namespace: str, data: Mapping[str, str | None]
 ) -> None:
     """Set (or, with None, remove) keys of a ConfigMap's data, creating it when absent."""
     try:
-        client.patch(
-            ConfigMap,
-            name,
-            {"data": dict(data)},
-            namespace=namespace,
-            patch_type=PatchType.MERGE,
+        await client.patch(
+            ConfigMap, name, {"data": dict(data)}, namespace=namespace, patch_type=PatchType.MERGE
         )
     except ApiError as exc:
         if exc.status.code != NOT_FOUND:
@@ -574,18 +562,18 @@ def merge_configmap_data_sync(
             "data": {k: v for k, v in data.items() if v is not None},
         }
         try:
-            client.create(from_dict(body))
+            await client.create(from_dict(body))
         except ApiError as again:
             if again.status.code != CONFLICT:
                 raise
-            merge_configmap_data_sync(client, name, namespace, data)
+            await merge_configmap_data(client, name, namespace, data)
 
 
 @api_call
-def ensure_namespace_sync(client: Client, name: str) -> None:
+async def ensure_namespace(client: KubeClient, name: str) -> None:
     """Create the namespace unless it exists."""
     try:
-        client.create(Namespace(metadata=ObjectMeta(name=name)))
+        await client.create(Namespace(metadata=ObjectMeta(name=name)))
     except ApiError as exc:
         if exc.status.code != CONFLICT:
             raise
@@ -595,77 +583,98 @@ def ensure_namespace_sync(client: Client, name: str) -> None:
 
 
 @api_call
-def get_pod_sync(client: Client, name: str, namespace: str) -> dict[str, Any]:
-    """A Pod as a dict; an ApiError (404) when it does not exist."""
-    return _as_dict(client.get(Pod, name, namespace=namespace))
+async def get_pod(client: KubeClient, name: str, namespace: str) -> dict[str, Any]:
+    """A Pod as a dict; `NotFound` when it does not exist."""
+    return _as_dict(await client.get(Pod, name, namespace=namespace))
 
 
 @api_call
-def list_pods_sync(client: Client, namespace: str) -> list[dict[str, Any]]:
-    return [_as_dict(pod) for pod in client.list(Pod, namespace=namespace)]
+async def list_pods(client: KubeClient, namespace: str) -> list[dict[str, Any]]:
+    return [_as_dict(pod) async for pod in client.list(Pod, namespace=namespace)]
 
 
 @api_call
-def delete_pod_sync(
-    client: Client, namespace: str, name: str, grace_period: int | None = None
-) -> None:
-    """Delete one pod; the namespace before the name, as `delete_pod` takes them."""
-    client.delete(Pod, name, namespace=namespace, grace_period=grace_period)
-
-
-@api_call
-def get_object_sync(
-    client: Client, kind: str, name: str, namespace: str | None = None
+async def get_object(
+    client: KubeClient, kind: str, name: str, namespace: str | None = None
 ) -> dict[str, Any] | None:
     """One object of `kind` as a dict; None where there is none."""
     params: dict[str, Any] = {"namespace": namespace} if kinds.namespaced(kind) else {}
-    try:
-        return _as_dict(client.get(kinds.resource(kind), name, **params))
-    except ApiError as exc:
-        if exc.status.code == NOT_FOUND:
-            return None
-        raise
+    return await _unless_gone(client.get(kinds.resource(kind), name, **params))
 
 
 @api_call
-def delete_object_sync(client: Client, kind: str, name: str, namespace: str | None = None) -> None:
+async def delete_object(
+    client: KubeClient, kind: str, name: str, namespace: str | None = None
+) -> None:
     """Delete one object of `kind`; gone already is fine."""
     params: dict[str, Any] = {"namespace": namespace} if kinds.namespaced(kind) else {}
     with _gone_is_fine():
-        client.delete(kinds.resource(kind), name, **params)
+        await client.delete(kinds.resource(kind), name, **params)
 
 
 @api_call
-def merge_patch_sync(
-    client: Client, kind: str, name: str, patch: Mapping[str, Any], namespace: str | None = None
+async def merge_patch(
+    client: KubeClient,
+    kind: str,
+    name: str,
+    patch: Mapping[str, Any],
+    namespace: str | None = None,
 ) -> dict[str, Any]:
     """A JSON merge patch to one object of `kind`; the object as it is now."""
     params: dict[str, Any] = {"namespace": namespace} if kinds.namespaced(kind) else {}
     params["patch_type"] = PatchType.MERGE
-    return _as_dict(client.patch(kinds.resource(kind), name, dict(patch), **params))
+    return _as_dict(await client.patch(kinds.resource(kind), name, dict(patch), **params))
 
 
 @api_call
-def list_events_sync(client: Client, namespace: str) -> list[dict[str, Any]]:
+async def list_events(client: KubeClient, namespace: str) -> list[dict[str, Any]]:
     """The core/v1 Events of a namespace, as dicts."""
-    return [_as_dict(event) for event in client.list(Event, namespace=namespace)]
+    return [_as_dict(event) async for event in client.list(Event, namespace=namespace)]
 
 
 @api_call
-def crd_established_sync(client: Client, name: str) -> bool:
+async def crd_established(client: KubeClient, name: str) -> bool:
     """Whether the CustomResourceDefinition `name` has condition Established=True."""
-    crd = client.get(CustomResourceDefinition, name)
-    conditions = (crd.status.conditions if crd.status else None) or []
-    return any(c.type == "Established" and c.status == "True" for c in conditions)
+    crd = _as_dict(await client.get(CustomResourceDefinition, name))
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
 
 # --- DRA objects, for the lab and `gpuop sim drift` (the admin's reads and writes)
 
 
 @api_call
-def list_dra_sync(client: Client, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+async def list_dra(
+    client: KubeClient, kind: str, namespace: str | None = None
+) -> list[dict[str, Any]]:
     """Every `kind` object (ResourceClaims: in `namespace`, or in all when None)."""
     res = kinds.resource(kind)
     if kinds.namespaced(kind):
-        return [_as_dict(o) for o in client.list(res, namespace=namespace or "*")]
-    return [_as_dict(o) for o in client.list(res)]
+        return [_as_dict(o) async for o in client.list(res, namespace=namespace or "*")]
+    return [_as_dict(o) async for o in client.list(res)]
+
+
+# --- the same calls from synchronous code, with a synchronous `Client` (`blocking`)
+
+create_object_sync = blocking(create_object)
+delete_node_sync = blocking(delete_node)
+list_nodes_sync = blocking(list_nodes)
+patch_node_sync = blocking(update_node)
+apply_object_sync = blocking(apply_object)
+create_or_replace_sync = blocking(create_or_apply)
+configmap_data_sync = blocking(configmap_data)
+merge_configmap_data_sync = blocking(merge_configmap_data)
+ensure_namespace_sync = blocking(ensure_namespace)
+get_pod_sync = blocking(get_pod)
+list_pods_sync = blocking(list_pods)
+delete_pod_sync = blocking(delete_pod)
+get_object_sync = blocking(get_object)
+delete_object_sync = blocking(delete_object)
+merge_patch_sync = blocking(merge_patch)
+list_events_sync = blocking(list_events)
+crd_established_sync = blocking(crd_established)
+list_dra_sync = blocking(list_dra)
+
+
+def get_node(client: SyncKubeClient, name: str) -> dict[str, Any] | None:
+    return get_object_sync(client, "Node", name)

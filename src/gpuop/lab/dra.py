@@ -34,6 +34,7 @@ from gpuop.catalog import operand_table
 from gpuop.catalog.dra import dra_catalog
 from gpuop.dra.publish import DRIVER, PCI_BUS_ID_ATTRIBUTE, publish
 from gpuop.kube import ops
+from gpuop.kube.client import SyncKubeClient
 from gpuop.kube.errors import NotFound
 from gpuop.lab.stack import CUDA_IMAGE, lab_pod
 from gpuop.sim.dra import PLUGIN_APP
@@ -189,7 +190,7 @@ def _wait(check: Callable[[], bool | str], timeout: float, what: str) -> None:
 
 
 def race(
-    client: Any,
+    client: SyncKubeClient,
     *,
     shared_counters: bool,
     nodes: int,
@@ -210,10 +211,10 @@ def race(
     names = [f"{prefix}-{i:02d}" for i in range(nodes)]
     ops.ensure_namespace_sync(client, namespace)
     for name in names:
-        ops.delete_node(client, name)
+        ops.delete_node_sync(client, name)
         node = node_manifest(NodeSpec(name, "A10", 1))
         node["metadata"]["labels"].pop(SIM_LABEL, None)
-        ops.create_node(client, node)
+        ops.create_object_sync(client, node)
         for manifest in publish(
             name,
             cards_for(NodeSpec(name, "A10", 1)),
@@ -279,11 +280,13 @@ def race(
         for item in ops.list_dra_sync(client, "ResourceSlice"):
             if (item.get("spec") or {}).get("nodeName") == name:
                 ops.delete_object_sync(client, "ResourceSlice", item["metadata"]["name"])
-        ops.delete_node(client, name)
+        ops.delete_node_sync(client, name)
     return result
 
 
-def _pairs_settled(client: Any, namespace: str, pairs: list[tuple[str, str, str]]) -> bool | str:
+def _pairs_settled(
+    client: SyncKubeClient, namespace: str, pairs: list[tuple[str, str, str]]
+) -> bool | str:
     """Every pair is placed for good: both pods bound, or one bound and the other refused
     because its claim cannot be allocated. A pod the scheduler saw before its claim reached
     the scheduler's cache is Pending for another reason, and is retried: not settled yet."""
@@ -299,7 +302,7 @@ def _pairs_settled(client: Any, namespace: str, pairs: list[tuple[str, str, str]
     return True
 
 
-def _reset(client: Any, namespace: str, pool: ThreadPoolExecutor) -> None:
+def _reset(client: SyncKubeClient, namespace: str, pool: ThreadPoolExecutor) -> None:
     pods = [p["metadata"]["name"] for p in ops.list_pods_sync(client, namespace)]
     list(pool.map(lambda n: _delete_pod(client, n, namespace), pods))
     claims = [c["metadata"]["name"] for c in ops.list_dra_sync(client, "ResourceClaim", namespace)]
@@ -317,7 +320,7 @@ def _reset(client: Any, namespace: str, pool: ThreadPoolExecutor) -> None:
     time.sleep(RESET_PAUSE_SECONDS)
 
 
-def _delete_pod(client: Any, name: str, namespace: str) -> None:
+def _delete_pod(client: SyncKubeClient, name: str, namespace: str) -> None:
     with contextlib.suppress(NotFound):
         ops.delete_pod_sync(client, namespace, name, grace_period=0)
 
@@ -329,7 +332,7 @@ class DraStepFailure(RuntimeError):
     """What the DRA step expected and what it saw."""
 
 
-def _slices_of(client: Any, node: str) -> list[dict[str, Any]]:
+def _slices_of(client: SyncKubeClient, node: str) -> list[dict[str, Any]]:
     return [
         s
         for s in ops.list_dra_sync(client, "ResourceSlice")
@@ -373,7 +376,7 @@ def _wait_for(what: str, check: Callable[[], tuple[bool, Any]], timeout: float, 
         time.sleep(0.2)
 
 
-def _claim_status(client: Any, namespace: str, name: str) -> dict[str, Any]:
+def _claim_status(client: SyncKubeClient, namespace: str, name: str) -> dict[str, Any]:
     for claim in ops.list_dra_sync(client, "ResourceClaim", namespace):
         if claim["metadata"]["name"] == name:
             return dict(claim.get("status") or {})
@@ -381,7 +384,7 @@ def _claim_status(client: Any, namespace: str, name: str) -> dict[str, Any]:
 
 
 def run_step(
-    client: Any,
+    client: SyncKubeClient,
     say: Say,
     race_nodes: int = 10,
     race_rounds: int = 2,

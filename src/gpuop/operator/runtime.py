@@ -40,6 +40,7 @@ from gpuop.kube import (
     now_rfc3339,
     ops,
 )
+from gpuop.kube.client import KubeClient
 from gpuop.kube.controller import (
     BoundedWriter,
     ControllerLoop,
@@ -187,7 +188,7 @@ class OperatorState:
         ]
         return [i for i in found if i is not None]
 
-    def watch(self, client: Any) -> list[Informer[Any]]:
+    def watch(self, client: KubeClient) -> list[Informer[Any]]:
         namespace = self.config.namespace
         self.nodes = Informer(client, "Node", slim_node, self.changed)
         self.policies = Informer(client, "ClusterPolicy", dict, self.changed)
@@ -255,7 +256,7 @@ class OperatorState:
         )
 
 
-async def _prime(state: OperatorState, client: Any) -> None:
+async def _prime(state: OperatorState, client: KubeClient) -> None:
     """Read what gpuop does not watch: the objects it made beside DaemonSets (found by their
     managed-by label, so one deleted by hand is made again within a resync period), and
     whether Prometheus' ServiceMonitor kind is served. The GPUCluster's kinds are read
@@ -282,7 +283,7 @@ async def _prime(state: OperatorState, client: Any) -> None:
     state.last_prime = time.monotonic()
 
 
-async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
+async def _execute(state: OperatorState, client: KubeClient, actions: Actions) -> None:
     writer = state.writer
     before = state.snapshot()
     nodes, policies = before.nodes, before.policies
@@ -410,7 +411,7 @@ async def _execute(state: OperatorState, client: Any, actions: Actions) -> None:
 
 
 async def _take_over_fields(
-    client: Any, obj: dict[str, Any], applied: dict[str, Any], what: str
+    client: KubeClient, obj: dict[str, Any], applied: dict[str, Any], what: str
 ) -> dict[str, Any]:
     """Own what the previous operator's field manager owns on an object gpuop just applied,
     then apply again, so a field only it set goes (`ops.ownership_transfer`); the object
@@ -436,7 +437,7 @@ _TRANSIENT_CODES = (409, 429)
 
 async def _refused(
     state: OperatorState,
-    client: Any,
+    client: KubeClient,
     what: str,
     digest: str,
     exc: KubeApiError,
@@ -476,7 +477,9 @@ async def _refused(
 SWITCH_RECHECK_SECONDS = 1.0
 
 
-async def _hold_unseen_switches(state: OperatorState, client: Any, actions: Actions) -> list[str]:
+async def _hold_unseen_switches(
+    state: OperatorState, client: KubeClient, actions: Actions
+) -> list[str]:
     """Read the pods of the nodes about to switch workload from the API, and drop the switch
     of any node a pod uses the GPUs of (the pass's snapshot did not have it yet: the pod
     informer lags behind the node informer after a restart of the API server, or under load).
@@ -515,7 +518,7 @@ async def _hold_unseen_switches(state: OperatorState, client: Any, actions: Acti
 
 async def _write_statuses(
     writer: BoundedWriter,
-    client: Any,
+    client: KubeClient,
     objects: list[dict[str, Any]],
     statuses: Mapping[str, dict[str, Any]],
     patch: Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any] | None]],
@@ -558,7 +561,7 @@ _NODE_PODS_STATES = (
 )
 
 
-async def _read_node_pods(state: OperatorState, client: Any) -> None:
+async def _read_node_pods(state: OperatorState, client: KubeClient) -> None:
     """List the pods of the few nodes between the cordon and the driver restart (the pod
     informer keeps only operand and GPU pods, and may lag the scheduler's bindings)."""
     waiting = sorted(
@@ -614,7 +617,7 @@ def _throttle_status(state: OperatorState, actions: Actions) -> float | None:
 class OperatorPasses:
     """The operator's part of the controller loop: snapshot, `reconcile`, write."""
 
-    def __init__(self, state: OperatorState, client: Any) -> None:
+    def __init__(self, state: OperatorState, client: KubeClient) -> None:
         self.state = state
         self.client = client
         self.started = 0.0
@@ -666,7 +669,7 @@ class OperatorPasses:
         metrics.RECONCILE_ERRORS.inc()
 
 
-async def _prime_until_read(state: OperatorState, client: Any) -> None:
+async def _prime_until_read(state: OperatorState, client: KubeClient) -> None:
     while True:
         try:
             await _prime(state, client)

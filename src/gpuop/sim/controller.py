@@ -28,6 +28,7 @@ from gpuop.api.cards import GpuCard
 from gpuop.api.labels import DEFAULT_VGPU_CONFIGMAP, SIM_LABEL
 from gpuop.catalog import operand_table
 from gpuop.kube import KubeconfigSource, async_client, ops
+from gpuop.kube.client import KubeClient
 from gpuop.kube.controller import (
     BoundedWriter,
     ControllerLoop,
@@ -127,7 +128,7 @@ class SimState:
         self.hardware: dict[str, tuple[GpuCard, ...]] = {}
         self.host: dict[str, dict[str, str]] = {}
 
-    def watch(self, client: Any) -> list[Informer[Any]]:
+    def watch(self, client: KubeClient) -> list[Informer[Any]]:
         self.nodes = Informer(
             client, "Node", _slim_node, self._node_changed, labels={SIM_LABEL: "true"}
         )

@@ -21,6 +21,7 @@ from typing import Any
 from gpuop.api.cards import GpuCard
 from gpuop.api.labels import SIM_LABEL
 from gpuop.kube import ops
+from gpuop.kube.client import KubeClient
 from gpuop.kube.controller import (
     BoundedWriter,
     ControllerLoop,
@@ -81,7 +82,7 @@ class DraState:
         self.written_claims: dict[str, tuple[dict[str, Any], ...]] = {}
         self.passes = 0
 
-    def watch(self, client: Any) -> list[Informer[Any]]:
+    def watch(self, client: KubeClient) -> list[Informer[Any]]:
         changed = self._changed
         self.nodes = Informer(client, "Node", _slim_node, changed, labels={SIM_LABEL: "true"})
         self.pods = Informer(

@@ -19,6 +19,7 @@ from typing import Any
 
 from gpuop.api.cards import GpuCard, decode_cards
 from gpuop.kube import ops
+from gpuop.kube.client import KubeClient, SyncKubeClient
 from gpuop.sim.hardware import HARDWARE_CONFIGMAP, NodeSpec, hardware_entries, node_manifest
 
 DEFAULT_NAMESPACE = "gpu-operator"
@@ -53,7 +54,7 @@ def parse_hardware(data: Mapping[str, str] | None) -> dict[str, tuple[GpuCard, .
     return machines
 
 
-def register_hardware(client: Any, specs: Sequence[NodeSpec], namespace: str) -> None:
+def register_hardware(client: SyncKubeClient, specs: Sequence[NodeSpec], namespace: str) -> None:
     """Record the cards of these machines (one write per ConfigMap they land in)."""
     if specs:
         ops.ensure_namespace_sync(client, namespace)
@@ -62,19 +63,19 @@ def register_hardware(client: Any, specs: Sequence[NodeSpec], namespace: str) ->
             ops.merge_configmap_data_sync(client, name, namespace, data)
 
 
-def forget_hardware(client: Any, names: Sequence[str], namespace: str) -> None:
+def forget_hardware(client: SyncKubeClient, names: Sequence[str], namespace: str) -> None:
     for name, data in sorted(_by_configmap(dict.fromkeys(names)).items()):
         ops.merge_configmap_data_sync(client, name, namespace, data)
 
 
-def hardware_of(client: Any, namespace: str) -> dict[str, tuple[GpuCard, ...]]:
+def hardware_of(client: SyncKubeClient, namespace: str) -> dict[str, tuple[GpuCard, ...]]:
     """Every registered machine's cards."""
     return _merged(
         ops.configmap_data_sync(client, name, namespace) for name in hardware_configmaps()
     )
 
 
-async def read_hardware(client: Any, namespace: str) -> dict[str, tuple[GpuCard, ...]]:
+async def read_hardware(client: KubeClient, namespace: str) -> dict[str, tuple[GpuCard, ...]]:
     """Every registered machine's cards (the simulator's asynchronous read)."""
     return _merged(
         await asyncio.gather(
@@ -92,7 +93,7 @@ def _merged(parts: Iterable[Mapping[str, str] | None]) -> dict[str, tuple[GpuCar
 
 
 def add_nodes(
-    client: Any,
+    client: SyncKubeClient,
     specs: Sequence[NodeSpec],
     namespace: str = DEFAULT_NAMESPACE,
     progress: Callable[[int], None] | None = None,
@@ -101,7 +102,7 @@ def add_nodes(
     register_hardware(client, specs, namespace)
     created = []
     for done, spec in enumerate(specs, 1):
-        created.append(ops.create_node(client, node_manifest(spec)))
+        created.append(ops.create_object_sync(client, node_manifest(spec)))
         if progress is not None:
             progress(done)
     return created

@@ -63,9 +63,12 @@ def fleet(e2e_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     simulator_kubeconfig = stack.install_simulator_access(kubeconfig, work)
     register_hardware(client, [NodeSpec(n, "A10", 2) for n in names], stack.NAMESPACE)
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda n: ops.delete_node(client, n), names))
+        list(pool.map(lambda n: ops.delete_node_sync(client, n), names))
         list(
-            pool.map(lambda n: ops.create_node(client, node_manifest(NodeSpec(n, "A10", 2))), names)
+            pool.map(
+                lambda n: ops.create_object_sync(client, node_manifest(NodeSpec(n, "A10", 2))),
+                names,
+            )
         )
     operator = stack.start_operator(operator_kubeconfig, work / "logs")
     # A second replica stands by; the test kills whichever leads mid-rollout.
@@ -94,7 +97,7 @@ def fleet(e2e_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     simulator.stop()
     stack.delete_cluster_policy(kubeconfig, POLICY)
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda n: ops.delete_node(client, n), names))
+        list(pool.map(lambda n: ops.delete_node_sync(client, n), names))
 
 
 def _fleet_state(client: Client, names: list[str]) -> dict[str, tuple[str, bool]]:
