@@ -186,6 +186,7 @@ advertise comes from `gpuop plan` (the planner); the checker only compares.
 gpuop check dump.json                     # kubectl get nodes,pods,... -o json
 gpuop check nodes.yaml policy.yaml -      # several files, multi-document YAML, stdin
 gpuop check ./bundle                      # a directory written by `gpuop collect`
+gpuop check describe.txt                  # `kubectl describe node` output, as posted
 gpuop check --live --context lab          # read the cluster directly
 gpuop check dump.json -o json|sarif       # machine-readable output
 ```

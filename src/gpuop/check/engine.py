@@ -210,9 +210,10 @@ def _report(ctx: CheckContext, info: Any) -> Report:
             )
             described[id(plan)] = facts
         summary = NodeSummary(node.name, *facts)._replace(management=management)
-        if not summary.gpu_node and any(count > 0 for count in node.counts.values()):
+        if not summary.gpu_node and node.counts:
             # No label the planner reads marks its GPUs (a managed cloud's node, say), yet
-            # it advertises NVIDIA devices: it is a GPU node all the same.
+            # a plugin registered NVIDIA devices: it is a GPU node all the same, even where
+            # it registered none usable (0 devices, a finding of its own).
             summary = summary._replace(gpu_node=True)
         nodes.append(summary)
     release = None if ctx.operator_absent else ctx.release

@@ -42,6 +42,7 @@ from gpuop.manifests import (
     load_objects,
     load_yaml_documents,
 )
+from gpuop.manifests.describe import parse_describe
 from gpuop.naming import PciDatabase
 
 if TYPE_CHECKING:
@@ -173,8 +174,20 @@ def read_objects(paths: Sequence[str]) -> list[Any]:
     objects: list[Any] = []
     for file in expand(paths):
         source = "<stdin>" if file == STDIN else file
+        text = read_input_text(file)
+        described = parse_describe(text)
+        if described is not None:
+            note_at_exit(
+                f"gpuop: {shown(source)}: `kubectl describe node` output: read {described.nodes}"
+                f" Node{'s' if described.nodes != 1 else ''} and the"
+                f" {described.pods_without_specs} pods they list, by name only (describe"
+                " shows no pod images, labels or requests); `kubectl get nodes,pods -A -o"
+                " yaml` or `gpuop collect` gives the whole picture"
+            )
+            objects.extend(described.objects)
+            continue
         try:
-            objects.extend(load_objects(read_input_text(file), source))
+            objects.extend(load_objects(text, source))
         except ManifestError as exc:
             raise UserError(str(exc)) from None
     return objects

@@ -8,7 +8,9 @@
   server write them; items of a typed list that lack ``kind`` or
   ``apiVersion`` (raw API list responses omit them) get them from the list;
 * a YAML stream of several documents separated by ``---``; empty documents
-  are skipped.
+  are skipped;
+* ``kubectl describe node`` output, one node or many (`gpuop.manifests.describe`): each
+  node as a Node, each pod it lists as a Pod known by name.
 
 It returns a flat list of plain dicts.  Anything it cannot read raises
 :class:`ManifestError`, which names the source, the document (1-based) and,
@@ -36,6 +38,8 @@ from itertools import accumulate
 from typing import Any, Final
 
 import yaml
+
+from gpuop.manifests.describe import parse_describe
 
 __all__ = [
     "ALIAS_BOMB",
@@ -371,6 +375,8 @@ def load_objects(text: str, source: str = "<input>") -> list[dict[str, Any]]:
     that fails too the JSON error is reported, being the more precise one.
     """
     body = text.lstrip("\ufeff")
+    if body.lstrip(" \t\r\n")[:1] not in ("{", "[") and (described := parse_describe(body)):
+        return described.objects
     if body.lstrip(" \t\r\n")[:1] in ("{", "["):
         try:
             return _load_json(body, source)

@@ -140,6 +140,13 @@ def standalone(gpus: str = "4") -> list[dict[str, Any]]:
     return [node, *_standalone("nvdp-1")]
 
 
+def hand_labelled() -> list[dict[str, Any]]:
+    """Nodes alone from a standalone-plugin cluster whose guide had users set
+    `nvidia.com/gpu.present=true` by hand (the label the operator's NFD rule sets too)."""
+    labels = {**_gfd("Tesla-T4", 1), "nvidia.com/gpu.present": "true"}
+    return [_node("t4-1", labels, {"nvidia.com/gpu": "1"})]
+
+
 def _plugin_config(replicas: int, rename: bool) -> dict[str, Any]:
     """The chart's config ConfigMap (`config.map`), key `a100-ts`: time-slicing."""
     config = (
@@ -431,6 +438,7 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         {"ts-1": "nvidia-device-plugin"},
         ["GPU212 Node/ts-1"],
     ),
+    "hand-labelled-gpu-present": (hand_labelled, {"t4-1": "nvidia-device-plugin"}, []),
     "standalone-mps": (mps, {"mps-1": "nvidia-device-plugin"}, []),
     "standalone-mig-mixed": (mig, {"mig-1": "nvidia-device-plugin"}, []),
     "standalone-mig-strategy-not-applied": (

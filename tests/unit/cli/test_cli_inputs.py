@@ -489,3 +489,19 @@ def test_check_takes_the_release_by_either_name(gpuop: RunCli) -> None:
     by_release = gpuop("check", NODES, "--operator-release", "v25.10.0", "-o", "json")
     assert by_version.code == by_release.code and by_version.stdout == by_release.stdout
     assert json.loads(by_release.stdout)["operator_release"]["version"] == "25.10.0"
+
+
+def test_the_cli_says_what_describe_output_leaves_out(gpuop: RunCli) -> None:
+    result = gpuop(
+        "check",
+        "-",
+        "-o",
+        "json",
+        input=(
+            Path(__file__).parents[2] / "data" / "describe" / "aks-gpu-two-nodes.txt"
+        ).read_text(),
+    )
+    assert result.code == 1, result.stderr
+    assert json.loads(result.stdout)["summary"]["objects"] == {"Node": 2, "Pod": 3}
+    assert "`kubectl describe node` output: read 2 Nodes" in result.stderr
+    assert "by name only" in result.stderr

@@ -1,0 +1,188 @@
+"""Nodes from `kubectl describe node` output, the form most cluster states are posted in.
+
+Bug reports and forum threads carry `kubectl describe node` far more often than
+`kubectl get node -o yaml`, so `gpuop check` and the other readers take it as a dump: each
+`Name:` block becomes a Node with what the text shows (labels, annotations, taints,
+`Unschedulable`, capacity, allocatable, system info), and each row of its
+`Non-terminated Pods` table a Pod bound to it, known by namespace and name only. What the
+text does not show (a pod's images, labels and requests; a node's conditions as objects)
+is left out rather than guessed; `DescribedNodes.pods_without_specs` says so.
+
+    nodes = parse_describe(text)           # None when `text` is not describe output
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = ["DescribedNodes", "looks_like_describe", "parse_describe"]
+
+_NAME_LINE: Final = re.compile(r"^Name:[ \t]+(\S+)[ \t]*$", re.M)
+# Section headings only `kubectl describe node` prints at column 0.
+_NODE_SECTION: Final = re.compile(r"^(Capacity|Allocatable|System Info|Non-terminated Pods):", re.M)
+_SECTION: Final = re.compile(r"^([A-Z][A-Za-z -]*):(?:[ \t]+(.*))?$")
+_NODE_INFO_FIELDS: Final = {
+    "Machine ID": "machineID",
+    "System UUID": "systemUUID",
+    "Boot ID": "bootID",
+    "Kernel Version": "kernelVersion",
+    "OS Image": "osImage",
+    "Operating System": "operatingSystem",
+    "Architecture": "architecture",
+    "Container Runtime Version": "containerRuntimeVersion",
+    "Kubelet Version": "kubeletVersion",
+    "Kube-Proxy Version": "kubeProxyVersion",
+}
+_TAINT: Final = re.compile(r"^(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>\w+)$")
+_NONE: Final = "<none>"
+
+
+def looks_like_describe(text: str) -> bool:
+    """Whether `text` is `kubectl describe node` output (a `Name:` line and a node section)."""
+    return bool(_NAME_LINE.search(text)) and bool(_NODE_SECTION.search(text))
+
+
+@dataclass
+class DescribedNodes:
+    """The Nodes and Pods read from describe output."""
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    nodes: int = 0
+    pods_without_specs: int = 0
+
+
+def _blocks(lines: list[str]) -> Iterator[list[str]]:
+    """The lines of each node, from its `Name:` line to the next one."""
+    current: list[str] | None = None
+    for line in lines:
+        if _NAME_LINE.match(line):
+            if current is not None:
+                yield current
+            current = [line]
+        elif current is not None:
+            current.append(line)
+    if current is not None:
+        yield current
+
+
+def _sections(block: list[str]) -> dict[str, list[str]]:
+    """Each column-0 heading's lines: the text after the heading, then the indented lines."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in block:
+        if not line.strip():
+            continue
+        heading = _SECTION.match(line) if not line[0].isspace() else None
+        if heading is not None:
+            current = sections.setdefault(heading.group(1), [])
+            first = (heading.group(2) or "").strip()
+            if first:
+                current.append(first)
+        elif current is not None and line[0].isspace():
+            current.append(line.strip())
+        else:
+            current = None
+    return sections
+
+
+def _pairs(lines: list[str], separator: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in lines:
+        if line == _NONE:
+            continue
+        key, sep, value = line.partition(separator)
+        if sep and key.strip():
+            found[key.strip()] = value.strip()
+    return found
+
+
+def _taints(lines: list[str]) -> list[dict[str, str]]:
+    taints = []
+    for line in lines:
+        match = _TAINT.match(line)
+        if match is None:
+            continue
+        taint = {"key": match.group("key"), "effect": match.group("effect")}
+        if match.group("value"):
+            taint["value"] = match.group("value")
+        taints.append(taint)
+    return taints
+
+
+def _pod_rows(lines: list[str]) -> list[tuple[str, str]]:
+    """(namespace, name) of each row of the pods table (after its `----` line)."""
+    rows = []
+    started = False
+    for line in lines:
+        if line.startswith("---"):
+            started = True
+            continue
+        parts = line.split()
+        if started and len(parts) >= 2 and not line.startswith("("):
+            rows.append((parts[0], parts[1]))
+    return rows
+
+
+def _node(name: str, sections: dict[str, list[str]]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name}
+    labels = _pairs(sections.get("Labels", []), "=")
+    if labels:
+        metadata["labels"] = labels
+    annotations = _pairs(sections.get("Annotations", []), ":")
+    if annotations:
+        metadata["annotations"] = annotations
+    spec: dict[str, Any] = {}
+    taints = _taints(sections.get("Taints", []))
+    if taints:
+        spec["taints"] = taints
+    if (sections.get("Unschedulable") or [""])[0] == "true":
+        spec["unschedulable"] = True
+    status: dict[str, Any] = {}
+    for heading, key in (("Capacity", "capacity"), ("Allocatable", "allocatable")):
+        quantities = _pairs(sections.get(heading, []), ":")
+        if quantities:
+            status[key] = quantities
+    info = _pairs(sections.get("System Info", []), ":")
+    node_info = {_NODE_INFO_FIELDS[k]: v for k, v in info.items() if k in _NODE_INFO_FIELDS}
+    if node_info:
+        status["nodeInfo"] = node_info
+    node: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": metadata}
+    if spec:
+        node["spec"] = spec
+    if status:
+        node["status"] = status
+    return node
+
+
+def parse_describe(text: str) -> DescribedNodes | None:
+    """The Nodes (and their pods) in `kubectl describe node` output; None for other text."""
+    text = textwrap.dedent(text.replace("\r\n", "\n").expandtabs(8))  # pasted indented
+    if not looks_like_describe(text):
+        return None
+    result = DescribedNodes()
+    lines = text.split("\n")
+    for block in _blocks(lines):
+        name_line = _NAME_LINE.match(block[0])
+        assert name_line is not None
+        sections = _sections(block[1:])
+        if not sections.keys() & {"Capacity", "Allocatable", "System Info", "Labels"}:
+            continue  # another kind's describe output
+        name = name_line.group(1)
+        result.objects.append(_node(name, sections))
+        result.nodes += 1
+        for namespace, pod in _pod_rows(sections.get("Non-terminated Pods", [])):
+            result.objects.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": pod, "namespace": namespace},
+                    "spec": {"nodeName": name, "containers": []},
+                    "status": {"phase": "Running"},
+                }
+            )
+            result.pods_without_specs += 1
+    return result if result.nodes else None

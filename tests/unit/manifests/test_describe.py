@@ -1,0 +1,61 @@
+"""`kubectl describe node` output read as Nodes and the pods they list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuop.check import run_checks
+from gpuop.manifests import load_objects
+from gpuop.manifests.describe import looks_like_describe, parse_describe
+
+DATA = Path(__file__).parents[2] / "data" / "describe"
+AKS = (DATA / "aks-gpu-two-nodes.txt").read_text()
+
+
+def test_every_node_block_becomes_a_node_with_what_the_text_shows() -> None:
+    described = parse_describe(AKS)
+    assert described is not None
+    assert (described.nodes, described.pods_without_specs) == (2, 3)
+    first, *pods, second = described.objects
+    assert first["metadata"]["name"] == "aks-gpunp-12345678-vmss000000"
+    assert first["metadata"]["labels"]["kubernetes.azure.com/accelerator"] == "nvidia"
+    assert first["metadata"]["annotations"]["csi.volume.kubernetes.io/nodeid"] == (
+        '{"disk.csi.azure.com":"aks-gpunp-12345678-vmss000000"}'
+    )
+    assert first["spec"] == {"taints": [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]}
+    assert first["status"]["capacity"]["nvidia.com/gpu"] == "1"
+    assert first["status"]["allocatable"]["cpu"] == "3860m"
+    assert first["status"]["nodeInfo"]["osImage"] == "Ubuntu 22.04.5 LTS"
+    assert first["status"]["nodeInfo"]["kubeletVersion"] == "v1.29.9"
+    assert [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods] == [
+        ("default", "samples-tf-mnist-demo-7x2lq"),
+        ("kube-system", "kube-proxy-9s8kd"),
+        ("kube-system", "nvidia-device-plugin-daemonset-4kq7w"),
+    ]
+    assert {p["spec"]["nodeName"] for p in pods} == {first["metadata"]["name"]}
+    assert second["spec"]["unschedulable"] is True
+    assert second["spec"]["taints"][1] == {
+        "key": "node.kubernetes.io/unschedulable",
+        "effect": "NoSchedule",
+    }
+
+
+def test_pasted_indented_or_with_windows_line_ends_reads_the_same() -> None:
+    indented = "\r\n".join("    " + line for line in AKS.split("\n"))
+    assert load_objects(indented) == load_objects(AKS)
+
+
+def test_yaml_and_other_describe_output_are_not_taken_for_it() -> None:
+    assert not looks_like_describe("kind: Node\nmetadata:\n  name: a\n")
+    assert parse_describe("Name:         p\nNamespace:    default\nStatus:  Running\n") is None
+
+
+def test_check_reads_it_names_the_manager_and_finds_the_empty_gpu_resource(
+    tmp_path: Path,
+) -> None:
+    report = run_checks(load_objects(AKS))
+    managers = {n.name: (n.management or {}).get("managers") for n in report.nodes}
+    assert set(managers) == {"aks-gpunp-12345678-vmss000000", "aks-gpunp-12345678-vmss000001"}
+    assert all(m for m in managers.values())
+    problems = {(f.code, f.node) for f in report.findings if f.severity != "info"}
+    assert {node for _, node in problems} == {"aks-gpunp-12345678-vmss000001"}
