@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX
+from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX, RESOURCE_PREFIX
 from gpuop.api.wording import listed
 from gpuop.check.advertised import SHARED_SUFFIX, gfd_replicas
 from gpuop.check.context import CheckContext, NodeInfo
@@ -51,19 +51,34 @@ class SharingConfig:
         return name, gpus * (self.replicas if shared else 1)
 
 
+# The top-level keys of the plugin's config file (`api/config/v1.Config`).
+_CONFIG_KEYS = frozenset({"version", "flags", "resources", "sharing", "imex"})
+
+
+def _resource_name(name: str) -> str:
+    """A config's resource name as the plugin reads it: `gpu` is `nvidia.com/gpu`."""
+    return name if name.startswith(RESOURCE_PREFIX) else RESOURCE_PREFIX + name
+
+
 def _parse(value: str, source: str) -> SharingConfig | None:
+    """The plugin's reading of one config file; None for what is not one. As the plugin
+    reads it: a missing `version` is v1, a resource `name` without a prefix is under
+    `nvidia.com/`, and a resource's own `rename` is ignored (the plugin turns per-resource
+    renaming off and warns): only `renameByDefault` renames."""
     try:
         documents = load_yaml_documents(value, source)
     except ManifestError:
         return None
     document = documents[0] if documents else None
-    if not isinstance(document, Mapping) or text(document, "version") != "v1":
+    if not isinstance(document, Mapping) or not document.keys() & _CONFIG_KEYS:
+        return None
+    if text(document, "version") not in ("", "v1"):
         return None
     mig_strategy = text(document, "flags", "migStrategy") or None
     for strategy, key in (("time-slicing", "timeSlicing"), ("mps", "mps")):
         section = mapping(document, "sharing", key)
         for resource in sequence(section, "resources"):
-            if text(resource, "name") == CONTAINER_RESOURCE:
+            if _resource_name(text(resource, "name")) == CONTAINER_RESOURCE:
                 replicas = get(resource, "replicas")
                 if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas > 0:
                     rename = section.get("renameByDefault") is True
@@ -77,7 +92,7 @@ def sharing_configs(ctx: CheckContext) -> dict[str, SharingConfig]:
     for configmap in ctx.state.configmaps:
         name = text(configmap, "metadata", "name")
         for key, value in sorted(mapping(configmap, "data").items()):
-            if isinstance(value, str) and "version" in value:
+            if isinstance(value, str) and any(k in value for k in _CONFIG_KEYS):
                 parsed = _parse(value, f"ConfigMap {name} key {key}")
                 if parsed is not None:
                     found.setdefault(str(key), parsed)

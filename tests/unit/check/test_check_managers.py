@@ -105,3 +105,21 @@ def test_a_zero_device_resource_on_an_operator_node_is_named_not_called_missing(
     report = run_checks(load_objects(text, "op-0"))
     codes = {f.code for f in report.findings}
     assert "GPU211" in codes and "GPU207" not in codes
+
+
+def test_a_sharing_config_is_read_as_the_plugin_reads_it() -> None:
+    objects = managers_corpus.time_slicing()
+    configmap = objects[-1]
+    # No `version` (the plugin reads v1), `gpu` for `nvidia.com/gpu`: still a config, whose
+    # renameByDefault the node (advertising `nvidia.com/gpu`) does not follow.
+    configmap["data"]["a100-ts"] = (
+        "sharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
+        "    - name: gpu\n      replicas: 4\n"
+    )
+    assert run_checks(objects).codes() >= {("GPU212", "Node/ts-1")}
+    # A resource's own `rename` the plugin ignores (it warns): no `.shared` name is due.
+    configmap["data"]["a100-ts"] = (
+        "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n"
+        "      rename: nvidia.com/gpu.shared\n      replicas: 4\n"
+    )
+    assert not [f for f in run_checks(objects).findings if f.severity != "info"]
