@@ -207,7 +207,9 @@ label only it sets, the OS image or a resource only it advertises names it; with
 a platform's label or what the cluster holds (a ClusterPolicy, the plugin's DaemonSet,
 GPU feature discovery's labels) does. The GPU Operator's rules (workload configs, deploy
 labels, operands) judge only its nodes; the standalone plugin's nodes are checked for the
-names and counts its sharing config gives; every node for resources registered with no
+names and counts its sharing config gives, read as the plugin reads it (the node's
+`nvidia.com/device-plugin.config`, else its DaemonSet's DEFAULT_CONFIG and fallback
+strategies; the DaemonSet's MIG_STRATEGY over the file's); every node for resources registered with no
 device (GPU211); two managers that each register `nvidia.com/gpu` on one node are GPU108.
 The text report's first lines count the nodes of each manager when any is not the GPU
 Operator; `-o json` says it per node (`nodes[].management`, with the evidence) and in

@@ -9,7 +9,7 @@ compared in `gpuop.check.advertised`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpuop.api.labels import (
@@ -37,7 +37,15 @@ from gpuop.check.managers import DEVICE_PLUGIN, UNMANAGED, Management
 from gpuop.check.operands import operand_pods_on
 from gpuop.check.release import detect_release
 from gpuop.check.rules import rule
-from gpuop.check.sharing import CONFIG_LABEL, check_sharing, sharing_configs
+from gpuop.check.sharing import (
+    CONFIG_LABEL,
+    PluginSettings,
+    check_sharing,
+    plugin_settings,
+    sharing_configs,
+)
+from gpuop.check.state import PodView
+from gpuop.manifests.fields import text
 from gpuop.naming import classify_resource, resource_name_problem
 from gpuop.planner import NodePlan
 from gpuop.policy import ResolvedPolicy
@@ -85,14 +93,18 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
     if ctx.release is None:
         ctx.release = detect_release(ctx.state)
     configs = sharing_configs(ctx)
+    plugins = _standalone_plugins(ctx)
+    pods = ctx.state.active_pods_by_node if len(plugins) > 1 else {}
     for info in ctx.nodes:
         management = ctx.management.get(info.name, UNMANAGED)
+        plugin = _plugin_of(plugins, pods.get(info.name, ()))
         key = (
             info.view.plan_key,
             frozenset(info.counts.items()),
             tuple(info.bad_quantities),
             management.managers,
             info.view.labels.get(CONFIG_LABEL),
+            plugin,
         )
         if memo and key in healthy:
             continue
@@ -107,7 +119,7 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             # operator's labels and workload configs do not.
             if info.plan.gpu_node and info.plan.workload.config in (None, "container"):
                 _check_gpu_node(ctx, info, info.plan, policy, operator=False)
-                check_sharing(ctx, info, configs)
+                check_sharing(ctx, info, configs, plugin=plugin)
             else:
                 _check_zero_devices(ctx, info, tuple(info.counts))
         elif not management.operator:
@@ -124,6 +136,33 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             _at_most_warnings(ctx, before)
         if len(ctx.findings) == before:
             healthy.add(key)
+
+
+def _standalone_plugins(ctx: CheckContext) -> dict[str, PluginSettings]:
+    """The standalone device plugin DaemonSets in the input (not the operator's), by name."""
+    operands = operand_table()
+    found = {}
+    for daemonset in ctx.state.daemonsets:
+        name = text(daemonset, "metadata", "name")
+        if operands.operand_for_daemonset(name) is not None:
+            continue
+        settings = plugin_settings(daemonset)
+        if settings is not None:
+            found[name] = settings
+    return found
+
+
+def _plugin_of(
+    plugins: Mapping[str, PluginSettings], pods: Iterable[PodView]
+) -> PluginSettings | None:
+    """The plugin DaemonSet serving a node: the one whose pod runs there, else the only one."""
+    if len(plugins) == 1:
+        return next(iter(plugins.values()))
+    for pod in pods:
+        for kind, owner in pod.owners:
+            if kind == "DaemonSet" and owner in plugins:
+                return plugins[owner]
+    return None
 
 
 def _at_most_warnings(ctx: CheckContext, since: int) -> None:

@@ -16,8 +16,9 @@ config failed to load.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX, RESOURCE_PREFIX
 from gpuop.api.wording import listed
@@ -107,19 +108,138 @@ def _default_key(ctx: CheckContext) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class PluginSettings:
+    """What the standalone plugin's DaemonSet sets beside its config files (the Helm
+    chart's `migStrategy`, `config.default`, `config.fallbackStrategies`, `config.name`)."""
+
+    daemonset: str
+    # MIG_STRATEGY of the plugin container: a set flag wins over the config file's.
+    mig_strategy: str | None
+    # DEFAULT_CONFIG and FALLBACK_STRATEGIES of its config-manager: the config of a node
+    # without the label.
+    default_config: str | None
+    fallbacks: tuple[str, ...]
+    # The ConfigMap mounted as the available configs.
+    configmap: str | None
+
+    def config_key(self, keys: Collection[str]) -> str | None:
+        """The config a node without `nvidia.com/device-plugin.config` gets, as the
+        config-manager picks it: the default, else `default` (named), else the only key."""
+        if self.default_config:
+            return self.default_config
+        if "named" in self.fallbacks and "default" in keys:
+            return "default"
+        if "single" in self.fallbacks and len(keys) == 1:
+            return next(iter(keys))
+        return None
+
+
+def _configmap_keys(ctx: CheckContext, name: str | None) -> set[str]:
+    """The keys of the ConfigMap `name` in the input (none when it is not there)."""
+    return {
+        str(key)
+        for configmap in ctx.state.configmaps
+        if name and text(configmap, "metadata", "name") == name
+        for key in mapping(configmap, "data")
+    }
+
+
+# The chart's `config.fallbackStrategies` when the DaemonSet does not say.
+_DEFAULT_FALLBACKS = ("named", "single")
+_PLUGIN_CONTAINER = "nvidia-device-plugin-ctr"
+_PLUGIN_COMMAND = "nvidia-device-plugin"
+_CONFIG_MANAGER = "config-manager"
+_CONFIGS_VOLUME = "available-configs"
+
+
+def _env(container: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        text(item, "name"): text(item, "value")
+        for item in sequence(container, "env")
+        if isinstance(item, Mapping) and isinstance(item.get("value"), str)
+    }
+
+
+def _commands(container: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(c for c in sequence(container, "command") if isinstance(c, str))
+
+
+def plugin_settings(daemonset: Mapping[str, Any]) -> PluginSettings | None:
+    """The settings of a standalone device plugin DaemonSet; None for another DaemonSet."""
+    spec = mapping(daemonset, "spec", "template", "spec")
+    containers = [
+        c
+        for field in ("initContainers", "containers")
+        for c in sequence(spec, field)
+        if isinstance(c, Mapping)
+    ]
+    plugin = next(
+        (
+            c
+            for c in containers
+            if text(c, "name") == _PLUGIN_CONTAINER or _PLUGIN_COMMAND in _commands(c)
+        ),
+        None,
+    )
+    if plugin is None:
+        return None
+    manager = next((_env(c) for c in containers if _CONFIG_MANAGER in _commands(c)), {})
+    fallbacks = manager.get("FALLBACK_STRATEGIES")
+    configmap = next(
+        (
+            text(volume, "configMap", "name")
+            for volume in sequence(spec, "volumes")
+            if text(volume, "name") == _CONFIGS_VOLUME
+        ),
+        None,
+    )
+    namespace = text(daemonset, "metadata", "namespace")
+    return PluginSettings(
+        daemonset=f"{namespace}/{text(daemonset, 'metadata', 'name')}",
+        mig_strategy=_env(plugin).get("MIG_STRATEGY") or None,
+        default_config=manager.get("DEFAULT_CONFIG") or None,
+        fallbacks=(
+            tuple(f.strip() for f in fallbacks.split(",") if f.strip())
+            if fallbacks is not None
+            else _DEFAULT_FALLBACKS
+        ),
+        configmap=configmap or None,
+    )
+
+
 def check_sharing(
     ctx: CheckContext,
     info: NodeInfo,
     configs: Mapping[str, SharingConfig],
     *,
     operator_mig_strategy: str | None = None,
+    plugin: PluginSettings | None = None,
 ) -> None:
     """GPU212 when the node's `nvidia.com/gpu` names or replicas, or its MIG strategy, do not
-    follow its config; `operator_mig_strategy`: the ClusterPolicy's, on the operator's nodes."""
+    follow its config; `operator_mig_strategy`: the ClusterPolicy's, on the operator's nodes;
+    `plugin`: the standalone plugin DaemonSet's settings, on its nodes."""
     labels = info.view.labels
-    key = labels.get(CONFIG_LABEL) or _default_key(ctx)
+    key = labels.get(CONFIG_LABEL)
+    if key is None:
+        key = (
+            plugin.config_key(_configmap_keys(ctx, plugin.configmap) or configs)
+            if plugin is not None
+            else _default_key(ctx)
+        )
     config = configs.get(key or "")
-    if _check_mig_strategy(ctx, info, key, config, operator_mig_strategy):
+    mig_override = None
+    if operator_mig_strategy is not None:
+        mig_override = (
+            operator_mig_strategy,
+            f"the ClusterPolicy's mig.strategy {operator_mig_strategy}",
+        )
+    elif plugin is not None and plugin.mig_strategy is not None:
+        mig_override = (
+            plugin.mig_strategy,
+            f"MIG_STRATEGY={plugin.mig_strategy} of DaemonSet {plugin.daemonset}",
+        )
+    if _check_mig_strategy(ctx, info, key, config, mig_override):
         return
     raw_count = labels.get(GPU_COUNT_LABEL, "")
     if config is None or not raw_count.isdigit() or gfd_replicas(labels) == 0:
@@ -164,15 +284,13 @@ def _check_mig_strategy(
     info: NodeInfo,
     key: str | None,
     config: SharingConfig | None,
-    operator_mig_strategy: str | None,
+    mig_override: tuple[str, str] | None,
 ) -> bool:
     """GPU212 (and True) when the node's MIG names or GFD's strategy label contradict the
-    MIG strategy in effect: the ClusterPolicy's on the operator's nodes, else the config's."""
-    if operator_mig_strategy is not None:
-        wanted, source = (
-            operator_mig_strategy,
-            f"the ClusterPolicy's mig.strategy {operator_mig_strategy}",
-        )
+    MIG strategy in effect: a flag's where one is set (the ClusterPolicy's `mig.strategy` on
+    the operator's nodes, the DaemonSet's MIG_STRATEGY), else the config's."""
+    if mig_override is not None:
+        wanted, source = mig_override
     elif config is not None:
         wanted = config.mig_strategy or DEFAULT_MIG_STRATEGY
         set_by = "flags.migStrategy" if config.mig_strategy else "no flags.migStrategy, the default"
@@ -197,4 +315,4 @@ def _check_mig_strategy(
     return True
 
 
-__all__ = ["SharingConfig", "check_sharing", "sharing_configs"]
+__all__ = ["PluginSettings", "SharingConfig", "check_sharing", "plugin_settings", "sharing_configs"]

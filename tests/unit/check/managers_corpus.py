@@ -140,6 +140,79 @@ def standalone(gpus: str = "4") -> list[dict[str, Any]]:
     return [node, *_standalone("nvdp-1")]
 
 
+def _chart_daemonset(
+    mig_strategy: str | None = None, default: str = "", configmap: str = "nvdp-configs"
+) -> dict[str, Any]:
+    """The plugin DaemonSet as the chart renders it with `config.map` (upstream's
+    `templates/daemonset-device-plugin.yml`): a config-manager init container and sidecar
+    with DEFAULT_CONFIG and FALLBACK_STRATEGIES, the plugin container with MIG_STRATEGY
+    when `migStrategy` is set, the ConfigMap mounted as `available-configs`."""
+    manager_env = [
+        {"name": "NODE_LABEL", "value": "nvidia.com/device-plugin.config"},
+        {"name": "DEFAULT_CONFIG", "value": default},
+        {"name": "FALLBACK_STRATEGIES", "value": "named,single"},
+    ]
+    plugin_env = [{"name": "MPS_ROOT", "value": "/run/nvidia/mps"}]
+    if mig_strategy is not None:
+        plugin_env.append({"name": "MIG_STRATEGY", "value": mig_strategy})
+    manager = {"image": _NVDP, "command": ["config-manager"], "env": manager_env}
+    labels = {
+        "app.kubernetes.io/name": "nvidia-device-plugin",
+        "app.kubernetes.io/instance": "nvdp",
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nvdp-nvidia-device-plugin", "namespace": "nvidia-device-plugin"},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "initContainers": [{"name": "nvidia-device-plugin-init", **manager}],
+                    "containers": [
+                        {"name": "nvidia-device-plugin-sidecar", **manager},
+                        {
+                            "name": "nvidia-device-plugin-ctr",
+                            "image": _NVDP,
+                            "command": ["nvidia-device-plugin"],
+                            "env": plugin_env,
+                        },
+                    ],
+                    "volumes": [
+                        {"name": "available-configs", "configMap": {"name": configmap}},
+                        {"name": "config", "emptyDir": {}},
+                    ],
+                },
+            },
+        },
+    }
+
+
+def mig_flag() -> list[dict[str, Any]]:
+    """MIG under the chart's `migStrategy=mixed` (the plugin's MIG_STRATEGY), with a config
+    file that sets no strategy: the flag wins, so mixed names are right."""
+    objects = mig(labelled="mixed")
+    config = objects[-1]
+    config["data"]["a100-mig"] = "version: v1\n"
+    return [*objects, _chart_daemonset(mig_strategy="mixed")]
+
+
+def default_config(renamed: bool = False) -> list[dict[str, Any]]:
+    """A node without `nvidia.com/device-plugin.config`: the config-manager falls back to
+    the ConfigMap's `default` key (the chart's `named` strategy), here time-slicing."""
+    objects = time_slicing()
+    node = objects[0]
+    del node["metadata"]["labels"]["nvidia.com/device-plugin.config"]
+    config = objects[-1]
+    config["data"] = {
+        "default": config["data"]["a100-ts"].replace(
+            "renameByDefault: false", f"renameByDefault: {'true' if renamed else 'false'}"
+        )
+    }
+    return [*objects, _chart_daemonset()]
+
+
 def hand_labelled() -> list[dict[str, Any]]:
     """Nodes alone from a standalone-plugin cluster whose guide had users set
     `nvidia.com/gpu.present=true` by hand (the label the operator's NFD rule sets too)."""
@@ -435,6 +508,13 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     ),
     "standalone-time-slicing-not-renamed": (
         lambda: [*time_slicing("8", renamed=False)[:-1], _plugin_config(4, True)],
+        {"ts-1": "nvidia-device-plugin"},
+        ["GPU212 Node/ts-1"],
+    ),
+    "standalone-mig-flag": (mig_flag, {"mig-1": "nvidia-device-plugin"}, []),
+    "standalone-default-config": (default_config, {"ts-1": "nvidia-device-plugin"}, []),
+    "standalone-default-config-not-renamed": (
+        lambda: default_config(renamed=True),
         {"ts-1": "nvidia-device-plugin"},
         ["GPU212 Node/ts-1"],
     ),
