@@ -135,6 +135,35 @@ class PluginSettings:
         return None
 
 
+def _policy_configmap(ctx: CheckContext) -> str | None:
+    for policy in ctx.state.cluster_policies:
+        name = get(policy, "spec", "devicePlugin", "config", "name")
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
+def _names_a_missing_config(
+    ctx: CheckContext, info: NodeInfo, key: str, plugin: PluginSettings | None
+) -> bool:
+    """GPU212 (and True) when the node's config label names a key the plugin's ConfigMap,
+    in the input, does not have: the config-manager refuses to start the plugin."""
+    name = plugin.configmap if plugin is not None else _policy_configmap(ctx)
+    keys = _configmap_keys(ctx, name)
+    if not keys or key in keys:
+        return False
+    ctx.add(
+        "GPU212",
+        "Node",
+        info.name,
+        f"{CONFIG_LABEL}={key} names a config ConfigMap {name} does not have"
+        f" ({listed(sorted(keys), 4)}): the plugin's config-manager refuses to start",
+        f"label the node with one of the ConfigMap's keys (`kubectl label node {info.name}"
+        f" {CONFIG_LABEL}=<key> --overwrite`), or add key {key} to ConfigMap {name}",
+    )
+    return True
+
+
 def _configmap_keys(ctx: CheckContext, name: str | None) -> set[str]:
     """The keys of the ConfigMap `name` in the input (none when it is not there)."""
     return {
@@ -145,8 +174,6 @@ def _configmap_keys(ctx: CheckContext, name: str | None) -> set[str]:
     }
 
 
-# The chart's `config.fallbackStrategies` when the DaemonSet does not say.
-_DEFAULT_FALLBACKS = ("named", "single")
 _PLUGIN_CONTAINER = "nvidia-device-plugin-ctr"
 _PLUGIN_COMMAND = "nvidia-device-plugin"
 _CONFIG_MANAGER = "config-manager"
@@ -202,7 +229,7 @@ def plugin_settings(daemonset: Mapping[str, Any]) -> PluginSettings | None:
         fallbacks=(
             tuple(f.strip() for f in fallbacks.split(",") if f.strip())
             if fallbacks is not None
-            else _DEFAULT_FALLBACKS
+            else ()
         ),
         configmap=configmap or None,
     )
@@ -221,6 +248,8 @@ def check_sharing(
     `plugin`: the standalone plugin DaemonSet's settings, on its nodes."""
     labels = info.view.labels
     key = labels.get(CONFIG_LABEL)
+    if key and _names_a_missing_config(ctx, info, key, plugin):
+        return
     if key is None:
         key = (
             plugin.config_key(_configmap_keys(ctx, plugin.configmap) or configs)

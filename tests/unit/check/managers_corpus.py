@@ -213,6 +213,13 @@ def default_config(renamed: bool = False) -> list[dict[str, Any]]:
     return [*objects, _chart_daemonset()]
 
 
+def missing_config() -> list[dict[str, Any]]:
+    """The node's config label names a key the plugin's ConfigMap does not have."""
+    objects = time_slicing()
+    objects[0]["metadata"]["labels"]["nvidia.com/device-plugin.config"] = "a100-ts8"
+    return [*objects, _chart_daemonset()]
+
+
 def hand_labelled() -> list[dict[str, Any]]:
     """Nodes alone from a standalone-plugin cluster whose guide had users set
     `nvidia.com/gpu.present=true` by hand (the label the operator's NFD rule sets too)."""
@@ -515,6 +522,11 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     "standalone-default-config": (default_config, {"ts-1": "nvidia-device-plugin"}, []),
     "standalone-default-config-not-renamed": (
         lambda: default_config(renamed=True),
+        {"ts-1": "nvidia-device-plugin"},
+        ["GPU212 Node/ts-1"],
+    ),
+    "standalone-config-label-names-no-config": (
+        missing_config,
         {"ts-1": "nvidia-device-plugin"},
         ["GPU212 Node/ts-1"],
     ),

@@ -358,14 +358,18 @@ FAMILY = RuleFamily(
             "warning",
             "The node does not advertise what its device plugin config gives",
             "The device plugin config the node is given (the key `nvidia.com/device-plugin.config`"
-            " names in the plugin's ConfigMap, else the ClusterPolicy's default) shares each GPU"
+            " names in the plugin's ConfigMap, else the ClusterPolicy's default, else, for the"
+            " standalone plugin, its DaemonSet's DEFAULT_CONFIG or fallback: the key `default`"
+            " or the only key) shares each GPU"
             " by time-slicing or MPS `replicas` ways, under `nvidia.com/gpu` or, with"
             " `renameByDefault`, `nvidia.com/gpu.shared`, and sets the MIG strategy"
             " (`flags.migStrategy`; under the GPU Operator the ClusterPolicy's `mig.strategy`,"
             " which the plugin's environment sets and which wins over the file): only `mixed`"
             " advertises `nvidia.com/mig-<profile>`, and GPU feature discovery labels"
-            " `nvidia.com/mig.strategy` for `single` and `mixed` alone. The node advertises"
-            " another name or count, or is labelled with another MIG strategy.",
+            " `nvidia.com/mig.strategy` for `single` and `mixed` alone (the standalone"
+            " plugin's MIG_STRATEGY wins over the file too). The node advertises another name"
+            " or count, or is labelled with another MIG strategy, or its label names a config"
+            " the ConfigMap does not have, so the plugin's config-manager refuses to start.",
             "The plugin runs another config than the one given: it did not restart after the"
             " label or the ConfigMap changed, or it could not load the config. Pods are packed"
             " by the old sharing.",
