@@ -210,6 +210,93 @@ def _template_variables(
     }
 
 
+MPS_CONTROL_DAEMON = "mps-control-daemon"
+
+
+@cache
+def _config_manager() -> dict[str, Any]:
+    path = resources.files("gpuop.catalog").joinpath("templates/config-manager.yaml")
+    loaded = yaml.safe_load(path.read_text("utf-8"))
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def _apply_plugin_config(
+    policy: ResolvedPolicy,
+    operand: Operand,
+    pod_spec: dict[str, Any],
+    operator_env: dict[str, str] | None,
+) -> None:
+    """`devicePlugin.config`, as upstream's handleDevicePluginConfig applies it to the device
+    plugin, GPU feature discovery and the MPS control daemon (`templates/config-manager.yaml`):
+    the config-manager init container and sidecar, CONFIG_FILE and the two mounts on the main
+    container, the ConfigMap and emptyDir volumes, a shared process namespace. The main
+    container's env is put in upstream's order: its asset's env, (GPU feature discovery) the
+    policy's env, CONFIG_FILE, then what later transforms set (MIG, CDI)."""
+    spec = _config_manager()
+    entry = spec["operands"].get(operand.name)
+    if entry is None:
+        return
+    plugin = policy.policy.spec.devicePlugin
+    config = plugin.config if plugin is not None else None
+    name = config.name if config is not None else None
+    main = pod_spec["containers"][0]
+    env: list[dict[str, Any]] = main.get("env", [])
+    end = next((i for i, e in enumerate(env) if e.get("name") == entry["asset_env_end"]), None)
+    if end is None:
+        return
+    head, tail = env[: end + 1], env[end + 1 :]
+    main["env"] = head
+    component = policy.component(operand.spec_block)
+    if entry["user_env_before_config"] and component and component.env:
+        set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
+    if name:
+        set_env(main, [{"name": "CONFIG_FILE", "value": "/config/config.yaml"}])
+    set_env(main, tail)
+    if not name:
+        return
+    mounts = [
+        {"name": "config", "mountPath": "/config"},
+        {"name": name, "mountPath": "/available-configs"},
+    ]
+    main.setdefault("volumeMounts", []).extend(copy.deepcopy(mounts))
+    device_plugin = operand_table().operand("device-plugin")
+    variables = {
+        "image": policy.image_for(device_plugin, operator_env),
+        "default_config": (config.default if config is not None else None) or "",
+        "process": entry["process"],
+    }
+    resources_block = (
+        policy.component(operand.spec_block) if operand.name == "gpu-feature-discovery" else plugin
+    )
+    added = []
+    for role in ("init", "sidecar"):
+        container = _substitute(copy.deepcopy(spec[role]), variables)
+        # The API server stores an env var with an empty value without `value`.
+        container["env"] = [
+            {k: v for k, v in item.items() if not (k == "value" and v == "")}
+            for item in container["env"]
+        ]
+        if plugin is not None and plugin.imagePullPolicy:
+            container["imagePullPolicy"] = plugin.imagePullPolicy
+        if resources_block is not None and resources_block.resources:
+            container["resources"] = resources_block.resources.model_dump(exclude_none=True)
+        container["volumeMounts"] = copy.deepcopy(mounts)
+        added.append(container)
+    init, sidecar = added
+    inits = pod_spec.setdefault("initContainers", [])
+    after = next(
+        (i for i, c in enumerate(inits) if c.get("name") == entry["init_after"]), len(inits) - 1
+    )
+    inits.insert(after + 1, init)
+    pod_spec["containers"].insert(1, sidecar)
+    if not pod_spec.get("hostPID"):
+        pod_spec["shareProcessNamespace"] = True
+    pod_spec.setdefault("volumes", []).extend(
+        [{"name": name, "configMap": {"name": name}}, {"name": "config", "emptyDir": {}}]
+    )
+
+
 def _render_from_template(
     policy: ResolvedPolicy,
     operand: Operand,
@@ -237,9 +324,11 @@ def _render_from_template(
         apply_mig_manager_configs(policy, pod_spec)
     elif operand.name == "vgpu-device-manager" and policy.vgpu_config_map:
         set_configmap(pod_spec, "vgpu-config", policy.vgpu_config_map)
-    if component and component.env:
+    takes_policy_env = operand.name != MPS_CONTROL_DAEMON  # upstream sets neither
+    _apply_plugin_config(policy, operand, pod_spec, operator_env)
+    if component and component.env and takes_policy_env:
         set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
-    if component and component.args:
+    if component and component.args and takes_policy_env:
         main["args"] = list(component.args)
     if component and component.resources:
         main["resources"] = component.resources.model_dump(exclude_none=True)

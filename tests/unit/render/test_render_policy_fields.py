@@ -254,3 +254,73 @@ def test_driver_licensing_rdma_and_open_modules() -> None:
     assert len(volumes["licensing-config"]["secret"]["items"]) == 2
     mounts = [m["mountPath"] for m in _container(driver, "nvidia-driver-ctr")["volumeMounts"]]
     assert "/drivers/gridd.conf" in mounts
+
+
+CONFIG_MANAGED = (
+    "nvidia-device-plugin-daemonset",
+    "gpu-feature-discovery",
+    "nvidia-device-plugin-mps-control-daemon",
+)
+
+
+def test_a_device_plugin_config_adds_the_config_manager_as_upstream_does() -> None:
+    # handleDevicePluginConfig: an init container after the asset's, a sidecar after the
+    # main container, CONFIG_FILE right after the asset's env (before MIG and CDI), two
+    # mounts, the ConfigMap and emptyDir volumes, a shared process namespace unless hostPID.
+    pods = _render(devicePlugin={"config": {"name": "time-slicing-config", "default": "any"}})
+    plugin_image = _container(pods["nvidia-device-plugin-daemonset"], "nvidia-device-plugin")[
+        "image"
+    ]
+    for name in CONFIG_MANAGED:
+        pod = pods[name]
+        main = pod["containers"][0]
+        assert [c["name"] for c in pod["containers"]][1] == "config-manager"
+        env_names = [e["name"] for e in main["env"]]
+        assert env_names.index("CONFIG_FILE") == env_names.index("MIG_STRATEGY") - 1
+        assert {"name": "config", "mountPath": "/config"} in main["volumeMounts"]
+        assert {"name": "time-slicing-config", "mountPath": "/available-configs"} in main[
+            "volumeMounts"
+        ]
+        assert pod["volumes"][-2:] == [
+            {"name": "time-slicing-config", "configMap": {"name": "time-slicing-config"}},
+            {"name": "config", "emptyDir": {}},
+        ]
+        for role in ("config-manager-init", "config-manager"):
+            manager = _container(pod, role)
+            assert manager["image"] == plugin_image
+            env = _env(manager)
+            assert (env["DEFAULT_CONFIG"], env["FALLBACK_STRATEGIES"]) == ("any", "empty")
+            assert "value" not in next(e for e in manager["env"] if e["name"] == "KUBECONFIG")
+    assert pods["nvidia-device-plugin-daemonset"]["shareProcessNamespace"] is True
+    assert "shareProcessNamespace" not in pods["nvidia-device-plugin-mps-control-daemon"]
+    inits = [c["name"] for c in pods["nvidia-device-plugin-mps-control-daemon"]["initContainers"]]
+    assert inits[inits.index("mps-control-daemon-mounts") + 1] == "config-manager-init"
+    signals = {
+        name: _env(_container(pods[name], "config-manager"))["PROCESS_TO_SIGNAL"]
+        for name in CONFIG_MANAGED
+    }
+    assert signals == {
+        "nvidia-device-plugin-daemonset": "nvidia-device-plugin",
+        "gpu-feature-discovery": "gpu-feature-discovery",
+        "nvidia-device-plugin-mps-control-daemon": "/usr/bin/mps-control-daemon",
+    }
+
+
+def test_without_a_device_plugin_config_no_config_manager_is_added() -> None:
+    pods = _render()
+    for name in CONFIG_MANAGED:
+        names = [c["name"] for c in [*pods[name]["containers"], *pods[name]["initContainers"]]]
+        assert "config-manager" not in names and "config-manager-init" not in names
+
+
+def test_policy_env_goes_where_each_upstream_transform_puts_it() -> None:
+    env = [{"name": "EXTRA", "value": "1"}]
+    pods = _render(
+        devicePlugin={"env": env, "config": {"name": "ts"}}, gfd={"env": env}
+    )
+    plugin = [e["name"] for e in pods["nvidia-device-plugin-daemonset"]["containers"][0]["env"]]
+    assert plugin[-1] == "EXTRA"  # set last
+    gfd = [e["name"] for e in pods["gpu-feature-discovery"]["containers"][0]["env"]]
+    assert gfd.index("EXTRA") + 1 == gfd.index("CONFIG_FILE")  # before the config and MIG
+    mps = pods["nvidia-device-plugin-mps-control-daemon"]["containers"][0]
+    assert "EXTRA" not in _env(mps)  # upstream gives the MPS daemon no policy env
