@@ -315,9 +315,7 @@ def test_without_a_device_plugin_config_no_config_manager_is_added() -> None:
 
 def test_policy_env_goes_where_each_upstream_transform_puts_it() -> None:
     env = [{"name": "EXTRA", "value": "1"}]
-    pods = _render(
-        devicePlugin={"env": env, "config": {"name": "ts"}}, gfd={"env": env}
-    )
+    pods = _render(devicePlugin={"env": env, "config": {"name": "ts"}}, gfd={"env": env})
     plugin = [e["name"] for e in pods["nvidia-device-plugin-daemonset"]["containers"][0]["env"]]
     assert plugin[-1] == "EXTRA"  # set last
     gfd = [e["name"] for e in pods["gpu-feature-discovery"]["containers"][0]["env"]]

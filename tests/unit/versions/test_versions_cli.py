@@ -16,10 +16,10 @@ from unittest import mock
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from versions_support import GOLDEN_DIR, cluster_policy, cpu_node, gpu_node
 
 from gpuop.cli.versions import upgrade, versions
 from kit.golden import GoldenCheck, golden_in
+from kit.versions_support import GOLDEN_DIR, cluster_policy, cpu_node, gpu_node
 
 INPUTS = GOLDEN_DIR / "inputs"
 TODAY = ("--today", "2026-11-29")

@@ -8,12 +8,12 @@ from typing import Any
 import httpx2
 import pytest
 from lightkube.core.exceptions import ApiError
-from versions_support import cluster_policy, gpu_node
 
 from gpuop.kube import ClusterPolicy, http_client
 from gpuop.kube.collect import CollectError
 from gpuop.kube.kinds import kind_of
 from gpuop.kube.versions import read_server_version, read_version_inputs, server_version
+from kit.versions_support import cluster_policy, gpu_node
 
 
 def _api_error(code: int) -> ApiError:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from versions_support import L40S, TODAY, cluster_policy, cpu_node, gpu_node
 
 from gpuop.catalog import operand_table
 from gpuop.catalog.versions import version_matrix
 from gpuop.policy import ResolvedPolicy, default_policy, parse_cluster_policy
 from gpuop.versions import preview_upgrade, side_from_policy, side_from_release
 from gpuop.versions.upgrade import IMPACT_ORDER, Side, UpgradePreview
+from kit.versions_support import L40S, TODAY, cluster_policy, cpu_node, gpu_node
 
 MATRIX = version_matrix()
 NODES = [gpu_node("gpu-1"), gpu_node("gpu-2", product=L40S), cpu_node("cpu-1")]

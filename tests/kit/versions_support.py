@@ -11,7 +11,7 @@ from gpuop.catalog import operand_table
 from gpuop.catalog.versions import version_matrix
 
 TODAY = date(2026, 11, 29)
-GOLDEN_DIR = Path(__file__).resolve().parents[2] / "golden" / "upgrade"
+GOLDEN_DIR = Path(__file__).resolve().parents[1] / "golden" / "upgrade"
 A100 = "NVIDIA-A100-SXM4-80GB"
 L40S = "NVIDIA-L40S"
 # The CUDA version a driver branch reports (`nvidia.com/cuda.runtime-version.full`).

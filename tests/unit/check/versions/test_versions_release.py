@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from versions_support import cluster_policy
 
 from gpuop.catalog.versions import version_matrix
 from gpuop.check.release import describe_releases, pinned_versions, release_in_use
 from gpuop.check.release import detect_release as detect_operator_release
 from gpuop.check.state import ClusterState
 from gpuop.policy import ResolvedPolicy, parse_cluster_policy
+from kit.versions_support import cluster_policy
 
 MATRIX = version_matrix()
 

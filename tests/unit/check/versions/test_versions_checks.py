@@ -7,7 +7,6 @@ from datetime import date
 from typing import Any
 
 import pytest
-from versions_support import A100, L40S, TODAY, cluster_policy, cpu_node, gpu_node
 
 from gpuop.catalog.versions import version_matrix
 from gpuop.check.output import render_text
@@ -15,6 +14,7 @@ from gpuop.check.rules import VERSION_RULES
 from gpuop.check.versions.driver import branch_findings, cuda_findings
 from gpuop.check.versions.engine import check_versions
 from gpuop.check.versions.report import VersionReport, render_versions_text, to_versions_sarif
+from kit.versions_support import A100, L40S, TODAY, cluster_policy, cpu_node, gpu_node
 
 MATRIX = version_matrix()
 
