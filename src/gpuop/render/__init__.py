@@ -211,6 +211,37 @@ def _template_variables(
 
 
 MPS_CONTROL_DAEMON = "mps-control-daemon"
+DEFAULT_MPS_ROOT = "/run/nvidia/mps"
+
+
+def _direct_access_env(policy: ResolvedPolicy) -> list[dict[str, str]]:
+    """What upstream's device plugin transform sets for GPUDirect Storage and GDRCopy (the
+    devices /dev/nvidia-fs*, /dev/infiniband and /dev/gdrdrv handed to containers)."""
+    spec = policy.policy.spec
+    env = []
+    if spec.gds is not None and spec.gds.enabled is True:
+        env += [
+            {"name": "GDS_ENABLED", "value": "true"},
+            {"name": "MOFED_ENABLED", "value": "true"},
+        ]
+    if spec.gdrcopy is not None and spec.gdrcopy.enabled is True:
+        env.append({"name": "GDRCOPY_ENABLED", "value": "true"})
+    return env
+
+
+def _apply_mps_root(policy: ResolvedPolicy, operand: Operand, pod_spec: dict[str, Any]) -> None:
+    """`devicePlugin.mps.root`: the MPS volumes' host paths (and the plugin's MPS_ROOT)."""
+    plugin = policy.policy.spec.devicePlugin
+    root = plugin.mps.root if plugin is not None and plugin.mps is not None else None
+    if not root or root == DEFAULT_MPS_ROOT:
+        return
+    for volume in pod_spec.get("volumes", []):
+        if volume.get("name") == "mps-root" and "hostPath" in volume:
+            volume["hostPath"]["path"] = root
+        elif volume.get("name") == "mps-shm" and "hostPath" in volume:
+            volume["hostPath"]["path"] = f"{root}/shm"
+    if operand.name == "device-plugin":
+        set_env(pod_spec["containers"][0], [{"name": "MPS_ROOT", "value": root}])
 
 
 @cache
@@ -250,6 +281,8 @@ def _apply_plugin_config(
     component = policy.component(operand.spec_block)
     if entry["user_env_before_config"] and component and component.env:
         set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
+    if operand.name == "device-plugin":
+        set_env(main, _direct_access_env(policy))
     if name:
         set_env(main, [{"name": "CONFIG_FILE", "value": "/config/config.yaml"}])
     set_env(main, tail)
@@ -326,6 +359,8 @@ def _render_from_template(
         set_configmap(pod_spec, "vgpu-config", policy.vgpu_config_map)
     takes_policy_env = operand.name != MPS_CONTROL_DAEMON  # upstream sets neither
     _apply_plugin_config(policy, operand, pod_spec, operator_env)
+    if operand.name in ("device-plugin", MPS_CONTROL_DAEMON):
+        _apply_mps_root(policy, operand, pod_spec)
     if component and component.env and takes_policy_env:
         set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
     if component and component.args and takes_policy_env:

@@ -322,3 +322,23 @@ def test_policy_env_goes_where_each_upstream_transform_puts_it() -> None:
     assert gfd.index("EXTRA") + 1 == gfd.index("CONFIG_FILE")  # before the config and MIG
     mps = pods["nvidia-device-plugin-mps-control-daemon"]["containers"][0]
     assert "EXTRA" not in _env(mps)  # upstream gives the MPS daemon no policy env
+
+
+def test_gds_gdrcopy_and_a_custom_mps_root_reach_the_plugin_as_upstream_sets_them() -> None:
+    pods = _render(
+        gds={"enabled": True}, gdrcopy={"enabled": True}, devicePlugin={"mps": {"root": "/var/mps"}}
+    )
+    plugin = pods["nvidia-device-plugin-daemonset"]
+    names = [e["name"] for e in plugin["containers"][0]["env"]]
+    # After the asset's env (MPS_ROOT last), before what the MIG and CDI transforms add.
+    assert names[names.index("MPS_ROOT") + 1 : names.index("MIG_STRATEGY")] == [
+        "GDS_ENABLED",
+        "MOFED_ENABLED",
+        "GDRCOPY_ENABLED",
+    ]
+    assert _env(plugin["containers"][0])["MPS_ROOT"] == "/var/mps"
+    for name in ("nvidia-device-plugin-daemonset", "nvidia-device-plugin-mps-control-daemon"):
+        paths = {v["name"]: v["hostPath"]["path"] for v in pods[name]["volumes"] if "hostPath" in v}
+        assert (paths["mps-root"], paths["mps-shm"]) == ("/var/mps", "/var/mps/shm")
+    default = _render()["nvidia-device-plugin-daemonset"]["containers"][0]
+    assert not {"GDS_ENABLED", "GDRCOPY_ENABLED"} & set(_env(default))
