@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
@@ -214,6 +215,81 @@ MPS_CONTROL_DAEMON = "mps-control-daemon"
 DEFAULT_MPS_ROOT = "/run/nvidia/mps"
 
 
+# The toolkit's view of the host's containerd: upstream's defaults and where it mounts them.
+CONTAINERD_CONFIG_FILE = "/etc/containerd/config.toml"
+CONTAINERD_DROP_IN_FILE = "/etc/containerd/conf.d/99-nvidia.toml"
+CONTAINERD_SOCKET_FILE = "/run/containerd/containerd.sock"
+_RUNTIME_DIRS = {
+    "containerd-config": "/runtime/config-dir/",
+    "containerd-drop-in-config": "/runtime/config-dir.d/",
+    "containerd-socket": "/runtime/sock-dir/",
+}
+
+
+def _apply_toolkit_runtime(
+    policy: ResolvedPolicy, pod_spec: dict[str, Any], component: Any | None
+) -> None:
+    """The toolkit's containerd settings as upstream's transformForRuntime makes them, after
+    the policy's env: `CONTAINERD_CONFIG` (or `RUNTIME_CONFIG`), `RUNTIME_DROP_IN_CONFIG` and
+    `CONTAINERD_SOCKET` name host files (k3s and RKE2 keep containerd elsewhere); their
+    folders are mounted under /runtime and the variables rewritten to the mounted paths, and
+    file sources in `RUNTIME_CONFIG_SOURCE` are read through /host."""
+    main = pod_spec["containers"][0]
+    env: list[dict[str, Any]] = main.get("env", [])
+    start = next((i for i, e in enumerate(env) if e.get("name") == "RUNTIME"), len(env))
+    main["env"] = env[:start]
+    if component is not None and component.env:
+        set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
+
+    def value(name: str) -> str:
+        found = next((e.get("value") for e in main["env"] if e.get("name") == name), None)
+        return found if isinstance(found, str) else ""
+
+    config = value("CONTAINERD_CONFIG") or value("RUNTIME_CONFIG") or CONTAINERD_CONFIG_FILE
+    drop_in = value("RUNTIME_DROP_IN_CONFIG") or CONTAINERD_DROP_IN_FILE
+    socket = value("CONTAINERD_SOCKET") or CONTAINERD_SOCKET_FILE
+    config_in = _RUNTIME_DIRS["containerd-config"] + posixpath.basename(config)
+    drop_in_in = _RUNTIME_DIRS["containerd-drop-in-config"] + posixpath.basename(drop_in)
+    socket_in = _RUNTIME_DIRS["containerd-socket"] + posixpath.basename(socket)
+    set_env(
+        main,
+        [
+            {"name": "RUNTIME", "value": "containerd"},
+            {"name": "CONTAINERD_RUNTIME_CLASS", "value": policy.runtime_class},
+            {"name": "RUNTIME_CONFIG", "value": config_in},
+            {"name": "CONTAINERD_CONFIG", "value": config_in},
+            {"name": "RUNTIME_DROP_IN_CONFIG", "value": drop_in_in},
+            {"name": "RUNTIME_DROP_IN_CONFIG_HOST_PATH", "value": drop_in},
+        ],
+    )
+    sources = value("RUNTIME_CONFIG_SOURCE")
+    if sources:
+        rewritten = []
+        for source in sources.split(","):
+            kind, sep, where = source.partition("=")
+            rewritten.append(
+                f"file={posixpath.join('/host', where.lstrip('/'))}"
+                if sep and kind == "file"
+                else source
+            )
+        set_env(main, [{"name": "RUNTIME_CONFIG_SOURCE", "value": ",".join(rewritten)}])
+    set_env(
+        main,
+        [
+            {"name": "RUNTIME_SOCKET", "value": socket_in},
+            {"name": "CONTAINERD_SOCKET", "value": socket_in},
+        ],
+    )
+    host_dirs = {
+        "containerd-config": posixpath.dirname(config),
+        "containerd-drop-in-config": posixpath.dirname(drop_in),
+        "containerd-socket": posixpath.dirname(socket),
+    }
+    for volume in pod_spec.get("volumes", []):
+        if volume.get("name") in host_dirs and "hostPath" in volume:
+            volume["hostPath"]["path"] = host_dirs[volume["name"]]
+
+
 def _direct_access_env(policy: ResolvedPolicy) -> list[dict[str, str]]:
     """What upstream's device plugin transform sets for GPUDirect Storage and GDRCopy (the
     devices /dev/nvidia-fs*, /dev/infiniband and /dev/gdrdrv handed to containers)."""
@@ -358,6 +434,9 @@ def _render_from_template(
     elif operand.name == "vgpu-device-manager" and policy.vgpu_config_map:
         set_configmap(pod_spec, "vgpu-config", policy.vgpu_config_map)
     takes_policy_env = operand.name != MPS_CONTROL_DAEMON  # upstream sets neither
+    if operand.name == "container-toolkit" and not policy.nri_plugin_enabled:
+        _apply_toolkit_runtime(policy, pod_spec, component)
+        takes_policy_env = False  # set before the runtime's, which may rewrite them
     _apply_plugin_config(policy, operand, pod_spec, operator_env)
     if operand.name in ("device-plugin", MPS_CONTROL_DAEMON):
         _apply_mps_root(policy, operand, pod_spec)

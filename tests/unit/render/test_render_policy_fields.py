@@ -342,3 +342,38 @@ def test_gds_gdrcopy_and_a_custom_mps_root_reach_the_plugin_as_upstream_sets_the
         assert (paths["mps-root"], paths["mps-shm"]) == ("/var/mps", "/var/mps/shm")
     default = _render()["nvidia-device-plugin-daemonset"]["containers"][0]
     assert not {"GDS_ENABLED", "GDRCOPY_ENABLED"} & set(_env(default))
+
+
+def test_a_k3s_containerd_is_mounted_where_the_policy_env_says_as_upstream_does() -> None:
+    # transformForRuntime, after the policy's env: the host files' folders are mounted under
+    # /runtime and the variables rewritten to the mounted paths, in place.
+    k3s = "/var/lib/rancher/k3s/agent/etc/containerd"
+    pods = _render(
+        toolkit={
+            "env": [
+                {"name": "CONTAINERD_CONFIG", "value": f"{k3s}/config.toml.tmpl"},
+                {"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"},
+                {"name": "RUNTIME_CONFIG_SOURCE", "value": "command,file=/etc/k3s.toml"},
+            ]
+        }
+    )
+    pod = pods["nvidia-container-toolkit-daemonset"]
+    main = pod["containers"][0]
+    names = [e["name"] for e in main["env"]]
+    assert names.index("CONTAINERD_CONFIG") < names.index("RUNTIME")
+    env = _env(main)
+    assert (
+        env["CONTAINERD_CONFIG"] == env["RUNTIME_CONFIG"] == "/runtime/config-dir/config.toml.tmpl"
+    )
+    assert env["CONTAINERD_SOCKET"] == env["RUNTIME_SOCKET"] == "/runtime/sock-dir/containerd.sock"
+    assert env["RUNTIME_CONFIG_SOURCE"] == "command,file=/host/etc/k3s.toml"
+    paths = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
+    assert paths["containerd-config"] == k3s
+    assert paths["containerd-socket"] == "/run/k3s/containerd"
+    assert paths["containerd-drop-in-config"] == "/etc/containerd/conf.d"
+    default = _render()["nvidia-container-toolkit-daemonset"]
+    paths = {v["name"]: v["hostPath"]["path"] for v in default["volumes"] if "hostPath" in v}
+    assert (paths["containerd-config"], paths["containerd-socket"]) == (
+        "/etc/containerd",
+        "/run/containerd",
+    )
