@@ -11,7 +11,10 @@ function changes it in place.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from importlib import resources
 from typing import Any
+
+import yaml
 
 from gpuop.api.labels import DRIVER_CONFIG_DIGEST_ENV
 from gpuop.catalog import Operand
@@ -268,6 +271,21 @@ def apply_mig_manager_configs(policy: ResolvedPolicy, pod_spec: dict[str, Any]) 
     set_env(main, [{"name": "CONFIG_FILE", "value": "/mig-parted-config/config.yaml"}])
 
 
+def _peermem_container(driver: Any, image: str) -> dict[str, Any]:
+    """Upstream's nvidia-peermem sidecar (`templates/driver-peermem.yaml`), right after the
+    driver container, as `transformPeerMemoryContainer` fills it in."""
+    path = resources.files("gpuop.catalog").joinpath("templates/driver-peermem.yaml")
+    sidecar: dict[str, Any] = yaml.safe_load(path.read_text("utf-8"))
+    sidecar["image"] = image
+    if driver.imagePullPolicy:
+        sidecar["imagePullPolicy"] = driver.imagePullPolicy
+    if driver.rdma.useHostMofed:
+        set_env(sidecar, [{"name": "USE_HOST_MOFED", "value": "true"}])
+    if driver.resources:
+        sidecar["resources"] = driver.resources.model_dump(exclude_none=True)
+    return sidecar
+
+
 def apply_driver(
     policy: ResolvedPolicy, pod_spec: dict[str, Any], container: dict[str, Any]
 ) -> None:
@@ -291,6 +309,7 @@ def apply_driver(
                 if volume["name"] == "mlnx-ofed-usr-src":
                     volume["hostPath"]["path"] = "/usr/src"
             set_env(container, [{"name": "USE_HOST_MOFED", "value": "true"}])
+        pod_spec["containers"].insert(1, _peermem_container(driver, container["image"]))
     licensing = driver.licensingConfig
     if licensing and (licensing.secretName or licensing.configMapName):
         mounts = container.setdefault("volumeMounts", [])

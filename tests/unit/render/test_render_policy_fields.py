@@ -377,3 +377,21 @@ def test_a_k3s_containerd_is_mounted_where_the_policy_env_says_as_upstream_does(
         "/etc/containerd",
         "/run/containerd",
     )
+
+
+def test_gpudirect_rdma_keeps_upstream_s_peermem_sidecar() -> None:
+    # transformPeerMemoryContainer: the sidecar stays, right after the driver container,
+    # with the driver's image and USE_HOST_MOFED; without RDMA upstream removes it.
+    pods = _render(
+        driver={"rdma": {"enabled": True, "useHostMofed": True}, "imagePullPolicy": "Always"}
+    )
+    driver = pods["nvidia-driver-daemonset"]
+    assert [c["name"] for c in driver["containers"]] == ["nvidia-driver-ctr", "nvidia-peermem-ctr"]
+    main, peermem = driver["containers"]
+    assert peermem["image"] == main["image"]
+    assert peermem["imagePullPolicy"] == "Always"
+    assert _env(peermem) == {"USE_HOST_MOFED": "true"}
+    assert peermem["args"] == ["reload_nvidia_peermem"]
+    assert {m["name"] for m in peermem["volumeMounts"]} <= {v["name"] for v in driver["volumes"]}
+    plain = _render()["nvidia-driver-daemonset"]
+    assert [c["name"] for c in plain["containers"]] == ["nvidia-driver-ctr"]
