@@ -28,6 +28,11 @@ from lightkube.types import PatchType
 
 from gpuop.kube import sync_client
 
+# gpuop reads Nodes and Pods as lightkube's generic resources (`gpuop.kube.kinds`); they must
+# be registered before this module's own `from_dict` registers the typed Node, as gpuop's
+# modules do by importing the kind table first.
+from gpuop.kube.collect import collect
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "check"))
 import managers_corpus
 
@@ -122,7 +127,6 @@ def test_each_node_is_named_with_its_manager_and_a_zero_device_resource_is_found
     kubeconfig_path: Path, managed_nodes: dict[str, str]
 ) -> None:
     from gpuop.check import run_checks
-    from gpuop.kube.collect import collect
 
     client = sync_client(str(kubeconfig_path))
     report = run_checks(collect(client).all_objects())
