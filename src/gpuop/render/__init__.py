@@ -56,6 +56,7 @@ from gpuop.render.operands import (
     driver_manager,
     set_configmap,
     set_env,
+    sidecar_pull_secrets,
 )
 from gpuop.render.support import (
     GPU_CLIENTS_DEFAULT,
@@ -453,7 +454,8 @@ def _render_from_template(
         pull_secrets += [s for s in manager.imagePullSecrets or [] if s not in pull_secrets]
     apply_validations(policy, operand, pod_spec)
     if operand.name == "driver":
-        apply_driver(policy, pod_spec, main)
+        apply_driver(policy, pod_spec, main, operator_env, os_tag)
+        pull_secrets += [s for s in sidecar_pull_secrets(policy) if s not in pull_secrets]
         apply_driver_config_digest(pod_spec)
     if pull_secrets:
         pod_spec["imagePullSecrets"] = [{"name": s} for s in pull_secrets]

@@ -10,7 +10,9 @@ function changes it in place.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import copy
+from collections.abc import Iterable, Mapping
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -271,23 +273,90 @@ def apply_mig_manager_configs(policy: ResolvedPolicy, pod_spec: dict[str, Any]) 
     set_env(main, [{"name": "CONFIG_FILE", "value": "/mig-parted-config/config.yaml"}])
 
 
-def _peermem_container(driver: Any, image: str) -> dict[str, Any]:
-    """Upstream's nvidia-peermem sidecar (`templates/driver-peermem.yaml`), right after the
-    driver container, as `transformPeerMemoryContainer` fills it in."""
-    path = resources.files("gpuop.catalog").joinpath("templates/driver-peermem.yaml")
-    sidecar: dict[str, Any] = yaml.safe_load(path.read_text("utf-8"))
-    sidecar["image"] = image
-    if driver.imagePullPolicy:
-        sidecar["imagePullPolicy"] = driver.imagePullPolicy
-    if driver.rdma.useHostMofed:
-        set_env(sidecar, [{"name": "USE_HOST_MOFED", "value": "true"}])
-    if driver.resources:
-        sidecar["resources"] = driver.resources.model_dump(exclude_none=True)
-    return sidecar
+@cache
+def _driver_sidecars() -> dict[str, Any]:
+    path = resources.files("gpuop.catalog").joinpath("templates/driver-sidecars.yaml")
+    loaded: dict[str, Any] = yaml.safe_load(path.read_text("utf-8"))
+    return loaded
+
+
+# The operator's env variables that name the GDS and GDRCopy images when the policy does not.
+_SIDECAR_IMAGE_ENV = {"nvidia-fs-ctr": "GDS_IMAGE", "nvidia-gdrcopy-ctr": "GDRCOPY_IMAGE"}
+
+
+def _block_image(
+    block: Any, env_name: str, operator_env: Mapping[str, str] | None, os_tag: str | None
+) -> str | None:
+    """A gds/gdrcopy block's image as upstream's resolveDriverTag makes it: repository,
+    image and version (or the image alone, or the operator's env), with the nodes' OS
+    suffix unless pinned by digest; None where nothing names it."""
+    if block.repository and block.image and block.version:
+        separator = "@" if block.version.startswith("sha256:") else ":"
+        image = f"{block.repository}/{block.image}{separator}{block.version}"
+    elif block.image and not block.repository and not block.version:
+        image = block.image
+    else:
+        image = (operator_env or {}).get(env_name) or ""
+    if not image:
+        return None
+    return f"{image}-{os_tag}" if os_tag and "sha256:" not in image else image
+
+
+def sidecar_pull_secrets(policy: ResolvedPolicy) -> list[str]:
+    """The image pull secrets the driver pod gets for its GDS and GDRCopy sidecars."""
+    spec = policy.policy.spec
+    if spec.driver is not None and spec.driver.usePrecompiled is True:
+        return []  # upstream refuses GDS and GDRCopy with precompiled drivers
+    return [
+        secret
+        for block in (spec.gds, spec.gdrcopy)
+        if block is not None and block.enabled is True
+        for secret in block.imagePullSecrets or []
+    ]
+
+
+def _driver_sidecar_containers(
+    policy: ResolvedPolicy,
+    driver: Any,
+    image: str,
+    operator_env: Mapping[str, str] | None,
+    os_tag: str | None,
+) -> list[dict[str, Any]]:
+    """Upstream's driver sidecars (`templates/driver-sidecars.yaml`) that the policy keeps,
+    in their order, filled in as upstream's transforms do."""
+    spec = policy.policy.spec
+    kept: list[tuple[str, str, Any]] = []
+    if driver.rdma and driver.rdma.enabled:
+        kept.append(("nvidia-peermem-ctr", image, driver))
+    precompiled = driver.usePrecompiled is True
+    for name, block in (("nvidia-fs-ctr", spec.gds), ("nvidia-gdrcopy-ctr", spec.gdrcopy)):
+        if block is None or block.enabled is not True or precompiled:
+            continue
+        sidecar_image = _block_image(block, _SIDECAR_IMAGE_ENV[name], operator_env, os_tag)
+        if sidecar_image is not None:
+            kept.append((name, sidecar_image, block))
+    containers = []
+    for name, sidecar_image, block in kept:
+        sidecar = copy.deepcopy(_driver_sidecars()[name])
+        sidecar["image"] = sidecar_image
+        if block.imagePullPolicy:
+            sidecar["imagePullPolicy"] = block.imagePullPolicy
+        if name == "nvidia-peermem-ctr" and driver.rdma.useHostMofed:
+            set_env(sidecar, [{"name": "USE_HOST_MOFED", "value": "true"}])
+        elif name != "nvidia-peermem-ctr" and block.env:
+            set_env(sidecar, [{"name": e.name, "value": e.value or ""} for e in block.env])
+        if driver.resources:
+            sidecar["resources"] = driver.resources.model_dump(exclude_none=True)
+        containers.append(sidecar)
+    return containers
 
 
 def apply_driver(
-    policy: ResolvedPolicy, pod_spec: dict[str, Any], container: dict[str, Any]
+    policy: ResolvedPolicy,
+    pod_spec: dict[str, Any],
+    container: dict[str, Any],
+    operator_env: Mapping[str, str] | None = None,
+    os_tag: str | None = None,
 ) -> None:
     """Upstream's `transformDriverContainer`: probes, open modules, RDMA, vGPU licensing."""
     driver = policy.policy.spec.driver
@@ -309,7 +378,8 @@ def apply_driver(
                 if volume["name"] == "mlnx-ofed-usr-src":
                     volume["hostPath"]["path"] = "/usr/src"
             set_env(container, [{"name": "USE_HOST_MOFED", "value": "true"}])
-        pod_spec["containers"].insert(1, _peermem_container(driver, container["image"]))
+    sidecars = _driver_sidecar_containers(policy, driver, container["image"], operator_env, os_tag)
+    pod_spec["containers"][1:1] = sidecars
     licensing = driver.licensingConfig
     if licensing and (licensing.secretName or licensing.configMapName):
         mounts = container.setdefault("volumeMounts", [])

@@ -379,19 +379,58 @@ def test_a_k3s_containerd_is_mounted_where_the_policy_env_says_as_upstream_does(
     )
 
 
-def test_gpudirect_rdma_keeps_upstream_s_peermem_sidecar() -> None:
-    # transformPeerMemoryContainer: the sidecar stays, right after the driver container,
-    # with the driver's image and USE_HOST_MOFED; without RDMA upstream removes it.
-    pods = _render(
-        driver={"rdma": {"enabled": True, "useHostMofed": True}, "imagePullPolicy": "Always"}
+def test_gpudirect_rdma_storage_and_gdrcopy_keep_upstream_s_driver_sidecars() -> None:
+    # transformPeerMemoryContainer, transformGDSContainer, transformGDRCopyContainer: the
+    # sidecars stay in that order after the driver container; peermem runs the driver's
+    # image, the others their block's image with the nodes' OS suffix.
+    policy = yaml.safe_load(REFERENCE.read_text())
+    policy["spec"]["driver"].update(
+        {"rdma": {"enabled": True, "useHostMofed": True}, "imagePullPolicy": "Always"}
     )
-    driver = pods["nvidia-driver-daemonset"]
-    assert [c["name"] for c in driver["containers"]] == ["nvidia-driver-ctr", "nvidia-peermem-ctr"]
-    main, peermem = driver["containers"]
-    assert peermem["image"] == main["image"]
+    cloud_native = "nvcr.io/nvidia/cloud-native"
+    policy["spec"]["gds"] = {
+        "enabled": True,
+        "repository": cloud_native,
+        "image": "nvidia-fs",
+        "version": "2.20.5",
+        "imagePullSecrets": ["ngc"],
+    }
+    policy["spec"]["gdrcopy"] = {
+        "enabled": True,
+        "repository": cloud_native,
+        "image": "gdrdrv",
+        "version": "v2.4.4",
+        "env": [{"name": "GDRCOPY_OPTION", "value": "1"}],
+    }
+    node = {
+        "kind": "Node",
+        "metadata": {
+            "name": "gpu-1",
+            "labels": {
+                "nvidia.com/gpu.present": "true",
+                "feature.node.kubernetes.io/system-os_release.ID": "ubuntu",
+                "feature.node.kubernetes.io/system-os_release.VERSION_ID": "22.04",
+            },
+        },
+    }
+    objects = render_all(parse_cluster_policy(policy), "gpu-operator", nodes=[node])
+    driver = next(o for o in objects if o["metadata"]["name"] == "nvidia-driver-daemonset")
+    pod = driver["spec"]["template"]["spec"]
+    main, peermem, fs, gdrcopy = pod["containers"]
+    assert [c["name"] for c in (main, peermem, fs, gdrcopy)] == [
+        "nvidia-driver-ctr",
+        "nvidia-peermem-ctr",
+        "nvidia-fs-ctr",
+        "nvidia-gdrcopy-ctr",
+    ]
+    assert main["image"].endswith("-ubuntu22.04") and peermem["image"] == main["image"]
     assert peermem["imagePullPolicy"] == "Always"
     assert _env(peermem) == {"USE_HOST_MOFED": "true"}
-    assert peermem["args"] == ["reload_nvidia_peermem"]
-    assert {m["name"] for m in peermem["volumeMounts"]} <= {v["name"] for v in driver["volumes"]}
+    assert fs["image"] == f"{cloud_native}/nvidia-fs:2.20.5-ubuntu22.04"
+    assert gdrcopy["image"] == f"{cloud_native}/gdrdrv:v2.4.4-ubuntu22.04"
+    assert _env(gdrcopy) == {"GDRCOPY_OPTION": "1"}
+    assert {"name": "ngc"} in pod["imagePullSecrets"]
+    for sidecar in (peermem, fs, gdrcopy):
+        assert {m["name"] for m in sidecar["volumeMounts"]} <= {v["name"] for v in pod["volumes"]}
     plain = _render()["nvidia-driver-daemonset"]
     assert [c["name"] for c in plain["containers"]] == ["nvidia-driver-ctr"]
