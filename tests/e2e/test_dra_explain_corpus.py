@@ -41,6 +41,7 @@ from lightkube.resources.resource_v1 import (
 )
 
 from gpuop.cli.explain import explain
+from gpuop.kube import ops  # its kind table first: lightkube's typed Node after
 from kit.dra_corpus import DraCase, device_classes, generate_case
 from kit.waiting import wait_for
 
@@ -130,6 +131,17 @@ def node_fits(result: Mapping[str, Any], node: str) -> bool:
     return any(n["name"] == node and n["fits"] for n in result["nodes"])
 
 
+def lifecycle_settled(client: Client, names: set[str]) -> bool:
+    """Whether none of the nodes `names` carries a `node.kubernetes.io/` taint."""
+    for node in ops.list_nodes_sync(client):
+        if node["metadata"]["name"] not in names:
+            continue
+        taints = (node.get("spec") or {}).get("taints") or []
+        if any(str(t.get("key", "")).startswith("node.kubernetes.io/") for t in taints):
+            return False
+    return True
+
+
 def run_batch(
     client: Client,
     kubeconfig: Path,
@@ -154,6 +166,15 @@ def run_batch(
         clock = time.monotonic()
 
     create_all(client, [n for c in cases for n in c.nodes])
+    # A new node carries the node lifecycle controller's taints (not-ready) until kwok
+    # reports it Ready: explain must read the nodes the scheduler will see, not a moment
+    # earlier (the cases themselves taint no node).
+    wait_for(
+        lambda: lifecycle_settled(client, {n["metadata"]["name"] for c in cases for n in c.nodes}),
+        "the new nodes' lifecycle taints to clear",
+        120,
+        0.5,
+    )
     create_all(client, [s for c in cases for s in c.slices])
     hold(client, cases)
     create_all(client, [t for c in cases for t in c.templates])
