@@ -100,11 +100,12 @@ def sharing_configs(ctx: CheckContext) -> dict[str, SharingConfig]:
     return found
 
 
-def _default_key(ctx: CheckContext) -> str | None:
+def _policy_plugin_config(ctx: CheckContext, field: str) -> str | None:
+    """The ClusterPolicy's `devicePlugin.config.<field>` (`name` or `default`), if set."""
     for policy in ctx.state.cluster_policies:
-        default = get(policy, "spec", "devicePlugin", "config", "default")
-        if isinstance(default, str) and default:
-            return default
+        value = get(policy, "spec", "devicePlugin", "config", field)
+        if isinstance(value, str) and value:
+            return value
     return None
 
 
@@ -135,20 +136,12 @@ class PluginSettings:
         return None
 
 
-def _policy_configmap(ctx: CheckContext) -> str | None:
-    for policy in ctx.state.cluster_policies:
-        name = get(policy, "spec", "devicePlugin", "config", "name")
-        if isinstance(name, str) and name:
-            return name
-    return None
-
-
 def _names_a_missing_config(
     ctx: CheckContext, info: NodeInfo, key: str, plugin: PluginSettings | None
 ) -> bool:
     """GPU212 (and True) when the node's config label names a key the plugin's ConfigMap,
     in the input, does not have: the config-manager refuses to start the plugin."""
-    name = plugin.configmap if plugin is not None else _policy_configmap(ctx)
+    name = plugin.configmap if plugin is not None else _policy_plugin_config(ctx, "name")
     keys = _configmap_keys(ctx, name)
     if not keys or key in keys:
         return False
@@ -254,7 +247,7 @@ def check_sharing(
         key = (
             plugin.config_key(_configmap_keys(ctx, plugin.configmap) or configs)
             if plugin is not None
-            else _default_key(ctx)
+            else _policy_plugin_config(ctx, "default")
         )
     config = configs.get(key or "")
     mig_override = None
