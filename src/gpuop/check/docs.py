@@ -209,8 +209,12 @@ GPU feature discovery's labels) does. The GPU Operator's rules (workload configs
 labels, operands) judge only its nodes; the standalone plugin's nodes are checked for the
 names and counts its sharing config gives, read as the plugin reads it (the node's
 `nvidia.com/device-plugin.config`, else its DaemonSet's DEFAULT_CONFIG and fallback
-strategies; the DaemonSet's MIG_STRATEGY over the file's); every node for resources registered with no
-device (GPU211); two managers that each register `nvidia.com/gpu` on one node are GPU108.
+strategies; the DaemonSet's `--mig-strategy` or MIG_STRATEGY over the file's, and the
+plugin's default `none` when it reads neither nor any config file); every node for resources
+registered with no device (GPU211); two managers that each register `nvidia.com/gpu` on one
+node are GPU108. The operator's DaemonSets are known by name unless their pods carry another
+manager's plugin labels: the plugin's static manifest, which AKS's guide applies, names its
+DaemonSet `nvidia-device-plugin-daemonset` as the operator does.
 The text report's first lines count the nodes of each manager when any is not the GPU
 Operator; `-o json` says it per node (`nodes[].management`, with the evidence) and in
 `summary.managers`.

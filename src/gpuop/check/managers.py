@@ -14,17 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from operator import methodcaller
 from typing import Any
 
 from gpuop.api.labels import NFD_NVIDIA_PCI_LABEL
 from gpuop.api.resources import CONTAINER_RESOURCE
-from gpuop.catalog import operand_table
 from gpuop.catalog.dra import dra_catalog
-from gpuop.catalog.managers import GPU_OPERATOR, Signals, manager_catalog
+from gpuop.catalog.managers import GPU_OPERATOR, manager_catalog
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
-from gpuop.check.operands import operand_pods_on
+from gpuop.check.operands import operand_pods_on, operator_daemonset
+from gpuop.check.plugin_signals import plugin_match, pod_plugin_match
 from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping, sequence, text
 
@@ -70,109 +70,6 @@ class Management:
 UNMANAGED = Management((), (), certain=False)
 
 
-@cache
-def _other_managers() -> tuple[tuple[str, Signals], ...]:
-    """Every manager but the GPU Operator, with its strong signals, in the file's order."""
-    return tuple(
-        (name, spec.strong)
-        for name, spec in manager_catalog().managers.items()
-        if name != GPU_OPERATOR
-    )
-
-
-@cache
-def _manager_of_image(name: str) -> tuple[int, str] | None:
-    """(position in the file, manager) of the first manager whose plugin image is `name`."""
-    return next(
-        ((i, m) for i, (m, signals) in enumerate(_other_managers()) if name in signals.images),
-        None,
-    )
-
-
-@lru_cache(maxsize=4096)  # a fleet's pods share a few images
-def _image_name(image: str) -> str:
-    """The last path part of an image reference, without tag or digest."""
-    reference = image.split("@", 1)[0]
-    name, _, tag = reference.rpartition(":")
-    if not name or "/" in tag:
-        name = reference
-    return name.rsplit("/", 1)[-1]
-
-
-def _images(spec: Mapping[str, Any]) -> tuple[str, ...]:
-    """The images of a pod spec, init containers too."""
-    images = []
-    for field in ("containers", "initContainers"):
-        containers = spec.get(field)
-        for container in containers if isinstance(containers, list) else ():
-            image = container.get("image") if isinstance(container, Mapping) else None
-            if isinstance(image, str) and image:
-                images.append(image)
-    return tuple(images)
-
-
-@cache
-def _pod_label_signals() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """(manager, label key, values) of every manager but the GPU Operator, in file order."""
-    return tuple(
-        (name, key, values)
-        for name, signals in _other_managers()
-        for key, values in signals.pod_labels.items()
-    )
-
-
-@cache
-def _pod_label_keys() -> frozenset[str]:
-    return frozenset(key for _, key, _ in _pod_label_signals())
-
-
-def _label_match(labels: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(manager, `key=value`) for the first manager one of whose pod labels is set."""
-    if not labels.keys() & _pod_label_keys():  # the common case, decided in C
-        return None
-    for name, key, values in _pod_label_signals():
-        value = labels.get(key)
-        if isinstance(value, str) and value in values:
-            return name, f"{key}={value}"
-    return None
-
-
-@lru_cache(maxsize=4096)  # a fleet's pods run a few sets of images
-def _image_match(images: tuple[str, ...]) -> tuple[str, str] | None:
-    """(manager, image) for the manager first in the file that one of the images runs."""
-    found = [(hit, image) for image in images if (hit := _manager_of_image(_image_name(image)))]
-    if not found:
-        return None
-    (_, manager), image = min(found, key=lambda item: item[0][0])
-    return manager, image
-
-
-def plugin_match(
-    owner: Mapping[str, Any], *path: str, operand: bool = False
-) -> tuple[str, str] | None:
-    """(manager, what matched) when a pod, or a DaemonSet's pod template at `path`, is the
-    plugin of a manager other than the GPU Operator: by its labels, else by its images
-    (not for one of the operator's `operand`s, whose images are the same plugins')."""
-    matched = _label_match(mapping(owner, *path, "metadata", "labels"))
-    if matched is not None or operand:
-        return matched
-    return _image_match(_images(mapping(owner, *path, "spec")))
-
-
-def pod_plugin_match(pod: PodView, *, operand: bool = False) -> tuple[str, str] | None:
-    """`plugin_match` for a pod already read into a `PodView`."""
-    matched = _label_match(pod.labels)
-    if matched is not None or operand:
-        return matched
-    return _image_match(pod.images)
-
-
-def plugin_manager(owner: Mapping[str, Any], *path: str) -> str | None:
-    """The manager whose plugin a pod (or a DaemonSet's template at `path`) is, or None."""
-    found = plugin_match(owner, *path)
-    return found[0] if found else None
-
-
 def _kubevirt_served(ctx: CheckContext) -> set[str]:
     """Resources KubeVirt's own device plugins serve (permitted without an external provider)."""
     served: set[str] = set()
@@ -192,10 +89,9 @@ def _kubevirt_served(ctx: CheckContext) -> set[str]:
 def _cluster_daemonsets(ctx: CheckContext) -> list[tuple[str, str]]:
     """(manager, what) for each DaemonSet in the input whose pods are a manager's plugin."""
     found = []
-    operands = operand_table()
     for ds in ctx.state.daemonsets:
         name = text(ds, "metadata", "name")
-        operand = operands.operand_for_daemonset(name) is not None
+        operand = operator_daemonset(ds) is not None
         matched = plugin_match(ds, "spec", "template", operand=operand)
         if matched is not None:
             where = f"{text(ds, 'metadata', 'namespace')}/{name}"
@@ -351,4 +247,4 @@ def _weak_signals(
     return []
 
 
-__all__ = ["UNMANAGED", "Management", "node_management", "plugin_manager", "plugin_match"]
+__all__ = ["UNMANAGED", "Management", "node_management"]

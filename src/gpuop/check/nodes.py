@@ -34,7 +34,7 @@ from gpuop.check.advertised import (
 )
 from gpuop.check.context import CheckContext, NodeInfo
 from gpuop.check.managers import DEVICE_PLUGIN, UNMANAGED, Management
-from gpuop.check.operands import operand_pods_on
+from gpuop.check.operands import operand_pods_on, operator_daemonset
 from gpuop.check.release import detect_release
 from gpuop.check.rules import rule
 from gpuop.check.sharing import (
@@ -117,11 +117,14 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
         if management.primary == DEVICE_PLUGIN and len(management.competing()) == 1:
             # The operator's device plugin is this plugin: its names and counts hold, the
             # operator's labels and workload configs do not.
-            if info.plan.gpu_node and info.plan.workload.config in (None, "container"):
-                _check_gpu_node(ctx, info, info.plan, policy, operator=False)
-                check_sharing(ctx, info, configs, plugin=plugin)
-            else:
+            if info.plan.workload.config not in (None, "container"):
                 _check_zero_devices(ctx, info, tuple(info.counts))
+            else:
+                if info.plan.gpu_node:
+                    _check_gpu_node(ctx, info, info.plan, policy, operator=False)
+                else:  # no NFD or GFD labels (AKS's node pools): only what it advertises
+                    _check_zero_devices(ctx, info, tuple(info.counts))
+                check_sharing(ctx, info, configs, plugin=plugin)
         elif not management.operator:
             # The GPU Operator's contract (workload configs, deploy labels, operands, its
             # plugins' names) is not this node's: only what holds for any manager is checked.
@@ -140,11 +143,10 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
 
 def _standalone_plugins(ctx: CheckContext) -> dict[str, PluginSettings]:
     """The standalone device plugin DaemonSets in the input (not the operator's), by name."""
-    operands = operand_table()
     found = {}
     for daemonset in ctx.state.daemonsets:
         name = text(daemonset, "metadata", "name")
-        if operands.operand_for_daemonset(name) is not None:
+        if operator_daemonset(daemonset) is not None:
             continue
         settings = plugin_settings(daemonset)
         if settings is not None:

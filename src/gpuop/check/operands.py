@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuop.catalog import operand_table
 from gpuop.check.context import CheckContext, OperandPod
+from gpuop.check.plugin_signals import label_match
 from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping, sequence, text
 
@@ -22,9 +23,28 @@ def _daemonset_names() -> frozenset[str]:
     return frozenset(operand.daemonset for operand in operand_table().operands)
 
 
+def operator_daemonset(daemonset: Mapping[str, Any]) -> str | None:
+    """The operand a DaemonSet of the operator runs, or None for any other DaemonSet.
+
+    Known by name, unless its pod template carries another manager's plugin labels: the
+    standalone plugin's static manifest (AKS's guide uses it) names its DaemonSet
+    `nvidia-device-plugin-daemonset` too, labelling its pods `name: nvidia-device-plugin-ds`
+    where the operator's have `app: nvidia-device-plugin-daemonset`.
+    """
+    operand = operand_table().operand_for_daemonset(text(daemonset, "metadata", "name"))
+    if operand is None or label_match(mapping(daemonset, "spec", "template", "metadata", "labels")):
+        return None
+    return operand
+
+
 def owner_daemonset(pod: PodView) -> str | None:
-    """The operand DaemonSet a pod belongs to, or None (every pod of a dump comes here)."""
+    """The operand DaemonSet a pod belongs to, or None (every pod of a dump comes here).
+
+    A pod labelled as another manager's plugin is that plugin's, whatever its owner is named.
+    """
     names = _daemonset_names()
+    if label_match(pod.labels) is not None:
+        return None
     for kind, name in pod.owners:
         if kind == "DaemonSet" and name in names:
             return name
@@ -91,7 +111,7 @@ def check_operands(ctx: CheckContext) -> None:
     present = {
         text(ds, "metadata", "name")
         for ds in ctx.state.daemonsets
-        if text(ds, "metadata", "name") in names
+        if operator_daemonset(ds) is not None and text(ds, "metadata", "name") in names
     }
     with_pods = {pod.daemonset for pods in ctx.operand_pods.values() for pod in pods}
     for info in ctx.nodes:
@@ -134,7 +154,7 @@ def check_operands(ctx: CheckContext) -> None:
             )
     for ds in ctx.state.daemonsets:
         name = text(ds, "metadata", "name")
-        if name not in names or name in with_pods:
+        if name not in names or name in with_pods or operator_daemonset(ds) is None:
             continue
         ds_status = mapping(ds, "status")
         desired = ds_status.get("desiredNumberScheduled")
@@ -161,6 +181,7 @@ __all__ = [
     "check_operands",
     "index_operand_pods",
     "operand_pods_on",
+    "operator_daemonset",
     "owner_daemonset",
     "pod_status",
 ]

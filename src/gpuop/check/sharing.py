@@ -115,7 +115,8 @@ class PluginSettings:
     chart's `migStrategy`, `config.default`, `config.fallbackStrategies`, `config.name`)."""
 
     daemonset: str
-    # MIG_STRATEGY of the plugin container: a set flag wins over the config file's.
+    # The plugin container's `--mig-strategy` or MIG_STRATEGY: a set flag wins over the
+    # config file's.
     mig_strategy: str | None
     # DEFAULT_CONFIG and FALLBACK_STRATEGIES of its config-manager: the config of a node
     # without the label.
@@ -123,6 +124,24 @@ class PluginSettings:
     fallbacks: tuple[str, ...]
     # The ConfigMap mounted as the available configs.
     configmap: str | None
+    # How the MIG strategy was set, as the DaemonSet spells it (`--mig-strategy=mixed`).
+    mig_strategy_source: str = ""
+    # Whether the plugin may read settings the input does not show: a config file (the
+    # ConfigMap, `--config-file`, CONFIG_FILE) or environment from `envFrom`.
+    reads_more: bool = True
+
+    def mig_strategy_in_effect(self) -> tuple[str, str] | None:
+        """(strategy, why) when the DaemonSet alone decides the MIG strategy: its flag, or
+        the plugin's default `none` when it sets none and reads nothing else."""
+        if self.mig_strategy is not None:
+            return self.mig_strategy, f"{self.mig_strategy_source} of DaemonSet {self.daemonset}"
+        if self.reads_more:
+            return None
+        return (
+            DEFAULT_MIG_STRATEGY,
+            f"DaemonSet {self.daemonset} (no --mig-strategy, MIG_STRATEGY or config file:"
+            f" the plugin's default {DEFAULT_MIG_STRATEGY})",
+        )
 
     def config_key(self, keys: Collection[str]) -> str | None:
         """The config a node without `nvidia.com/device-plugin.config` gets, as the
@@ -185,6 +204,23 @@ def _commands(container: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(c for c in sequence(container, "command") if isinstance(c, str))
 
 
+def _flag(container: Mapping[str, Any], name: str) -> str | None:
+    """The value of the plugin's command-line flag `name` (`--name=v`, `--name v`, `-name v`)."""
+    words = [w for field in ("command", "args") for w in sequence(container, field)]
+    value = None
+    for position, word in enumerate(words):
+        if not isinstance(word, str) or word.lstrip("-") == word:
+            continue
+        flag, equals, given = word.lstrip("-").partition("=")
+        if flag != name:
+            continue
+        if equals:
+            value = given
+        elif position + 1 < len(words) and isinstance(words[position + 1], str):
+            value = words[position + 1]
+    return value
+
+
 def plugin_settings(daemonset: Mapping[str, Any]) -> PluginSettings | None:
     """The settings of a standalone device plugin DaemonSet; None for another DaemonSet."""
     spec = mapping(daemonset, "spec", "template", "spec")
@@ -215,9 +251,24 @@ def plugin_settings(daemonset: Mapping[str, Any]) -> PluginSettings | None:
         None,
     )
     namespace = text(daemonset, "metadata", "namespace")
+    env = _env(plugin)
+    # The plugin's flags win over their environment variables (urfave/cli's order).
+    if (flag := _flag(plugin, "mig-strategy")) is not None:
+        mig_strategy, mig_source = flag or None, f"--mig-strategy={flag}"
+    else:
+        mig_strategy = env.get("MIG_STRATEGY") or None
+        mig_source = f"MIG_STRATEGY={mig_strategy}"
+    reads_more = bool(
+        configmap
+        or env.get("CONFIG_FILE")
+        or _flag(plugin, "config-file")
+        or sequence(plugin, "envFrom")
+    )
     return PluginSettings(
         daemonset=f"{namespace}/{text(daemonset, 'metadata', 'name')}",
-        mig_strategy=_env(plugin).get("MIG_STRATEGY") or None,
+        mig_strategy=mig_strategy,
+        mig_strategy_source=mig_source,
+        reads_more=reads_more,
         default_config=manager.get("DEFAULT_CONFIG") or None,
         fallbacks=(
             tuple(f.strip() for f in fallbacks.split(",") if f.strip())
@@ -256,11 +307,8 @@ def check_sharing(
             operator_mig_strategy,
             f"the ClusterPolicy's mig.strategy {operator_mig_strategy}",
         )
-    elif plugin is not None and plugin.mig_strategy is not None:
-        mig_override = (
-            plugin.mig_strategy,
-            f"MIG_STRATEGY={plugin.mig_strategy} of DaemonSet {plugin.daemonset}",
-        )
+    elif plugin is not None:
+        mig_override = plugin.mig_strategy_in_effect()
     if _check_mig_strategy(ctx, info, key, config, mig_override):
         return
     raw_count = labels.get(GPU_COUNT_LABEL, "")

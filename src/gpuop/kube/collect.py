@@ -26,7 +26,7 @@ from lightkube.resources.core_v1 import ConfigMap
 from gpuop.api.labels import APP_LABEL, APP_NAME_LABEL
 from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.catalog import operand_table
-from gpuop.check.managers import plugin_manager
+from gpuop.check.plugin_signals import plugin_manager
 from gpuop.kube.errors import API_ERRORS, status_code, unanswered
 from gpuop.kube.reading import Lister, ReadError, as_dict, read_kinds, unreachable
 

@@ -355,6 +355,58 @@ def aks() -> list[dict[str, Any]]:
     ]
 
 
+def _static_daemonset(mig_strategy: str) -> dict[str, Any]:
+    """The plugin's static manifest (upstream's `deployments/static/nvidia-device-plugin.yml`,
+    which AKS's guide applies in its own namespace): named as the operator's DaemonSet, told
+    apart by its `name: nvidia-device-plugin-ds` pods; MIG's strategy is set as `--mig-strategy`."""
+    labels = {"name": "nvidia-device-plugin-ds"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "gpu-resources"},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "nvidia-device-plugin-ctr",
+                            "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+                            "args": [
+                                "--fail-on-init-error=false",
+                                f"--mig-strategy={mig_strategy}",
+                            ],
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def aks_mig(strategy: str = "mixed") -> list[dict[str, Any]]:
+    """An AKS A100 node pool in MIG mode (1g.10gb, seven a card) under the static manifest
+    with `--mig-strategy=<strategy>`: mixed names are right only under `mixed`."""
+    labels = {
+        "kubernetes.azure.com/accelerator": "nvidia",
+        "kubernetes.azure.com/agentpool": "gpumig",
+        "node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4",
+    }
+    return [
+        _node("aks-gpumig-1", labels, {"nvidia.com/mig-1g.10gb": "7"}),
+        _pod(
+            "nvidia-device-plugin-daemonset-m4k7w",
+            "aks-gpumig-1",
+            "nvidia-device-plugin-daemonset",
+            {"name": "nvidia-device-plugin-ds"},
+            "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+            "gpu-resources",
+        ),
+        _static_daemonset(strategy),
+    ]
+
+
 def _kubevirt(section: str, entry: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "kubevirt.io/v1",
@@ -551,6 +603,12 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     ),
     "gke": (gke, {"gke-l4-1": "gke"}, []),
     "aks": (aks, {"aks-gpunp-1": "nvidia-device-plugin"}, []),
+    "aks-static-manifest-mig": (aks_mig, {"aks-gpumig-1": "nvidia-device-plugin"}, []),
+    "aks-static-manifest-mig-single": (
+        lambda: aks_mig("single"),
+        {"aks-gpumig-1": "nvidia-device-plugin"},
+        ["GPU212 Node/aks-gpumig-1"],
+    ),
     "kubevirt-nvidia-plugin": (
         kubevirt_nvidia_plugin,
         {"kv-pt-1": "nvidia-kubevirt-gpu-device-plugin"},

@@ -8,15 +8,19 @@ its code on its node, and every node's manager is named.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 
 import managers_corpus
 import pytest
 
 from gpuop.check import Report, run_checks
+from gpuop.check.operands import operator_daemonset
+from gpuop.check.sharing import plugin_settings
 from gpuop.manifests import load_objects
 
 CORPUS = managers_corpus.CORPUS
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @functools.cache
@@ -123,3 +127,65 @@ def test_a_sharing_config_is_read_as_the_plugin_reads_it() -> None:
         "      rename: nvidia.com/gpu.shared\n      replicas: 4\n"
     )
     assert not [f for f in run_checks(objects).findings if f.severity != "info"]
+
+
+def test_the_operators_daemonsets_are_told_from_the_plugins_static_manifest() -> None:
+    upstream = json.loads(
+        (DATA / "upstream-v26.7.0-state" / "daemonsets.json").read_text(encoding="utf-8")
+    )
+    operator = {
+        operator_daemonset(ds) for ds in upstream["items"] if operator_daemonset(ds) is not None
+    }
+    assert "device-plugin" in operator and len(operator) == len(upstream["items"])
+    # Same name, the static manifest's `name: nvidia-device-plugin-ds` pods: not the operator's.
+    static = managers_corpus.aks_mig()[-1]
+    assert static["metadata"]["name"] == "nvidia-device-plugin-daemonset"
+    assert operator_daemonset(static) is None
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "expected"),
+    [
+        (["--mig-strategy=mixed"], [], ("mixed", "--mig-strategy=mixed")),
+        (["--mig-strategy", "single"], [], ("single", "--mig-strategy=single")),
+        (
+            ["-mig-strategy=single"],
+            [{"name": "MIG_STRATEGY", "value": "mixed"}],
+            ("single", "--mig-strategy=single"),
+        ),
+        ([], [{"name": "MIG_STRATEGY", "value": "mixed"}], ("mixed", "MIG_STRATEGY=mixed")),
+        ([], [], None),
+    ],
+)
+def test_the_plugins_mig_strategy_is_read_from_its_flags_before_its_environment(
+    args: list[str], env: list[dict[str, str]], expected: tuple[str, str] | None
+) -> None:
+    daemonset = managers_corpus.aks_mig()[-1]
+    container = daemonset["spec"]["template"]["spec"]["containers"][0]
+    container["args"] = args
+    container["env"] = env
+    settings = plugin_settings(daemonset)
+    assert settings is not None
+    got = (settings.mig_strategy, settings.mig_strategy_source) if settings.mig_strategy else None
+    assert got == expected
+
+
+def test_a_plugin_that_reads_no_config_runs_the_default_mig_strategy() -> None:
+    daemonset = managers_corpus.aks_mig()[-1]
+    daemonset["spec"]["template"]["spec"]["containers"][0]["args"] = []
+    settings = plugin_settings(daemonset)
+    assert settings is not None
+    assert settings.mig_strategy_in_effect() == (
+        "none",
+        "DaemonSet gpu-resources/nvidia-device-plugin-daemonset (no --mig-strategy,"
+        " MIG_STRATEGY or config file: the plugin's default none)",
+    )
+    # A config file it reads may set the strategy: then the DaemonSet alone does not decide.
+    daemonset["spec"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "CONFIG_FILE", "value": "/etc/nvidia/config.yaml"}
+    ]
+    settings = plugin_settings(daemonset)
+    assert settings is not None and settings.mig_strategy_in_effect() is None
+    objects = managers_corpus.aks_mig()
+    objects[-1]["spec"]["template"]["spec"]["containers"][0]["args"] = []
+    assert run_checks(objects).codes() >= {("GPU212", "Node/aks-gpumig-1")}

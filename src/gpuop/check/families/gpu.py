@@ -367,8 +367,8 @@ FAMILY = RuleFamily(
             " which the plugin's environment sets and which wins over the file): only `mixed`"
             " advertises `nvidia.com/mig-<profile>`, and GPU feature discovery labels"
             " `nvidia.com/mig.strategy` for `single` and `mixed` alone (the standalone"
-            " plugin's MIG_STRATEGY wins over the file too). The node advertises another name"
-            " or count, or is labelled with another MIG strategy, or its label names a config"
+            " plugin's `--mig-strategy` or MIG_STRATEGY wins over the file too; without"
+            " either or a file, its default `none`). The node advertises another name or count, or is labelled with another MIG strategy, or its label names a config"
             " the ConfigMap does not have, so the plugin's config-manager refuses to start.",
             "The plugin runs another config than the one given: it did not restart after the"
             " label or the ConfigMap changed, or it could not load the config. Pods are packed"
