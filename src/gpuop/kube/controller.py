@@ -100,6 +100,12 @@ class WriteOverlay(Generic[T, W]):
     def forget(self, key: str) -> None:
         self._written.pop(key, None)
 
+    def caught_up(self, key: str, stored_version: int) -> None:
+        """The informer now holds `stored_version` of `key`: a write it reached is forgotten."""
+        entry = self._written.get(key)
+        if entry is not None and entry[0] <= stored_version:
+            del self._written[key]
+
     def __contains__(self, key: object) -> bool:
         return key in self._written
 
@@ -309,6 +315,8 @@ class ControllerLoop(Generic[S, D]):
             started = time.monotonic()
             decision = self.reconciler.decide(snapshot)
             self.decide_seconds = time.monotonic() - started
+            # The writes may take a while: what the snapshot holds is not kept meanwhile.
+            del snapshot
             return await self.reconciler.execute(decision)
         except Exception as exc:  # every failure is retried; cancellation is not caught
             return Outcome(error=exc)

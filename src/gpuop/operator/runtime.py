@@ -190,7 +190,7 @@ class OperatorState:
 
     def watch(self, client: KubeClient) -> list[Informer[Any]]:
         namespace = self.config.namespace
-        self.nodes = Informer(client, "Node", slim_node, self.changed)
+        self.nodes = Informer(client, "Node", slim_node, self.node_changed)
         self.policies = Informer(client, "ClusterPolicy", dict, self.changed)
         self.gpu_clusters = Informer(client, "GPUCluster", dict, self.changed, may_be_absent=True)
         self.daemonsets = Informer(
@@ -215,11 +215,35 @@ class OperatorState:
     def _by_name(cls, informer: Informer[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
         return {obj["metadata"]["name"]: obj for obj in cls._stored(informer)}
 
-    def snapshot(self) -> Snapshot:
-        nodes = self.node_overlay.over(self._by_name(self.nodes), resource_version)
-        policies = list(
+    def policy_views(self) -> list[dict[str, Any]]:
+        """The ClusterPolicies, each with the status this process wrote laid over it."""
+        return list(
             self.status_overlay.over(self._by_name(self.policies), resource_version).values()
         )
+
+    def gpu_cluster_views(self) -> list[dict[str, Any]]:
+        """The GPUClusters, each with the status this process wrote laid over it."""
+        return list(
+            self.gc_status_overlay.over(self._by_name(self.gpu_clusters), resource_version).values()
+        )
+
+    def node_uid(self, name: str) -> str | None:
+        node = self.nodes.store.get(name) if self.nodes is not None else None
+        uid = ((node or {}).get("metadata") or {}).get("uid")
+        return str(uid) if uid else None
+
+    def node_changed(self, key: str, value: dict[str, Any] | None) -> None:
+        """A Node event: what this process wrote to the node is forgotten once the informer
+        holds that version, so ten thousand patches are not kept twice until the next pass."""
+        if value is None:
+            self.node_overlay.forget(key)
+        else:
+            self.node_overlay.caught_up(key, resource_version(value))
+        self.trigger.set()
+
+    def snapshot(self) -> Snapshot:
+        nodes = self.node_overlay.over(self._by_name(self.nodes), resource_version)
+        policies = self.policy_views()
         gpu_clusters = self.gc_status_overlay.over(
             self._by_name(self.gpu_clusters), resource_version
         )
@@ -285,8 +309,9 @@ async def _prime(state: OperatorState, client: KubeClient) -> None:
 
 async def _execute(state: OperatorState, client: KubeClient, actions: Actions) -> None:
     writer = state.writer
-    before = state.snapshot()
-    nodes, policies = before.nodes, before.policies
+    # Not a whole snapshot: one held through ten thousand writes would keep every node's
+    # old copy alive beside the new one the watch brings.
+    policies = state.policy_views()
     namespace = state.config.namespace
 
     async def patch_node(name: str) -> None:
@@ -298,7 +323,10 @@ async def _execute(state: OperatorState, client: KubeClient, actions: Actions) -
             unschedulable=actions.cordon.get(name),
         )
         metrics.WRITES.labels(kind="node-labels").inc()
-        if result is not None:
+        stored = state.nodes.store.get(name) if state.nodes is not None else None
+        if result is not None and (
+            stored is None or resource_version(stored) < resource_version(result)
+        ):
             state.node_overlay.wrote(name, resource_version(result), slim_node(result))
 
     async def post_event(node: str, reason: str, message: str, kind: str) -> None:
@@ -306,7 +334,7 @@ async def _execute(state: OperatorState, client: KubeClient, actions: Actions) -
         if key in state.posted_events:
             return
         state.posted_events.add(key)
-        uid = (nodes.get(node, {}).get("metadata") or {}).get("uid")
+        uid = state.node_uid(node)
         involved = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "uid": uid}}
         body = event_body(involved, reason, message, kind, namespace="default")
         try:
@@ -331,7 +359,8 @@ async def _execute(state: OperatorState, client: KubeClient, actions: Actions) -
     # Nodes are cordoned (above) before their GPU pods are evicted and driver pods restarted.
     now = time.time()
     evicting = set(actions.evictions)
-    for name in {p.node for p in before.pods if (p.namespace, p.name) in evicting}:
+    pods: list[PodInfo] = state._stored(state.pods)
+    for name in {p.node for p in pods if (p.namespace, p.name) in evicting}:
         state.evicting_since.setdefault(name, now)
     await writer.gather(partial(evict, ns, pod) for ns, pod in actions.evictions)
     for pod_namespace, pod_name in actions.delete_pods:
@@ -402,7 +431,7 @@ async def _execute(state: OperatorState, client: KubeClient, actions: Actions) -
         state.status_overlay, "clusterpolicy-status", state.status_dropped_keys,
     )  # fmt: skip
     await _write_statuses(
-        writer, client, before.gpu_clusters, actions.gpu_cluster_status,
+        writer, client, state.gpu_cluster_views(), actions.gpu_cluster_status,
         ops.patch_gpu_cluster_status, state.gc_status_overlay, "gpucluster-status", set(),
     )  # fmt: skip
     await writer.gather(
