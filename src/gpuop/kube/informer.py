@@ -60,7 +60,9 @@ class Informer(Generic[T]):
     (a custom resource whose CRD may not be installed), a 404 to the list is an empty list,
     and the kind is listed again every ABSENT_RETRY_SECONDS until it is served.
     `on_change(key, value)` is called after every stored change, with None for a
-    deletion. `synced` is set once the first list is in.
+    deletion; not for an event that `unchanged(stored, new)` says changes nothing the
+    controller reads (a kubelet's status heartbeat on a Node), though the new value is
+    stored. `synced` is set once the first list is in.
     """
 
     def __init__(
@@ -72,8 +74,10 @@ class Informer(Generic[T]):
         labels: Mapping[str, str | None] | None = None,
         namespace: str | None = None,
         may_be_absent: bool = False,
+        unchanged: Callable[[T, T], bool] | None = None,
     ) -> None:
         self.client = client
+        self.unchanged = unchanged
         self.may_be_absent = may_be_absent
         self.kind = kind
         self.slim = slim
@@ -172,8 +176,14 @@ class Informer(Generic[T]):
                     if self.store.pop(key, None) is not None:
                         self.on_change(key, None)
                 else:
+                    stored = self.store.get(key)
                     self.store[key] = value
-                    self.on_change(key, value)
+                    if (
+                        stored is None
+                        or self.unchanged is None
+                        or not self.unchanged(stored, value)
+                    ):
+                        self.on_change(key, value)
             if version:
                 self.resource_version = str(version)
         return seen

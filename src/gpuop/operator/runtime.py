@@ -69,7 +69,13 @@ from gpuop.operator.reconcile import (
     uses_gpus,
     workload_pod,
 )
-from gpuop.operator.slim import newest_revisions, slim_daemonset, slim_node, slim_revision
+from gpuop.operator.slim import (
+    newest_revisions,
+    same_node,
+    slim_daemonset,
+    slim_node,
+    slim_revision,
+)
 from gpuop.planner.upgrade import (
     UpgradeState,
     WorkloadPod,
@@ -190,7 +196,7 @@ class OperatorState:
 
     def watch(self, client: KubeClient) -> list[Informer[Any]]:
         namespace = self.config.namespace
-        self.nodes = Informer(client, "Node", slim_node, self.node_changed)
+        self.nodes = Informer(client, "Node", slim_node, self.node_changed, unchanged=same_node)
         self.policies = Informer(client, "ClusterPolicy", dict, self.changed)
         self.gpu_clusters = Informer(client, "GPUCluster", dict, self.changed, may_be_absent=True)
         self.daemonsets = Informer(

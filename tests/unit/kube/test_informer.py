@@ -83,6 +83,7 @@ def run(api: ScriptedApi, monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> tup
             "Node",
             kwargs.get("slim", lambda obj: obj["metadata"]["resourceVersion"]),
             lambda key, value: changes.append((key, value)),
+            unchanged=kwargs.get("unchanged"),
         )
         task = asyncio.create_task(informer.run())
         await asyncio.wait_for(api.done.wait(), timeout=5)
@@ -152,6 +153,27 @@ def test_objects_slimmed_to_none_are_not_kept_and_leave_when_they_stop_mattering
     informer, changes = run(api, monkeypatch, slim=gpu_only)
     assert informer.store == {}
     assert changes == [("a", "a"), ("a", None)]
+
+
+def test_an_event_that_changes_nothing_read_is_stored_without_waking_the_controller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def labels_and_version(obj: dict[str, Any]) -> tuple[str, dict[str, str]]:
+        return obj["metadata"]["resourceVersion"], obj["metadata"]["labels"]
+
+    api = ScriptedApi(
+        [("10", [node("a", 5, gpu="yes")])],
+        [[("MODIFIED", node("a", 11, gpu="yes")), ("MODIFIED", node("a", 12, gpu="no"))]],
+    )
+    informer, changes = run(
+        api,
+        monkeypatch,
+        slim=labels_and_version,
+        unchanged=lambda stored, new: stored[1] == new[1],
+    )
+    assert changes == [("a", ("5", {"gpu": "yes"})), ("a", ("12", {"gpu": "no"}))]
+    assert informer.store == {"a": ("12", {"gpu": "no"})}
+    assert api.watched_from == ["10", "12"]
 
 
 def test_other_api_errors_back_off_and_watch_again(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ for another pass to write. The faults are the API's: an error in the middle of a
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,7 @@ from gpuop.kube.running import supervise
 from gpuop.lab.stack import lab_policy
 from gpuop.operator import runtime
 from gpuop.operator.reconcile import Actions, Snapshot, pod_info, reconcile
+from gpuop.operator.slim import same_node
 from gpuop.planner.upgrade import UpgradeCounts
 from gpuop.sim.hardware import NodeSpec, node_manifest
 from kit.aio import eventually, running
@@ -167,6 +169,18 @@ def test_node_writes_are_not_kept_once_the_watch_brings_them() -> None:
     state.node_overlay.wrote("c", 9, written)
     state.node_changed("c", None)
     assert len(state.node_overlay) == 0
+
+
+def test_a_node_heartbeat_is_not_a_change() -> None:
+    node = runtime.slim_node({**gpu_node("c"), "metadata": {"name": "c", "resourceVersion": "7"}})
+    beat = runtime.slim_node({**gpu_node("c"), "metadata": {"name": "c", "resourceVersion": "8"}})
+    assert same_node(node, beat)
+    relabelled = copy.deepcopy(beat)
+    relabelled["metadata"]["labels"][WORKLOAD_LABEL] = "vm-passthrough"
+    assert not same_node(node, relabelled)
+    unready = copy.deepcopy(beat)
+    unready["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    assert not same_node(node, unready)
 
 
 def test_an_api_error_in_the_middle_of_a_pass_is_retried() -> None:
