@@ -46,6 +46,36 @@ def manager_catalog() -> ManagerCatalog:
     return ManagerCatalog.model_validate(load_data_file("managers.yaml"))
 
 
+class GkeLabels(CatalogModel):
+    accelerator: str
+    sharing_strategy: str
+    max_shared_clients: str
+    partition_size: str
+
+
+class GkeContract(CatalogModel):
+    """How GKE's own device plugin counts `nvidia.com/gpu` from its node pool's labels."""
+
+    schema_version: int
+    labels: GkeLabels
+    gpu_count_machine_types: str
+    partitions: dict[str, dict[str, int]]
+
+
+@cache
+def gke_contract() -> GkeContract:
+    """`gke.yaml`."""
+    return GkeContract.model_validate(load_data_file("gke.yaml"))
+
+
 GPU_OPERATOR = "gpu-operator"
 
-__all__ = ["GPU_OPERATOR", "ManagerCatalog", "ManagerSpec", "Signals", "manager_catalog"]
+__all__ = [
+    "GPU_OPERATOR",
+    "GkeContract",
+    "ManagerCatalog",
+    "ManagerSpec",
+    "Signals",
+    "gke_contract",
+    "manager_catalog",
+]

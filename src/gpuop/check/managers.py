@@ -32,6 +32,7 @@ KUBEVIRT = "kubevirt"
 DEVICE_PLUGIN = "nvidia-device-plugin"
 KUBEVIRT_PLUGIN = "nvidia-kubevirt-gpu-device-plugin"
 DRA_DRIVER = "nvidia-dra-driver"
+GKE = "gke"
 # GPU feature discovery's label: its presence shows GFD ran on the node.
 GFD_PRODUCT_LABEL = "nvidia.com/gpu.product"
 
@@ -247,4 +248,4 @@ def _weak_signals(
     return []
 
 
-__all__ = ["UNMANAGED", "Management", "node_management"]
+__all__ = ["GKE", "UNMANAGED", "Management", "node_management"]

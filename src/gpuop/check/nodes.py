@@ -33,7 +33,8 @@ from gpuop.check.advertised import (
     shown_counts,
 )
 from gpuop.check.context import CheckContext, NodeInfo
-from gpuop.check.managers import DEVICE_PLUGIN, UNMANAGED, Management
+from gpuop.check.gke import check_gke_sharing
+from gpuop.check.managers import DEVICE_PLUGIN, GKE, UNMANAGED, Management
 from gpuop.check.operands import operand_pods_on, operator_daemonset
 from gpuop.check.release import detect_release
 from gpuop.check.rules import rule
@@ -129,6 +130,8 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             # The GPU Operator's contract (workload configs, deploy labels, operands, its
             # plugins' names) is not this node's: only what holds for any manager is checked.
             _check_zero_devices(ctx, info, tuple(info.counts))
+            if management.primary == GKE:
+                check_gke_sharing(ctx, info)
         elif not info.plan.gpu_node:
             _check_non_gpu(ctx, info, info.plan)
         else:

@@ -337,6 +337,36 @@ def gke() -> list[dict[str, Any]]:
     ]
 
 
+def gke_shared(
+    gpus: str, *, clients: str | None = None, partition: str | None = None, with_pod: bool = True
+) -> list[dict[str, Any]]:
+    """A GKE A100 node (a2-highgpu-2g: two cards) of a pool with GPU time-sharing by
+    `clients` and/or MIG `partition`s, labelled as GKE labels such pools; without
+    `with_pod`, a dump of the nodes alone (the pool's labels still name GKE)."""
+    labels = {
+        "cloud.google.com/gke-accelerator": "nvidia-tesla-a100",
+        "cloud.google.com/gke-gpu": "true",
+        "cloud.google.com/gke-nodepool": "a100-shared",
+        "node.kubernetes.io/instance-type": "a2-highgpu-2g",
+    }
+    if clients is not None:
+        labels["cloud.google.com/gke-gpu-sharing-strategy"] = "time-sharing"
+        labels["cloud.google.com/gke-max-shared-clients-per-gpu"] = clients
+    if partition is not None:
+        labels["cloud.google.com/gke-gpu-partition-size"] = partition
+    node = _node("gke-a100-1", labels, {"nvidia.com/gpu": gpus}, "Container-Optimized OS")
+    if not with_pod:
+        return [node]
+    pod = _pod(
+        "nvidia-gpu-device-plugin-large-cos-9d2xq",
+        "gke-a100-1",
+        "nvidia-gpu-device-plugin-large-cos",
+        {"k8s-app": "nvidia-gpu-device-plugin"},
+        "gke.gcr.io/nvidia-gpu-device-plugin@sha256:8a6e0b3e4c3c7ac4",
+    )
+    return [node, pod]
+
+
 def aks() -> list[dict[str, Any]]:
     labels = {
         "kubernetes.azure.com/accelerator": "nvidia",
@@ -602,6 +632,28 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         ["GPU211 Node/br-1"],
     ),
     "gke": (gke, {"gke-l4-1": "gke"}, []),
+    "gke-time-sharing": (lambda: gke_shared("6", clients="3"), {"gke-a100-1": "gke"}, []),
+    "gke-time-sharing-nodes-only": (
+        lambda: gke_shared("6", clients="3", with_pod=False),
+        {"gke-a100-1": "gke"},
+        [],
+    ),
+    "gke-time-sharing-lost-a-client": (
+        lambda: gke_shared("5", clients="3"),
+        {"gke-a100-1": "gke"},
+        ["GPU212 Node/gke-a100-1"],
+    ),
+    "gke-mig-partitions": (lambda: gke_shared("14", partition="1g.5gb"), {"gke-a100-1": "gke"}, []),
+    "gke-mig-partitions-shared": (
+        lambda: gke_shared("28", clients="2", partition="1g.5gb"),
+        {"gke-a100-1": "gke"},
+        [],
+    ),
+    "gke-mig-partitions-too-few": (
+        lambda: gke_shared("7", partition="1g.5gb"),
+        {"gke-a100-1": "gke"},
+        ["GPU212 Node/gke-a100-1"],
+    ),
     "aks": (aks, {"aks-gpunp-1": "nvidia-device-plugin"}, []),
     "aks-static-manifest-mig": (aks_mig, {"aks-gpumig-1": "nvidia-device-plugin"}, []),
     "aks-static-manifest-mig-single": (

@@ -189,3 +189,22 @@ def test_a_plugin_that_reads_no_config_runs_the_default_mig_strategy() -> None:
     objects = managers_corpus.aks_mig()
     objects[-1]["spec"]["template"]["spec"]["containers"][0]["args"] = []
     assert run_checks(objects).codes() >= {("GPU212", "Node/aks-gpumig-1")}
+
+
+@pytest.mark.parametrize(
+    ("machine", "gpus", "partition", "found"),
+    [
+        ("n1-standard-8", "4", None, False),  # two T4s or four: a multiple of 2 either way
+        ("n1-standard-8", "3", None, True),
+        ("a2-highgpu-2g", "4", "1g.9gb", False),  # a profile not in the table: not counted
+        ("a2-megagpu-16g", "32", None, False),  # sixteen cards by two clients
+        ("a2-megagpu-16g", "16", None, True),  # eight cards lost: a multiple, but not 32
+    ],
+)
+def test_gke_sharing_is_counted_from_the_pools_labels(
+    machine: str, gpus: str, partition: str | None, found: bool
+) -> None:
+    objects = managers_corpus.gke_shared(gpus, clients="2", partition=partition)
+    objects[0]["metadata"]["labels"]["node.kubernetes.io/instance-type"] = machine
+    codes = run_checks(objects).codes()
+    assert (("GPU212", "Node/gke-a100-1") in codes) is found

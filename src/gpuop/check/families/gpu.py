@@ -368,8 +368,14 @@ FAMILY = RuleFamily(
             " advertises `nvidia.com/mig-<profile>`, and GPU feature discovery labels"
             " `nvidia.com/mig.strategy` for `single` and `mixed` alone (the standalone"
             " plugin's `--mig-strategy` or MIG_STRATEGY wins over the file too; without"
-            " either or a file, its default `none`). The node advertises another name or count, or is labelled with another MIG strategy, or its label names a config"
-            " the ConfigMap does not have, so the plugin's config-manager refuses to start.",
+            " either or a file, its default `none`). On GKE, a pool with GPU time-sharing or MPS"
+            " (`cloud.google.com/gke-max-shared-clients-per-gpu`) or MIG partitions"
+            " (`cloud.google.com/gke-gpu-partition-size`) gives that many `nvidia.com/gpu` per"
+            " GPU (per partition), and the accelerator-optimized machine types (`a2-highgpu-2g`)"
+            " name how many GPUs. The node advertises another name or count (on GKE: not a"
+            " multiple of what one GPU gives, or not what the machine's GPUs give), or is"
+            " labelled with another MIG strategy, or its label names a config the ConfigMap"
+            " does not have, so the plugin's config-manager refuses to start.",
             "The plugin runs another config than the one given: it did not restart after the"
             " label or the ConfigMap changed, or it could not load the config. Pods are packed"
             " by the old sharing.",

@@ -1,0 +1,78 @@
+"""GKE's own device plugin: the `nvidia.com/gpu` count its node pool's labels give (GPU212).
+
+GKE labels the nodes of a pool with GPU time-sharing or MPS with the clients each GPU takes,
+and a MIG pool with the partition every card is split into; its plugin presents each GPU,
+or each partition, as that many devices (`catalog/gke.yaml`, with the sources). A count
+that is not a multiple of what one GPU gives, or that is not what the machine type's GPUs
+give, is a node whose plugin did not apply its pool's config (or a GPU it lost).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+
+from gpuop.api.resources import CONTAINER_RESOURCE
+from gpuop.catalog.managers import gke_contract
+from gpuop.check.context import CheckContext, NodeInfo
+
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+
+@cache
+def _machine_type_pattern() -> re.Pattern[str]:
+    return re.compile(gke_contract().gpu_count_machine_types)
+
+
+def _devices_per_gpu(labels: Mapping[str, str]) -> tuple[int, list[str]] | None:
+    """(devices one GPU gives, what says so), or None when the labels set no sharing."""
+    names = gke_contract().labels
+    per_gpu, why = 1, []
+    partition = labels.get(names.partition_size)
+    if partition:
+        accelerator = labels.get(names.accelerator, "")
+        partitions = gke_contract().partitions.get(accelerator, {}).get(partition)
+        if partitions is None:
+            return None  # a card or profile not in the table: nothing to count against
+        per_gpu *= partitions
+        why.append(f"{partitions} {partition} partitions on each {accelerator}")
+    clients = labels.get(names.max_shared_clients, "")
+    if clients.isdigit() and int(clients) > 1:
+        per_gpu *= int(clients)
+        strategy = labels.get(names.sharing_strategy) or "sharing"
+        why.append(f"{strategy} by {clients} clients")
+    return (per_gpu, why) if why else None
+
+
+def check_gke_sharing(ctx: CheckContext, info: NodeInfo) -> None:
+    labels = info.view.labels
+    found = _devices_per_gpu(labels)
+    count = info.counts.get(CONTAINER_RESOURCE)
+    if found is None or not count:
+        return  # no sharing, or nothing advertised (GPU211 says that)
+    per_gpu, why = found
+    config = f"GKE's node pool config ({', '.join(why)}: {per_gpu} nvidia.com/gpu per GPU)"
+    machine = _machine_type_pattern().match(labels.get(INSTANCE_TYPE_LABEL, ""))
+    if machine is not None:
+        gpus = int(machine.group("gpus"))
+        if count == gpus * per_gpu:
+            return
+        seen = f"{gpus} GPUs of {machine.group(0)} give {gpus * per_gpu}"
+    elif count % per_gpu == 0:
+        return
+    else:
+        seen = f"{count} is not a multiple of {per_gpu}"
+    ctx.add(
+        "GPU212",
+        "Node",
+        info.name,
+        f"{config}: the node advertises nvidia.com/gpu: {count}, but {seen}",
+        "read the log of GKE's device plugin pod on the node (`kubectl -n kube-system get pods"
+        f" -l k8s-app=nvidia-gpu-device-plugin --field-selector spec.nodeName={info.name}`):"
+        " it applies the pool's config at start; a GPU it lost is an unhealthy device, so"
+        " capacity shows more than allocatable",
+    )
+
+
+__all__ = ["check_gke_sharing"]
