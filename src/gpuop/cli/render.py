@@ -19,6 +19,7 @@ from gpuop.cli.inputs import (
     parsed_policy,
     read_dump,
 )
+from gpuop.cli.layout import note
 from gpuop.cli.options import filenames_option, output_option
 from gpuop.cli.progress import progress
 from gpuop.policy import PolicyError
@@ -47,10 +48,16 @@ def _nodes(path: str) -> list[dict[str, Any]]:
 
 def _from_objects(
     paths: tuple[str, ...],
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]], dict[str, Any] | None]:
-    """The ClusterPolicy (None: none), the Nodes and the GPUCluster of -f inputs."""
+) -> tuple[
+    dict[str, Any] | None, list[dict[str, Any]], dict[str, Any] | None, list[dict[str, Any]]
+]:
+    """The ClusterPolicy (None: none), the Nodes, the GPUCluster and the ConfigMaps of -f
+    inputs."""
     objects = read_dump(
-        paths, needs=("ClusterPolicy", "Node", "GPUCluster"), reads=(), command="gpuop render -f"
+        paths,
+        needs=("ClusterPolicy", "Node", "GPUCluster"),
+        reads=("ConfigMap",),
+        command="gpuop render -f",
     )
     policies = [obj for obj in objects if obj.get("kind") == "ClusterPolicy"]
     if len(policies) > 1:
@@ -62,7 +69,13 @@ def _from_objects(
     for node in nodes:
         if not isinstance(node.get("metadata"), dict):
             raise UserError(f"{', '.join(paths)}: a Node without metadata")
-    return (policies[0] if policies else None), nodes, (clusters[0] if clusters else None)
+    configmaps = [obj for obj in objects if obj.get("kind") == "ConfigMap"]
+    return (
+        (policies[0] if policies else None),
+        nodes,
+        (clusters[0] if clusters else None),
+        configmaps,
+    )
 
 
 @click.command("render")
@@ -96,7 +109,9 @@ def render(
     RuntimeClasses, ConfigMaps and operand DaemonSets, from the code the operator applies.
     With --nodes, the driver image's tag gets the OS suffix of the first GPU node
     (NFD's system-os_release labels), as in a cluster. -f takes both at once: the
-    ClusterPolicy and the Nodes of `kubectl get clusterpolicies,nodes -o yaml`.
+    ClusterPolicy and the Nodes of `kubectl get clusterpolicies,nodes -o yaml`, and the
+    ConfigMaps the driver mounts key by key (driver.kernelModuleConfig, repoConfig,
+    certConfig) when the policy names any.
 
     A GPUCluster (nvidia.com/v1alpha1) renders the DRA stack as NVIDIA's operator does:
     the DRA driver's kubelet plugin (and the compute-domain controller when
@@ -112,16 +127,17 @@ def render(
       gpuop render --policy cp.yaml -o name     kind.group/name, as kubectl prints it
       gpuop policy defaults --kind GPUCluster | gpuop render --policy -
     """
-    from gpuop.render import render_all
+    from gpuop.render import named_configmap_keys, named_configmaps, render_all
 
     paths = input_paths(filenames, [p for p in (policy_path, nodes_path) if p])
     document: Any = None
     gpu_cluster: Any = None
     nodes: list[dict[str, Any]] = []
+    configmaps: list[dict[str, Any]] = []
     source = policy_path or ", ".join(filenames)
     if filenames:
         with progress(f"reading {', '.join(filenames)}"):
-            document, nodes, gpu_cluster = _from_objects(input_paths(filenames))
+            document, nodes, gpu_cluster, configmaps = _from_objects(input_paths(filenames))
     if policy_path is not None:
         if document is not None:
             raise UserError("give the ClusterPolicy with --policy or in -f, not both")
@@ -141,7 +157,15 @@ def render(
         if document is not None:
             policy = parsed_policy(document, source)
             with progress(f"rendering for {len(nodes)} nodes"):
-                objects += render_all(policy, namespace, nodes=nodes)
+                keys = named_configmap_keys(policy, configmaps, namespace)
+                for name in named_configmaps(policy):
+                    if name not in keys:
+                        note(
+                            f"ConfigMap {name}, which the ClusterPolicy hands the driver, is not"
+                            " in -f: the driver DaemonSet is rendered without its files (add"
+                            f" `kubectl get configmap -n {namespace} {name} -o yaml` to -f)"
+                        )
+                objects += render_all(policy, namespace, nodes=nodes, configmaps=keys)
         if gpu_cluster is not None:
             from gpuop.render.gpucluster import render_gpu_cluster
 

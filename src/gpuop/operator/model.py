@@ -95,6 +95,9 @@ class Snapshot:
     status_dropped_keys: frozenset[str] = frozenset()
     # Objects the API server refuses to take, "Kind name" -> its answer (retried with backoff).
     refused: dict[str, str] = field(default_factory=dict)
+    # The keys of the ConfigMaps a ClusterPolicy hands the driver file by file
+    # (`render.named_configmaps`), by name; one not in the namespace is absent.
+    configmap_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ def rendered_daemonsets(
         tuple(sorted(snapshot.operator_env.items())),
         os_tag,
         tuple(sorted(kernels.items())),
+        tuple(sorted(snapshot.configmap_keys.items())),
     )
     cached = cache.get(key) if cache is not None else None
     if cached is None:
@@ -41,7 +42,13 @@ def rendered_daemonsets(
             ds
             for op in operands
             for ds in render_operand_daemonsets(
-                policy, op, snapshot.namespace, snapshot.operator_env, os_tag, kernels
+                policy,
+                op,
+                snapshot.namespace,
+                snapshot.operator_env,
+                os_tag,
+                kernels,
+                snapshot.configmap_keys,
             )
         ]
         if cache is not None:

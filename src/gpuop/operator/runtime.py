@@ -80,6 +80,8 @@ from gpuop.planner.upgrade import (
     UpgradeState,
     WorkloadPod,
 )
+from gpuop.policy import PolicyError, parse_cluster_policy
+from gpuop.render import configmap_keys, named_configmaps
 from gpuop.render.gpucluster import GPU_CLUSTER_KINDS
 from gpuop.render.support import SERVICE_MONITOR_KIND, SUPPORT_KINDS
 
@@ -163,6 +165,8 @@ class OperatorState:
         self.last_status_write = 0.0
         # ClusterPolicy status keys the API server did not keep (its CRD has no such field).
         self.status_dropped_keys: set[str] = set()
+        # The keys of the ConfigMaps the ClusterPolicies hand the driver (read each pass).
+        self.configmap_keys: dict[str, tuple[str, ...]] = {}
         self.passes = 0
 
     def changed(self, _key: str, _value: object) -> None:
@@ -283,6 +287,7 @@ class OperatorState:
             gpu_clusters=list(gpu_clusters.values()),
             status_dropped_keys=frozenset(self.status_dropped_keys),
             refused=dict(self.refused),
+            configmap_keys=dict(self.configmap_keys),
         )
 
 
@@ -596,6 +601,25 @@ _NODE_PODS_STATES = (
 )
 
 
+async def _read_driver_configmaps(state: OperatorState, client: KubeClient) -> None:
+    """The keys of the ConfigMaps the ClusterPolicies hand the driver file by file: the
+    driver's DaemonSet mounts each key, as upstream's does, so a key added is a new pod
+    template. Nothing is read when no policy names one."""
+    names: list[str] = []
+    for body in state.policy_views():
+        try:
+            names += named_configmaps(parse_cluster_policy(body))
+        except PolicyError:
+            continue  # the pass reports it
+    found: dict[str, tuple[str, ...]] = {}
+    namespace = state.config.namespace
+    for name in dict.fromkeys(names):
+        configmap = await ops.get_object(client, "ConfigMap", name, namespace)
+        if configmap is not None:
+            found[name] = configmap_keys(configmap)
+    state.configmap_keys = found
+
+
 async def _read_node_pods(state: OperatorState, client: KubeClient) -> None:
     """List the pods of the few nodes between the cordon and the driver restart (the pod
     informer keeps only operand and GPU pods, and may lag the scheduler's bindings)."""
@@ -663,6 +687,7 @@ class OperatorPasses:
         if self.started - state.last_prime >= state.config.resync_seconds:
             await _prime(state, self.client)
         await _read_node_pods(state, self.client)
+        await _read_driver_configmaps(state, self.client)
         return state.snapshot()
 
     def decide(self, snapshot: Snapshot) -> Actions:

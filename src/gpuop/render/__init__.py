@@ -17,7 +17,7 @@ import hashlib
 import json
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -414,6 +414,7 @@ def _render_from_template(
     operator_env: dict[str, str] | None,
     os_tag: str | None,
     kernel: tuple[str, str] | None = None,
+    configmaps: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     filled = _substitute(
         copy.deepcopy(template), _template_variables(policy, operand, operator_env, os_tag, kernel)
@@ -454,7 +455,7 @@ def _render_from_template(
         pull_secrets += [s for s in manager.imagePullSecrets or [] if s not in pull_secrets]
     apply_validations(policy, operand, pod_spec)
     if operand.name == "driver":
-        apply_driver(policy, pod_spec, main, operator_env, os_tag)
+        apply_driver(policy, pod_spec, main, operator_env, os_tag, configmaps)
         pull_secrets += [s for s in sidecar_pull_secrets(policy) if s not in pull_secrets]
         apply_driver_config_digest(pod_spec)
     if pull_secrets:
@@ -490,12 +491,15 @@ def render_daemonset(
     operator_env: dict[str, str] | None = None,
     os_tag: str | None = None,
     kernel: tuple[str, str] | None = None,
+    configmaps: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The DaemonSet for one enabled operand, with its hash annotation set.
 
     Operands with a pod template (`catalog/templates/operands/`) get upstream's pod spec;
     `os_tag` (see `driver_os_tag`) suffixes the driver image tag; `kernel` (a kernel version
-    and its nodes' OS, see `kernel_versions`) makes the precompiled driver's DaemonSet for it.
+    and its nodes' OS, see `kernel_versions`) makes the precompiled driver's DaemonSet for it;
+    `configmaps` (name -> keys, see `named_configmap_keys`) are the ConfigMaps the policy
+    hands the driver, which it mounts key by key.
     """
     template = _operand_template(operand.name)
     if template is None:
@@ -506,7 +510,7 @@ def render_daemonset(
             _render_generic(policy, operand, namespace, operator_env),
             {},
         )
-    ds = _render_from_template(policy, operand, template, operator_env, os_tag, kernel)
+    ds = _render_from_template(policy, operand, template, operator_env, os_tag, kernel, configmaps)
     labels = dict(template.get("labels") or {})
     node_selector: dict[str, str] = {}
     if kernel is not None:
@@ -525,15 +529,55 @@ def render_operand_daemonsets(
     operator_env: dict[str, str] | None,
     os_tag: str | None,
     kernels: Mapping[str, str],
+    configmaps: Mapping[str, Sequence[str]] | None = None,
 ) -> list[dict[str, Any]]:
     """An operand's DaemonSets: one, or with precompiled drivers one per kernel version."""
     driver = policy.policy.spec.driver
     if operand.name == "driver" and driver and driver.usePrecompiled:
         return [
-            render_daemonset(policy, operand, namespace, operator_env, os_tag, (version, node_os))
+            render_daemonset(
+                policy, operand, namespace, operator_env, os_tag, (version, node_os), configmaps
+            )
             for version, node_os in sorted(kernels.items())
         ]
-    return [render_daemonset(policy, operand, namespace, operator_env, os_tag)]
+    return [render_daemonset(policy, operand, namespace, operator_env, os_tag, None, configmaps)]
+
+
+def named_configmaps(policy: ResolvedPolicy) -> tuple[str, ...]:
+    """The ConfigMaps (in the operator's namespace) the policy hands the driver file by file:
+    `driver.kernelModuleConfig`, `driver.repoConfig`, `driver.certConfig`."""
+    driver = policy.policy.spec.driver
+    if driver is None:
+        return ()
+    names = [
+        driver.kernelModuleConfig.name if driver.kernelModuleConfig else None,
+        driver.repoConfig.configMapName if driver.repoConfig else None,
+        driver.certConfig.name if driver.certConfig else None,
+    ]
+    return tuple(dict.fromkeys(name for name in names if name))
+
+
+def named_configmap_keys(
+    policy: ResolvedPolicy, objects: Iterable[Mapping[str, Any]], namespace: str
+) -> dict[str, tuple[str, ...]]:
+    """The keys of each ConfigMap `named_configmaps` names, from objects such as a dump's
+    (ConfigMaps in `namespace`, or without one)."""
+    wanted = set(named_configmaps(policy))
+    found: dict[str, tuple[str, ...]] = {}
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") != "ConfigMap" or meta.get("name") not in wanted:
+            continue
+        if meta.get("namespace") not in (None, namespace):
+            continue
+        found[str(meta["name"])] = configmap_keys(obj)
+    return found
+
+
+def configmap_keys(configmap: Mapping[str, Any]) -> tuple[str, ...]:
+    """The keys the driver mounts of a ConfigMap: its `data` (upstream reads no
+    `binaryData`), sorted."""
+    return tuple(sorted(str(key) for key in configmap.get("data") or {}))
 
 
 def _finish(
@@ -788,10 +832,12 @@ def render_all(
     namespace: str,
     operator_env: dict[str, str] | None = None,
     nodes: Iterable[Mapping[str, Any]] = (),
+    configmaps: Mapping[str, Sequence[str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Every object the policy asks for, in apply order (for `gpuop render` and the audit).
 
-    `nodes` decide the driver image's OS suffix, as they do in the operator.
+    `nodes` decide the driver image's OS suffix, as they do in the operator; `configmaps`
+    are the keys of the ConfigMaps the policy hands the driver (`named_configmap_keys`).
     """
     nodes = list(nodes)
     os_tag = driver_os_tag(nodes)
@@ -800,5 +846,7 @@ def render_all(
     objects += render_support_objects(policy, enabled, namespace)
     kernels = kernel_versions(nodes)
     for op in enabled:
-        objects += render_operand_daemonsets(policy, op, namespace, operator_env, os_tag, kernels)
+        objects += render_operand_daemonsets(
+            policy, op, namespace, operator_env, os_tag, kernels, configmaps
+        )
     return objects

@@ -11,7 +11,8 @@ function changes it in place.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -351,14 +352,120 @@ def _driver_sidecar_containers(
     return containers
 
 
+@cache
+def _driver_os() -> dict[str, Any]:
+    path = resources.files("gpuop.catalog").joinpath("templates/driver-os.yaml")
+    loaded: dict[str, Any] = yaml.safe_load(path.read_text("utf-8"))
+    return loaded
+
+
+def os_id_of_tag(os_tag: str | None) -> str | None:
+    """The OS id of an OS tag (`ubuntu` of `ubuntu22.04`, `sl-micro` of `sl-micro6.0`)."""
+    found = re.match(r"[a-z]+(?:-[a-z]+)*", os_tag or "")
+    return found.group(0) if found else None
+
+
+def _configmap_files(
+    pod_spec: dict[str, Any],
+    containers: list[dict[str, Any]],
+    name: str,
+    directory: str,
+    keys: Sequence[str],
+    *,
+    volume: bool,
+) -> None:
+    """Upstream's `createConfigMapVolumeMounts`: each key of ConfigMap `name` mounted as a file
+    of `directory` (subPath, so the directory's own files stay), in sorted key order; with
+    `volume`, the ConfigMap's volume too (named as the ConfigMap, listing those keys)."""
+    files = sorted(keys)
+    for container in containers:
+        container.setdefault("volumeMounts", []).extend(
+            {"name": name, "readOnly": True, "mountPath": f"{directory}/{key}", "subPath": key}
+            for key in files
+        )
+    if volume:
+        source: dict[str, Any] = {"name": name}
+        if files:
+            source["items"] = [{"key": key, "path": key} for key in files]
+        pod_spec.setdefault("volumes", []).append({"name": name, "configMap": source})
+
+
+def _apply_driver_files(
+    policy: ResolvedPolicy,
+    pod_spec: dict[str, Any],
+    container: dict[str, Any],
+    os_tag: str | None,
+    configmaps: Mapping[str, Sequence[str]] | None,
+) -> None:
+    """What `transformDriverContainer` and its sidecars' transforms mount after licensing:
+    the kernel module parameters, SLES' host modules for precompiled drivers, the package
+    repositories, CA certificates, the `secretEnv` Secret and the host's subscriptions.
+
+    Each ConfigMap is mounted key by key, so its keys must be known (`configmaps`, read from
+    the cluster); one not known is left out, where upstream stops updating the driver until
+    the ConfigMap exists. An OS outside upstream's tables gets neither repositories nor
+    certificates, where upstream stops the same way.
+    """
+    driver = policy.policy.spec.driver
+    assert driver is not None
+    tables, os_id = _driver_os(), os_id_of_tag(os_tag)
+    known = configmaps or {}
+    sidecars = {c["name"]: c for c in pod_spec.get("containers", [])[1:]}
+    builders = [sidecars[n] for n in ("nvidia-fs-ctr", "nvidia-gdrcopy-ctr") if n in sidecars]
+    modules = driver.kernelModuleConfig.name if driver.kernelModuleConfig else None
+    if modules and modules in known:
+        peermem = [sidecars["nvidia-peermem-ctr"]] if "nvidia-peermem-ctr" in sidecars else []
+        _configmap_files(pod_spec, [container], modules, "/drivers", known[modules], volume=True)
+        _configmap_files(pod_spec, peermem, modules, "/drivers", known[modules], volume=False)
+    precompiled = driver.usePrecompiled is True
+    if precompiled and os_id in ("sles", "sl-micro"):
+        container.setdefault("volumeMounts", []).append(
+            {"name": "lib-modules", "mountPath": "/run/host/lib/modules", "readOnly": True}
+        )
+        pod_spec.setdefault("volumes", []).append(
+            {"name": "lib-modules", "hostPath": {"path": "/lib/modules", "type": "Directory"}}
+        )
+    if precompiled:
+        return
+    repos = driver.repoConfig.configMapName if driver.repoConfig else None
+    certs = driver.certConfig.name if driver.certConfig else None
+    for name, table in ((repos, "repo_config_dirs"), (certs, "cert_config_dirs")):
+        directory = tables[table].get(os_id or "")
+        if name and name in known and directory:
+            _configmap_files(pod_spec, [container], name, directory, known[name], volume=True)
+    if driver.secretEnv:
+        container.setdefault("envFrom", []).append({"secretRef": {"name": driver.secretEnv}})
+    # The GDS and GDRCopy builders mount the same repositories and certificates.
+    for name, table in ((repos, "repo_config_dirs"), (certs, "cert_config_dirs")):
+        directory = tables[table].get(os_id or "")
+        if name and name in known and directory:
+            _configmap_files(pod_spec, builders, name, directory, known[name], volume=False)
+    for builder in builders if driver.secretEnv else ():
+        builder.setdefault("envFrom", []).append({"secretRef": {"name": driver.secretEnv}})
+    subscriptions = tables["subscriptions"].get(os_id or "", [])
+    if os_id == "rhel" and repos:
+        subscriptions = []  # upstream: the repo config replaces the host's entitlements
+    for number, entry in enumerate(sorted(subscriptions, key=lambda e: e["mountPath"])):
+        volume = f"subscription-config-{number}"
+        container.setdefault("volumeMounts", []).append(
+            {"name": volume, "mountPath": entry["mountPath"], "readOnly": True}
+        )
+        pod_spec.setdefault("volumes", []).append(
+            {"name": volume, "hostPath": {"path": entry["path"], "type": entry["type"]}}
+        )
+
+
 def apply_driver(
     policy: ResolvedPolicy,
     pod_spec: dict[str, Any],
     container: dict[str, Any],
     operator_env: Mapping[str, str] | None = None,
     os_tag: str | None = None,
+    configmaps: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
-    """Upstream's `transformDriverContainer`: probes, open modules, RDMA, vGPU licensing."""
+    """Upstream's `transformDriverContainer`: probes, open modules, RDMA, vGPU licensing,
+    and the files, Secret and host paths the policy and the nodes' OS hand the driver
+    (`configmaps`: the keys of the ConfigMaps the policy names, in the operator's namespace)."""
     driver = policy.policy.spec.driver
     if driver is None:
         return
@@ -426,6 +533,7 @@ def apply_driver(
                 "configMap": {"name": topology.config, "items": [{"key": conf, "path": conf}]},
             }
         )
+    _apply_driver_files(policy, pod_spec, container, os_tag, configmaps)
 
 
 # The containers of a driver pod that carry DRIVER_CONFIG_DIGEST (upstream's TransformDriver).

@@ -26,7 +26,7 @@ from gpuop.check.state import ClusterState
 from gpuop.naming import is_gpu_resource
 from gpuop.planner import plan
 from gpuop.policy import PolicyError, parse_cluster_policy
-from gpuop.render import render_all
+from gpuop.render import named_configmap_keys, render_all
 from gpuop.render.defaults import strip_api_defaults
 
 Action = Literal["unchanged", "roll", "create", "delete"]
@@ -199,7 +199,10 @@ def preview_adoption(
     except PolicyError as exc:
         return AdoptionPreview(manager, release, name, (), (), tuple(exc.problems))
     nodes = by_kind.get("Node", [])
-    everything = render_all(policy, namespace, dict(operator_env), nodes=nodes)
+    configmaps = named_configmap_keys(policy, by_kind.get("ConfigMap", []), namespace)
+    everything = render_all(
+        policy, namespace, dict(operator_env), nodes=nodes, configmaps=configmaps
+    )
     rendered = {str(o["metadata"]["name"]): o for o in everything if o["kind"] == "DaemonSet"}
     present = {
         (str(o.get("kind")), _where(o))

@@ -34,6 +34,7 @@ from gpuop.operator import runtime
 from gpuop.operator.reconcile import Actions, Snapshot, pod_info, reconcile
 from gpuop.operator.slim import same_node
 from gpuop.planner.upgrade import UpgradeCounts
+from gpuop.render import configmap_keys
 from gpuop.sim.hardware import NodeSpec, node_manifest
 from kit.aio import eventually, running
 from kit.cluster import play_daemonsets
@@ -104,6 +105,9 @@ def what_is_left(fake: FakeKube) -> Actions:
         revisions=runtime.newest_revisions([r for r in revisions if r is not None]),
         template_digests={
             n: ds["configDigest"] for n, ds in daemonsets.items() if ds["configDigest"] is not None
+        },
+        configmap_keys={
+            name: configmap_keys(obj) for name, obj in fake.objects_of("ConfigMap", NS).items()
         },
     )
     return reconcile(snapshot, NOW)
@@ -181,6 +185,32 @@ def test_a_node_heartbeat_is_not_a_change() -> None:
     unready = copy.deepcopy(beat)
     unready["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
     assert not same_node(node, unready)
+
+
+def test_the_driver_mounts_the_keys_of_the_configmap_its_policy_names() -> None:
+    fake = cluster()
+    policy = fake.get_object("ClusterPolicy", "cluster-policy")
+    assert policy is not None
+    policy["spec"]["driver"]["kernelModuleConfig"] = {"name": "kernel-module-params"}
+    fake.put(policy)
+    fake.put(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "kernel-module-params", "namespace": NS},
+            "data": {"nvidia.conf": "NVreg_EnableGpuFirmware=0"},
+        }
+    )
+    asyncio.run(operate(fake, lambda: converged(fake)))
+    driver = fake.get_object("DaemonSet", "nvidia-driver-daemonset", NS)
+    assert driver is not None
+    container = driver["spec"]["template"]["spec"]["containers"][0]
+    assert {
+        "name": "kernel-module-params",
+        "readOnly": True,
+        "mountPath": "/drivers/nvidia.conf",
+        "subPath": "nvidia.conf",
+    } in container["volumeMounts"]
 
 
 def test_an_api_error_in_the_middle_of_a_pass_is_retried() -> None:

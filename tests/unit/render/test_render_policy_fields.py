@@ -434,3 +434,131 @@ def test_gpudirect_rdma_storage_and_gdrcopy_keep_upstream_s_driver_sidecars() ->
         assert {m["name"] for m in sidecar["volumeMounts"]} <= {v["name"] for v in pod["volumes"]}
     plain = _render()["nvidia-driver-daemonset"]
     assert [c["name"] for c in plain["containers"]] == ["nvidia-driver-ctr"]
+
+
+def _driver_pod(
+    driver: dict[str, Any],
+    os_id: str = "ubuntu",
+    version: str = "24.04",
+    configmaps: dict[str, tuple[str, ...]] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    policy = yaml.safe_load(REFERENCE.read_text())
+    policy["spec"]["driver"].update(driver)
+    for key, value in spec.items():
+        policy["spec"].setdefault(key, {}).update(value)
+    nodes = yaml.safe_load((REFERENCE.parent / "nodes.yaml").read_text())["items"]
+    for node in nodes:
+        node["metadata"]["labels"]["feature.node.kubernetes.io/system-os_release.ID"] = os_id
+        node["metadata"]["labels"]["feature.node.kubernetes.io/system-os_release.VERSION_ID"] = (
+            version
+        )
+        node["metadata"]["labels"]["feature.node.kubernetes.io/kernel-version.full"] = "6.4.0-1"
+    objects = render_all(
+        parse_cluster_policy(policy), "gpu-operator", nodes=nodes, configmaps=configmaps
+    )
+    pod: dict[str, Any] = next(
+        o["spec"]["template"]["spec"]
+        for o in objects
+        if o["kind"] == "DaemonSet" and o["metadata"]["name"].startswith("nvidia-driver-daemonset")
+    )
+    return pod
+
+
+def _mounts(container: dict[str, Any]) -> list[tuple[str, str, str | None]]:
+    return [(m["name"], m["mountPath"], m.get("subPath")) for m in container["volumeMounts"]]
+
+
+def test_driver_configmaps_are_mounted_key_by_key_where_the_os_keeps_them() -> None:
+    configmaps = {"repos": ("cuda.list", "a-mirror.list"), "certs": ("proxy.crt",)}
+    pod = _driver_pod(
+        {
+            "repoConfig": {"configMapName": "repos"},
+            "certConfig": {"name": "certs"},
+            "secretEnv": "driver-proxy",
+        },
+        configmaps=configmaps,
+        gds={"enabled": True, "repository": "nvcr.io/nvidia/cloud-native", "version": "2.20.5"},
+    )
+    driver = _container(pod, "nvidia-driver-ctr")
+    repos, certs = "/etc/apt/sources.list.d", "/usr/local/share/ca-certificates"
+    expected = [
+        ("repos", f"{repos}/a-mirror.list", "a-mirror.list"),
+        ("repos", f"{repos}/cuda.list", "cuda.list"),
+        ("certs", f"{certs}/proxy.crt", "proxy.crt"),
+    ]
+    assert _mounts(driver)[-3:] == expected
+    assert driver["envFrom"] == [{"secretRef": {"name": "driver-proxy"}}]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["repos"]["configMap"] == {
+        "name": "repos",
+        "items": [
+            {"key": "a-mirror.list", "path": "a-mirror.list"},
+            {"key": "cuda.list", "path": "cuda.list"},
+        ],
+    }
+    # The GDS builder mounts the same files (the driver's volumes) and takes the Secret too.
+    gds = _container(pod, "nvidia-fs-ctr")
+    assert _mounts(gds)[-3:] == expected
+    assert gds["envFrom"] == [{"secretRef": {"name": "driver-proxy"}}]
+    assert [v["name"] for v in pod["volumes"]].count("repos") == 1
+    # The files and the Secret are part of the driver's config digest: a new key, a new pod.
+    fewer = _driver_pod(
+        {"repoConfig": {"configMapName": "repos"}, "certConfig": {"name": "certs"}},
+        configmaps={"repos": ("cuda.list",), "certs": ("proxy.crt",)},
+    )
+    assert (
+        _env(driver)["DRIVER_CONFIG_DIGEST"]
+        != _env(_container(fewer, "nvidia-driver-ctr"))["DRIVER_CONFIG_DIGEST"]
+    )
+
+
+def test_kernel_module_parameters_reach_the_driver_and_peermem() -> None:
+    pod = _driver_pod(
+        {"kernelModuleConfig": {"name": "kmod"}, "rdma": {"enabled": True}},
+        configmaps={"kmod": ("nvidia.conf",)},
+    )
+    mount = ("kmod", "/drivers/nvidia.conf", "nvidia.conf")
+    assert mount in _mounts(_container(pod, "nvidia-driver-ctr"))
+    assert mount in _mounts(_container(pod, "nvidia-peermem-ctr"))
+
+
+def test_rhel_nodes_mount_the_hosts_subscriptions_unless_a_repo_config_is_given() -> None:
+    pod = _driver_pod({}, os_id="rhel", version="9.4")
+    subscriptions = [m for m in _mounts(_container(pod, "nvidia-driver-ctr")) if "sub" in m[0]]
+    assert subscriptions == [
+        ("subscription-config-0", "/run/secrets/etc-pki-entitlement", None),
+        ("subscription-config-1", "/run/secrets/redhat.repo", None),
+        ("subscription-config-2", "/run/secrets/rhsm", None),
+    ]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["subscription-config-1"]["hostPath"] == {
+        "path": "/etc/yum.repos.d/redhat.repo",
+        "type": "File",
+    }
+    with_repos = _driver_pod(
+        {"repoConfig": {"configMapName": "repos"}},
+        os_id="rhel",
+        version="9.4",
+        configmaps={"repos": ("cuda.repo",)},
+    )
+    mounts = _mounts(_container(with_repos, "nvidia-driver-ctr"))
+    assert ("repos", "/etc/yum.repos.d/cuda.repo", "cuda.repo") in mounts
+    assert not [m for m in mounts if m[0].startswith("subscription-config")]
+
+
+def test_sles_precompiled_drivers_mount_the_hosts_modules_and_no_repositories() -> None:
+    pod = _driver_pod(
+        {"usePrecompiled": True, "version": "595", "repoConfig": {"configMapName": "repos"}},
+        os_id="sles",
+        version="15.6",
+        configmaps={"repos": ("nvidia.repo",)},
+    )
+    mounts = _mounts(_container(pod, "nvidia-driver-ctr"))
+    assert ("lib-modules", "/run/host/lib/modules", None) in mounts
+    assert not [m for m in mounts if m[0] in ("repos",) or m[0].startswith("subscription")]
+
+
+def test_a_configmap_not_read_is_not_mounted() -> None:
+    pod = _driver_pod({"repoConfig": {"configMapName": "repos"}}, configmaps={})
+    assert "repos" not in [v["name"] for v in pod["volumes"]]
