@@ -26,6 +26,7 @@ def rendered_daemonsets(
     cache: PlanCache | None,
     os_tag: str | None,
     kernels: dict[str, str],
+    runtime: str = "containerd",
 ) -> list[dict[str, Any]]:
     key = (
         "daemonsets",
@@ -35,6 +36,7 @@ def rendered_daemonsets(
         os_tag,
         tuple(sorted(kernels.items())),
         tuple(sorted(snapshot.configmap_keys.items())),
+        runtime,
     )
     cached = cache.get(key) if cache is not None else None
     if cached is None:
@@ -49,6 +51,7 @@ def rendered_daemonsets(
                 os_tag,
                 kernels,
                 snapshot.configmap_keys,
+                runtime,
             )
         ]
         if cache is not None:

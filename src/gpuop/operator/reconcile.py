@@ -75,6 +75,7 @@ from gpuop.operator.nodes import (
 from gpuop.operator.objects import daemonset_writes, rendered_daemonsets, supporting_objects
 from gpuop.operator.upgrades import driver_upgrades
 from gpuop.policy import PolicyError, parse_cluster_policy
+from gpuop.render.nodes import container_runtime
 
 __all__ = [
     "DRIVER_APP",
@@ -172,7 +173,14 @@ def reconcile(
     enabled = policy.enabled_operands() if tally.gpu_nodes else ()
     try:
         rendered = rendered_daemonsets(
-            policy, active.key, tuple(enabled), snapshot, plan_cache, tally.os_tag, tally.kernels
+            policy,
+            active.key,
+            tuple(enabled),
+            snapshot,
+            plan_cache,
+            tally.os_tag,
+            tally.kernels,
+            container_runtime(snapshot.nodes.values()) if enabled else "containerd",
         )
     except PolicyError as exc:
         _fail(actions, chosen, snapshot, "an operand image cannot be resolved", exc, now)

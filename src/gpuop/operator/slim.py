@@ -48,6 +48,12 @@ def slim_node(body: Mapping[str, Any]) -> dict[str, Any]:
         },
         "spec": {"unschedulable": bool((body.get("spec") or {}).get("unschedulable"))},
         "status": {
+            # The container runtime decides the toolkit's settings (`render.container_runtime`).
+            "nodeInfo": {
+                "containerRuntimeVersion": _intern(
+                    (status.get("nodeInfo") or {}).get("containerRuntimeVersion") or ""
+                )
+            },
             "allocatable": _interned(status.get("allocatable") or {}),
             "conditions": [
                 {"type": "Ready", "status": c.get("status")}

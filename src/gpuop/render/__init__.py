@@ -41,7 +41,12 @@ from gpuop.api.labels import (
 from gpuop.catalog import Operand, operand_table
 from gpuop.policy import ResolvedPolicy
 from gpuop.policy.models import DriverManagerSpec
-from gpuop.render.nodes import driver_os_tag, kernel_versions, sanitized_kernel
+from gpuop.render.nodes import (
+    container_runtime,
+    driver_os_tag,
+    kernel_versions,
+    sanitized_kernel,
+)
 from gpuop.render.nodes import os_tag_of as os_tag_of  # the operator reads it here
 from gpuop.render.operands import (
     DCGM_POD_METADATA_ENV,
@@ -216,53 +221,112 @@ MPS_CONTROL_DAEMON = "mps-control-daemon"
 DEFAULT_MPS_ROOT = "/run/nvidia/mps"
 
 
-# The toolkit's view of the host's containerd: upstream's defaults and where it mounts them.
-CONTAINERD_CONFIG_FILE = "/etc/containerd/config.toml"
-CONTAINERD_DROP_IN_FILE = "/etc/containerd/conf.d/99-nvidia.toml"
-CONTAINERD_SOCKET_FILE = "/run/containerd/containerd.sock"
-_RUNTIME_DIRS = {
-    "containerd-config": "/runtime/config-dir/",
-    "containerd-drop-in-config": "/runtime/config-dir.d/",
-    "containerd-socket": "/runtime/sock-dir/",
+# The toolkit's view of the host's container runtime: upstream's default files per runtime
+# (top-level config, drop-in config, socket; "" where the runtime has none) and the folders
+# it mounts them at (`DefaultRuntime*TargetDir`).
+RUNTIME_FILES: dict[str, tuple[str, str, str]] = {
+    "containerd": (
+        "/etc/containerd/config.toml",
+        "/etc/containerd/conf.d/99-nvidia.toml",
+        "/run/containerd/containerd.sock",
+    ),
+    "docker": ("/etc/docker/daemon.json", "", "/var/run/docker.sock"),
+    "crio": ("/etc/crio/config.toml", "/etc/crio/crio.conf.d/99-nvidia.conf", ""),
 }
+_CONFIG_DIR = "/runtime/config-dir/"
+_DROP_IN_DIR = "/runtime/config-dir.d/"
+_SOCKET_DIR = "/runtime/sock-dir/"
+_NRI_SOCKET_DIR = "/runtime/nri-sock-dir/"
+NRI_SOCKET_FILE = "/var/run/nri/nri.sock"
+# The mounts transformRuntimeConfigAndSocketMounts adds (the templates hold containerd's).
+_RUNTIME_MOUNT_SUFFIXES = ("-config", "-drop-in-config", "-socket")
 
 
 def _apply_toolkit_runtime(
-    policy: ResolvedPolicy, pod_spec: dict[str, Any], component: Any | None
+    policy: ResolvedPolicy, pod_spec: dict[str, Any], component: Any | None, runtime: str
 ) -> None:
-    """The toolkit's containerd settings as upstream's transformForRuntime makes them, after
-    the policy's env: `CONTAINERD_CONFIG` (or `RUNTIME_CONFIG`), `RUNTIME_DROP_IN_CONFIG` and
-    `CONTAINERD_SOCKET` name host files (k3s and RKE2 keep containerd elsewhere); their
-    folders are mounted under /runtime and the variables rewritten to the mounted paths, and
-    file sources in `RUNTIME_CONFIG_SOURCE` are read through /host."""
+    """The toolkit's runtime settings as upstream's TransformToolkit and transformForRuntime
+    make them, after the policy's env. With CRI-O and CDI off the OCI hook is installed
+    (`CRIO_CONFIG_MODE=hook`, the hooks folder outside OpenShift's). In NRI plugin mode only
+    the NRI socket is mounted. Otherwise the runtime's config file (`CONTAINERD_CONFIG`,
+    `DOCKER_CONFIG`, `CRIO_CONFIG` or `RUNTIME_CONFIG`), drop-in file and socket name host
+    files (k3s and RKE2 keep containerd elsewhere); their folders are mounted under /runtime
+    and the variables rewritten to the mounted paths, and file sources in
+    `RUNTIME_CONFIG_SOURCE` are read through /host."""
     main = pod_spec["containers"][0]
     env: list[dict[str, Any]] = main.get("env", [])
     start = next((i for i, e in enumerate(env) if e.get("name") == "RUNTIME"), len(env))
     main["env"] = env[:start]
+    runtime_volumes = {
+        f"{name}{suffix}" for name in RUNTIME_FILES for suffix in _RUNTIME_MOUNT_SUFFIXES
+    }
+    main["volumeMounts"] = [
+        m for m in main.get("volumeMounts", []) if m["name"] not in runtime_volumes
+    ]
+    pod_spec["volumes"] = [
+        v for v in pod_spec.get("volumes", []) if v["name"] not in runtime_volumes
+    ]
+    if policy.nri_plugin_enabled and policy.cdi_enabled:
+        set_env(main, [{"name": "ENABLE_NRI_PLUGIN", "value": "true"}])
+    if runtime == "crio" and not policy.cdi_enabled:
+        set_env(main, [{"name": "CRIO_CONFIG_MODE", "value": "hook"}])
+    if runtime == "crio":
+        for volume in pod_spec["volumes"]:
+            if volume["name"] == "crio-hooks":
+                volume["hostPath"]["path"] = "/usr/share/containers/oci/hooks.d"
     if component is not None and component.env:
         set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
+    set_env(main, [{"name": "RUNTIME", "value": runtime}])
 
     def value(name: str) -> str:
         found = next((e.get("value") for e in main["env"] if e.get("name") == name), None)
         return found if isinstance(found, str) else ""
 
-    config = value("CONTAINERD_CONFIG") or value("RUNTIME_CONFIG") or CONTAINERD_CONFIG_FILE
-    drop_in = value("RUNTIME_DROP_IN_CONFIG") or CONTAINERD_DROP_IN_FILE
-    socket = value("CONTAINERD_SOCKET") or CONTAINERD_SOCKET_FILE
-    config_in = _RUNTIME_DIRS["containerd-config"] + posixpath.basename(config)
-    drop_in_in = _RUNTIME_DIRS["containerd-drop-in-config"] + posixpath.basename(drop_in)
-    socket_in = _RUNTIME_DIRS["containerd-socket"] + posixpath.basename(socket)
+    def mount(name: str, target: str, host_dir: str, kind: str | None) -> None:
+        main.setdefault("volumeMounts", []).append({"mountPath": target, "name": name})
+        host: dict[str, Any] = {"path": host_dir, **({"type": kind} if kind else {})}
+        pod_spec["volumes"].append({"hostPath": host, "name": name})
+
+    if policy.nri_plugin_enabled:
+        nri_socket = value("NRI_SOCKET") or NRI_SOCKET_FILE
+        set_env(
+            main,
+            [{"name": "NRI_SOCKET", "value": _NRI_SOCKET_DIR + posixpath.basename(nri_socket)}],
+        )
+        mount("nri-socket", _NRI_SOCKET_DIR, posixpath.dirname(nri_socket), "DirectoryOrCreate")
+        return
+    if runtime == "containerd":
+        set_env(main, [{"name": "CONTAINERD_RUNTIME_CLASS", "value": policy.runtime_class}])
+    default_config, default_drop_in, default_socket = RUNTIME_FILES[runtime]
+    own = {"containerd": "CONTAINERD", "docker": "DOCKER", "crio": "CRIO"}[runtime]
+    config = value(f"{own}_CONFIG") or value("RUNTIME_CONFIG") or default_config
+    config_in = _CONFIG_DIR + posixpath.basename(config)
     set_env(
         main,
         [
-            {"name": "RUNTIME", "value": "containerd"},
-            {"name": "CONTAINERD_RUNTIME_CLASS", "value": policy.runtime_class},
             {"name": "RUNTIME_CONFIG", "value": config_in},
-            {"name": "CONTAINERD_CONFIG", "value": config_in},
-            {"name": "RUNTIME_DROP_IN_CONFIG", "value": drop_in_in},
-            {"name": "RUNTIME_DROP_IN_CONFIG_HOST_PATH", "value": drop_in},
+            {"name": f"{own}_CONFIG", "value": config_in},
         ],
     )
+    mount(f"{runtime}-config", _CONFIG_DIR, posixpath.dirname(config), "DirectoryOrCreate")
+    if default_drop_in:
+        drop_in = value("RUNTIME_DROP_IN_CONFIG") or default_drop_in
+        set_env(
+            main,
+            [
+                {
+                    "name": "RUNTIME_DROP_IN_CONFIG",
+                    "value": _DROP_IN_DIR + posixpath.basename(drop_in),
+                },
+                {"name": "RUNTIME_DROP_IN_CONFIG_HOST_PATH", "value": drop_in},
+            ],
+        )
+        mount(
+            f"{runtime}-drop-in-config",
+            _DROP_IN_DIR,
+            posixpath.dirname(drop_in),
+            "DirectoryOrCreate",
+        )
     sources = value("RUNTIME_CONFIG_SOURCE")
     if sources:
         rewritten = []
@@ -274,21 +338,17 @@ def _apply_toolkit_runtime(
                 else source
             )
         set_env(main, [{"name": "RUNTIME_CONFIG_SOURCE", "value": ",".join(rewritten)}])
-    set_env(
-        main,
-        [
-            {"name": "RUNTIME_SOCKET", "value": socket_in},
-            {"name": "CONTAINERD_SOCKET", "value": socket_in},
-        ],
-    )
-    host_dirs = {
-        "containerd-config": posixpath.dirname(config),
-        "containerd-drop-in-config": posixpath.dirname(drop_in),
-        "containerd-socket": posixpath.dirname(socket),
-    }
-    for volume in pod_spec.get("volumes", []):
-        if volume.get("name") in host_dirs and "hostPath" in volume:
-            volume["hostPath"]["path"] = host_dirs[volume["name"]]
+    if default_socket:
+        socket = value(f"{own}_SOCKET") or default_socket
+        socket_in = _SOCKET_DIR + posixpath.basename(socket)
+        set_env(
+            main,
+            [
+                {"name": "RUNTIME_SOCKET", "value": socket_in},
+                {"name": f"{own}_SOCKET", "value": socket_in},
+            ],
+        )
+        mount(f"{runtime}-socket", _SOCKET_DIR, posixpath.dirname(socket), None)
 
 
 def _direct_access_env(policy: ResolvedPolicy) -> list[dict[str, str]]:
@@ -415,6 +475,7 @@ def _render_from_template(
     os_tag: str | None,
     kernel: tuple[str, str] | None = None,
     configmaps: Mapping[str, Sequence[str]] | None = None,
+    runtime: str = "containerd",
 ) -> dict[str, Any]:
     filled = _substitute(
         copy.deepcopy(template), _template_variables(policy, operand, operator_env, os_tag, kernel)
@@ -436,8 +497,8 @@ def _render_from_template(
     elif operand.name == "vgpu-device-manager" and policy.vgpu_config_map:
         set_configmap(pod_spec, "vgpu-config", policy.vgpu_config_map)
     takes_policy_env = operand.name != MPS_CONTROL_DAEMON  # upstream sets neither
-    if operand.name == "container-toolkit" and not policy.nri_plugin_enabled:
-        _apply_toolkit_runtime(policy, pod_spec, component)
+    if operand.name == "container-toolkit":
+        _apply_toolkit_runtime(policy, pod_spec, component, runtime)
         takes_policy_env = False  # set before the runtime's, which may rewrite them
     _apply_plugin_config(policy, operand, pod_spec, operator_env)
     if operand.name in ("device-plugin", MPS_CONTROL_DAEMON):
@@ -455,12 +516,12 @@ def _render_from_template(
         pull_secrets += [s for s in manager.imagePullSecrets or [] if s not in pull_secrets]
     apply_validations(policy, operand, pod_spec)
     if operand.name == "driver":
-        apply_driver(policy, pod_spec, main, operator_env, os_tag, configmaps)
+        apply_driver(policy, pod_spec, main, operator_env, os_tag, configmaps, runtime)
         pull_secrets += [s for s in sidecar_pull_secrets(policy) if s not in pull_secrets]
         apply_driver_config_digest(pod_spec)
     if pull_secrets:
         pod_spec["imagePullSecrets"] = [{"name": s} for s in pull_secrets]
-    if policy.nri_plugin_enabled:
+    if not _takes_runtime_class(policy, runtime):
         pod_spec.pop("runtimeClassName", None)
     ds: dict[str, Any] = {
         "apiVersion": "apps/v1",
@@ -479,9 +540,33 @@ def _render_from_template(
     pod_annotations = dict(filled.get("podAnnotations") or {})
     if operand.name == "dcgm-exporter" and exporter and exporter.annotations:
         pod_annotations.update(exporter.annotations)
+    nri_container = _NRI_ANNOTATED.get(operand.name)
+    if policy.nri_plugin_enabled and nri_container is not None:
+        # Upstream's setNRIPluginAnnotation: the management CDI device for that container.
+        named = nri_container or pod_spec["containers"][0]["name"]
+        pod_annotations[f"nvidia.cdi.k8s.io/container.{named}"] = "management.nvidia.com/gpu=all"
     if pod_annotations:
         ds["spec"]["template"]["metadata"]["annotations"] = pod_annotations
     return ds
+
+
+# Operands whose pods upstream annotates for the NRI plugin, and the container it names
+# ("": the first container).
+_NRI_ANNOTATED = {
+    "gpu-feature-discovery": "",
+    "device-plugin": "nvidia-device-plugin",
+    "mps-control-daemon": "",
+    "dcgm-exporter": "",
+    "dcgm": "",
+    "mig-manager": "",
+    "operator-validator": "toolkit-validation",
+}
+
+
+def _takes_runtime_class(policy: ResolvedPolicy, runtime: str) -> bool:
+    """Upstream's setRuntimeClassName: none in NRI plugin mode, nor with CRI-O and CDI off
+    (the OCI hook, not a runtime class, reaches the GPUs then)."""
+    return not policy.nri_plugin_enabled and (policy.cdi_enabled or runtime != "crio")
 
 
 def render_daemonset(
@@ -492,6 +577,7 @@ def render_daemonset(
     os_tag: str | None = None,
     kernel: tuple[str, str] | None = None,
     configmaps: Mapping[str, Sequence[str]] | None = None,
+    runtime: str = "containerd",
 ) -> dict[str, Any]:
     """The DaemonSet for one enabled operand, with its hash annotation set.
 
@@ -499,7 +585,8 @@ def render_daemonset(
     `os_tag` (see `driver_os_tag`) suffixes the driver image tag; `kernel` (a kernel version
     and its nodes' OS, see `kernel_versions`) makes the precompiled driver's DaemonSet for it;
     `configmaps` (name -> keys, see `named_configmap_keys`) are the ConfigMaps the policy
-    hands the driver, which it mounts key by key.
+    hands the driver, which it mounts key by key; `runtime` is the GPU nodes' container
+    runtime (see `container_runtime`).
     """
     template = _operand_template(operand.name)
     if template is None:
@@ -507,10 +594,12 @@ def render_daemonset(
             policy,
             operand,
             namespace,
-            _render_generic(policy, operand, namespace, operator_env),
+            _render_generic(policy, operand, namespace, operator_env, runtime),
             {},
         )
-    ds = _render_from_template(policy, operand, template, operator_env, os_tag, kernel, configmaps)
+    ds = _render_from_template(
+        policy, operand, template, operator_env, os_tag, kernel, configmaps, runtime
+    )
     labels = dict(template.get("labels") or {})
     node_selector: dict[str, str] = {}
     if kernel is not None:
@@ -530,17 +619,19 @@ def render_operand_daemonsets(
     os_tag: str | None,
     kernels: Mapping[str, str],
     configmaps: Mapping[str, Sequence[str]] | None = None,
+    runtime: str = "containerd",
 ) -> list[dict[str, Any]]:
     """An operand's DaemonSets: one, or with precompiled drivers one per kernel version."""
     driver = policy.policy.spec.driver
+    kernel_list: list[tuple[str, str] | None] = [None]
     if operand.name == "driver" and driver and driver.usePrecompiled:
-        return [
-            render_daemonset(
-                policy, operand, namespace, operator_env, os_tag, (version, node_os), configmaps
-            )
-            for version, node_os in sorted(kernels.items())
-        ]
-    return [render_daemonset(policy, operand, namespace, operator_env, os_tag, None, configmaps)]
+        kernel_list = list(sorted(kernels.items()))
+    return [
+        render_daemonset(
+            policy, operand, namespace, operator_env, os_tag, kernel, configmaps, runtime
+        )
+        for kernel in kernel_list
+    ]
 
 
 def named_configmaps(policy: ResolvedPolicy) -> tuple[str, ...]:
@@ -657,6 +748,7 @@ def _render_generic(
     operand: Operand,
     namespace: str,
     operator_env: dict[str, str] | None = None,
+    runtime: str = "containerd",
 ) -> dict[str, Any]:
     """An operand without an upstream pod template: the shared shape, filled from its row."""
     ds = copy.deepcopy(_template())
@@ -673,7 +765,7 @@ def _render_generic(
         pod_spec["hostIPC"] = True
     if component and component.hostNetwork:
         pod_spec["hostNetwork"] = True
-    if operand.name in _NVIDIA_RUNTIME_OPERANDS and not policy.nri_plugin_enabled:
+    if operand.name in _NVIDIA_RUNTIME_OPERANDS and _takes_runtime_class(policy, runtime):
         pod_spec["runtimeClassName"] = policy.runtime_class
     if component and component.imagePullSecrets:
         pod_spec["imagePullSecrets"] = [{"name": s} for s in component.imagePullSecrets]
@@ -841,12 +933,13 @@ def render_all(
     """
     nodes = list(nodes)
     os_tag = driver_os_tag(nodes)
+    runtime = container_runtime(nodes)
     objects: list[dict[str, Any]] = list(render_runtime_classes(policy))
     enabled = policy.enabled_operands()
     objects += render_support_objects(policy, enabled, namespace)
     kernels = kernel_versions(nodes)
     for op in enabled:
         objects += render_operand_daemonsets(
-            policy, op, namespace, operator_env, os_tag, kernels, configmaps
+            policy, op, namespace, operator_env, os_tag, kernels, configmaps, runtime
         )
     return objects

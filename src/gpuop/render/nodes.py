@@ -32,6 +32,30 @@ def driver_os_tag(nodes: Iterable[Mapping[str, Any]]) -> str | None:
     return os_tag_of(first["metadata"]["labels"])
 
 
+_RUNTIME_PREFIXES = (("docker", "docker"), ("containerd", "containerd"), ("cri-o", "crio"))
+
+
+def container_runtime(nodes: Iterable[Mapping[str, Any]]) -> str:
+    """The GPU nodes' container runtime as upstream's `getRuntime` picks it: `containerd`
+    when one GPU node runs it, else the last GPU node's recognised runtime (`docker`,
+    `crio`), else `containerd`. Read from `status.nodeInfo.containerRuntimeVersion`
+    (`containerd://1.7.23`, `cri-o://1.31.1`) of the nodes with `nvidia.com/gpu.present`."""
+    found = ""
+    for node in nodes:
+        if ((node.get("metadata") or {}).get("labels") or {}).get(GPU_PRESENT_LABEL) != "true":
+            continue
+        version = str(
+            ((node.get("status") or {}).get("nodeInfo") or {}).get("containerRuntimeVersion") or ""
+        )
+        runtime = next(
+            (name for prefix, name in _RUNTIME_PREFIXES if version.startswith(prefix)), ""
+        )
+        if runtime == "containerd":
+            return runtime
+        found = runtime or found
+    return found or "containerd"
+
+
 def os_tag_of(labels: Mapping[str, str]) -> str | None:
     """The OS tag of one node's NFD labels (`ubuntu24.04`, `rhel9`); None without them."""
     os_id, version = labels.get(NFD_OS_ID), labels.get(NFD_OS_VERSION_ID)

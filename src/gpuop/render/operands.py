@@ -396,6 +396,7 @@ def _apply_driver_files(
     container: dict[str, Any],
     os_tag: str | None,
     configmaps: Mapping[str, Sequence[str]] | None,
+    runtime: str,
 ) -> None:
     """What `transformDriverContainer` and its sidecars' transforms mount after licensing:
     the kernel module parameters, SLES' host modules for precompiled drivers, the package
@@ -443,8 +444,9 @@ def _apply_driver_files(
     for builder in builders if driver.secretEnv else ():
         builder.setdefault("envFrom", []).append({"secretRef": {"name": driver.secretEnv}})
     subscriptions = tables["subscriptions"].get(os_id or "", [])
-    if os_id == "rhel" and repos:
-        subscriptions = []  # upstream: the repo config replaces the host's entitlements
+    if os_id == "rhel" and (repos or runtime == "crio"):
+        # Upstream: a repo config replaces the host's entitlements, and CRI-O hands them on.
+        subscriptions = []
     for number, entry in enumerate(sorted(subscriptions, key=lambda e: e["mountPath"])):
         volume = f"subscription-config-{number}"
         container.setdefault("volumeMounts", []).append(
@@ -462,6 +464,7 @@ def apply_driver(
     operator_env: Mapping[str, str] | None = None,
     os_tag: str | None = None,
     configmaps: Mapping[str, Sequence[str]] | None = None,
+    runtime: str = "containerd",
 ) -> None:
     """Upstream's `transformDriverContainer`: probes, open modules, RDMA, vGPU licensing,
     and the files, Secret and host paths the policy and the nodes' OS hand the driver
@@ -533,7 +536,7 @@ def apply_driver(
                 "configMap": {"name": topology.config, "items": [{"key": conf, "path": conf}]},
             }
         )
-    _apply_driver_files(policy, pod_spec, container, os_tag, configmaps)
+    _apply_driver_files(policy, pod_spec, container, os_tag, configmaps, runtime)
 
 
 # The containers of a driver pod that carry DRIVER_CONFIG_DIGEST (upstream's TransformDriver).

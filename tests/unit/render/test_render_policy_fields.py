@@ -9,6 +9,7 @@ import yaml
 
 from gpuop.policy import parse_cluster_policy
 from gpuop.render import os_tag_of, render_all
+from gpuop.render.nodes import container_runtime
 
 REFERENCE = Path(__file__).parents[2] / "data" / "upstream-v26.7.0" / "cluster-policy.yaml"
 
@@ -562,3 +563,125 @@ def test_sles_precompiled_drivers_mount_the_hosts_modules_and_no_repositories() 
 def test_a_configmap_not_read_is_not_mounted() -> None:
     pod = _driver_pod({"repoConfig": {"configMapName": "repos"}}, configmaps={})
     assert "repos" not in [v["name"] for v in pod["volumes"]]
+
+
+def _on_runtime(runtime_version: str, **spec: Any) -> dict[str, dict[str, Any]]:
+    """The DaemonSets' pod templates for GPU nodes running `runtime_version`."""
+    policy = yaml.safe_load(REFERENCE.read_text())
+    for key, value in spec.items():
+        policy["spec"].setdefault(key, {}).update(value)
+    nodes = yaml.safe_load((REFERENCE.parent / "nodes.yaml").read_text())["items"]
+    for node in nodes:
+        node.setdefault("status", {}).setdefault("nodeInfo", {})["containerRuntimeVersion"] = (
+            runtime_version
+        )
+    objects = render_all(parse_cluster_policy(policy), "gpu-operator", nodes=nodes)
+    return {
+        o["metadata"]["name"]: o["spec"]["template"] for o in objects if o["kind"] == "DaemonSet"
+    }
+
+
+_RUNTIME_ENV = {
+    "CONTAINERD_CONFIG",
+    "CONTAINERD_SOCKET",
+    "CONTAINERD_RUNTIME_CLASS",
+    "DOCKER_CONFIG",
+    "DOCKER_SOCKET",
+    "CRIO_CONFIG",
+    "NRI_SOCKET",
+    "ENABLE_NRI_PLUGIN",
+}
+
+
+def _toolkit(templates: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    pod = templates["nvidia-container-toolkit-daemonset"]["spec"]
+    return pod, _container(pod, "nvidia-container-toolkit-ctr")
+
+
+def _runtime_env(container: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [
+        (e["name"], e.get("value"))
+        for e in container["env"]
+        if e["name"].startswith("RUNTIME") or e["name"] in _RUNTIME_ENV
+    ]
+
+
+def _runtime_volumes(pod: dict[str, Any]) -> list[tuple[str, Any]]:
+    runtime = ("containerd-", "docker-", "crio-config", "crio-drop", "nri-")
+    return [(v["name"], v["hostPath"]) for v in pod["volumes"] if v["name"].startswith(runtime)]
+
+
+def test_cri_o_nodes_get_its_config_and_drop_in_and_no_socket_as_upstream_does() -> None:
+    templates = _on_runtime("cri-o://1.31.1")
+    pod, toolkit = _toolkit(templates)
+    assert _runtime_env(toolkit) == [
+        ("RUNTIME", "crio"),
+        ("RUNTIME_CONFIG", "/runtime/config-dir/config.toml"),
+        ("CRIO_CONFIG", "/runtime/config-dir/config.toml"),
+        ("RUNTIME_DROP_IN_CONFIG", "/runtime/config-dir.d/99-nvidia.conf"),
+        ("RUNTIME_DROP_IN_CONFIG_HOST_PATH", "/etc/crio/crio.conf.d/99-nvidia.conf"),
+    ]
+    assert _runtime_volumes(pod) == [
+        ("crio-config", {"path": "/etc/crio", "type": "DirectoryOrCreate"}),
+        ("crio-drop-in-config", {"path": "/etc/crio/crio.conf.d", "type": "DirectoryOrCreate"}),
+    ]
+    hooks = next(v for v in pod["volumes"] if v["name"] == "crio-hooks")
+    assert hooks["hostPath"]["path"] == "/usr/share/containers/oci/hooks.d"
+    assert templates["nvidia-device-plugin-daemonset"]["spec"]["runtimeClassName"] == "nvidia"
+
+
+def test_cri_o_without_cdi_installs_the_hook_and_drops_the_runtime_class() -> None:
+    templates = _on_runtime("cri-o://1.31.1", cdi={"enabled": False})
+    _, toolkit = _toolkit(templates)
+    assert _env(toolkit)["CRIO_CONFIG_MODE"] == "hook"
+    assert "runtimeClassName" not in templates["nvidia-device-plugin-daemonset"]["spec"]
+    assert "runtimeClassName" not in templates["nvidia-dcgm-exporter"]["spec"]
+
+
+def test_docker_nodes_get_daemon_json_and_the_docker_socket() -> None:
+    pod, toolkit = _toolkit(_on_runtime("docker://27.3.1"))
+    assert _runtime_env(toolkit) == [
+        ("RUNTIME", "docker"),
+        ("RUNTIME_CONFIG", "/runtime/config-dir/daemon.json"),
+        ("DOCKER_CONFIG", "/runtime/config-dir/daemon.json"),
+        ("RUNTIME_SOCKET", "/runtime/sock-dir/docker.sock"),
+        ("DOCKER_SOCKET", "/runtime/sock-dir/docker.sock"),
+    ]
+    assert _runtime_volumes(pod) == [
+        ("docker-config", {"path": "/etc/docker", "type": "DirectoryOrCreate"}),
+        ("docker-socket", {"path": "/var/run"}),
+    ]
+
+
+def test_one_containerd_gpu_node_makes_it_containerd() -> None:
+    nodes = yaml.safe_load((REFERENCE.parent / "nodes.yaml").read_text())["items"]
+    versions = ["cri-o://1.31.1", "containerd://1.7.23"]
+    for node, version in zip(nodes, versions * len(nodes), strict=False):
+        node.setdefault("status", {}).setdefault("nodeInfo", {})["containerRuntimeVersion"] = (
+            version
+        )
+    assert container_runtime(nodes) == "containerd"
+    assert container_runtime(nodes[:1]) == "crio"
+    assert container_runtime([]) == "containerd"
+
+
+def test_nri_mode_mounts_only_the_nri_socket_and_annotates_the_management_pods() -> None:
+    templates = _on_runtime("containerd://1.7.23", cdi={"enabled": True, "nriPluginEnabled": True})
+    pod, toolkit = _toolkit(templates)
+    assert _runtime_env(toolkit) == [
+        ("ENABLE_NRI_PLUGIN", "true"),
+        ("RUNTIME", "containerd"),
+        ("NRI_SOCKET", "/runtime/nri-sock-dir/nri.sock"),
+    ]
+    assert _runtime_volumes(pod) == [
+        ("nri-socket", {"path": "/var/run/nri", "type": "DirectoryOrCreate"})
+    ]
+    plugin = templates["nvidia-device-plugin-daemonset"]
+    assert plugin["metadata"]["annotations"] == {
+        "nvidia.cdi.k8s.io/container.nvidia-device-plugin": "management.nvidia.com/gpu=all"
+    }
+    assert "runtimeClassName" not in plugin["spec"]
+    validator = templates["nvidia-operator-validator"]["metadata"]["annotations"]
+    assert validator["nvidia.cdi.k8s.io/container.toolkit-validation"] == (
+        "management.nvidia.com/gpu=all"
+    )
