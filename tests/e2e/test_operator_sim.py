@@ -424,6 +424,53 @@ def test_disabling_an_operand_removes_its_daemonset(gpuop_stack: dict[str, Any])
     )
 
 
+def test_the_driver_mounts_each_key_of_the_configmap_its_policy_names(
+    gpuop_stack: dict[str, Any],
+) -> None:
+    """As upstream's: `driver.kernelModuleConfig` is read from the API, key by key."""
+    client = sync_client(gpuop_stack["kubeconfig"])
+    name = "kernel-module-params"
+    client.create(
+        ConfigMap.from_dict(
+            {
+                "metadata": {"name": name, "namespace": stack.NAMESPACE},
+                "data": {"nvidia.conf": "NVreg_EnableGpuFirmware=0"},
+            }
+        )
+    )
+    client.patch(
+        ClusterPolicy,
+        "cluster-policy",
+        {"spec": {"driver": {"kernelModuleConfig": {"name": name}}}},
+        patch_type=PatchType.MERGE,
+    )
+
+    def mounted() -> tuple[bool, Any]:
+        driver = ops.get_object_sync(
+            client, "DaemonSet", "nvidia-driver-daemonset", stack.NAMESPACE
+        )
+        pod = ((driver or {}).get("spec") or {}).get("template", {}).get("spec", {})
+        container = next(
+            (c for c in pod.get("containers", []) if c["name"] == "nvidia-driver-ctr"), {}
+        )
+        mounts = [(m["name"], m["mountPath"]) for m in container.get("volumeMounts", [])]
+        volumes = {v["name"]: v.get("configMap") or {} for v in pod.get("volumes", [])}
+        source = volumes.get(name, {})
+        return (name, "/drivers/nvidia.conf") in mounts and source.get("items") == [
+            {"key": "nvidia.conf", "path": "nvidia.conf"}
+        ], mounts
+
+    wait_until(mounted, 60, "the driver DaemonSet to mount the kernel module parameters")
+    client.patch(
+        ClusterPolicy,
+        "cluster-policy",
+        {"spec": {"driver": {"kernelModuleConfig": None}}},
+        patch_type=PatchType.MERGE,
+    )
+    wait_until(lambda: (not mounted()[0], None), 60, "the mount to go with the field")
+    client.delete(ConfigMap, name, namespace=stack.NAMESPACE)
+
+
 def test_sandbox_disabled_makes_all_container_and_warns(gpuop_stack: dict[str, Any]) -> None:
     kubeconfig = gpuop_stack["kubeconfig"]
     client = sync_client(kubeconfig)
