@@ -172,7 +172,14 @@ def planned_node(
         node_plan = replace(shared, node=facts.name)
     result = PlannedNode(facts, node_plan, current_workload(facts.labels))
     if by_version is not None and cache is not None:
+        # The node's previous version is never asked for again: kept, every relabelled
+        # node's facts would be held twice (a fleet's worth at the labelling peak).
+        latest = ("latest version", name)
+        superseded = cache.get(latest)
+        if superseded is not None and superseded != by_version:
+            cache.pop(superseded, None)
         cache[by_version] = result
+        cache[latest] = by_version
     return result
 
 

@@ -80,3 +80,19 @@ def test_a_one_node_change_in_ten_thousand_plans_one_node(
     changed = reconcile(_snapshot(nodes), NOW, cache)
     assert planned == ["gpu-04242"]
     assert set(changed.node_label_patches) == {"gpu-04242"}
+
+
+def test_a_relabelled_fleet_keeps_one_planning_per_node() -> None:
+    # Each relabelling is a new resourceVersion of every node: the superseded versions'
+    # facts are let go, not held until the cache is cleared (a fleet's worth each time).
+    nodes, cache = _fleet(), PlanCache()
+    first = reconcile(_snapshot(nodes), NOW, cache)
+    size = len(cache)
+    _labelled(nodes, first.node_label_patches, "2")
+    reconcile(_snapshot(nodes), NOW, cache)
+    for node in nodes.values():
+        node["metadata"]["resourceVersion"] = "3"
+    reconcile(_snapshot(nodes), NOW, cache)
+    assert len(cache) <= size + 8
+    versions = {key[3] for key in cache if key[0] == "version"}
+    assert versions == {"3"}
