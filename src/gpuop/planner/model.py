@@ -205,4 +205,8 @@ def _string_map(value: Any) -> dict[str, str]:
     (as every reader of a Node spells it), never Python's "True"."""
     if not isinstance(value, Mapping):
         return {}
+    if type(value) is dict and all(type(k) is str and type(v) is str for k, v in value.items()):
+        # Already the API's strings (every Node an informer holds): shared, not copied, so a
+        # fleet's planned facts do not hold a second copy of every node's labels.
+        return value
     return {str(k): v if isinstance(v, str) else scalar_text(v) for k, v in value.items()}
