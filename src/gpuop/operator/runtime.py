@@ -94,7 +94,10 @@ class OperatorConfig:
     kubeconfig: KubeconfigSource = None
     context: str | None = None
     resync_seconds: float = 300.0
-    debounce_seconds: float = 0.2
+    # How long a pass waits to gather changes after the first: while events keep coming
+    # the loop paces itself by its own passes (`pace_by_decide`), so this is the latency a
+    # lone change (one node relabelled) pays.
+    debounce_seconds: float = 0.1
     write_concurrency: int = 32
     operator_env: dict[str, str] = field(default_factory=dict)
     # Leader election (None: this process writes without taking the Lease).
