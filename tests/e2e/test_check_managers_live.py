@@ -44,6 +44,7 @@ KUBEVIRT_PLUGIN = "nvidia-kubevirt-gpu-device-plugin"
 SHAPES = {
     "standalone-plugin": "nvidia-device-plugin",
     "gke": "gke",
+    "gke-time-sharing-nodes-only": "gke",
     "kubevirt-nvidia-plugin": KUBEVIRT_PLUGIN,
     "aks": "nvidia-device-plugin",
     "hami": "hami",
@@ -54,7 +55,7 @@ SHAPES = {
 def _renamed(obj: dict[str, Any], suffix: str) -> dict[str, Any]:
     """The object with its node's name (and the names made from it) unique to this run."""
     text = json.dumps(obj)
-    for node in ("nvdp-1", "gke-l4-1", "kv-pt-1", "aks-gpunp-1", "hami-1", "dra-1"):
+    for node in ("nvdp-1", "gke-l4-1", "gke-a100-1", "kv-pt-1", "aks-gpunp-1", "hami-1", "dra-1"):
         text = text.replace(f'{node}"', f'{node}-{suffix}"')
         text = text.replace(f'"{node}-gpu', f'"{node}-{suffix}-gpu')
     return dict(json.loads(text))
