@@ -371,23 +371,21 @@ def _configmap_files(
     name: str,
     directory: str,
     keys: Sequence[str],
-    *,
-    volume: bool,
 ) -> None:
-    """Upstream's `createConfigMapVolumeMounts`: each key of ConfigMap `name` mounted as a file
-    of `directory` (subPath, so the directory's own files stay), in sorted key order; with
-    `volume`, the ConfigMap's volume too (named as the ConfigMap, listing those keys)."""
+    """Upstream's `createConfigMapVolumeMounts` and `createConfigMapVolume`: each key of
+    ConfigMap `name` mounted as a file of `directory` in each of `containers` (subPath, so
+    the directory's own files stay), in sorted key order, and the ConfigMap's volume (named
+    as the ConfigMap, listing those keys) once."""
     files = sorted(keys)
     for container in containers:
         container.setdefault("volumeMounts", []).extend(
             {"name": name, "readOnly": True, "mountPath": f"{directory}/{key}", "subPath": key}
             for key in files
         )
-    if volume:
-        source: dict[str, Any] = {"name": name}
-        if files:
-            source["items"] = [{"key": key, "path": key} for key in files]
-        pod_spec.setdefault("volumes", []).append({"name": name, "configMap": source})
+    source: dict[str, Any] = {"name": name}
+    if files:
+        source["items"] = [{"key": key, "path": key} for key in files]
+    pod_spec.setdefault("volumes", []).append({"name": name, "configMap": source})
 
 
 def _apply_driver_files(
@@ -416,8 +414,7 @@ def _apply_driver_files(
     modules = driver.kernelModuleConfig.name if driver.kernelModuleConfig else None
     if modules and modules in known:
         peermem = [sidecars["nvidia-peermem-ctr"]] if "nvidia-peermem-ctr" in sidecars else []
-        _configmap_files(pod_spec, [container], modules, "/drivers", known[modules], volume=True)
-        _configmap_files(pod_spec, peermem, modules, "/drivers", known[modules], volume=False)
+        _configmap_files(pod_spec, [container, *peermem], modules, "/drivers", known[modules])
     precompiled = driver.usePrecompiled is True
     if precompiled and os_id in ("sles", "sl-micro"):
         container.setdefault("volumeMounts", []).append(
@@ -430,19 +427,13 @@ def _apply_driver_files(
         return
     repos = driver.repoConfig.configMapName if driver.repoConfig else None
     certs = driver.certConfig.name if driver.certConfig else None
+    # The GDS and GDRCopy builders get the driver's repositories, certificates and Secret.
     for name, table in ((repos, "repo_config_dirs"), (certs, "cert_config_dirs")):
         directory = tables[table].get(os_id or "")
         if name and name in known and directory:
-            _configmap_files(pod_spec, [container], name, directory, known[name], volume=True)
-    if driver.secretEnv:
-        container.setdefault("envFrom", []).append({"secretRef": {"name": driver.secretEnv}})
-    # The GDS and GDRCopy builders mount the same repositories and certificates.
-    for name, table in ((repos, "repo_config_dirs"), (certs, "cert_config_dirs")):
-        directory = tables[table].get(os_id or "")
-        if name and name in known and directory:
-            _configmap_files(pod_spec, builders, name, directory, known[name], volume=False)
-    for builder in builders if driver.secretEnv else ():
-        builder.setdefault("envFrom", []).append({"secretRef": {"name": driver.secretEnv}})
+            _configmap_files(pod_spec, [container, *builders], name, directory, known[name])
+    for target in (container, *builders) if driver.secretEnv else ():
+        target.setdefault("envFrom", []).append({"secretRef": {"name": driver.secretEnv}})
     subscriptions = tables["subscriptions"].get(os_id or "", [])
     if os_id == "rhel" and (repos or runtime == "crio"):
         # Upstream: a repo config replaces the host's entitlements, and CRI-O hands them on.
