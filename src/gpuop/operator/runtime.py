@@ -257,9 +257,6 @@ class OperatorState:
     def snapshot(self) -> Snapshot:
         nodes = self.node_overlay.over(self._by_name(self.nodes), resource_version)
         policies = self.policy_views()
-        gpu_clusters = self.gc_status_overlay.over(
-            self._by_name(self.gpu_clusters), resource_version
-        )
         daemonsets = self.ds_overlay.over(self._by_name(self.daemonsets), resource_version)
         pods: list[PodInfo] = self._stored(self.pods)
         if len(self.plan_cache) > 4 * max(len(nodes), 64):
@@ -287,7 +284,7 @@ class OperatorState:
             node_pods=dict(self.node_pods),
             evicting_since=dict(self.evicting_since),
             now_seconds=time.time(),
-            gpu_clusters=list(gpu_clusters.values()),
+            gpu_clusters=self.gpu_cluster_views(),
             status_dropped_keys=frozenset(self.status_dropped_keys),
             refused=dict(self.refused),
             configmap_keys=dict(self.configmap_keys),
