@@ -159,6 +159,8 @@ APP_COMPONENT_LABEL: Final = "app.kubernetes.io/component"
 APP_VERSION_LABEL: Final = "app.kubernetes.io/version"
 APP_PART_OF_LABEL: Final = "app.kubernetes.io/part-of"
 HELM_CHART_LABEL: Final = "helm.sh/chart"
+# The cloud machine type the kubelet reports (`a2-highgpu-2g`, `Standard_NC24ads_A100_v4`).
+INSTANCE_TYPE_LABEL: Final = "node.kubernetes.io/instance-type"
 # OLM labels what it installs from a ClusterServiceVersion with the CSV's name
 # (`gpu-operator-certified.v25.10.0` on OpenShift) and kind.
 OLM_OWNER_LABEL: Final = "olm.owner"

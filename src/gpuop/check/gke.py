@@ -13,11 +13,10 @@ import re
 from collections.abc import Mapping
 from functools import cache
 
+from gpuop.api.labels import INSTANCE_TYPE_LABEL
 from gpuop.api.resources import CONTAINER_RESOURCE
 from gpuop.catalog.managers import gke_contract
 from gpuop.check.context import CheckContext, NodeInfo
-
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 
 @cache
