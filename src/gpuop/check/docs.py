@@ -212,8 +212,8 @@ names and counts its sharing config gives, read as the plugin reads it (the node
 strategies; the DaemonSet's `--mig-strategy` or MIG_STRATEGY over the file's, and the
 plugin's default `none` when it reads neither nor any config file); every node for resources
 registered with no device (GPU211); GKE's nodes for the `nvidia.com/gpu` count their pool's
-time-sharing, MPS and MIG partition labels give (GPU212, `catalog/gke.yaml`); two managers that each register `nvidia.com/gpu` on one
-node are GPU108. The operator's DaemonSets are known by name unless their pods carry another
+time-sharing, MPS and MIG partition labels give (GPU212, `catalog/gke.yaml`); two managers
+that each register `nvidia.com/gpu` on one node are GPU108. The operator's DaemonSets are known by name unless their pods carry another
 manager's plugin labels: the plugin's static manifest, which AKS's guide applies, names its
 DaemonSet `nvidia-device-plugin-daemonset` as the operator does.
 The text report's first lines count the nodes of each manager when any is not the GPU
