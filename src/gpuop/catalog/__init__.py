@@ -169,7 +169,9 @@ class OperandTable(CatalogModel):
 
         This is how an operand pod is known, from its owner: the DaemonSet names are the
         same under NVIDIA's operator and gpuop, so pods of either are found alike. The
-        precompiled driver's DaemonSets are named `<driver DaemonSet>-<kernel>-<os>`.
+        precompiled driver's DaemonSets are named `<driver DaemonSet>-<kernel>-<os>`, the
+        driver's and vGPU manager's on OpenShift `<DaemonSet>-<RHCOS version>`, and those an
+        NVIDIADriver resource makes `nvidia-<driver type>-driver-<os>-<hash>`.
         """
         if self is operand_table():
             # Every pod event of a large cluster asks: the shipped table answers from an index.
@@ -185,11 +187,22 @@ class OperandTable(CatalogModel):
                 operand.daemonset + "-"
             ):
                 return operand.name
+        for prefix, operand_name in _DRIVER_RESOURCE_PREFIXES:
+            if daemonset.startswith(prefix):
+                return operand_name
         return None
 
 
-# Operands whose DaemonSet upstream renders once per kernel version (precompiled drivers).
-_PER_KERNEL_OPERANDS = ("driver",)
+# Operands whose DaemonSet upstream renders once per kernel version (precompiled drivers)
+# or per RHCOS version (OpenShift's driver toolkit): `transformOpenShiftDriverToolkitContainer`.
+_PER_KERNEL_OPERANDS = ("driver", "vgpu-manager")
+# The DaemonSets of an NVIDIADriver resource (`getDriverAppName` in upstream's
+# internal/state/driver.go), by its driver type: gpu, vgpu (guest) and vgpu-host-manager.
+_DRIVER_RESOURCE_PREFIXES = (
+    ("nvidia-gpu-driver-", "driver"),
+    ("nvidia-vgpu-driver-", "driver"),
+    ("nvidia-vgpu-host-manager-driver-", "vgpu-manager"),
+)
 
 
 @cache

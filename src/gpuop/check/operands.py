@@ -40,14 +40,23 @@ def operator_daemonset(daemonset: Mapping[str, Any]) -> str | None:
 def owner_daemonset(pod: PodView) -> str | None:
     """The operand DaemonSet a pod belongs to, or None (every pod of a dump comes here).
 
-    A pod labelled as another manager's plugin is that plugin's, whatever its owner is named.
+    Named as the operand table names it: the pods of `nvidia-driver-daemonset-<kernel>-<os>`
+    (precompiled), `-<RHCOS version>` (OpenShift) and an NVIDIADriver's DaemonSets are the
+    driver's. A pod labelled as another manager's plugin is that plugin's, whatever its
+    owner is named.
     """
     names = _daemonset_names()
     if label_match(pod.labels) is not None:
         return None
+    table = operand_table()
     for kind, name in pod.owners:
-        if kind == "DaemonSet" and name in names:
+        if kind != "DaemonSet":
+            continue
+        if name in names:
             return name
+        operand = table.operand_for_daemonset(name)
+        if operand is not None:
+            return table.operand(operand).daemonset
     app = pod.labels.get("app")
     return app if app in names else None
 
@@ -107,12 +116,14 @@ def check_operands(ctx: CheckContext) -> None:
     if not ctx.state.pods and not ctx.state.daemonsets:
         ctx.skip("operands", "no Pods or DaemonSets in the input: operand readiness not checked")
         return
-    names = _daemonset_names()
-    present = {
-        text(ds, "metadata", "name")
+    table = operand_table()
+    # Each operator DaemonSet of the input by the operand table's name for it.
+    operator_daemonsets = [
+        (ds, table.operand(name).daemonset)
         for ds in ctx.state.daemonsets
-        if operator_daemonset(ds) is not None and text(ds, "metadata", "name") in names
-    }
+        if (name := operator_daemonset(ds)) is not None
+    ]
+    present = {daemonset for _, daemonset in operator_daemonsets}
     with_pods = {pod.daemonset for pods in ctx.operand_pods.values() for pod in pods}
     for info in ctx.nodes:
         plan = info.plan
@@ -152,10 +163,10 @@ def check_operands(ctx: CheckContext) -> None:
                 f"kubectl describe daemonset {daemonset}: check its nodeSelector, tolerations"
                 f" and the taints of {info.name}",
             )
-    for ds in ctx.state.daemonsets:
-        name = text(ds, "metadata", "name")
-        if name not in names or name in with_pods or operator_daemonset(ds) is None:
+    for ds, daemonset in operator_daemonsets:
+        if daemonset in with_pods:
             continue
+        name = text(ds, "metadata", "name")
         ds_status = mapping(ds, "status")
         desired = ds_status.get("desiredNumberScheduled")
         unavailable = ds_status.get("numberUnavailable")

@@ -200,3 +200,24 @@ def test_data_files_read_alike_with_libyaml_and_pure_python(name: str) -> None:
     """The catalog reads its files with libyaml's loader for speed; it must not change them."""
     text = resources.files("gpuop.catalog").joinpath(name).read_text(encoding="utf-8")
     assert load_data_yaml(text) == yaml.safe_load(text)
+
+
+@pytest.mark.parametrize(
+    ("daemonset", "operand"),
+    [
+        ("nvidia-driver-daemonset", "driver"),
+        ("nvidia-driver-daemonset-5.15.0-105-generic-ubuntu22.04", "driver"),
+        ("nvidia-driver-daemonset-415.92.202402201450-0", "driver"),
+        ("nvidia-vgpu-manager-daemonset-415.92.202402201450-0", "vgpu-manager"),
+        ("nvidia-gpu-driver-ubuntu22.04-6c8f7d9b5", "driver"),
+        ("nvidia-vgpu-driver-rhel9.4-5f7b9c8d6", "driver"),
+        ("nvidia-vgpu-host-manager-driver-ubuntu22.04-7d6c5b4a3", "vgpu-manager"),
+        ("nvidia-device-plugin-daemonset", "device-plugin"),
+        ("nvidia-device-plugin-daemonset-extra", None),
+        ("nvidia-driver-installer", None),
+    ],
+)
+def test_an_operand_is_known_by_every_name_upstream_gives_its_daemonset(
+    daemonset: str, operand: str | None
+) -> None:
+    assert operand_table().operand_for_daemonset(daemonset) == operand

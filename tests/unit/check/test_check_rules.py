@@ -284,6 +284,38 @@ def test_deploy_labels_of_two_configs_are_named() -> None:
     assert "nvidia.com/gpu.deploy.device-plugin-" in finding.hint
 
 
+@pytest.mark.parametrize(
+    ("daemonset", "app"),
+    [
+        # OpenShift's driver toolkit and an NVIDIADriver resource label their pods
+        # `app: <DaemonSet>`; precompiled drivers keep `app: nvidia-driver-daemonset`.
+        ("nvidia-driver-daemonset-415.92.202402201450-0", None),
+        ("nvidia-driver-daemonset-5.15.0-105-generic-ubuntu22.04", "nvidia-driver-daemonset"),
+        ("nvidia-gpu-driver-ubuntu22.04-6c8f7d9b5", None),
+    ],
+)
+def test_a_driver_pod_is_known_by_every_name_upstream_gives_its_daemonset(
+    daemonset: str, app: str | None
+) -> None:
+    objects = corpus_gen.operand_not_ready()
+    for obj in objects:
+        name = obj["metadata"]["name"]
+        if obj["kind"] == "DaemonSet" and name == "nvidia-driver-daemonset":
+            obj["metadata"]["name"] = daemonset
+        owners = obj["metadata"].get("ownerReferences", [])
+        for owner in owners:
+            if owner["name"] == "nvidia-driver-daemonset":
+                owner["name"] = daemonset
+                obj["metadata"]["labels"]["app"] = app or daemonset
+    driver_pods = {
+        f"Pod/{o['metadata']['namespace']}/{o['metadata']['name']}"
+        for o in objects
+        if o["kind"] == "Pod" and o["metadata"]["name"].startswith("nvidia-driver-daemonset-")
+    }
+    found = {subject for code, subject in _codes(objects) if code == "GPU307"}
+    assert found == driver_pods
+
+
 def test_mig_config_failed() -> None:
     policy, node = _lab_node("c-1", "container")
     node["metadata"]["labels"]["nvidia.com/mig.config.state"] = "failed"
