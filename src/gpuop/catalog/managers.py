@@ -24,6 +24,8 @@ class Signals(CatalogModel):
     node_label_prefixes: tuple[str, ...] = ()
     os_image: tuple[str, ...] = ()
     resources: tuple[str, ...] = ()
+    # Patterns of `<namespace>/<owner>` for pods known by name alone.
+    pod_names: tuple[str, ...] = ()
 
 
 class ManagerSpec(CatalogModel):

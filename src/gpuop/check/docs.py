@@ -213,9 +213,15 @@ strategies; the DaemonSet's `--mig-strategy` or MIG_STRATEGY over the file's, an
 plugin's default `none` when it reads neither nor any config file); every node for resources
 registered with no device (GPU211); GKE's nodes for the `nvidia.com/gpu` count their pool's
 time-sharing, MPS and MIG partition labels give (GPU212, `catalog/gke.yaml`); two managers
-that each register `nvidia.com/gpu` on one node are GPU108. The operator's DaemonSets are known by name unless their pods carry another
-manager's plugin labels: the plugin's static manifest, which AKS's guide applies, names its
-DaemonSet `nvidia-device-plugin-daemonset` as the operator does.
+that each register `nvidia.com/gpu` on one node are GPU108. The operator's DaemonSets are
+known by name (its driver's too when named for a kernel, an RHCOS version or an
+NVIDIADriver) unless their pods carry another manager's plugin labels: the plugin's static
+manifest, which AKS's guide applies, names its DaemonSet `nvidia-device-plugin-daemonset`
+as the operator does. In `kubectl describe node` output, which shows a pod's name alone, a
+pod is its manager's by the DaemonSet its name carries and the namespace it runs in
+(`kube-system/nvidia-gpu-device-plugin-small-cos-7wz9h` is GKE's;
+`kube-system/nvidia-device-plugin-daemonset-*` the static manifest's, elsewhere the
+operator's).
 The text report's first lines count the nodes of each manager when any is not the GPU
 Operator; `-o json` says it per node (`nodes[].management`, with the evidence) and in
 `summary.managers`.

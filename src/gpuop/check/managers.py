@@ -24,7 +24,12 @@ from gpuop.catalog.dra import dra_catalog
 from gpuop.catalog.managers import GPU_OPERATOR, manager_catalog
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.check.operands import operand_pods_on, operator_daemonset
-from gpuop.check.plugin_signals import plugin_match, pod_plugin_match
+from gpuop.check.plugin_signals import (
+    known_by_name_only,
+    plugin_match,
+    pod_name_match,
+    pod_plugin_match,
+)
 from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping, sequence, text
 
@@ -159,6 +164,11 @@ def _strong_signals(
             found.append((row.manager, f"advertises {', '.join(advertised)}"))
     operand_pods = {pod.name for pod in operand_pods_on(ctx, info.name)}
     for pod in pods:
+        if known_by_name_only(pod):
+            matched = pod_name_match(pod)
+            if matched is not None:
+                found.append((matched[0], f"runs pod {pod.namespace}/{pod.name} ({matched[1]})"))
+            continue
         operand = pod.name in operand_pods
         matched = pod_plugin_match(pod, operand=operand)
         if matched is not None or operand:

@@ -4,14 +4,19 @@ Manager detection and operand recognition both ask it: a pod owned by a DaemonSe
 like one of the operator's operands is still the standalone plugin's when its labels say
 so (the plugin's static manifest and AKS's guide name their DaemonSet
 `nvidia-device-plugin-daemonset`, as the operator does).
+
+A pod known by name alone (a row of `kubectl describe node`'s pods table) is matched by
+its namespace and the name of its DaemonSet, which the pod's name carries.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, Final
 
+from gpuop.catalog import operand_table
 from gpuop.catalog.managers import GPU_OPERATOR, Signals, manager_catalog
 from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping
@@ -114,10 +119,53 @@ def pod_plugin_match(pod: PodView, *, operand: bool = False) -> tuple[str, str] 
     return _image_match(pod.images)
 
 
+# What a DaemonSet (or ReplicaSet) adds to its pods' names: five characters of the
+# alphabet apimachinery's rand.String draws from (no vowels, no 0, 1 or 3).
+_GENERATED_SUFFIX: Final = re.compile(r"-[bcdfghjklmnpqrstvwxz2456789]{5}")
+
+
+@cache
+def _pod_name_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(manager, compiled `<namespace>/<owner>` pattern), every manager's in file order."""
+    return tuple(
+        (name, re.compile(pattern))
+        for name, signals in _other_managers()
+        for pattern in signals.pod_names
+    )
+
+
+def known_by_name_only(pod: PodView) -> bool:
+    """Whether the input shows nothing of a pod but its name (`kubectl describe node`)."""
+    return not pod.images and not pod.labels and not pod.owners
+
+
+def pod_name_match(pod: PodView) -> tuple[str, str] | None:
+    """(manager, what matched) for a pod known by name alone whose name is the pod name of
+    a manager's plugin DaemonSet, or of one of the GPU Operator's operands."""
+    suffix = _GENERATED_SUFFIX.search(pod.name)
+    if suffix is None or suffix.end() != len(pod.name):
+        return None
+    owner = pod.name[: suffix.start()]
+    key = f"{pod.namespace}/{owner}"
+    for manager, pattern in _pod_name_patterns():
+        if pattern.fullmatch(key):
+            return manager, f"DaemonSet {owner}, by the pod's name"
+    if operand_table().operand_for_daemonset(owner) is not None:
+        return GPU_OPERATOR, f"operand DaemonSet {owner}, by the pod's name"
+    return None
+
+
 def plugin_manager(owner: Mapping[str, Any], *path: str) -> str | None:
     """The manager whose plugin a pod (or a DaemonSet's template at `path`) is, or None."""
     found = plugin_match(owner, *path)
     return found[0] if found else None
 
 
-__all__ = ["label_match", "plugin_manager", "plugin_match", "pod_plugin_match"]
+__all__ = [
+    "known_by_name_only",
+    "label_match",
+    "plugin_manager",
+    "plugin_match",
+    "pod_name_match",
+    "pod_plugin_match",
+]

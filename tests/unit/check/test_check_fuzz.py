@@ -415,11 +415,14 @@ def test_the_planning_projection_matches_plan_on_odd_nodes(node_list: list[Any])
             by_name[name] = obj
     for view in state.nodes:
         labels = dict(view.labels)
+        # Every label and annotation, against the projection of those the planner reads;
+        # the quantities as the checks read them (allocatable, and capacity beside it).
         facts = NodeFacts(
             view.name,
             labels,
             dict(view.annotations),
-            {k: str(v) for k, v in view.resources.items() if isinstance(v, str)},
+            dict(view.planned_resources),
+            dict(view.planned_capacity),
         )
         projected = ctx.plan_for(view)
         assert projected is not None
