@@ -13,6 +13,7 @@ from functools import cache
 from pydantic import Field
 
 from gpuop.catalog import CatalogModel, load_data_file
+from gpuop.catalog.mig import instances_filling_a_card
 
 
 class Signals(CatalogModel):
@@ -61,7 +62,14 @@ class GkeContract(CatalogModel):
     schema_version: int
     labels: GkeLabels
     gpu_count_machine_types: str
-    partitions: dict[str, dict[str, int]]
+    # The PCI device (mig-parted's device filter) of each MIG-capable accelerator label.
+    accelerators: dict[str, str]
+
+    def partitions(self, accelerator: str, profile: str) -> int | None:
+        """How many `profile` partitions GKE makes of one `accelerator` card, or None when
+        the accelerator or the profile is unknown."""
+        device = self.accelerators.get(accelerator)
+        return instances_filling_a_card(device, profile) if device is not None else None
 
 
 @cache

@@ -2,7 +2,8 @@
 
 GKE labels the nodes of a pool with GPU time-sharing or MPS with the clients each GPU takes,
 and a MIG pool with the partition every card is split into; its plugin presents each GPU,
-or each partition, as that many devices (`catalog/gke.yaml`, with the sources). A count
+or each partition, as that many devices (`catalog/gke.yaml`, with the sources; the
+partitions a card holds are mig-parted's default layouts). A count
 that is not a multiple of what one GPU gives, or that is not what the machine type's GPUs
 give, is a node whose plugin did not apply its pool's config (or a GPU it lost).
 """
@@ -31,7 +32,7 @@ def _devices_per_gpu(labels: Mapping[str, str]) -> tuple[int, list[str]] | None:
     partition = labels.get(names.partition_size)
     if partition:
         accelerator = labels.get(names.accelerator, "")
-        partitions = gke_contract().partitions.get(accelerator, {}).get(partition)
+        partitions = gke_contract().partitions(accelerator, partition)
         if partitions is None:
             return None  # a card or profile not in the table: nothing to count against
         per_gpu *= partitions

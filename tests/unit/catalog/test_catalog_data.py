@@ -221,3 +221,60 @@ def test_an_operand_is_known_by_every_name_upstream_gives_its_daemonset(
     daemonset: str, operand: str | None
 ) -> None:
     assert operand_table().operand_for_daemonset(daemonset) == operand
+
+
+# The instance counts of NVIDIA's Multi-Instance GPU User Guide ("Supported MIG Profiles"),
+# which GKE's partitions follow; the catalogue reads them from mig-parted's layouts.
+_MIG_GUIDE_PARTITIONS = {
+    "nvidia-tesla-a100": {"1g.5gb": 7, "2g.10gb": 3, "3g.20gb": 2, "4g.20gb": 1, "7g.40gb": 1},
+    "nvidia-a100-80gb": {"1g.10gb": 7, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1},
+    "nvidia-h100-80gb": {
+        "1g.10gb": 7,
+        "1g.20gb": 4,
+        "2g.20gb": 3,
+        "3g.40gb": 2,
+        "4g.40gb": 1,
+        "7g.80gb": 1,
+    },
+    "nvidia-h200-141gb": {
+        "1g.18gb": 7,
+        "1g.35gb": 4,
+        "2g.35gb": 3,
+        "3g.71gb": 2,
+        "4g.71gb": 1,
+        "7g.141gb": 1,
+    },
+    "nvidia-b200": {
+        "1g.23gb": 7,
+        "1g.45gb": 4,
+        "2g.45gb": 3,
+        "3g.90gb": 2,
+        "4g.90gb": 1,
+        "7g.180gb": 1,
+    },
+    "nvidia-gb200": {
+        "1g.23gb": 7,
+        "1g.47gb": 4,
+        "2g.47gb": 3,
+        "3g.93gb": 2,
+        "4g.93gb": 1,
+        "7g.186gb": 1,
+    },
+    "nvidia-rtx-pro-6000": {"1g.24gb": 4, "2g.48gb": 2, "4g.96gb": 1},
+}
+
+
+@pytest.mark.parametrize("accelerator", sorted(_MIG_GUIDE_PARTITIONS))
+def test_gke_partitions_are_mig_parted_layouts(accelerator: str) -> None:
+    from gpuop.catalog.managers import gke_contract
+
+    contract = gke_contract()
+    expected = _MIG_GUIDE_PARTITIONS[accelerator]
+    assert {profile: contract.partitions(accelerator, profile) for profile in expected} == expected
+
+
+def test_a_gke_accelerator_or_profile_outside_the_table_has_no_partition_count() -> None:
+    from gpuop.catalog.managers import gke_contract
+
+    assert gke_contract().partitions("nvidia-tesla-t4", "1g.5gb") is None
+    assert gke_contract().partitions("nvidia-h100-80gb", "9g.99gb") is None
