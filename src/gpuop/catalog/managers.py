@@ -78,14 +78,35 @@ def gke_contract() -> GkeContract:
     return GkeContract.model_validate(load_data_file("gke.yaml"))
 
 
+class InstanceGpuLabel(CatalogModel):
+    count: str
+    manufacturer: str
+
+
+class InstanceGpus(CatalogModel):
+    """The labels a provisioner sets with the GPU count of a node's machine."""
+
+    schema_version: int
+    count_labels: tuple[InstanceGpuLabel, ...]
+    nvidia: str
+
+
+@cache
+def instance_gpus() -> InstanceGpus:
+    """`instance-gpus.yaml`."""
+    return InstanceGpus.model_validate(load_data_file("instance-gpus.yaml"))
+
+
 GPU_OPERATOR = "gpu-operator"
 
 __all__ = [
     "GPU_OPERATOR",
     "GkeContract",
+    "InstanceGpus",
     "ManagerCatalog",
     "ManagerSpec",
     "Signals",
     "gke_contract",
+    "instance_gpus",
     "manager_catalog",
 ]

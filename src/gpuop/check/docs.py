@@ -197,34 +197,36 @@ ResourceClaimTemplates and DeviceClasses (`resource.k8s.io/v1`, the GPU8xx rules
 kind is optional; the report lists the checks that could not run and why. Without a
 ClusterPolicy the default one is used (GPU001).
 
-Each node is held to the contract of what manages its GPUs (`catalog/managers.yaml`, with
-a source for each): NVIDIA's GPU Operator, the standalone NVIDIA device plugin (Helm chart
-or manifest, with or without GPU feature discovery), NVIDIA's KubeVirt GPU device plugin
-installed alone, KubeVirt's own PCI and mediated-device plugins, NVIDIA's DRA driver,
-GKE's and Bottlerocket's built-in plugins, EKS and AKS GPU node pools, and other vendors'
-sharing plugins (HAMi's `nvidia.com/gpumem`). A pod of a manager's plugin on the node, a
-label only it sets, the OS image or a resource only it advertises names it; without any,
-a platform's label or what the cluster holds (a ClusterPolicy, the plugin's DaemonSet,
-GPU feature discovery's labels) does. The GPU Operator's rules (workload configs, deploy
-labels, operands) judge only its nodes; the standalone plugin's nodes are checked for the
-names and counts its sharing config gives, read as the plugin reads it (the node's
-`nvidia.com/device-plugin.config`, else its DaemonSet's DEFAULT_CONFIG and fallback
-strategies; the DaemonSet's `--mig-strategy` or MIG_STRATEGY over the file's, and the
-plugin's default `none` when it reads neither nor any config file); every node for resources
-registered with no device (GPU211); GKE's nodes for the `nvidia.com/gpu` count their pool's
-time-sharing, MPS and MIG partition labels give (GPU212, `catalog/gke.yaml`); two managers
-that each register `nvidia.com/gpu` on one node are GPU108. The operator's DaemonSets are
-known by name (its driver's too when named for a kernel, an RHCOS version or an
-NVIDIADriver) unless their pods carry another manager's plugin labels: the plugin's static
-manifest, which AKS's guide applies, names its DaemonSet `nvidia-device-plugin-daemonset`
-as the operator does. In `kubectl describe node` output, which shows a pod's name alone, a
-pod is its manager's by the DaemonSet its name carries and the namespace it runs in
-(`kube-system/nvidia-gpu-device-plugin-small-cos-7wz9h` is GKE's;
-`kube-system/nvidia-device-plugin-daemonset-*` the static manifest's, elsewhere the
-operator's).
-The text report's first lines count the nodes of each manager when any is not the GPU
-Operator; `-o json` says it per node (`nodes[].management`, with the evidence) and in
-`summary.managers`.
+Each node is held to the contract of what manages its GPUs (`catalog/managers.yaml`, with a
+source for each): NVIDIA's GPU Operator, the standalone NVIDIA device plugin (Helm chart or
+manifest, with or without GPU feature discovery), NVIDIA's KubeVirt GPU device plugin
+installed alone, KubeVirt's own PCI and mediated-device plugins, NVIDIA's DRA driver, GKE's
+and Bottlerocket's built-in plugins, EKS Auto Mode's (in the node runtime, no pod), EKS and
+AKS GPU node pools, and other vendors' sharing plugins (HAMi's `nvidia.com/gpumem`). A pod
+of a manager's plugin on the node, a label only it sets, the OS image or a resource only it
+advertises names it; without any, a platform's label or what the cluster holds (a
+ClusterPolicy, the plugin's DaemonSet, GPU feature discovery's labels) does. The GPU
+Operator's rules (workload configs, deploy labels, operands) judge only its nodes; the
+standalone plugin's nodes are checked for the names and counts its sharing config gives,
+read as the plugin reads it (the node's `nvidia.com/device-plugin.config`, else its
+DaemonSet's DEFAULT_CONFIG and fallback strategies; the DaemonSet's `--mig-strategy` or
+MIG_STRATEGY over the file's, and the plugin's default `none` when it reads neither nor any
+config file); every node for resources registered with no device (GPU211); GKE's nodes for
+the `nvidia.com/gpu` count their pool's time-sharing, MPS and MIG partition labels give
+(GPU212, `catalog/gke.yaml`); nodes whose provisioner labels their machine's GPU count
+(Karpenter on AWS and Azure, EKS Auto Mode, GKE's `a3-highgpu-8g`) for fewer GPUs
+advertised than that, lost or unhealthy (GPU213, `catalog/instance-gpus.yaml`); two
+managers that each register `nvidia.com/gpu` on one node are GPU108. The operator's
+DaemonSets are known by name (its driver's too when named for a kernel, an RHCOS version or
+an NVIDIADriver) unless their pods carry another manager's plugin labels: the plugin's
+static manifest, which AKS's guide applies, names its DaemonSet
+`nvidia-device-plugin-daemonset` as the operator does. In `kubectl describe node` output,
+which shows a pod's name alone, a pod is its manager's by the DaemonSet its name carries
+and the namespace it runs in (`kube-system/nvidia-gpu-device-plugin-small-cos-7wz9h` is
+GKE's; `kube-system/nvidia-device-plugin-daemonset-*` the static manifest's, elsewhere the
+operator's). The text report's first lines count the nodes of each manager when any is not
+the GPU Operator; `-o json` says it per node (`nodes[].management`, with the evidence) and
+in `summary.managers`.
 
 Operator releases label nodes differently (v26.7.0 added `nvidia.com/gpu.deploy.client`,
 v23.6.0 `kata-manager` and `cc-manager`; before v26.7.0 an empty deploy label stays empty),

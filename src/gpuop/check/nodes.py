@@ -34,6 +34,7 @@ from gpuop.check.advertised import (
 )
 from gpuop.check.context import CheckContext, NodeInfo
 from gpuop.check.gke import check_gke_sharing
+from gpuop.check.machine_gpus import check_machine_gpus, machine_gpus
 from gpuop.check.managers import DEVICE_PLUGIN, GKE, UNMANAGED, Management
 from gpuop.check.operands import operand_pods_on, operator_daemonset
 from gpuop.check.release import detect_release
@@ -106,12 +107,14 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             management.managers,
             info.view.labels.get(CONFIG_LABEL),
             plugin,
+            machine_gpus(info.view.labels),
         )
         if memo and key in healthy:
             continue
         before = len(ctx.findings)
         _check_names(ctx, info)
         _check_managers(ctx, info, management)
+        check_machine_gpus(ctx, info)
         policy = info.policy or ctx.policy
         if info.plan is None or policy is None:
             continue

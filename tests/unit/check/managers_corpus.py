@@ -318,6 +318,46 @@ def bottlerocket(gpus: str = "1") -> list[dict[str, Any]]:
     return [_node("br-1", labels, {"nvidia.com/gpu": gpus}, image)]
 
 
+def eks_auto_mode(allocatable: str = "8", capacity: str | None = None) -> list[dict[str, Any]]:
+    # Auto Mode's provisioner labels the node from the instance type; its device plugin runs
+    # in the node runtime, with no pod.
+    labels = {
+        "eks.amazonaws.com/compute-type": "auto",
+        "eks.amazonaws.com/instance-category": "p",
+        "eks.amazonaws.com/instance-gpu-count": "8",
+        "eks.amazonaws.com/instance-gpu-manufacturer": "nvidia",
+        "eks.amazonaws.com/instance-gpu-name": "h100",
+        "node.kubernetes.io/instance-type": "p5.48xlarge",
+        "karpenter.sh/nodepool": "gpu",
+    }
+    node = _node("i-0a1b2c3d4e5f60718", labels, {"nvidia.com/gpu": allocatable}, "Bottlerocket")
+    node["status"]["capacity"]["nvidia.com/gpu"] = capacity or allocatable
+    return [node]
+
+
+def karpenter_plugin(allocatable: str, capacity: str) -> list[dict[str, Any]]:
+    # Karpenter on AWS with the plugin's Helm chart, no GPU feature discovery.
+    labels = {
+        "karpenter.k8s.aws/instance-gpu-count": "4",
+        "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
+        "karpenter.k8s.aws/instance-gpu-name": "a10g",
+        "karpenter.sh/nodepool": "gpu",
+        "node.kubernetes.io/instance-type": "g5.12xlarge",
+    }
+    node = _node("ip-10-0-12-34", labels, {"nvidia.com/gpu": allocatable})
+    node["status"]["capacity"]["nvidia.com/gpu"] = capacity
+    return [
+        node,
+        _pod(
+            "nvdp-nvidia-device-plugin-q7m2x",
+            "ip-10-0-12-34",
+            "nvdp-nvidia-device-plugin",
+            {"app.kubernetes.io/name": "nvidia-device-plugin"},
+            "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+        ),
+    ]
+
+
 def gke() -> list[dict[str, Any]]:
     labels = {
         "cloud.google.com/gke-accelerator": "nvidia-l4",
@@ -630,6 +670,27 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         lambda: bottlerocket("0"),
         {"br-1": "bottlerocket"},
         ["GPU211 Node/br-1"],
+    ),
+    "eks-auto-mode": (eks_auto_mode, {"i-0a1b2c3d4e5f60718": "eks-auto-mode"}, []),
+    "eks-auto-mode-unhealthy-gpu": (
+        lambda: eks_auto_mode("7", "8"),
+        {"i-0a1b2c3d4e5f60718": "eks-auto-mode"},
+        ["GPU213 Node/i-0a1b2c3d4e5f60718"],
+    ),
+    "karpenter-plugin": (
+        lambda: karpenter_plugin("4", "4"),
+        {"ip-10-0-12-34": "nvidia-device-plugin"},
+        [],
+    ),
+    "karpenter-plugin-time-slicing": (
+        lambda: karpenter_plugin("16", "16"),
+        {"ip-10-0-12-34": "nvidia-device-plugin"},
+        [],
+    ),
+    "karpenter-plugin-lost-gpu": (
+        lambda: karpenter_plugin("3", "3"),
+        {"ip-10-0-12-34": "nvidia-device-plugin"},
+        ["GPU213 Node/ip-10-0-12-34"],
     ),
     "gke": (gke, {"gke-l4-1": "gke"}, []),
     "gke-time-sharing": (lambda: gke_shared("6", clients="3"), {"gke-a100-1": "gke"}, []),

@@ -383,6 +383,25 @@ FAMILY = RuleFamily(
             " not load.",
         ),
         Rule(
+            "GPU213",
+            "MachineGpusMissing",
+            "warning",
+            "The node advertises fewer GPUs than its machine has",
+            "The node's provisioner labels it with its machine's GPU count"
+            " (`karpenter.k8s.aws/instance-gpu-count`, `eks.amazonaws.com/instance-gpu-count`,"
+            " `karpenter.azure.com/sku-gpu-count`), or GKE's machine type names it"
+            " (`a3-highgpu-8g`), and the node advertises fewer `nvidia.com/gpu` (or passthrough"
+            " devices) than that, with no sharing that would change the count. Checked where"
+            " neither GPU feature discovery nor gpuop's hint counts the cards (GPU205 and GPU206"
+            " judge those).",
+            "A GPU fell off the bus or is not seen by the driver (the plugin registered fewer),"
+            " or the plugin marked one unhealthy after an XID error (capacity shows more than"
+            " allocatable). Workloads that need the whole machine stay Pending, and the node"
+            " is billed for GPUs it cannot run.",
+            "Read the device plugin's log on the node and run `nvidia-smi -L` there; reset or"
+            " replace the GPU (or the node), then restart the plugin pod.",
+        ),
+        Rule(
             "GPU301",
             "DeployLabelsContradictWorkload",
             "error",

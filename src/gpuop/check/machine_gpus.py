@@ -1,0 +1,105 @@
+"""The GPUs a node's machine has, against those its device plugin registers (GPU213).
+
+Cloud provisioners label a node with its machine's GPU count (Karpenter on AWS and Azure,
+EKS Auto Mode: `catalog/instance-gpus.yaml`), and GKE's accelerator-optimized machine types
+name it (`a3-highgpu-8g`). That count comes from the cloud's catalogue, not from the node,
+so a plugin that registers fewer GPUs shows a GPU the driver no longer sees (fallen off the
+bus) or one the plugin marked unhealthy (an XID error): capacity counts every device the
+plugin registered, allocatable only the healthy ones.
+
+Where GPU feature discovery or gpuop's hint counts the cards, GPU205 and GPU206 compare
+against that count instead; GKE's sharing and MIG pools are GKE's own check (GPU212).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+
+from gpuop.api.labels import INSTANCE_TYPE_LABEL
+from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX
+from gpuop.catalog.managers import gke_contract, instance_gpus
+from gpuop.check.context import CheckContext, NodeInfo, kind_of
+
+# Inventory sources that count the cards themselves (GPU205/206 judge those nodes).
+_COUNTED_SOURCES = ("gfd-labels", "annotation")
+# The names one whole GPU is advertised under in containers (`.shared`: renameByDefault).
+_CONTAINER_NAMES = (CONTAINER_RESOURCE, f"{CONTAINER_RESOURCE}.shared")
+
+
+@cache
+def _gke_machine_types() -> re.Pattern[str]:
+    return re.compile(gke_contract().gpu_count_machine_types)
+
+
+def machine_gpus(labels: Mapping[str, str]) -> tuple[int, str] | None:
+    """(NVIDIA GPUs the node's machine has, the label that says so), or None."""
+    table = instance_gpus()
+    for entry in table.count_labels:
+        raw = labels.get(entry.count)
+        if raw is None:
+            continue
+        maker = labels.get(entry.manufacturer)
+        if maker is not None and maker.lower() != table.nvidia:
+            return None
+        if raw.isdigit() and int(raw) > 0:
+            return int(raw), f"{entry.count}={raw}"
+        return None
+    if gke_contract().labels.accelerator in labels:
+        machine = _gke_machine_types().match(labels.get(INSTANCE_TYPE_LABEL, ""))
+        if machine is not None:
+            return int(machine.group("gpus")), f"machine type {machine.group(0)}"
+    return None
+
+
+def _registered(info: NodeInfo, resource: str) -> int:
+    raw = info.view.planned_capacity.get(resource, "")
+    return int(raw) if raw.isdigit() else info.counts.get(resource, 0)
+
+
+def check_machine_gpus(ctx: CheckContext, info: NodeInfo) -> None:
+    found = machine_gpus(info.view.labels)
+    if found is None:
+        return
+    plan = info.plan
+    if (
+        plan is not None
+        and plan.inventory.count_known
+        and plan.inventory.source in (_COUNTED_SOURCES)
+    ):
+        return
+    labels = info.view.labels
+    gke = gke_contract().labels
+    if gke.max_shared_clients in labels or gke.partition_size in labels:
+        return
+    if any(name.startswith(MIG_RESOURCE_PREFIX) for name in info.counts):
+        return  # MIG's mixed strategy: whole GPUs and partitions are counted apart
+    resources = [r for r in info.counts if r in _CONTAINER_NAMES or kind_of(r) == "passthrough"]
+    healthy = sum(info.counts[r] for r in resources)
+    gpus, why = found
+    if healthy == 0 or healthy >= gpus:
+        return  # none registered is GPU211's; more is sharing (time-slicing, MPS)
+    registered = sum(_registered(info, r) for r in resources)
+    shown = ", ".join(f"{r}: {info.counts[r]}" for r in sorted(resources))
+    message = f"advertises {shown}, fewer than the {gpus} GPUs its machine has ({why})"
+    if registered > healthy:
+        unhealthy = registered - healthy
+        message += (
+            f": the device plugin registered {registered} and marks {unhealthy} unhealthy"
+            " (capacity against allocatable)"
+        )
+        fix = (
+            "the device plugin marks a GPU unhealthy on an XID error: `nvidia-smi -q` on"
+            f" {info.name} shows which; reset or replace the GPU (or the node), then restart"
+            " the device plugin"
+        )
+    else:
+        fix = (
+            f"the driver does not see every GPU: run `nvidia-smi -L` and `dmesg | grep -i"
+            f" -e xid -e 'fallen off'` on {info.name}; replace the node if a GPU is gone"
+        )
+    ctx.add("GPU213", "Node", info.name, message, fix)
+
+
+__all__ = ["check_machine_gpus", "machine_gpus"]
