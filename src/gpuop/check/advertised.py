@@ -185,15 +185,26 @@ def check_advertised(
                 " device plugins run there",
             )
         elif count < limit:
-            ctx.add(
-                "GPU206",
-                "Node",
-                name,
+            message = (
                 f"advertises {resource}: {count} of the {limit} the node's GPUs give"
-                f" ({describe_cards(plan)})",
-                f"check `lspci -nnk -d 10de:` on {name}: a card may be missing, held by a host"
-                " driver or not bound to vfio-pci",
+                f" ({describe_cards(plan)})"
             )
+            fix = (
+                f"check `lspci -nnk -d 10de:` on {name}: a card may be missing, held by a host"
+                " driver or not bound to vfio-pci"
+            )
+            registered = info.view.planned_capacity.get(resource, "")
+            if registered.isdigit() and int(registered) > count:
+                # Capacity counts every device the plugin registered, allocatable the healthy.
+                message += (
+                    f": the device plugin registered {registered} and marks"
+                    f" {int(registered) - count} unhealthy"
+                )
+                fix = (
+                    "the device plugin marks a device unhealthy on an XID error: `nvidia-smi -q`"
+                    f" on {name} shows which; reset or replace the GPU, then restart the plugin"
+                )
+            ctx.add("GPU206", "Node", name, message, fix)
 
     # A passthrough name that no device has in gpuop's pci.ids: the plugin's differs. (With
     # the sandbox plugin off nothing is expected, and a name pci.ids has is no mismatch.)

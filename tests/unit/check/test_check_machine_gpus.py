@@ -102,3 +102,17 @@ def test_mig_partitions_are_not_counted_as_gpus() -> None:
     for part in ("capacity", "allocatable"):
         objects[0]["status"][part]["nvidia.com/mig-1g.10gb"] = "7"
     assert ("GPU213", "Node/ip-10-0-12-34") not in _codes(objects)
+
+
+def test_gpu206_says_when_the_missing_device_is_registered_but_unhealthy() -> None:
+    objects = managers_corpus.karpenter_plugin("3", "4")
+    objects[0]["metadata"]["labels"].update(
+        {
+            "feature.node.kubernetes.io/pci-10de.present": "true",
+            "nvidia.com/gpu.product": "NVIDIA-A10G",
+            "nvidia.com/gpu.count": "4",
+        }
+    )
+    (finding,) = [f for f in run_checks(objects).findings if f.code == "GPU206"]
+    assert finding.message.endswith(": the device plugin registered 4 and marks 1 unhealthy")
+    assert "XID" in finding.hint

@@ -288,8 +288,11 @@ FAMILY = RuleFamily(
             "Fewer devices advertised than the node has GPUs",
             "The node advertises fewer whole-GPU devices than it has cards.",
             "A card fell off the bus, failed to bind to vfio-pci, or is held by a host driver"
-            " (gpu-operator#551: one of two cards registered).",
-            "Check `lspci -nnk` on the node and the vfio-manager or device plugin logs.",
+            " (gpu-operator#551: one of two cards registered); or the device plugin registered"
+            " it and marks it unhealthy after an XID error (the node's capacity then shows"
+            " more than its allocatable, and the message says so).",
+            "Check `lspci -nnk` on the node and the vfio-manager or device plugin logs; for an"
+            " unhealthy device, `nvidia-smi -q`, then reset or replace the GPU.",
         ),
         Rule(
             "GPU207",
