@@ -4,7 +4,8 @@ One node per manager, shaped as that manager leaves it (the shapes of
 `tests/corpus/managers`: labels, extended resources, the plugin's pod bound to the node,
 the DRA driver's ResourceSlice), is written to the session cluster. The check,
 reading the cluster through `gpuop collect`'s reader, names each node's manager and stays
-quiet; a resource then registered with 0 devices is GPU211 on that node alone.
+quiet; a resource then registered with 0 devices is GPU211 on that node alone, and a node
+registering fewer GPUs than its provisioner's label gives is GPU213.
 """
 
 from __future__ import annotations
@@ -49,13 +50,26 @@ SHAPES = {
     "aks": "nvidia-device-plugin",
     "hami": "hami",
     "dra-driver": "nvidia-dra-driver",
+    "eks-auto-mode": "eks-auto-mode",
+    "karpenter-plugin": "nvidia-device-plugin",
 }
 
 
 def _renamed(obj: dict[str, Any], suffix: str) -> dict[str, Any]:
     """The object with its node's name (and the names made from it) unique to this run."""
     text = json.dumps(obj)
-    for node in ("nvdp-1", "gke-l4-1", "gke-a100-1", "kv-pt-1", "aks-gpunp-1", "hami-1", "dra-1"):
+    nodes = (
+        "nvdp-1",
+        "gke-l4-1",
+        "gke-a100-1",
+        "kv-pt-1",
+        "aks-gpunp-1",
+        "hami-1",
+        "dra-1",
+        "i-0a1b2c3d4e5f60718",
+        "ip-10-0-12-34",
+    )
+    for node in nodes:
         text = text.replace(f'{node}"', f'{node}-{suffix}"')
         text = text.replace(f'"{node}-gpu', f'"{node}-{suffix}-gpu')
     return dict(json.loads(text))
@@ -124,7 +138,7 @@ def _check(kubeconfig: Path) -> dict[str, Any]:
     return dict(json.loads(result.stdout))
 
 
-def test_each_node_is_named_with_its_manager_and_a_zero_device_resource_is_found(
+def test_each_node_is_named_with_its_manager_and_drift_is_found_on_its_node(
     kubeconfig_path: Path, managed_nodes: dict[str, str]
 ) -> None:
     from gpuop.check import run_checks
@@ -141,12 +155,17 @@ def test_each_node_is_named_with_its_manager_and_a_zero_device_resource_is_found
     zero = {"nvidia.com/GA100_A100_SXM4_40GB": "0"}
     patch = {"status": {"capacity": zero, "allocatable": zero}}
     client.patch(Node.Status, zeroed, patch, patch_type=PatchType.MERGE)
+    # Karpenter labels its node with the machine's 4 GPUs; the plugin registers 3.
+    short = next(name for name in managed_nodes if name.startswith("ip-10-0-12-34"))
+    three = {"nvidia.com/gpu": "3"}
+    patch = {"status": {"capacity": three, "allocatable": three}}
+    client.patch(Node.Status, short, patch, patch_type=PatchType.MERGE)
     data = _check(kubeconfig_path)
     found = {
         (f["code"], f["name"])
         for f in data["findings"]
         if f["name"] in managed_nodes and f["severity"] != "info"
     }
-    assert found == {("GPU211", zeroed)}
+    assert found == {("GPU211", zeroed), ("GPU213", short)}
     node = next(n for n in data["nodes"] if n["name"] == zeroed)
     assert node["management"]["managers"] == [KUBEVIRT_PLUGIN]

@@ -30,6 +30,9 @@ class ConditionType(StrEnum):
     # The API server refuses an object the operator applies (a 4xx other than 409 and 429):
     # retried with backoff, never in a busy loop, and said here until it is accepted.
     APPLY_REFUSED = "ApplyRefused"
+    # Operands whose DaemonSets gpuop leaves as they are (OpenShift's driver and vGPU
+    # manager, which upstream renders with the Driver Toolkit).
+    OPERANDS_KEPT = "OperandsKept"
 
 
 class Reason(StrEnum):
@@ -52,6 +55,7 @@ class Reason(StrEnum):
     GPU_PODS_RUNNING = "GpuPodsRunning"
     VGPU_DEVICES_IN_USE = "VgpuDevicesInUse"
     REFUSED_BY_API_SERVER = "RefusedByAPIServer"
+    OPENSHIFT_DRIVER_TOOLKIT = "OpenShiftDriverToolkit"
 
 
 def condition(kind: ConditionType, ok: bool, reason: Reason, message: str) -> dict[str, str]:

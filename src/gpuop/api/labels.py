@@ -135,6 +135,8 @@ NFD_GPU_LABELS: Final = (
 NFD_SRIOV_LABEL: Final = "feature.node.kubernetes.io/pci-10de.sriov.capable"
 NFD_IOMMU_LABEL: Final = "feature.node.kubernetes.io/iommu-enabled"
 NFD_OS_ID: Final = "feature.node.kubernetes.io/system-os_release.ID"
+# Set by OpenShift's machine-config daemon on every node it manages (`rhcos`, `rhel`).
+OPENSHIFT_OS_LABEL: Final = "node.openshift.io/os_id"
 NFD_OS_VERSION_ID: Final = "feature.node.kubernetes.io/system-os_release.VERSION_ID"
 NFD_OS_VERSION_MAJOR: Final = "feature.node.kubernetes.io/system-os_release.VERSION_ID.major"
 NFD_OS_VERSION_MINOR: Final = "feature.node.kubernetes.io/system-os_release.VERSION_ID.minor"

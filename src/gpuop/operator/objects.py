@@ -27,6 +27,7 @@ def rendered_daemonsets(
     os_tag: str | None,
     kernels: dict[str, str],
     runtime: str = "containerd",
+    openshift: bool = False,
 ) -> list[dict[str, Any]]:
     key = (
         "daemonsets",
@@ -37,6 +38,7 @@ def rendered_daemonsets(
         tuple(sorted(kernels.items())),
         tuple(sorted(snapshot.configmap_keys.items())),
         runtime,
+        openshift,
     )
     cached = cache.get(key) if cache is not None else None
     if cached is None:
@@ -52,6 +54,7 @@ def rendered_daemonsets(
                 kernels,
                 snapshot.configmap_keys,
                 runtime,
+                openshift,
             )
         ]
         if cache is not None:
@@ -95,11 +98,16 @@ def supporting_objects(
 
 
 def daemonset_writes(
-    snapshot: Snapshot, rendered: list[dict[str, Any]], gpu_nodes: int, actions: Actions
+    snapshot: Snapshot,
+    rendered: list[dict[str, Any]],
+    gpu_nodes: int,
+    actions: Actions,
+    kept: tuple[str, ...] = (),
 ) -> None:
     """Apply the operand DaemonSets whose rendered hash changed; delete the unwanted ones.
 
-    With no GPU node nothing is rendered, and the live DaemonSets are left as they are.
+    With no GPU node nothing is rendered, and the live DaemonSets are left as they are; so
+    are those of the `kept` operands (`render.kept_on_openshift`), whatever their names.
     """
     for ds in rendered:
         live = snapshot.daemonsets.get(ds["metadata"]["name"])
@@ -111,7 +119,10 @@ def daemonset_writes(
     managed = {op.daemonset for op in operand_table().operands}
     driver_daemonset = operand_table().operand("driver").daemonset
     wanted = {ds["metadata"]["name"] for ds in rendered}
+    table = operand_table()
     for name in sorted(snapshot.daemonsets):
+        if kept and table.operand_for_daemonset(name) in kept:
+            continue
         precompiled = name.startswith(f"{driver_daemonset}-")
         if (name in managed or precompiled) and name not in wanted:
             actions.delete_daemonsets.append(name)

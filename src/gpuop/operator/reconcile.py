@@ -75,7 +75,8 @@ from gpuop.operator.nodes import (
 from gpuop.operator.objects import daemonset_writes, rendered_daemonsets, supporting_objects
 from gpuop.operator.upgrades import driver_upgrades
 from gpuop.policy import PolicyError, parse_cluster_policy
-from gpuop.render.nodes import container_runtime
+from gpuop.render import kept_on_openshift
+from gpuop.render.nodes import container_runtime, on_openshift
 
 __all__ = [
     "DRIVER_APP",
@@ -171,6 +172,8 @@ def reconcile(
     tally = plan_nodes(snapshot, active, gpu_cluster, census, plan_cache, actions)
 
     enabled = policy.enabled_operands() if tally.gpu_nodes else ()
+    openshift = bool(enabled) and on_openshift(snapshot.nodes.values())
+    kept = tuple(op.name for op in enabled if op.name in kept_on_openshift(openshift))
     try:
         rendered = rendered_daemonsets(
             policy,
@@ -181,6 +184,7 @@ def reconcile(
             tally.os_tag,
             tally.kernels,
             container_runtime(snapshot.nodes.values()) if enabled else "containerd",
+            openshift,
         )
     except PolicyError as exc:
         _fail(actions, chosen, snapshot, "an operand image cannot be resolved", exc, now)
@@ -192,7 +196,7 @@ def reconcile(
             tally.dra_nodes,
         )  # fmt: skip
     driver_upgrades(policy, snapshot, actions)
-    daemonset_writes(snapshot, rendered, tally.gpu_nodes, actions)
+    daemonset_writes(snapshot, rendered, tally.gpu_nodes, actions, kept)
 
     not_ready_ds = sorted(
         ds["metadata"]["name"]
@@ -211,7 +215,7 @@ def reconcile(
         chosen,
         snapshot,
         "ready" if ready else "notReady",
-        _policy_conditions(not_ready_ds, waiting_nodes, tally, snapshot.refused),
+        _policy_conditions(not_ready_ds, waiting_nodes, tally, snapshot.refused, kept),
         now,
         {
             "gpuNodes": tally.gpu_nodes,
@@ -349,9 +353,11 @@ def _policy_conditions(
     waiting_nodes: list[dict[str, Any]],
     tally: NodeTally,
     refused: Mapping[str, str],
+    kept: tuple[str, ...] = (),
 ) -> list[dict[str, str]]:
-    """Ready and Error as upstream sets them, one condition per row of NODE_CONDITIONS, and
-    ApplyRefused for what the API server will not take."""
+    """Ready and Error as upstream sets them, one condition per row of NODE_CONDITIONS,
+    ApplyRefused for what the API server will not take, and OperandsKept for the operands
+    whose DaemonSets gpuop leaves as they are."""
     conditions: list[dict[str, str]] = []
     if not not_ready_ds and not waiting_nodes:
         reason, message = (
@@ -404,6 +410,20 @@ def _policy_conditions(
             bool(refused),
             Reason.REFUSED_BY_API_SERVER if refused else Reason.NONE,
             "; ".join(f"{what}: {answer}" for what, answer in sorted(refused.items())),
+        )
+    )
+    conditions.append(
+        condition(
+            ConditionType.OPERANDS_KEPT,
+            bool(kept),
+            Reason.OPENSHIFT_DRIVER_TOOLKIT if kept else Reason.NONE,
+            (
+                f"OpenShift: the {' and '.join(kept)} DaemonSets are left as they are (NVIDIA's"
+                " operator renders them with the Driver Toolkit, one per RHCOS version; gpuop"
+                " does not): gpuop neither applies nor deletes them"
+            )
+            if kept
+            else "",
         )
     )
     return conditions

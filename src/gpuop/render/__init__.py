@@ -45,6 +45,7 @@ from gpuop.render.nodes import (
     container_runtime,
     driver_os_tag,
     kernel_versions,
+    on_openshift,
     sanitized_kernel,
 )
 from gpuop.render.nodes import os_tag_of as os_tag_of  # the operator reads it here
@@ -394,6 +395,7 @@ def _apply_plugin_config(
     operand: Operand,
     pod_spec: dict[str, Any],
     operator_env: dict[str, str] | None,
+    openshift: bool = False,
 ) -> None:
     """`devicePlugin.config`, as upstream's handleDevicePluginConfig applies it to the device
     plugin, GPU feature discovery and the MPS control daemon (`templates/config-manager.yaml`):
@@ -415,6 +417,10 @@ def _apply_plugin_config(
         return
     head, tail = env[: end + 1], env[end + 1 :]
     main["env"] = head
+    if openshift and operand.name == "gpu-feature-discovery":
+        # Upstream's TransformGPUDiscoveryPlugin: OpenShift's NFD does not serve the
+        # NodeFeature API, so GFD writes its labels through NFD's feature files.
+        set_env(main, [{"name": "USE_NODE_FEATURE_API", "value": "false"}])
     component = policy.component(operand.spec_block)
     if entry["user_env_before_config"] and component and component.env:
         set_env(main, [{"name": e.name, "value": e.value or ""} for e in component.env])
@@ -476,6 +482,7 @@ def _render_from_template(
     kernel: tuple[str, str] | None = None,
     configmaps: Mapping[str, Sequence[str]] | None = None,
     runtime: str = "containerd",
+    openshift: bool = False,
 ) -> dict[str, Any]:
     filled = _substitute(
         copy.deepcopy(template), _template_variables(policy, operand, operator_env, os_tag, kernel)
@@ -500,7 +507,7 @@ def _render_from_template(
     if operand.name == "container-toolkit":
         _apply_toolkit_runtime(policy, pod_spec, component, runtime)
         takes_policy_env = False  # set before the runtime's, which may rewrite them
-    _apply_plugin_config(policy, operand, pod_spec, operator_env)
+    _apply_plugin_config(policy, operand, pod_spec, operator_env, openshift)
     if operand.name in ("device-plugin", MPS_CONTROL_DAEMON):
         _apply_mps_root(policy, operand, pod_spec)
     if component and component.env and takes_policy_env:
@@ -578,6 +585,7 @@ def render_daemonset(
     kernel: tuple[str, str] | None = None,
     configmaps: Mapping[str, Sequence[str]] | None = None,
     runtime: str = "containerd",
+    openshift: bool = False,
 ) -> dict[str, Any]:
     """The DaemonSet for one enabled operand, with its hash annotation set.
 
@@ -586,7 +594,8 @@ def render_daemonset(
     and its nodes' OS, see `kernel_versions`) makes the precompiled driver's DaemonSet for it;
     `configmaps` (name -> keys, see `named_configmap_keys`) are the ConfigMaps the policy
     hands the driver, which it mounts key by key; `runtime` is the GPU nodes' container
-    runtime (see `container_runtime`).
+    runtime (see `container_runtime`); `openshift` whether the nodes are OpenShift's (see
+    `on_openshift`).
     """
     template = _operand_template(operand.name)
     if template is None:
@@ -598,7 +607,7 @@ def render_daemonset(
             {},
         )
     ds = _render_from_template(
-        policy, operand, template, operator_env, os_tag, kernel, configmaps, runtime
+        policy, operand, template, operator_env, os_tag, kernel, configmaps, runtime, openshift
     )
     labels = dict(template.get("labels") or {})
     node_selector: dict[str, str] = {}
@@ -620,18 +629,34 @@ def render_operand_daemonsets(
     kernels: Mapping[str, str],
     configmaps: Mapping[str, Sequence[str]] | None = None,
     runtime: str = "containerd",
+    openshift: bool = False,
 ) -> list[dict[str, Any]]:
-    """An operand's DaemonSets: one, or with precompiled drivers one per kernel version."""
+    """An operand's DaemonSets: one, or with precompiled drivers one per kernel version;
+    none for the operands `kept_on_openshift` names, on OpenShift."""
+    if operand.name in kept_on_openshift(openshift):
+        return []
     driver = policy.policy.spec.driver
     kernel_list: list[tuple[str, str] | None] = [None]
     if operand.name == "driver" and driver and driver.usePrecompiled:
         kernel_list = list(sorted(kernels.items()))
     return [
         render_daemonset(
-            policy, operand, namespace, operator_env, os_tag, kernel, configmaps, runtime
+            policy, operand, namespace, operator_env, os_tag, kernel, configmaps, runtime, openshift
         )
         for kernel in kernel_list
     ]
+
+
+# Upstream renders these on OpenShift with the Driver Toolkit (`transformOpenShiftDriver
+# ToolkitContainer`: one DaemonSet per RHCOS version, its image from the `driver-toolkit`
+# ImageStream, OPENSHIFT_VERSION from the ClusterVersion). gpuop does not render that: it
+# neither applies its own DaemonSets for them nor deletes the live ones, and says so.
+OPENSHIFT_KEPT_OPERANDS = ("driver", "vgpu-manager")
+
+
+def kept_on_openshift(openshift: bool) -> tuple[str, ...]:
+    """The operands whose live DaemonSets gpuop leaves as they are (see above)."""
+    return OPENSHIFT_KEPT_OPERANDS if openshift else ()
 
 
 def named_configmaps(policy: ResolvedPolicy) -> tuple[str, ...]:
@@ -934,12 +959,13 @@ def render_all(
     nodes = list(nodes)
     os_tag = driver_os_tag(nodes)
     runtime = container_runtime(nodes)
+    openshift = on_openshift(nodes)
     objects: list[dict[str, Any]] = list(render_runtime_classes(policy))
     enabled = policy.enabled_operands()
     objects += render_support_objects(policy, enabled, namespace)
     kernels = kernel_versions(nodes)
     for op in enabled:
         objects += render_operand_daemonsets(
-            policy, op, namespace, operator_env, os_tag, kernels, configmaps, runtime
+            policy, op, namespace, operator_env, os_tag, kernels, configmaps, runtime, openshift
         )
     return objects

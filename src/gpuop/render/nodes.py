@@ -1,5 +1,6 @@
 """What the GPU nodes tell the driver's DaemonSets: their OS (the image tag's suffix) and
-their kernels (one precompiled driver DaemonSet per kernel and OS), read from NFD's labels.
+their kernels (one precompiled driver DaemonSet per kernel and OS), read from NFD's labels;
+their container runtime; and whether the cluster is OpenShift.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from gpuop.api.labels import (
     NFD_KERNEL,
     NFD_OS_ID,
     NFD_OS_VERSION_ID,
+    OPENSHIFT_OS_LABEL,
 )
 
 
@@ -30,6 +32,15 @@ def driver_os_tag(nodes: Iterable[Mapping[str, Any]]) -> str | None:
         return None
     first = min(gpu_nodes, key=lambda n: str(n["metadata"].get("name") or ""))
     return os_tag_of(first["metadata"]["labels"])
+
+
+def on_openshift(nodes: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether the nodes are OpenShift's: any carries the machine-config daemon's
+    `node.openshift.io/os_id` label. (Upstream asks for the ClusterVersion instead; the
+    nodes say the same without another read or right.)"""
+    return any(
+        OPENSHIFT_OS_LABEL in ((node.get("metadata") or {}).get("labels") or {}) for node in nodes
+    )
 
 
 _RUNTIME_PREFIXES = (("docker", "docker"), ("containerd", "containerd"), ("cri-o", "crio"))

@@ -26,17 +26,20 @@ from gpuop.check.state import ClusterState
 from gpuop.naming import is_gpu_resource
 from gpuop.planner import plan
 from gpuop.policy import PolicyError, parse_cluster_policy
-from gpuop.render import named_configmap_keys, render_all
+from gpuop.render import kept_on_openshift, named_configmap_keys, render_all
 from gpuop.render.defaults import strip_api_defaults
+from gpuop.render.nodes import on_openshift
 
-Action = Literal["unchanged", "roll", "create", "delete"]
+# `kept`: a DaemonSet gpuop leaves as it is and does not render (`render.kept_on_openshift`).
+Action = Literal["unchanged", "roll", "create", "delete", "kept"]
 # How many differing fields a DaemonSet lists before it says how many more there are.
 MAX_DIFFERENCES = 20
 
 
 @dataclass(frozen=True)
 class DaemonSetChange:
-    """One operand DaemonSet: kept as is, rolled (its pods restart), made, or deleted."""
+    """One operand DaemonSet: unchanged, rolled (its pods restart), made, deleted, or kept
+    as it is without being rendered."""
 
     name: str
     action: Action
@@ -87,7 +90,7 @@ class AdoptionPreview:
         """Nothing would be written that restarts, starts or stops a pod, or relabels a node."""
         return (
             not self.problems
-            and all(d.action == "unchanged" for d in self.daemonsets)
+            and all(d.action in ("unchanged", "kept") for d in self.daemonsets)
             and not self.nodes
             and not self.created
         )
@@ -230,10 +233,13 @@ def preview_adoption(
         if owner and node:
             pod_nodes.setdefault(owner, set()).add(str(node))
     changes = []
+    kept = kept_on_openshift(on_openshift(nodes))
     for ds_name in sorted({*rendered, *live}):
         running = tuple(sorted(pod_nodes.get(ds_name, ())))
         if ds_name not in live:
             changes.append(DaemonSetChange(ds_name, "create"))
+        elif ds_name not in rendered and table.operand_for_daemonset(ds_name) in kept:
+            changes.append(DaemonSetChange(ds_name, "kept", nodes=running))
         elif ds_name not in rendered:
             changes.append(DaemonSetChange(ds_name, "delete", nodes=running))
         else:
@@ -298,8 +304,14 @@ def render_adoption_text(preview: AdoptionPreview) -> str:
         lines.append(
             f"Unchanged ({len(unchanged)} DaemonSets, no pod restarts): {', '.join(unchanged)}"
         )
+    kept = [d.name for d in preview.daemonsets if d.action == "kept"]
+    if kept:
+        lines.append(
+            f"Kept as they are ({len(kept)} DaemonSets, no pod restarts; OpenShift's Driver"
+            f" Toolkit rendering, which gpuop neither renders nor deletes): {', '.join(kept)}"
+        )
     for change in preview.daemonsets:
-        if change.action == "unchanged":
+        if change.action in ("unchanged", "kept"):
             continue
         where = f" on {', '.join(change.nodes)}" if change.nodes else ""
         verb = {

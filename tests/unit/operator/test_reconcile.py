@@ -329,3 +329,40 @@ def test_precompiled_drivers_follow_the_nodes_kernels_and_stale_ones_go() -> Non
     assert second.delete_daemonsets == sorted(driver)
     applied = {o["metadata"]["name"] for o in second.apply if o["kind"] == "DaemonSet"}
     assert any(n.startswith("nvidia-driver-daemonset-6.8.0-71") for n in applied)
+
+
+def test_on_openshift_the_driver_toolkit_daemonsets_are_kept_and_said_so() -> None:
+    nodes = _nodes()
+    for node in nodes.values():
+        node["metadata"]["labels"]["node.openshift.io/os_id"] = "rhcos"
+    live = {
+        name: {
+            "metadata": {"name": name, "labels": {"openshift.driver-toolkit": "true"}},
+            "spec": {},
+            "status": {"desiredNumberScheduled": 1, "numberAvailable": 1, "numberReady": 1},
+        }
+        for name in (
+            "nvidia-driver-daemonset-415.92.202402201450-0",
+            "nvidia-vgpu-manager-daemonset-415.92.202402201450-0",
+        )
+    }
+    policy = _policy()
+    policy["spec"].setdefault("vgpuManager", {})["enabled"] = True
+    actions = reconcile(Snapshot([policy], nodes, live, [], "gpu-operator"), NOW)
+    applied = {o["metadata"]["name"] for o in actions.apply if o["kind"] == "DaemonSet"}
+    assert not any(name.startswith(("nvidia-driver", "nvidia-vgpu-manager-")) for name in applied)
+    assert "nvidia-container-toolkit-daemonset" in applied
+    assert not actions.delete_daemonsets
+    kept = next(
+        c for c in actions.status["cluster-policy"]["conditions"] if c["type"] == "OperandsKept"
+    )
+    assert kept["status"] == "True" and kept["reason"] == "OpenShiftDriverToolkit"
+    assert "driver and vgpu-manager" in kept["message"]
+
+    # Off OpenShift the per-RHCOS driver DaemonSet is a stale one of gpuop's own kind.
+    elsewhere = reconcile(Snapshot([policy], _nodes(), live, [], "gpu-operator"), NOW)
+    assert elsewhere.delete_daemonsets == ["nvidia-driver-daemonset-415.92.202402201450-0"]
+    plain = next(
+        c for c in elsewhere.status["cluster-policy"]["conditions"] if c["type"] == "OperandsKept"
+    )
+    assert plain["status"] == "False" and plain["reason"] == "None"

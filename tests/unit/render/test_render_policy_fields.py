@@ -685,3 +685,58 @@ def test_nri_mode_mounts_only_the_nri_socket_and_annotates_the_management_pods()
     assert validator["nvidia.cdi.k8s.io/container.toolkit-validation"] == (
         "management.nvidia.com/gpu=all"
     )
+
+
+def _openshift_node(name: str = "worker-gpu-0") -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {
+                "node.openshift.io/os_id": "rhcos",
+                "nvidia.com/gpu.present": "true",
+                "feature.node.kubernetes.io/system-os_release.ID": "rhcos",
+                "feature.node.kubernetes.io/system-os_release.VERSION_ID": "4.15",
+                "feature.node.kubernetes.io/system-os_release.OSTREE_VERSION": (
+                    "415.92.202402201450-0"
+                ),
+            },
+        },
+        "status": {"nodeInfo": {"containerRuntimeVersion": "cri-o://1.28.3"}},
+    }
+
+
+def _render_on(nodes: list[dict[str, Any]], **spec: Any) -> dict[str, dict[str, Any]]:
+    policy = yaml.safe_load(REFERENCE.read_text())
+    for key, value in spec.items():
+        policy["spec"].setdefault(key, {}).update(value)
+    objects = render_all(parse_cluster_policy(policy), "gpu-operator", nodes=nodes)
+    return {
+        o["metadata"]["name"]: o["spec"]["template"]["spec"]
+        for o in objects
+        if o["kind"] == "DaemonSet"
+    }
+
+
+def test_on_openshift_gfd_does_not_use_the_node_feature_api() -> None:
+    # Upstream's TestTransformGPUDiscoveryPluginOCP: USE_NODE_FEATURE_API=false follows the
+    # asset's env, before the policy's.
+    pods = _render_on(
+        [_openshift_node()],
+        gfd={"env": [{"name": "GFD_EXTRA", "value": "1"}]},
+        sandboxWorkloads={"enabled": True},
+    )
+    names = [e["name"] for e in pods["gpu-feature-discovery"]["containers"][0]["env"]]
+    assert names.index("USE_NODE_FEATURE_API") + 1 == names.index("GFD_EXTRA")
+    assert _env(pods["gpu-feature-discovery"]["containers"][0])["USE_NODE_FEATURE_API"] == "false"
+    plain = _render_on([])
+    assert "USE_NODE_FEATURE_API" not in _env(plain["gpu-feature-discovery"]["containers"][0])
+
+
+def test_on_openshift_the_driver_and_vgpu_manager_are_not_rendered() -> None:
+    spec: dict[str, Any] = {"sandboxWorkloads": {"enabled": True}, "vgpuManager": {"enabled": True}}
+    pods = _render_on([_openshift_node()], **spec)
+    assert not any(name.startswith("nvidia-driver-daemonset") for name in pods)
+    assert "nvidia-vgpu-manager-daemonset" not in pods
+    assert "nvidia-container-toolkit-daemonset" in pods
+    elsewhere = _render_on([], **spec)
+    assert {"nvidia-driver-daemonset", "nvidia-vgpu-manager-daemonset"} <= set(elsewhere)

@@ -154,3 +154,31 @@ def test_a_collect_bundle_with_only_the_vgpu_configmap_reports_no_missing_config
         if o["kind"] != "ConfigMap" or o["metadata"]["name"] == "default-vgpu-devices-config"
     ]
     assert preview_adoption(objects, "gpu-operator", {}).created == ()
+
+
+def test_on_openshift_the_driver_toolkit_daemonset_is_kept_and_nothing_restarts() -> None:
+    # NVIDIA's recorded state as OpenShift would have it: every node labelled by the
+    # machine-config daemon, the driver DaemonSet named for the RHCOS version, and GFD told
+    # not to use the NodeFeature API, right after its asset's env.
+    objects = _state(DATA / "sandbox-off")
+    dtk = "nvidia-driver-daemonset-415.92.202402201450-0"
+    for obj in objects:
+        meta = obj["metadata"]
+        if obj["kind"] == "Node":
+            meta.setdefault("labels", {})["node.openshift.io/os_id"] = "rhcos"
+        elif obj["kind"] == "DaemonSet" and meta["name"] == "nvidia-driver-daemonset":
+            meta["name"] = dtk
+        elif obj["kind"] == "DaemonSet" and meta["name"] == "gpu-feature-discovery":
+            env = obj["spec"]["template"]["spec"]["containers"][0]["env"]
+            end = next(i for i, e in enumerate(env) if e["name"] == "POD_NAME")
+            env.insert(end + 1, {"name": "USE_NODE_FEATURE_API", "value": "false"})
+        for owner in meta.get("ownerReferences", []):
+            if owner["name"] == "nvidia-driver-daemonset":
+                owner["name"] = dtk
+    objects.append(_gpu_workload("gpu-container"))
+    preview = preview_adoption(objects, "gpu-operator", {})
+    actions = {d.name: d.action for d in preview.daemonsets}
+    assert actions.pop(dtk) == "kept"
+    assert set(actions.values()) == {"unchanged"}, render_adoption_text(preview)
+    assert preview.clean
+    assert "Kept as they are (1 DaemonSets" in render_adoption_text(preview)
