@@ -193,8 +193,8 @@ gpuop check dump.json -o json|sarif       # machine-readable output
 
 Inputs: Nodes, ClusterPolicies, KubeVirt CRs, Pods, VirtualMachineInstances, DaemonSets,
 Deployments, Events, the vGPU config ConfigMap, and DRA's ResourceSlices, ResourceClaims,
-ResourceClaimTemplates and DeviceClasses (`resource.k8s.io/v1`, the GPU8xx rules). Each
-kind is optional; the report lists the checks that could not run and why. Without a
+ResourceClaimTemplates and DeviceClasses (`resource.k8s.io/v1`, the GPU8xx rules; `v1beta2`,
+`v1beta1` and `v1alpha3` objects are read as `v1`). Each kind is optional; the report lists the checks that could not run and why. Without a
 ClusterPolicy the default one is used (GPU001).
 
 Each node is held to the contract of what manages its GPUs (`catalog/managers.yaml`, with a

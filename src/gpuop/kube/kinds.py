@@ -55,7 +55,7 @@ from gpuop.kube import (
     VirtualMachineInstance,
 )
 
-__all__ = ["RESOURCES", "kind_of", "lean", "namespaced", "resource"]
+__all__ = ["RESOURCES", "kind_of", "lean", "namespaced", "older_versions", "resource"]
 
 VirtualMachine = create_namespaced_resource(
     group="kubevirt.io", version="v1", kind="VirtualMachine", plural="virtualmachines"
@@ -114,6 +114,31 @@ _LEAN: Final[Mapping[str, Any]] = {
     "Node": create_global_resource(group="", version="v1", kind="Node", plural="nodes"),
     "Pod": create_namespaced_resource(group="", version="v1", kind="Pod", plural="pods"),
 }
+
+
+def _dra(version: str, kind: str, plural: str, namespaced: bool) -> Any:
+    make = create_namespaced_resource if namespaced else create_global_resource
+    return make(group="resource.k8s.io", version=version, kind=kind, plural=plural)
+
+
+# DRA before Kubernetes 1.34: 1.33 serves v1beta2 and v1beta1, 1.32 v1beta1 alone. Readers
+# fall back to these, newest first, where `v1` is not served, and read the objects as v1
+# (`gpuop.manifests.dra_versions`).
+_OLDER: Final[Mapping[str, tuple[Any, ...]]] = {
+    kind: tuple(_dra(version, kind, plural, scoped) for version in ("v1beta2", "v1beta1"))
+    for kind, plural, scoped in (
+        ("ResourceSlice", "resourceslices", False),
+        ("ResourceClaim", "resourceclaims", True),
+        ("ResourceClaimTemplate", "resourceclaimtemplates", True),
+        ("DeviceClass", "deviceclasses", False),
+    )
+}
+
+
+def older_versions(kind: str) -> tuple[Any, ...]:
+    """The resources of `kind` in the API versions before the one `resource` names, newest
+    first: what to list where the server does not serve that one (404)."""
+    return _OLDER.get(kind, ())
 
 
 def lean(kind: str) -> Any:

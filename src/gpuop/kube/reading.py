@@ -14,8 +14,9 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from gpuop.kube.errors import API_ERRORS, refusal, unanswered
-from gpuop.kube.kinds import lean, namespaced
+from gpuop.kube.errors import API_ERRORS, refusal, status_code, unanswered
+from gpuop.kube.kinds import lean, namespaced, older_versions
+from gpuop.manifests.dra_versions import as_v1
 
 __all__ = [
     "ALL_NAMESPACES",
@@ -91,35 +92,42 @@ def read_kinds(
     say = progress or (lambda _: None)
     result = ClusterRead()
     for kind in kinds:
-        resource, in_namespaces = lean(kind), namespaced(kind)
+        in_namespaces = namespaced(kind)
         wanted = (keep or {}).get(kind)
         say(f"listing {kind}s")
-        listed: list[dict[str, Any]] = []
-        count = 0
-        try:
-            items = (
-                client.list(resource, namespace=ALL_NAMESPACES, chunk_size=LIST_PAGE_SIZE)
-                if in_namespaces
-                else client.list(resource, chunk_size=LIST_PAGE_SIZE)
-            )
-            for item in items:
-                count += 1
-                obj = as_dict(item)
-                obj.setdefault("kind", kind)
-                meta = obj.get("metadata")
-                if isinstance(meta, dict) and "managedFields" in meta:
-                    obj["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
-                if wanted is None or wanted(obj):
-                    listed.append(obj)
-        except API_ERRORS as exc:
-            if unanswered(exc):
-                raise unreachable(exc) from None
-            reason = refusal(exc)
-            if kind in required:
-                raise ReadError(f"cannot list {kind}s: {reason}") from None
-            result.skipped.append((kind, reason))
-            say(f"  {kind}: skipped ({reason})")
-            continue
-        result.listed[kind] = count
-        result.objects.extend(listed)
+        # The kind's resource, then its older API versions where the server has not that one.
+        candidates = [lean(kind), *older_versions(kind)]
+        while candidates:
+            resource = candidates.pop(0)
+            listed: list[dict[str, Any]] = []
+            count = 0
+            try:
+                items = (
+                    client.list(resource, namespace=ALL_NAMESPACES, chunk_size=LIST_PAGE_SIZE)
+                    if in_namespaces
+                    else client.list(resource, chunk_size=LIST_PAGE_SIZE)
+                )
+                for item in items:
+                    count += 1
+                    obj = as_v1(as_dict(item))
+                    obj.setdefault("kind", kind)
+                    meta = obj.get("metadata")
+                    if isinstance(meta, dict) and "managedFields" in meta:
+                        obj["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+                    if wanted is None or wanted(obj):
+                        listed.append(obj)
+            except API_ERRORS as exc:
+                if unanswered(exc):
+                    raise unreachable(exc) from None
+                if candidates and status_code(exc) == 404:
+                    continue
+                reason = refusal(exc)
+                if kind in required:
+                    raise ReadError(f"cannot list {kind}s: {reason}") from None
+                result.skipped.append((kind, reason))
+                say(f"  {kind}: skipped ({reason})")
+                break
+            result.listed[kind] = count
+            result.objects.extend(listed)
+            break
     return result

@@ -40,6 +40,7 @@ from typing import Any, Final
 import yaml
 
 from gpuop.manifests.describe import parse_describe
+from gpuop.manifests.dra_versions import as_v1
 
 __all__ = [
     "ALIAS_BOMB",
@@ -299,7 +300,8 @@ def _flatten(
     if not isinstance(kind, str) or not kind:
         raise ManifestError(source, f"{path} has no 'kind'", document=document)
     if not (kind.endswith("List") and "items" in obj):
-        yield dict(obj)
+        # DRA objects of older resource.k8s.io versions are read as v1 (`dra_versions`).
+        yield as_v1(dict(obj))
         return
     items = obj.get("items")
     if items is None:
