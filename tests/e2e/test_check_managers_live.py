@@ -1,8 +1,10 @@
 """`gpuop check --live` names what manages each node, read back from a real API server.
 
-One node per manager, shaped as that manager leaves it (the shapes of
-`tests/corpus/managers`: labels, extended resources, the plugin's pod bound to the node,
-the DRA driver's ResourceSlice), is written to the session cluster. The check,
+The simulator presents one node per manager (`gpuop sim node add --managed-by`: labels,
+extended resources, the plugin's pod bound to the node, the DRA driver's ResourceSlice),
+and two shapes it does not make are written from `tests/corpus/managers` (a GKE node
+whose plugin pod is not in the input, a Karpenter node with the plugin's Helm chart). The
+check,
 reading the cluster through `gpuop collect`'s reader, names each node's manager and stays
 quiet; a resource then registered with 0 devices is GPU211 on that node alone, and a node
 registering fewer GPUs than its provisioner's label gives is GPU213.
@@ -33,6 +35,9 @@ from gpuop.kube import sync_client
 # be registered before this module's own `from_dict` registers the typed Node, as gpuop's
 # modules do by importing the kind table first.
 from gpuop.kube.collect import collect
+from gpuop.sim.hardware import NodeSpec, cards_for
+from gpuop.sim.managers import shape_objects, shape_of
+from gpuop.sim.registry import add_nodes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "check"))
 import managers_corpus
@@ -40,17 +45,21 @@ import managers_corpus
 pytestmark = pytest.mark.e2e
 
 KUBEVIRT_PLUGIN = "nvidia-kubevirt-gpu-device-plugin"
-# scenario -> the manager its node must be named with (Bottlerocket's is not among them:
-# kwok, which plays every node's kubelet here, writes status.nodeInfo itself)
+# manager -> (GPU model, count, the manager its node must be named with): every shape the
+# simulator makes. (Bottlerocket's is not among them: kwok, which plays every node's
+# kubelet here, writes status.nodeInfo itself.)
+SIMULATED = {
+    "nvidia-device-plugin": ("A10", 2, "nvidia-device-plugin"),
+    "gke": ("L4", 1, "gke"),
+    "eks-auto-mode": ("H100", 8, "eks-auto-mode"),
+    "aks": ("A100", 1, "nvidia-device-plugin"),  # the plugin's static manifest
+    KUBEVIRT_PLUGIN: ("A100", 4, KUBEVIRT_PLUGIN),
+    "nvidia-dra-driver": ("H100", 2, "nvidia-dra-driver"),
+    "hami": ("A10", 1, "hami"),
+}
+# corpus scenario -> the manager its node must be named with
 SHAPES = {
-    "standalone-plugin": "nvidia-device-plugin",
-    "gke": "gke",
     "gke-time-sharing-nodes-only": "gke",
-    "kubevirt-nvidia-plugin": KUBEVIRT_PLUGIN,
-    "aks": "nvidia-device-plugin",
-    "hami": "hami",
-    "dra-driver": "nvidia-dra-driver",
-    "eks-auto-mode": "eks-auto-mode",
     "karpenter-plugin": "nvidia-device-plugin",
 }
 
@@ -58,18 +67,7 @@ SHAPES = {
 def _renamed(obj: dict[str, Any], suffix: str) -> dict[str, Any]:
     """The object with its node's name (and the names made from it) unique to this run."""
     text = json.dumps(obj)
-    nodes = (
-        "nvdp-1",
-        "gke-l4-1",
-        "gke-a100-1",
-        "kv-pt-1",
-        "aks-gpunp-1",
-        "hami-1",
-        "dra-1",
-        "i-0a1b2c3d4e5f60718",
-        "ip-10-0-12-34",
-    )
-    for node in nodes:
+    for node in ("gke-a100-1", "ip-10-0-12-34"):
         text = text.replace(f'{node}"', f'{node}-{suffix}"')
         text = text.replace(f'"{node}-gpu', f'"{node}-{suffix}-gpu')
     return dict(json.loads(text))
@@ -101,6 +99,19 @@ def managed_nodes(kubeconfig_path: Path) -> Iterator[dict[str, str]]:
     suffix = uuid.uuid4().hex[:5]
     wanted: dict[str, str] = {}
     created: list[tuple[Any, str, str | None]] = []
+    specs = [
+        NodeSpec(f"{shape}-{suffix}", gpu, count, managed_by=shape)
+        for shape, (gpu, count, _) in SIMULATED.items()
+    ]
+    add_nodes(client, specs, "gpu-operator")
+    for spec in specs:
+        wanted[spec.name] = SIMULATED[spec.managed_by][2]
+        created.append((Node, spec.name, None))
+        shape = shape_of(spec.managed_by)
+        assert shape is not None
+        for obj in shape_objects(shape, spec.name, spec.gpu, cards_for(spec)):
+            resource = Pod if obj["kind"] == "Pod" else ResourceSlice
+            created.append((resource, obj["metadata"]["name"], obj["metadata"].get("namespace")))
     for scenario, manager in SHAPES.items():
         build, _, _ = managers_corpus.SCENARIOS[scenario]
         for obj in build():
@@ -152,7 +163,11 @@ def test_each_node_is_named_with_its_manager_and_drift_is_found_on_its_node(
 
     # NVIDIA's KubeVirt plugin registers the model with no card bound to vfio-pci.
     zeroed = next(name for name, m in managed_nodes.items() if m == KUBEVIRT_PLUGIN)
-    zero = {"nvidia.com/GA100_A100_SXM4_40GB": "0"}
+    node_obj = client.get(Node, zeroed)
+    assert node_obj.status is not None and node_obj.status.allocatable is not None
+    (model,) = [r for r in node_obj.status.allocatable if r.startswith("nvidia.com/")]
+    assert model == "nvidia.com/GA100_A100_PCIE_40GB"
+    zero = {model: "0"}
     patch = {"status": {"capacity": zero, "allocatable": zero}}
     client.patch(Node.Status, zeroed, patch, patch_type=PatchType.MERGE)
     # Karpenter labels its node with the machine's 4 GPUs; the plugin registers 3.

@@ -97,16 +97,48 @@ def instance_gpus() -> InstanceGpus:
     return InstanceGpus.model_validate(load_data_file("instance-gpus.yaml"))
 
 
+class ShapePod(CatalogModel):
+    daemonset: str
+    namespace: str
+    labels: dict[str, str]
+    image: str
+
+
+class ManagedShape(CatalogModel):
+    """How a node another manager serves looks (`managed-shapes.yaml`)."""
+
+    nfd: bool
+    labels: dict[str, str]
+    resource: str
+    pod: ShapePod | None = None
+    resource_slice: bool = False
+
+
+class ManagedShapes(CatalogModel):
+    schema_version: int
+    shapes: dict[str, ManagedShape]
+    gke_accelerators: dict[str, str]
+
+
+@cache
+def managed_shapes() -> ManagedShapes:
+    """`managed-shapes.yaml`: the simulator's nodes of managers other than the GPU Operator."""
+    return ManagedShapes.model_validate(load_data_file("managed-shapes.yaml"))
+
+
 GPU_OPERATOR = "gpu-operator"
 
 __all__ = [
     "GPU_OPERATOR",
     "GkeContract",
     "InstanceGpus",
+    "ManagedShape",
+    "ManagedShapes",
     "ManagerCatalog",
     "ManagerSpec",
     "Signals",
     "gke_contract",
     "instance_gpus",
+    "managed_shapes",
     "manager_catalog",
 ]

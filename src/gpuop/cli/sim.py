@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from gpuop.api.labels import SIM_LABEL, WORKLOAD_LABEL
+from gpuop.catalog.managers import GPU_OPERATOR
 from gpuop.cli.common import (
     UserError,
     emit_data,
@@ -31,6 +32,7 @@ from gpuop.cli.options import (
 from gpuop.kube.client import SyncKubeClient
 from gpuop.manifests import ManifestError, load_yaml_documents
 from gpuop.sim.hardware import NodeSpec, SimError, node_manifest, parse_cluster_spec
+from gpuop.sim.managers import managers
 
 _namespace_option = click.option(
     "--namespace",
@@ -82,6 +84,17 @@ def node() -> None:
     type=click.Choice(["container", "vm-passthrough", "vm-vgpu"]),
     help=f"Set {WORKLOAD_LABEL}.",
 )
+@click.option(
+    "--managed-by",
+    "managed_by",
+    type=click.Choice(managers()),
+    metavar="MANAGER",
+    default=GPU_OPERATOR,
+    show_default=True,
+    help="What manages its GPUs: the GPU Operator (the simulator plays the node side), or"
+    " another manager, whose node is made as that manager leaves it (labels, resources,"
+    f" its plugin's pod) and left as made. One of: {', '.join(managers())}.",
+)
 @labels_option("Extra label KEY=VALUE (repeatable).")
 @_namespace_option
 @kubeconfig_option
@@ -90,6 +103,7 @@ def node_add(
     gpu: str,
     count: int,
     workload: str | None,
+    managed_by: str,
     labels: tuple[str, ...],
     namespace: str,
     kubeconfig: str | None,
@@ -98,11 +112,19 @@ def node_add(
 
     Its cards are recorded in the simulator's hardware ConfigMap (gpuop-sim-hardware in
     NAMESPACE), not on the Node: the Node carries only what NFD would write.
+
+    With --managed-by another manager, the node is made as that manager leaves one
+    (catalog/managed-shapes.yaml), for `gpuop check` to be tried on:
+
+    \b
+      gpuop sim node add gke-l4 --gpu L4 --managed-by gke
+      gpuop sim node add eks-p5 --gpu H100 --count 8 --managed-by eks-auto-mode
+      gpuop check --live
     """
     extra = parse_labels(labels)
     if workload:
         extra[WORKLOAD_LABEL] = workload
-    spec = NodeSpec(name=name, gpu=gpu, count=count, labels=extra)
+    spec = NodeSpec(name=name, gpu=gpu, count=count, labels=extra, managed_by=managed_by)
     try:
         node_manifest(spec)
     except SimError as exc:
@@ -116,7 +138,8 @@ def node_add(
             f"node {name} already exists; remove it first with `gpuop sim node rm {name}`"
         )
     add_nodes(client, [spec], namespace)
-    click.echo(f"node/{name} created ({count}x {gpu})")
+    managed = f", managed by {managed_by}" if managed_by != GPU_OPERATOR else ""
+    click.echo(f"node/{name} created ({count}x {gpu}{managed})")
 
 
 @node.command("rm")
@@ -135,7 +158,7 @@ def node_rm(names: tuple[str, ...], namespace: str, kubeconfig: str | None) -> N
         if found is None:
             missing.append(name)
             continue
-        if (found.get("metadata", {}).get("labels") or {}).get(SIM_LABEL) != "true":
+        if SIM_LABEL not in (found.get("metadata", {}).get("labels") or {}):
             raise UserError(f"node {name} is not a simulated node; not deleting it")
         ops.delete_node_sync(client, name)
         forget_hardware(client, [name], namespace)
@@ -153,8 +176,10 @@ def node_list(output: str, kubeconfig: str | None) -> None:
     from gpuop.naming import is_gpu_resource
 
     rows = []
-    for item in ops.list_nodes_sync(_client(kubeconfig), {SIM_LABEL: "true"}):
+    for item in ops.list_nodes_sync(_client(kubeconfig)):
         meta = item.get("metadata", {})
+        if SIM_LABEL not in (meta.get("labels") or {}):
+            continue
         allocatable = (item.get("status") or {}).get("allocatable") or {}
         rows.append(
             {

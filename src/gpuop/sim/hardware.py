@@ -33,11 +33,14 @@ from gpuop.api.labels import (
     NFD_OS_VERSION_ID,
     NFD_OS_VERSION_MAJOR,
     NFD_OS_VERSION_MINOR,
+    NFD_PREFIX,
     NFD_SRIOV_LABEL,
     OS_LABEL,
     SIM_LABEL,
 )
 from gpuop.catalog import gpu_catalog
+from gpuop.catalog.managers import GPU_OPERATOR
+from gpuop.sim.managers import managers, shape_labels, shape_of, shape_resources
 
 HARDWARE_CONFIGMAP = "gpuop-sim-hardware"
 _DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -56,6 +59,9 @@ class NodeSpec:
     cpu: str = "32"
     memory: str = "256Gi"
     pods: str = "110"
+    # What manages its GPUs: the GPU Operator (the simulator plays its node side), or a
+    # shape of `catalog/managed-shapes.yaml` (made as that manager leaves it, not played).
+    managed_by: str = GPU_OPERATOR
 
 
 def validate_spec(spec: NodeSpec) -> None:
@@ -68,6 +74,8 @@ def validate_spec(spec: NodeSpec) -> None:
         raise SimError(f"--count must be at least 1 (got {spec.count})")
     if spec.count > 16:
         raise SimError(f"--count must be at most 16 GPUs per node (got {spec.count})")
+    if spec.managed_by not in managers():
+        raise SimError(f"unknown manager {spec.managed_by!r}; known: {', '.join(managers())}")
 
 
 def cards_for(spec: NodeSpec) -> list[GpuCard]:
@@ -106,7 +114,6 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
         NFD_KERNEL_MAJOR: "6",
         NFD_KERNEL_MINOR: "8",
         NFD_KERNEL_REVISION: "0",
-        **spec.labels,
     }
     resources = {
         "cpu": spec.cpu,
@@ -114,6 +121,15 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
         "pods": spec.pods,
         "ephemeral-storage": "500Gi",
     }
+    shape = shape_of(spec.managed_by)
+    if shape is not None:
+        if not shape.nfd:
+            labels = {k: v for k, v in labels.items() if not k.startswith(NFD_PREFIX)}
+        # Not `true`: `gpuop sim run` leaves the node as made.
+        labels[SIM_LABEL] = spec.managed_by
+        labels.update(shape_labels(shape, spec.gpu, spec.count))
+        resources.update(shape_resources(shape, spec.gpu, spec.count))
+    labels.update(spec.labels)
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -160,6 +176,7 @@ def parse_cluster_spec(obj: Any) -> list[NodeSpec]:
     nodes:
       - {name: gpu-container, gpu: A10, count: 2, labels: {nvidia.com/gpu.workload.config: container}}
       - {namePrefix: pool-a-, replicas: 1000, gpu: A10, count: 2}
+      - {name: gke-l4, gpu: L4, count: 1, managedBy: gke}
     """
     if not isinstance(obj, dict) or not isinstance(obj.get("nodes"), list):
         raise SimError("a cluster spec is a mapping with a `nodes` list")
@@ -177,6 +194,7 @@ def parse_cluster_spec(obj: Any) -> list[NodeSpec]:
             "labels",
             "cpu",
             "memory",
+            "managedBy",
         }
         if unknown:
             raise SimError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
@@ -192,6 +210,8 @@ def parse_cluster_spec(obj: Any) -> list[NodeSpec]:
         ):
             raise SimError(f"{where}.labels: expected a mapping of strings")
         extra = {k: str(item[k]) for k in ("cpu", "memory") if k in item}
+        if "managedBy" in item:
+            extra["managed_by"] = str(item["managedBy"])
         if "name" in item:
             names = [str(item["name"])]
         else:

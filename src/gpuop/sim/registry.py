@@ -20,7 +20,14 @@ from typing import Any
 from gpuop.api.cards import GpuCard, decode_cards
 from gpuop.kube import ops
 from gpuop.kube.client import KubeClient, SyncKubeClient
-from gpuop.sim.hardware import HARDWARE_CONFIGMAP, NodeSpec, hardware_entries, node_manifest
+from gpuop.sim.hardware import (
+    HARDWARE_CONFIGMAP,
+    NodeSpec,
+    cards_for,
+    hardware_entries,
+    node_manifest,
+)
+from gpuop.sim.managers import shape_objects, shape_of
 
 DEFAULT_NAMESPACE = "gpu-operator"
 # 16 MiB in all: ninety thousand two-card machines, twenty thousand of eight cards.
@@ -98,11 +105,21 @@ def add_nodes(
     namespace: str = DEFAULT_NAMESPACE,
     progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Register the machines' cards, then create their Nodes; the created Nodes."""
+    """Register the machines' cards, then create their Nodes (and, for a node another
+    manager serves, that manager's objects for it: `gpuop.sim.managers`); the created Nodes."""
     register_hardware(client, specs, namespace)
     created = []
+    namespaces: set[str] = set()
     for done, spec in enumerate(specs, 1):
         created.append(ops.create_object_sync(client, node_manifest(spec)))
+        shape = shape_of(spec.managed_by)
+        if shape is not None:
+            for obj in shape_objects(shape, spec.name, spec.gpu, cards_for(spec)):
+                where = (obj.get("metadata") or {}).get("namespace")
+                if where and where not in namespaces:
+                    ops.ensure_namespace_sync(client, where)
+                    namespaces.add(where)
+                ops.create_object_sync(client, obj)
         if progress is not None:
             progress(done)
     return created

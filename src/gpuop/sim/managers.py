@@ -1,0 +1,136 @@
+"""Simulated nodes as managers other than the GPU Operator leave them (`--managed-by`).
+
+A node of `gpuop sim node add --managed-by gke` carries what GKE's node pool and device
+plugin leave on a real node (`catalog/managed-shapes.yaml`): the platform's labels, the
+extended resources the plugin registered for the node's cards, and the plugin's pod bound
+to the node (a ResourceSlice for NVIDIA's DRA driver). `gpuop sim run` does not play such a
+node: its `gpuop.io/simulated` label names the manager instead of `true`, so it stays as
+made, as a node whose plugin gpuop does not run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from string import Template
+from typing import Any, Final
+
+from gpuop.api.cards import GpuCard
+from gpuop.api.resources import CONTAINER_RESOURCE
+from gpuop.catalog import GpuModel, gpu_catalog
+from gpuop.catalog.managers import GPU_OPERATOR, ManagedShape, managed_shapes
+from gpuop.naming import PciDatabase, passthrough_resource
+
+# The alphabet the API server's generateName draws from (apimachinery's rand.String).
+_SUFFIX_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
+# What HAMi registers per card: shares, and cores in percent.
+_HAMI_SHARES: Final = 10
+_HAMI_CORES: Final = 100
+DRA_DRIVER: Final = "gpu.nvidia.com"
+
+
+def managers() -> tuple[str, ...]:
+    """The managers a simulated node can be made as: the GPU Operator and each shape."""
+    return (GPU_OPERATOR, *managed_shapes().shapes)
+
+
+def shape_of(manager: str) -> ManagedShape | None:
+    """The shape of `manager`'s nodes; None for the GPU Operator (the simulator's own)."""
+    return managed_shapes().shapes.get(manager)
+
+
+def _model(name: str) -> GpuModel:
+    found = gpu_catalog().by_model(name)
+    assert found is not None, name
+    return found
+
+
+def shape_labels(shape: ManagedShape, model: str, count: int) -> dict[str, str]:
+    """The manager's node labels with the node's count, model and GKE accelerator."""
+    accelerator = managed_shapes().gke_accelerators.get(model, f"nvidia-{model.lower()}")
+    values = {"count": str(count), "model": model.lower(), "accelerator": accelerator}
+    return {key: Template(value).safe_substitute(values) for key, value in shape.labels.items()}
+
+
+def shape_resources(shape: ManagedShape, model: str, count: int) -> dict[str, str]:
+    """The extended resources the manager's plugin registers for `count` cards."""
+    if shape.resource == "container":
+        return {CONTAINER_RESOURCE: str(count)}
+    if shape.resource == "passthrough":
+        name = passthrough_resource(_model(model).pci_device_id, PciDatabase.builtin())
+        return {name.resource: str(count)}
+    if shape.resource == "hami":
+        return {
+            CONTAINER_RESOURCE: str(count * _HAMI_SHARES),
+            "nvidia.com/gpumem": str(count * _model(model).memory_mib),
+            "nvidia.com/gpucores": str(count * _HAMI_CORES),
+        }
+    return {}
+
+
+def _suffix(node: str, what: str) -> str:
+    digest = hashlib.sha256(f"{node}/{what}".encode()).digest()
+    return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
+
+
+def shape_objects(
+    shape: ManagedShape, node: str, model: str, cards: list[GpuCard]
+) -> list[dict[str, Any]]:
+    """The objects the manager runs for the node: its plugin's pod, and the DRA driver's
+    ResourceSlice (one device per card)."""
+    objects: list[dict[str, Any]] = []
+    if shape.pod is not None:
+        pod = shape.pod
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{pod.daemonset}-{_suffix(node, pod.daemonset)}",
+                    "namespace": pod.namespace,
+                    "labels": dict(pod.labels),
+                },
+                "spec": {
+                    "nodeName": node,
+                    "containers": [{"name": "plugin", "image": pod.image}],
+                    "tolerations": [{"operator": "Exists"}],
+                },
+            }
+        )
+    if shape.resource_slice:
+        spec = _model(model)
+        devices = [
+            {
+                "name": f"gpu-{card.index}",
+                "attributes": {
+                    "type": {"string": "gpu"},
+                    "productName": {"string": spec.product},
+                    "uuid": {"string": f"GPU-{_suffix(node, str(card.index))}-sim"},
+                },
+                "capacity": {"memory": {"value": f"{spec.memory_mib}Mi"}},
+            }
+            for card in cards
+        ]
+        objects.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{node}-{DRA_DRIVER}-{_suffix(node, 'slice')}"},
+                "spec": {
+                    "driver": DRA_DRIVER,
+                    "nodeName": node,
+                    "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                    "devices": devices,
+                },
+            }
+        )
+    return objects
+
+
+__all__ = [
+    "DRA_DRIVER",
+    "managers",
+    "shape_labels",
+    "shape_objects",
+    "shape_of",
+    "shape_resources",
+]
