@@ -337,6 +337,8 @@ def _check_gpu_node(
             continue  # devices are being created: a partial count is expected meanwhile
         if code == "GPU101" and notice.severity == "info":
             continue  # `container` on a container node: ignored, and harmless
+        if code == "GPU104" and not plan.expected_names and not info.positive():
+            continue  # no plugin runs here (`gpu.deploy.operands=false`): nothing to name
         if not operator and code in _OPERATOR_NOTICES:
             continue
         if code == "GPU209":

@@ -723,3 +723,18 @@ def test_with_the_sandbox_plugin_off_a_known_passthrough_name_is_no_mismatch() -
         count = resources.pop("nvidia.com/GA102GL_A10")
         resources["nvidia.com/2236"] = count
     assert ("GPU209", "Node/pt-off") in _codes([policy, node])
+
+
+def test_a_node_opted_out_of_operands_is_not_told_to_wait_for_its_plugin() -> None:
+    policy, node = _lab_node("c-1", "container")
+    labels = node["metadata"]["labels"]
+    for key in [k for k in labels if k.startswith("nvidia.com/")]:
+        del labels[key]
+    labels["nvidia.com/gpu.deploy.operands"] = "false"
+    labels["nvidia.com/gpu.present"] = "true"  # the operator sets it on every GPU node
+    node["status"]["allocatable"] = {"cpu": "8"}
+    node["status"]["capacity"] = {"cpu": "8"}
+    assert _codes([policy, node]) == set()
+    # Without the opt-out its plugin would run, and what it will advertise is unknown.
+    del labels["nvidia.com/gpu.deploy.operands"]
+    assert ("GPU104", "Node/c-1") in _codes([policy, node])
