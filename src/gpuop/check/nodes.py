@@ -316,6 +316,12 @@ def _check_non_gpu(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
             )
 
 
+def _plugin_runs(plan: NodePlan) -> bool:
+    """Whether an operand that advertises resources runs on the node."""
+    advertising = {op.name for op in operand_table().operands if op.advertises}
+    return any(op.runs and op.name in advertising for op in plan.operands)
+
+
 def _check_gpu_node(
     ctx: CheckContext,
     info: NodeInfo,
@@ -337,7 +343,7 @@ def _check_gpu_node(
             continue  # devices are being created: a partial count is expected meanwhile
         if code == "GPU101" and notice.severity == "info":
             continue  # `container` on a container node: ignored, and harmless
-        if code == "GPU104" and not plan.expected_names and not info.positive():
+        if code == "GPU104" and not info.positive() and not _plugin_runs(plan):
             continue  # no plugin runs here (`gpu.deploy.operands=false`): nothing to name
         if not operator and code in _OPERATOR_NOTICES:
             continue
