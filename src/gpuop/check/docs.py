@@ -225,8 +225,9 @@ which shows a pod's name alone, a pod is its manager's by the DaemonSet its name
 and the namespace it runs in (`kube-system/nvidia-gpu-device-plugin-small-cos-7wz9h` is
 GKE's; `kube-system/nvidia-device-plugin-daemonset-*` the static manifest's, elsewhere the
 operator's). The text report's first lines count the nodes of each manager when any is not
-the GPU Operator; `-o json` says it per node (`nodes[].management`, with the evidence) and
-in `summary.managers`.
+the GPU Operator; `-o json` says it per node (`nodes[].management`, with the evidence: for
+the nodes findings are about, or every node with `--all-nodes`, which also adds a table of
+each node's managers to the text) and in `summary.managers`.
 
 Operator releases label nodes differently (v26.7.0 added `nvidia.com/gpu.deploy.client`,
 v23.6.0 `kata-manager` and `cc-manager`; before v26.7.0 an empty deploy label stays empty),

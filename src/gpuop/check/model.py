@@ -208,7 +208,9 @@ class Report:
                 counts[manager] = counts.get(manager, 0) + 1
         return dict(sorted(counts.items()))
 
-    def to_dict(self, tool_name: str = "gpuop check") -> dict[str, Any]:
+    def to_dict(self, tool_name: str = "gpuop check", *, all_nodes: bool = False) -> dict[str, Any]:
+        """The report as `-o json` prints it; `all_nodes` lists every node, with its
+        manager and evidence, not only those findings are about."""
         about = self._nodes_with_findings
         return {
             "schema_version": SCHEMA_VERSION,
@@ -222,7 +224,7 @@ class Report:
             "nodes": [
                 node.to_dict()
                 for node in sorted(self.nodes, key=lambda n: n.name)
-                if node.name in about
+                if all_nodes or node.name in about
             ],
         }
 

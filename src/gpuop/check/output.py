@@ -145,11 +145,13 @@ def render_text(
     width: int = 110,
     tool_name: str = "gpuop check",
     notes: Sequence[str] = (),
+    all_nodes: bool = False,
 ) -> str:
     """Findings grouped by node (then by other object), the skipped checks and a summary.
 
     Plain text with a hanging indent; severity words and headings are coloured when
-    `color` is set. `notes` are lines printed as they are under the heading.
+    `color` is set. `notes` are lines printed as they are under the heading; `all_nodes`
+    adds a table of every node's managers and the first evidence of each.
     """
     paint = _Painter(color)
     width = max(width, 60)
@@ -230,6 +232,14 @@ def render_text(
                     paint(line, "dim")
                     for line in _wrap(f"×{len(others) + 1}: also on {named}", width, indent)
                 )
+    if all_nodes and report.nodes:
+        out.append("")
+        out.append(paint("Nodes:", "bold"))
+        for node in sorted(report.nodes, key=lambda n: n.name):
+            evidence = (node.management or {}).get("evidence") or []
+            managers = ", ".join(node.managers) or "(no manager shown)"
+            why = f": {evidence[0]['signal']}" if evidence else ""
+            out.extend(_wrap(f"{node.name}  {managers}{why}", width, "    "))
     if report.skipped:
         out.append("")
         out.append(paint("Not checked:", "bold"))

@@ -71,12 +71,19 @@ def _collect_live(target: LiveTarget, progress: Callable[[str], None] | None) ->
     help="The GPU Operator release that labels the nodes (v25.10.0, or a line: 25.10);"
     " default: read from the input. --operator-version is the same option.",
 )
+@click.option(
+    "--all-nodes",
+    is_flag=True,
+    help="List every node with what manages its GPUs and why (-o json/yaml: in `nodes`;"
+    " text: a table after the findings), not only the nodes findings are about.",
+)
 def check(
     args: CheckerArgs,
     policy_file: str | None,
     pci_ids: str | None,
     vgpu_config_file: str | None,
     operator_version: str | None,
+    all_nodes: bool,
 ) -> None:
     """Find GPU nodes whose labels, operands and advertised resources disagree.
 
@@ -89,6 +96,7 @@ def check(
       gpuop check --live --context lab
       gpuop check dump.json --severity warning --fail-on warning --ignore GPU305
       gpuop check dump.json --ignore 'GPU201:Node/legacy-*' -o name
+      gpuop check dump.json --all-nodes -o yaml
 
     Findings can be managed: --severity hides those below it, --fail-on sets the severity
     that fails the run, --ignore hides a code (on one object with CODE:KIND/NAME), a
@@ -127,8 +135,10 @@ def check(
         report = run.chosen.apply(report, objects)
         verdict = Verdict(
             report,
-            document=report.to_dict,
-            text=lambda color, width: render_text(report, color=color, width=width),
+            document=lambda: report.to_dict(all_nodes=all_nodes),
+            text=lambda color, width: render_text(
+                report, color=color, width=width, all_nodes=all_nodes
+            ),
             sarif=lambda: to_sarif(report),
         )
         return args.print(verdict, run.target)

@@ -236,3 +236,22 @@ def test_exit_codes_survive_the_gpuop_main_path(args: list[str], stdin: bytes, c
     assert b"Traceback" not in done.stderr
     if code == 2:
         assert done.stderr.decode().count("\n") == 1
+
+
+def test_all_nodes_lists_every_node_with_its_manager() -> None:
+    described = (
+        Path(__file__).resolve().parents[2] / "data" / "describe" / "gke-l4-time-sharing.txt"
+    )
+    runner = CliRunner()
+    plain = runner.invoke(check, [str(described), "-o", "json"])
+    assert [n["name"] for n in json.loads(plain.stdout)["nodes"]] == [
+        "gke-ml-shared-pool-5e1b7a90-x8vn"  # the one with a finding
+    ]
+    every = runner.invoke(check, [str(described), "-o", "json", "--all-nodes"])
+    nodes = json.loads(every.stdout)["nodes"]
+    assert len(nodes) == 3
+    assert {n["management"]["managers"][0] for n in nodes} == {"gke"}
+    assert all(n["management"]["evidence"] for n in nodes)
+    text = runner.invoke(check, [str(described), "--all-nodes", "-o", "wide"]).stdout
+    assert "Nodes:" in text
+    assert "gke-ml-l4-pool-3f9a2c1d-7hxk  gke: " in text
