@@ -127,7 +127,13 @@ def render(
       gpuop render --policy cp.yaml -o name     kind.group/name, as kubectl prints it
       gpuop policy defaults --kind GPUCluster | gpuop render --policy -
     """
-    from gpuop.render import named_configmap_keys, named_configmaps, render_all
+    from gpuop.render import (
+        kept_on_openshift,
+        named_configmap_keys,
+        named_configmaps,
+        render_all,
+    )
+    from gpuop.render.nodes import on_openshift
 
     paths = input_paths(filenames, [p for p in (policy_path, nodes_path) if p])
     document: Any = None
@@ -165,6 +171,17 @@ def render(
                             " in -f: the driver DaemonSet is rendered without its files (add"
                             f" `kubectl get configmap -n {namespace} {name} -o yaml` to -f)"
                         )
+                kept = [
+                    op.name
+                    for op in policy.enabled_operands()
+                    if op.name in kept_on_openshift(on_openshift(nodes))
+                ]
+                if kept:
+                    note(
+                        f"the nodes are OpenShift's: the {' and '.join(kept)} DaemonSets are not"
+                        " rendered (NVIDIA's operator makes them with the Driver Toolkit, one per"
+                        " RHCOS version; gpuop keeps the live ones as they are)"
+                    )
                 objects += render_all(policy, namespace, nodes=nodes, configmaps=keys)
         if gpu_cluster is not None:
             from gpuop.render.gpucluster import render_gpu_cluster

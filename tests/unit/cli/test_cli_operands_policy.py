@@ -266,3 +266,23 @@ def test_defaults_text_is_a_table_of_the_blocks(gpuop: RunCli) -> None:
     assert "upgradePolicy=" in "".join(rows["driver"][1:])
     assert rows["sandboxWorkloads"][0] == "false"
     assert max(len(line) for line in run.stdout.splitlines()) <= 80
+
+
+def test_render_on_openshift_nodes_says_the_driver_is_not_rendered(gpuop: RunCli) -> None:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": "worker-gpu-0",
+            "labels": {"node.openshift.io/os_id": "rhcos", "nvidia.com/gpu.present": "true"},
+        },
+    }
+    policy = default_policy_object()
+    dump = json.dumps({"apiVersion": "v1", "kind": "List", "items": [policy, node]})
+    run = gpuop("render", "-f", "-", "-o", "name", input=dump)
+    assert run.code == 0
+    assert "daemonset.apps/nvidia-driver-daemonset" not in run.stdout
+    assert "the nodes are OpenShift's: the driver DaemonSets are not rendered" in run.stderr
+    plain = gpuop("render", "--policy", "-", "-o", "name", input=json.dumps(policy))
+    assert "daemonset.apps/nvidia-driver-daemonset" in plain.stdout
+    assert "OpenShift" not in plain.stderr
