@@ -111,10 +111,23 @@ def add_nodes(
     created = []
     namespaces: set[str] = set()
     for done, spec in enumerate(specs, 1):
-        created.append(ops.create_object_sync(client, node_manifest(spec)))
+        node = ops.create_object_sync(client, node_manifest(spec))
+        created.append(node)
         shape = shape_of(spec.managed_by)
         if shape is not None:
             for obj in shape_objects(shape, spec.name, spec.gpu, cards_for(spec)):
+                if obj["kind"] == "ResourceSlice":
+                    # As a DRA driver's kubelet plugin owns its slices to the Node: they go
+                    # with it (pods bound to a gone node go by the pod garbage collector).
+                    obj["metadata"]["ownerReferences"] = [
+                        {
+                            "apiVersion": "v1",
+                            "kind": "Node",
+                            "name": spec.name,
+                            "uid": (node.get("metadata") or {}).get("uid"),
+                            "controller": True,
+                        }
+                    ]
                 where = (obj.get("metadata") or {}).get("namespace")
                 if where and where not in namespaces:
                     ops.ensure_namespace_sync(client, where)
