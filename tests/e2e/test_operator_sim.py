@@ -673,6 +673,66 @@ def test_second_policy_is_ignored_and_says_so(gpuop_stack: dict[str, Any]) -> No
     stack.delete_cluster_policy(kubeconfig, "zz-second-policy")
 
 
+def test_on_openshift_the_driver_daemonsets_are_kept_as_they_are(
+    gpuop_stack: dict[str, Any],
+) -> None:
+    """OpenShift's nodes (the machine-config daemon's label): the driver's DaemonSets, the
+    one gpuop made before and one named for an RHCOS version as the Driver Toolkit names
+    it, are neither applied nor deleted, and the ClusterPolicy says so; off OpenShift again
+    the RHCOS one is a stale driver DaemonSet and goes."""
+    kubeconfig = gpuop_stack["kubeconfig"]
+    client = sync_client(kubeconfig)
+    dtk = f"{DRIVER_APP}-415.92.202402201450-0"
+    live = client.get(DaemonSet, DRIVER_APP, namespace=stack.NAMESPACE)
+    assert live.metadata is not None and live.metadata.labels is not None
+    labels = {**live.metadata.labels, "app": dtk, "openshift.driver-toolkit": "true"}
+    ops.create_object_sync(
+        client,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": dtk, "namespace": stack.NAMESPACE, "labels": labels},
+            "spec": {
+                "selector": {"matchLabels": {"app": dtk}},
+                "template": {
+                    "metadata": {"labels": {"app": dtk}},
+                    "spec": {
+                        "nodeSelector": {"e2e": "none"},
+                        "containers": [{"name": "c", "image": "registry.invalid/dtk:1"}],
+                    },
+                },
+            },
+        },
+    )
+    for name in NODES:
+        client.patch(
+            kinds.resource("Node"),
+            name,
+            {"metadata": {"labels": {"node.openshift.io/os_id": "rhcos"}}},
+            patch_type=PatchType.MERGE,
+        )
+    wait_for_condition(kubeconfig, "OperandsKept", "True", 60)
+    kept = condition(kubeconfig, "OperandsKept")
+    assert kept["reason"] == "OpenShiftDriverToolkit", kept
+    names = {ds.metadata.name for ds in client.list(DaemonSet, namespace=stack.NAMESPACE)}
+    assert {DRIVER_APP, dtk} <= names
+
+    for name in NODES:
+        client.patch(
+            kinds.resource("Node"),
+            name,
+            {"metadata": {"labels": {"node.openshift.io/os_id": None}}},
+            patch_type=PatchType.MERGE,
+        )
+    wait_for_condition(kubeconfig, "OperandsKept", "False", 60)
+
+    def dtk_gone() -> tuple[bool, Any]:
+        found = {ds.metadata.name for ds in client.list(DaemonSet, namespace=stack.NAMESPACE)}
+        return dtk not in found and DRIVER_APP in found, sorted(found)
+
+    wait_until(dtk_gone, 60, f"{dtk} deleted as a stale driver DaemonSet, {DRIVER_APP} kept")
+
+
 def test_deleting_the_policy_removes_what_the_operator_created(gpuop_stack: dict[str, Any]) -> None:
     kubeconfig = gpuop_stack["kubeconfig"]
     client = sync_client(kubeconfig)
