@@ -109,7 +109,7 @@ def managed_nodes(kubeconfig_path: Path) -> Iterator[dict[str, str]]:
         created.append((Node, spec.name, None))
         shape = shape_of(spec.managed_by)
         assert shape is not None
-        for obj in shape_objects(shape, spec.name, spec.gpu, cards_for(spec)):
+        for obj in shape_objects(shape, spec.name, cards_for(spec)):
             resource = Pod if obj["kind"] == "Pod" else ResourceSlice
             created.append((resource, obj["metadata"]["name"], obj["metadata"].get("namespace")))
     for scenario, manager in SHAPES.items():

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from functools import cache, lru_cache
 from typing import Any, Final
 
+from gpuop.api.names import GENERATED_SUFFIX_PATTERN
 from gpuop.catalog import operand_table
 from gpuop.catalog.managers import GPU_OPERATOR, Signals, manager_catalog
 from gpuop.check.state import PodView
@@ -119,9 +120,8 @@ def pod_plugin_match(pod: PodView, *, operand: bool = False) -> tuple[str, str] 
     return _image_match(pod.images)
 
 
-# What a DaemonSet (or ReplicaSet) adds to its pods' names: five characters of the
-# alphabet apimachinery's rand.String draws from (no vowels, no 0, 1 or 3).
-_GENERATED_SUFFIX: Final = re.compile(r"-[bcdfghjklmnpqrstvwxz2456789]{5}")
+# What a DaemonSet (or ReplicaSet) adds to its pods' names.
+_GENERATED_SUFFIX: Final = re.compile(GENERATED_SUFFIX_PATTERN)
 
 
 @cache

@@ -46,7 +46,6 @@ different `uuid`s and the same `resource.kubernetes.io/pciBusID`.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import uuid
 from collections.abc import Iterable, Sequence
@@ -54,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuop.api.cards import GpuCard
+from gpuop.api.names import stable_suffix
 from gpuop.catalog import GpuModel, gpu_catalog
 from gpuop.catalog.dra import dra_catalog
 from gpuop.catalog.mig import MigProfileSpec, mig_catalog
@@ -72,7 +72,6 @@ MAX_DEVICES_PER_SLICE = 128
 MAX_DEVICES_PER_SLICE_WITH_COUNTERS = 64
 MAX_COUNTER_SETS_PER_SLICE = 8
 _GENERATED_PREFIX_MAX = 58  # apiserver's generateName keeps 58 characters, adds 5
-_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand
 _ARCHITECTURES = {
     "kepler": "Kepler",
     "maxwell": "Maxwell",
@@ -163,9 +162,7 @@ def slice_name(node: str, index: int, slice_count: int) -> str:
     """
     width = max(5, len(f"{max(slice_count - 1, 0):x}"))
     prefix = f"{index:0{width}x}-{DRIVER}-{node}-"[:_GENERATED_PREFIX_MAX]
-    digest = hashlib.sha256(f"{node}/{index}".encode()).digest()
-    suffix = "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:5])
-    return prefix + suffix
+    return prefix + stable_suffix(f"{node}/{index}")
 
 
 def _pci(card: GpuCard) -> tuple[str, str]:

@@ -41,7 +41,8 @@ log = logging.getLogger("gpuop.sim.dra")
 # The kubelet plugin's pods, found by their `app` label as upstream finds them.
 PLUGIN_APP = operand_table().gpucluster_operand("dra-driver").app_label
 PASSTHROUGH_GATE = "PassthroughSupport"
-DEFAULT_DRIVER_VERSION = "595.91.07"
+# The driver version of the operator release gpuop renders by default (operands.yaml).
+DEFAULT_DRIVER_VERSION = operand_table().default_versions.get("driver") or ""
 PREPARED_REASON = "Prepared"
 FAILED_REASON = "PrepareFailed"
 

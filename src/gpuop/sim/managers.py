@@ -3,29 +3,28 @@
 A node of `gpuop sim node add --managed-by gke` carries what GKE's node pool and device
 plugin leave on a real node (`catalog/managed-shapes.yaml`): the platform's labels, the
 extended resources the plugin registered for the node's cards, and the plugin's pod bound
-to the node (a ResourceSlice for NVIDIA's DRA driver). `gpuop sim run` does not play such a
-node: its `gpuop.io/simulated` label names the manager instead of `true`, so it stays as
-made, as a node whose plugin gpuop does not run.
+to the node (for NVIDIA's DRA driver, the ResourceSlice `gpuop.dra.publish` makes, as the
+driver publishes it). `gpuop sim run` does not play such a node: its `gpuop.io/simulated`
+label names the manager instead of `true`, so it stays as made, as a node whose plugin
+gpuop does not run.
 """
 
 from __future__ import annotations
 
-import hashlib
 from string import Template
 from typing import Any, Final
 
 from gpuop.api.cards import GpuCard
+from gpuop.api.names import stable_suffix
 from gpuop.api.resources import CONTAINER_RESOURCE
-from gpuop.catalog import GpuModel, gpu_catalog
+from gpuop.catalog import GpuModel, gpu_catalog, operand_table
 from gpuop.catalog.managers import GPU_OPERATOR, ManagedShape, managed_shapes
+from gpuop.dra.publish import publish
 from gpuop.naming import PciDatabase, passthrough_resource
 
-# The alphabet the API server's generateName draws from (apimachinery's rand.String).
-_SUFFIX_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 # What HAMi registers per card: shares, and cores in percent.
 _HAMI_SHARES: Final = 10
 _HAMI_CORES: Final = 100
-DRA_DRIVER: Final = "gpu.nvidia.com"
 
 
 def managers() -> tuple[str, ...]:
@@ -67,16 +66,12 @@ def shape_resources(shape: ManagedShape, model: str, count: int) -> dict[str, st
     return {}
 
 
-def _suffix(node: str, what: str) -> str:
-    digest = hashlib.sha256(f"{node}/{what}".encode()).digest()
-    return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
-
-
 def shape_objects(
-    shape: ManagedShape, node: str, model: str, cards: list[GpuCard]
+    shape: ManagedShape, node: str, cards: list[GpuCard], node_uid: str | None = None
 ) -> list[dict[str, Any]]:
-    """The objects the manager runs for the node: its plugin's pod, and the DRA driver's
-    ResourceSlice (one device per card)."""
+    """The objects the manager runs for the node: its plugin's pod, and (NVIDIA's DRA
+    driver) the ResourceSlice the driver publishes for the cards, owned by the Node
+    `node_uid` names as the driver's kubelet plugin owns it."""
     objects: list[dict[str, Any]] = []
     if shape.pod is not None:
         pod = shape.pod
@@ -85,7 +80,7 @@ def shape_objects(
                 "apiVersion": "v1",
                 "kind": "Pod",
                 "metadata": {
-                    "name": f"{pod.daemonset}-{_suffix(node, pod.daemonset)}",
+                    "name": f"{pod.daemonset}-{stable_suffix(f'{node}/{pod.daemonset}')}",
                     "namespace": pod.namespace,
                     "labels": dict(pod.labels),
                 },
@@ -97,37 +92,20 @@ def shape_objects(
             }
         )
     if shape.resource_slice:
-        spec = _model(model)
-        devices = [
-            {
-                "name": f"gpu-{card.index}",
-                "attributes": {
-                    "type": {"string": "gpu"},
-                    "productName": {"string": spec.product},
-                    "uuid": {"string": f"GPU-{_suffix(node, str(card.index))}-sim"},
-                },
-                "capacity": {"memory": {"value": f"{spec.memory_mib}Mi"}},
-            }
-            for card in cards
-        ]
-        objects.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"{node}-{DRA_DRIVER}-{_suffix(node, 'slice')}"},
-                "spec": {
-                    "driver": DRA_DRIVER,
-                    "nodeName": node,
-                    "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                    "devices": devices,
-                },
-            }
+        # The driver as it is by default: a `gpu-<minor>` device per card, no counters.
+        objects += publish(
+            node,
+            cards,
+            ("gpu",),
+            shared_counters=False,
+            # The driver version of the operator release gpuop renders by default.
+            driver_version=operand_table().default_versions.get("driver") or "",
+            node_uid=node_uid,
         )
     return objects
 
 
 __all__ = [
-    "DRA_DRIVER",
     "managers",
     "shape_labels",
     "shape_objects",

@@ -115,19 +115,8 @@ def add_nodes(
         created.append(node)
         shape = shape_of(spec.managed_by)
         if shape is not None:
-            for obj in shape_objects(shape, spec.name, spec.gpu, cards_for(spec)):
-                if obj["kind"] == "ResourceSlice":
-                    # As a DRA driver's kubelet plugin owns its slices to the Node: they go
-                    # with it (pods bound to a gone node go by the pod garbage collector).
-                    obj["metadata"]["ownerReferences"] = [
-                        {
-                            "apiVersion": "v1",
-                            "kind": "Node",
-                            "name": spec.name,
-                            "uid": (node.get("metadata") or {}).get("uid"),
-                            "controller": True,
-                        }
-                    ]
+            uid = (node.get("metadata") or {}).get("uid")
+            for obj in shape_objects(shape, spec.name, cards_for(spec), uid):
                 where = (obj.get("metadata") or {}).get("namespace")
                 if where and where not in namespaces:
                     ops.ensure_namespace_sync(client, where)

@@ -23,7 +23,7 @@ def _objects(manager: str, count: int = 2) -> list[dict]:  # type: ignore[type-a
     spec = NodeSpec(f"sim-{manager}", MODELS.get(manager, "A100"), count, managed_by=manager)
     shape = shape_of(manager)
     assert shape is not None
-    return [node_manifest(spec), *shape_objects(shape, spec.name, spec.gpu, cards_for(spec))]
+    return [node_manifest(spec), *shape_objects(shape, spec.name, cards_for(spec))]
 
 
 def test_every_shape_is_a_manager_of_the_catalogue() -> None:
