@@ -58,15 +58,15 @@ def _registered(info: NodeInfo, resource: str) -> int:
     return int(raw) if raw.isdigit() else info.counts.get(resource, 0)
 
 
-def check_machine_gpus(ctx: CheckContext, info: NodeInfo) -> None:
-    found = machine_gpus(info.view.labels)
+def check_machine_gpus(ctx: CheckContext, info: NodeInfo, found: tuple[int, str] | None) -> None:
+    """GPU213 on the node, whose machine has the GPUs `machine_gpus` found (None: unknown)."""
     if found is None:
         return
     plan = info.plan
     if (
         plan is not None
         and plan.inventory.count_known
-        and plan.inventory.source in (_COUNTED_SOURCES)
+        and plan.inventory.source in _COUNTED_SOURCES
     ):
         return
     labels = info.view.labels

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
 from gpuop.api.labels import (
@@ -100,6 +101,7 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
     for info in ctx.nodes:
         management = ctx.management.get(info.name, UNMANAGED)
         plugin = _plugin_of(plugins, pods.get(info.name, ()))
+        machine = machine_gpus(info.view.labels)
         key = (
             info.view.plan_key,
             frozenset(info.counts.items()),
@@ -107,14 +109,14 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             management.managers,
             info.view.labels.get(CONFIG_LABEL),
             plugin,
-            machine_gpus(info.view.labels),
+            machine,
         )
         if memo and key in healthy:
             continue
         before = len(ctx.findings)
         _check_names(ctx, info)
         _check_managers(ctx, info, management)
-        check_machine_gpus(ctx, info)
+        check_machine_gpus(ctx, info, machine)
         policy = info.policy or ctx.policy
         if info.plan is None or policy is None:
             continue
@@ -316,9 +318,14 @@ def _check_non_gpu(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
             )
 
 
+@cache
+def _advertising_operands() -> frozenset[str]:
+    return frozenset(op.name for op in operand_table().operands if op.advertises)
+
+
 def _plugin_runs(plan: NodePlan) -> bool:
     """Whether an operand that advertises resources runs on the node."""
-    advertising = {op.name for op in operand_table().operands if op.advertises}
+    advertising = _advertising_operands()
     return any(op.runs and op.name in advertising for op in plan.operands)
 
 
