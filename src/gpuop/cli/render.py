@@ -171,11 +171,7 @@ def render(
                             " in -f: the driver DaemonSet is rendered without its files (add"
                             f" `kubectl get configmap -n {namespace} {name} -o yaml` to -f)"
                         )
-                kept = [
-                    op.name
-                    for op in policy.enabled_operands()
-                    if op.name in kept_on_openshift(on_openshift(nodes))
-                ]
+                kept = kept_on_openshift(on_openshift(nodes), policy.enabled_operands())
                 if kept:
                     note(
                         f"the nodes are OpenShift's: the {' and '.join(kept)} DaemonSets are not"

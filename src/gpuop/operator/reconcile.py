@@ -173,7 +173,7 @@ def reconcile(
 
     enabled = policy.enabled_operands() if tally.gpu_nodes else ()
     openshift = bool(enabled) and on_openshift(snapshot.nodes.values())
-    kept = tuple(op.name for op in enabled if op.name in kept_on_openshift(openshift))
+    kept = kept_on_openshift(openshift, enabled)
     try:
         rendered = rendered_daemonsets(
             policy,

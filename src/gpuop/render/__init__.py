@@ -654,9 +654,16 @@ def render_operand_daemonsets(
 OPENSHIFT_KEPT_OPERANDS = ("driver", "vgpu-manager")
 
 
-def kept_on_openshift(openshift: bool) -> tuple[str, ...]:
-    """The operands whose live DaemonSets gpuop leaves as they are (see above)."""
-    return OPENSHIFT_KEPT_OPERANDS if openshift else ()
+def kept_on_openshift(
+    openshift: bool, operands: Iterable[Operand] | None = None
+) -> tuple[str, ...]:
+    """The operands whose live DaemonSets gpuop leaves as they are (see above): of
+    `operands` (the enabled ones, say), or of all."""
+    if not openshift:
+        return ()
+    if operands is None:
+        return OPENSHIFT_KEPT_OPERANDS
+    return tuple(op.name for op in operands if op.name in OPENSHIFT_KEPT_OPERANDS)
 
 
 def named_configmaps(policy: ResolvedPolicy) -> tuple[str, ...]:
