@@ -31,6 +31,8 @@ class Signals(CatalogModel):
 
 class ManagerSpec(CatalogModel):
     title: str
+    # Why a GPU node it manages advertises no GPU at all, and what to do (GPU214).
+    no_gpu_resource: str = ""
     # Whether its plugin registers `nvidia.com/gpu` (two such on a node fight over it).
     serves_nvidia_gpu: bool
     source: str
@@ -40,6 +42,7 @@ class ManagerSpec(CatalogModel):
 
 class ManagerCatalog(CatalogModel):
     schema_version: int
+    no_manager_no_gpu_resource: str
     managers: dict[str, ManagerSpec]
 
 
@@ -54,6 +57,8 @@ class GkeLabels(CatalogModel):
     sharing_strategy: str
     max_shared_clients: str
     partition_size: str
+    # On a pool whose GPUs a DRA driver or the GPU Operator's plugin serves instead.
+    no_default_plugin: str
 
 
 class GkeContract(CatalogModel):
@@ -88,6 +93,8 @@ class InstanceGpus(CatalogModel):
 
     schema_version: int
     count_labels: tuple[InstanceGpuLabel, ...]
+    # Labels whose value (starting with `nvidia`) says the machine has NVIDIA GPUs, uncounted.
+    presence_labels: tuple[str, ...]
     nvidia: str
 
 

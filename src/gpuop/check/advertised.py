@@ -87,8 +87,12 @@ def check_advertised(
     plan: NodePlan,
     policy: ResolvedPolicy,
     explained: bool,
+    plugin_fix: str | None = None,
 ) -> bool:
-    """Advertised resources against the plan; True when a name mismatch was reported."""
+    """Advertised resources against the plan; True when a name mismatch was reported.
+
+    `plugin_fix` is what to do when the node's plugin, not the operator's, advertises
+    nothing it should."""
     name = info.name
     own = info.own_kind(policy)
     expected = plan.advertises
@@ -275,7 +279,8 @@ def check_advertised(
             f"workload config {describe_workload(plan)} should advertise"
             f" {_shown_expected(expected, missing)}, but the node advertises"
             f" {shown_counts(positive) if positive else 'no GPU resource'}{extra}",
-            f"check the {daemonset} pod on {name} and its validator init containers"
+            plugin_fix
+            or f"check the {daemonset} pod on {name} and its validator init containers"
             " (include pods in the input to have them checked)",
         )
     return reported

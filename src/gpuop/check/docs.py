@@ -215,7 +215,9 @@ config file); every node for resources registered with no device (GPU211); GKE's
 the `nvidia.com/gpu` count their pool's time-sharing, MPS and MIG partition labels give
 (GPU212, `catalog/gke.yaml`); nodes whose provisioner labels their machine's GPU count
 (Karpenter on AWS and Azure, EKS Auto Mode, GKE's `a3-highgpu-8g`) for fewer GPUs
-advertised than that, lost or unhealthy (GPU213, `catalog/instance-gpus.yaml`); two
+advertised than that, lost or unhealthy (GPU213, `catalog/instance-gpus.yaml`); nodes whose
+machine has GPUs by those labels, a cloud's accelerator label or NFD's, and that advertise no
+GPU at all, with what to do for their manager (GPU214); two
 managers that each register `nvidia.com/gpu` on one node are GPU108. The operator's
 DaemonSets are known by name (its driver's too when named for a kernel, an RHCOS version or
 an NVIDIADriver) unless their pods carry another manager's plugin labels: the plugin's

@@ -16,6 +16,7 @@ from gpuop.check.claims import check_claims
 from gpuop.check.context import CheckContext, NodeInfo, node_counts
 from gpuop.check.drift import check_driver_drift
 from gpuop.check.kubevirt import check_kubevirt
+from gpuop.check.machine_gpus import gpu_hardware
 from gpuop.check.managers import node_management
 from gpuop.check.model import InventoryEvidence, NodeSummary, Report, ordered_findings
 from gpuop.check.nodes import check_nodes
@@ -210,10 +211,11 @@ def _report(ctx: CheckContext, info: Any) -> Report:
             )
             described[id(plan)] = facts
         summary = NodeSummary(node.name, *facts)._replace(management=management)
-        if not summary.gpu_node and node.counts:
+        if not summary.gpu_node and (node.counts or gpu_hardware(node.view.labels)):
             # No label the planner reads marks its GPUs (a managed cloud's node, say), yet
-            # a plugin registered NVIDIA devices: it is a GPU node all the same, even where
-            # it registered none usable (0 devices, a finding of its own).
+            # a plugin registered NVIDIA devices, or what provisioned it says its machine
+            # has GPUs: it is a GPU node all the same, even where it registered none usable
+            # (0 devices, GPU211) or none at all (GPU214).
             summary = summary._replace(gpu_node=True)
         nodes.append(summary)
     release = None if ctx.operator_absent else ctx.release

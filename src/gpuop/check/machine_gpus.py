@@ -1,4 +1,4 @@
-"""The GPUs a node's machine has, against those its device plugin registers (GPU213).
+"""The GPUs a node's machine has, against those its device plugin registers (GPU213, GPU214).
 
 Cloud provisioners label a node with its machine's GPU count (Karpenter on AWS and Azure,
 EKS Auto Mode: `catalog/instance-gpus.yaml`), and GKE's accelerator-optimized machine types
@@ -9,6 +9,12 @@ plugin registered, allocatable only the healthy ones.
 
 Where GPU feature discovery or gpuop's hint counts the cards, GPU205 and GPU206 compare
 against that count instead; GKE's sharing and MIG pools are GKE's own check (GPU212).
+
+A node whose machine has GPUs (by those labels, a cloud's accelerator label, or NFD's NVIDIA
+PCI label) and that advertises no GPU resource at all has no working device plugin: none
+runs there, or the one that runs found no GPU (GPU214). What manages the node says which
+(`no_gpu_resource` in `catalog/managers.yaml`). The GPU Operator's nodes are its own rules'
+(GPU207), and a node NVIDIA's DRA driver serves publishes ResourceSlices instead.
 """
 
 from __future__ import annotations
@@ -19,8 +25,11 @@ from functools import cache
 
 from gpuop.api.labels import INSTANCE_TYPE_LABEL
 from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX
-from gpuop.catalog.managers import gke_contract, instance_gpus
+from gpuop.catalog.managers import gke_contract, instance_gpus, manager_catalog
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
+from gpuop.check.managers import DRA_DRIVER, Management
+from gpuop.check.rule_types import Severity
+from gpuop.planner import gpu_detection
 
 # Inventory sources that count the cards themselves (GPU205/206 judge those nodes).
 _COUNTED_SOURCES = ("gfd-labels", "annotation")
@@ -50,6 +59,22 @@ def machine_gpus(labels: Mapping[str, str]) -> tuple[int, str] | None:
         machine = _gke_machine_types().match(labels.get(INSTANCE_TYPE_LABEL, ""))
         if machine is not None:
             return int(machine.group("gpus")), f"machine type {machine.group(0)}"
+    return None
+
+
+def gpu_hardware(labels: Mapping[str, str]) -> tuple[int | None, str] | None:
+    """(NVIDIA GPUs the node's machine has, None where uncounted; the label that says so),
+    by what provisioned it, or None where nothing does or a device plugin is not wanted."""
+    if labels.get(gke_contract().labels.no_default_plugin) == "true":
+        return None  # GKE's pool for a DRA driver or the GPU Operator's plugin
+    found = machine_gpus(labels)
+    if found is not None:
+        return found
+    table = instance_gpus()
+    for label in table.presence_labels:
+        value = labels.get(label, "")
+        if value.lower().startswith(table.nvidia):
+            return None, f"{label}={value}"
     return None
 
 
@@ -102,4 +127,33 @@ def check_machine_gpus(ctx: CheckContext, info: NodeInfo, found: tuple[int, str]
     ctx.add("GPU213", "Node", info.name, message, fix)
 
 
-__all__ = ["check_machine_gpus", "machine_gpus"]
+def check_gpus_unadvertised(
+    ctx: CheckContext,
+    info: NodeInfo,
+    hardware: tuple[int | None, str] | None,
+    management: Management,
+) -> None:
+    """GPU214 on a node with GPUs (`hardware`, or NFD's label) that advertises none."""
+    if info.counts or management.operator or DRA_DRIVER in management.managers:
+        return  # a zero count is GPU211's; the operator's nodes are GPU207's
+    nfd = gpu_detection(info.view.labels)
+    if hardware is None and nfd is None:
+        return
+    count, why = hardware if hardware is not None else (None, f"{nfd}=true")
+    gpus = "NVIDIA GPUs" if count is None else f"{count} NVIDIA GPU{'s' if count > 1 else ''}"
+    message = f"its machine has {gpus} ({why}) but the node advertises no GPU resource"
+    if info.view.taints:
+        message += f" (tainted {', '.join(info.view.taints)})"
+    catalog = manager_catalog()
+    spec = catalog.managers.get(management.primary or "")
+    fix = (spec.no_gpu_resource if spec is not None else "") or catalog.no_manager_no_gpu_resource
+    severity: Severity | None = None
+    if hardware is None and not management.managers:
+        # NFD's label alone, nothing named on the node: NVIDIA's DRA driver may serve it
+        # with neither its pod nor its ResourceSlices in the input.
+        severity = "warning"
+        fix += "; if NVIDIA's DRA driver serves the node, include its ResourceSlices"
+    ctx.add("GPU214", "Node", info.name, message, fix, severity=severity)
+
+
+__all__ = ["check_gpus_unadvertised", "check_machine_gpus", "gpu_hardware", "machine_gpus"]

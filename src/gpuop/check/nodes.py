@@ -27,6 +27,7 @@ from gpuop.api.notices import NoticeCode
 from gpuop.api.resources import PLUGIN_KINDS, plugin_daemonset
 from gpuop.api.wording import listed
 from gpuop.catalog import WORKLOAD_CONFIGS, WorkloadConfig, operand_table
+from gpuop.catalog.managers import manager_catalog
 from gpuop.check.advertised import (
     check_advertised,
     describe_workload,
@@ -35,7 +36,12 @@ from gpuop.check.advertised import (
 )
 from gpuop.check.context import CheckContext, NodeInfo
 from gpuop.check.gke import check_gke_sharing
-from gpuop.check.machine_gpus import check_machine_gpus, machine_gpus
+from gpuop.check.machine_gpus import (
+    check_gpus_unadvertised,
+    check_machine_gpus,
+    gpu_hardware,
+    machine_gpus,
+)
 from gpuop.check.managers import DEVICE_PLUGIN, GKE, UNMANAGED, Management
 from gpuop.check.operands import operand_pods_on, operator_daemonset
 from gpuop.check.release import detect_release
@@ -43,6 +49,7 @@ from gpuop.check.rules import rule
 from gpuop.check.sharing import (
     CONFIG_LABEL,
     PluginSettings,
+    SharingConfig,
     check_sharing,
     plugin_settings,
     sharing_configs,
@@ -102,6 +109,7 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
         management = ctx.management.get(info.name, UNMANAGED)
         plugin = _plugin_of(plugins, pods.get(info.name, ()))
         machine = machine_gpus(info.view.labels)
+        hardware = gpu_hardware(info.view.labels)
         key = (
             info.view.plan_key,
             frozenset(info.counts.items()),
@@ -110,6 +118,7 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             info.view.labels.get(CONFIG_LABEL),
             plugin,
             machine,
+            hardware,
         )
         if memo and key in healthy:
             continue
@@ -118,35 +127,49 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
         _check_managers(ctx, info, management)
         check_machine_gpus(ctx, info, machine)
         policy = info.policy or ctx.policy
-        if info.plan is None or policy is None:
-            continue
-        if management.primary == DEVICE_PLUGIN and len(management.competing()) == 1:
-            # The operator's device plugin is this plugin: its names and counts hold, the
-            # operator's labels and workload configs do not.
-            if info.plan.workload.config not in (None, "container"):
-                _check_zero_devices(ctx, info, tuple(info.counts))
-            else:
-                if info.plan.gpu_node:
-                    _check_gpu_node(ctx, info, info.plan, policy, operator=False)
-                else:  # no NFD or GFD labels (AKS's node pools): only what it advertises
-                    _check_zero_devices(ctx, info, tuple(info.counts))
-                check_sharing(ctx, info, configs, plugin=plugin)
-        elif not management.operator:
-            # The GPU Operator's contract (workload configs, deploy labels, operands, its
-            # plugins' names) is not this node's: only what holds for any manager is checked.
-            _check_zero_devices(ctx, info, tuple(info.counts))
-            if management.primary == GKE:
-                check_gke_sharing(ctx, info)
-        elif not info.plan.gpu_node:
-            _check_non_gpu(ctx, info, info.plan)
-        else:
-            _check_gpu_node(ctx, info, info.plan, policy)
-            if info.plan.workload.config in (None, "container"):
-                check_sharing(ctx, info, configs, operator_mig_strategy=policy.mig_strategy)
+        if info.plan is not None and policy is not None:
+            _check_by_manager(ctx, info, management, policy, configs, plugin)
         if info.policy is not None:
             _at_most_warnings(ctx, before)
+        if not any(finding.code == "GPU207" for finding in ctx.findings[before:]):
+            check_gpus_unadvertised(ctx, info, hardware, management)
         if len(ctx.findings) == before:
             healthy.add(key)
+
+
+def _check_by_manager(
+    ctx: CheckContext,
+    info: NodeInfo,
+    management: Management,
+    policy: ResolvedPolicy,
+    configs: Mapping[str, SharingConfig],
+    plugin: PluginSettings | None,
+) -> None:
+    """The rules of the node's manager's contract."""
+    assert info.plan is not None
+    if management.primary == DEVICE_PLUGIN and len(management.competing()) == 1:
+        # The operator's device plugin is this plugin: its names and counts hold, the
+        # operator's labels and workload configs do not.
+        if info.plan.workload.config not in (None, "container"):
+            _check_zero_devices(ctx, info, tuple(info.counts))
+        else:
+            if info.plan.gpu_node:
+                _check_gpu_node(ctx, info, info.plan, policy, operator=False)
+            else:  # no NFD or GFD labels (AKS's node pools): only what it advertises
+                _check_zero_devices(ctx, info, tuple(info.counts))
+            check_sharing(ctx, info, configs, plugin=plugin)
+    elif not management.operator:
+        # The GPU Operator's contract (workload configs, deploy labels, operands, its
+        # plugins' names) is not this node's: only what holds for any manager is checked.
+        _check_zero_devices(ctx, info, tuple(info.counts))
+        if management.primary == GKE:
+            check_gke_sharing(ctx, info)
+    elif not info.plan.gpu_node:
+        _check_non_gpu(ctx, info, info.plan)
+    else:
+        _check_gpu_node(ctx, info, info.plan, policy)
+        if info.plan.workload.config in (None, "container"):
+            check_sharing(ctx, info, configs, operator_mig_strategy=policy.mig_strategy)
 
 
 def _standalone_plugins(ctx: CheckContext) -> dict[str, PluginSettings]:
@@ -369,7 +392,10 @@ def _check_gpu_node(
     if operator:
         _check_labels(ctx, info, plan, policy)
     zero = not in_progress and _check_zero_devices(ctx, info, tuple(plan.advertises))
-    mismatch = check_advertised(ctx, info, plan, policy, explained=in_progress or zero)
+    plugin_fix = None if operator else manager_catalog().managers[DEVICE_PLUGIN].no_gpu_resource
+    mismatch = check_advertised(
+        ctx, info, plan, policy, explained=in_progress or zero, plugin_fix=plugin_fix
+    )
     if pci_notice and not mismatch:
         for notice in plan.notices:
             if notice.code == NoticeCode.UNKNOWN_PCI_DEVICE:

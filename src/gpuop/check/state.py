@@ -130,6 +130,8 @@ class NodeView:
     planned_capacity: Mapping[str, str] = field(default_factory=dict)
     # status.nodeInfo.osImage: some platforms build the device plugin into the OS.
     os_image: str = ""
+    # spec.taints that keep pods off (NoSchedule, NoExecute), as `key=value:effect`.
+    taints: tuple[str, ...] = ()
 
     @property
     def planned_labels(self) -> dict[str, str]:
@@ -332,7 +334,7 @@ class ClusterState:
                     continue
                 seen_nodes.add(name)
                 assert isinstance(metadata, Mapping)
-                nodes.append(_node_view(name, metadata, obj.get("status")))
+                nodes.append(_node_view(name, metadata, obj.get("status"), obj.get("spec")))
             else:
                 buckets[kind].append(obj)
         return cls(
@@ -363,7 +365,20 @@ def _type_name(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def _node_view(name: str, metadata: Mapping[str, Any], status: Any) -> NodeView:
+def _repelling_taints(spec: Any) -> tuple[str, ...]:
+    taints = spec.get("taints") if _is_mapping(spec) else None
+    if not isinstance(taints, list):
+        return ()
+    shown = []
+    for taint in taints:
+        if not _is_mapping(taint) or taint.get("effect") not in ("NoSchedule", "NoExecute"):
+            continue
+        value = taint.get("value")
+        shown.append(f"{taint.get('key')}{f'={value}' if value else ''}:{taint['effect']}")
+    return tuple(shown)
+
+
+def _node_view(name: str, metadata: Mapping[str, Any], status: Any, spec: Any) -> NodeView:
     labels = string_map(metadata.get("labels"))
     annotations = string_map(metadata.get("annotations"))
     resources: Mapping[str, Any] = {}
@@ -411,6 +426,7 @@ def _node_view(name: str, metadata: Mapping[str, Any], status: Any) -> NodeView:
         plan_key=key,
         planned_capacity=planned_capacity,
         os_image=os_image,
+        taints=_repelling_taints(spec),
     )
 
 

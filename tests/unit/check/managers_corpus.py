@@ -561,6 +561,92 @@ def dra_driver() -> list[dict[str, Any]]:
     ]
 
 
+def bottlerocket_no_plugin() -> list[dict[str, Any]]:
+    """A Karpenter-made g4dn node on Bottlerocket's nvidia variant that registers no GPU
+    (the shape of bottlerocket-os/bottlerocket#4087), with the pods on it, none a plugin."""
+    labels = {
+        "karpenter.k8s.aws/instance-family": "g4dn",
+        "karpenter.k8s.aws/instance-gpu-count": "1",
+        "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
+        "karpenter.k8s.aws/instance-gpu-name": "t4",
+        "karpenter.sh/nodepool": "gpu",
+        "node.kubernetes.io/instance-type": "g4dn.2xlarge",
+    }
+    node = _node("ip-192-168-164-242", labels, {}, "Bottlerocket OS 1.20.5 (aws-k8s-1.29-nvidia)")
+    node["spec"] = {"taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]}
+    return [
+        node,
+        _pod("aws-node-kx2m8", "ip-192-168-164-242", "aws-node", {}, "amazon-k8s-cni:v1.18.2"),
+    ]
+
+
+def gke_no_driver() -> list[dict[str, Any]]:
+    """A GKE T4 node of a pool made without a GPU driver version: GKE's plugin runs and
+    waits for a driver nobody installed."""
+    labels = {
+        "cloud.google.com/gke-accelerator": "nvidia-tesla-t4",
+        "cloud.google.com/gke-gpu": "true",
+        "cloud.google.com/gke-nodepool": "t4-pool",
+        "node.kubernetes.io/instance-type": "n1-standard-8",
+    }
+    return [
+        _node("gke-t4-1", labels, {}, "Container-Optimized OS from Google"),
+        _pod(
+            "nvidia-gpu-device-plugin-small-cos-2pq7d",
+            "gke-t4-1",
+            "nvidia-gpu-device-plugin-small-cos",
+            {"k8s-app": "nvidia-gpu-device-plugin"},
+            "gke.gcr.io/nvidia-gpu-device-plugin@sha256:8a6e0b3e4c3c7ac4",
+        ),
+    ]
+
+
+def gke_dra_pool(with_slice: bool = True) -> list[dict[str, Any]]:
+    """A GKE pool labelled for a DRA driver: GKE runs no plugin, the node advertises none."""
+    labels = {
+        "cloud.google.com/gke-accelerator": "nvidia-l4",
+        "cloud.google.com/gke-nodepool": "dra-pool",
+        "gke-no-default-nvidia-gpu-device-plugin": "true",
+        "nvidia.com/gpu.present": "true",
+    }
+    node = _node("gke-dra-1", labels, {}, "Container-Optimized OS from Google")
+    if not with_slice:
+        return [node]
+    dra = dra_driver()
+    slice_, pod = dra[1], dra[2]
+    slice_["metadata"]["name"] = "gke-dra-1-gpu.nvidia.com-x2k9q"
+    slice_["spec"]["nodeName"] = "gke-dra-1"
+    slice_["spec"]["pool"]["name"] = "gke-dra-1"
+    pod["metadata"]["name"] = "nvidia-dra-driver-gpu-kubelet-plugin-m4n8v"
+    pod["spec"]["nodeName"] = "gke-dra-1"
+    return [node, slice_, pod]
+
+
+def eks_no_plugin() -> list[dict[str, Any]]:
+    """An EKS managed node group's GPU node on the accelerated AMI, no device plugin installed."""
+    labels = {
+        "eks.amazonaws.com/nodegroup": "gpu",
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-a10g",
+        "node.kubernetes.io/instance-type": "g5.xlarge",
+    }
+    return [_node("ip-10-0-7-21", labels, {}, "Amazon Linux 2")]
+
+
+def aks_no_plugin() -> list[dict[str, Any]]:
+    """An AKS GPU node pool's node before a device plugin is installed."""
+    labels = {
+        "kubernetes.azure.com/accelerator": "nvidia",
+        "kubernetes.azure.com/agentpool": "gpunp",
+        "node.kubernetes.io/instance-type": "Standard_NC4as_T4_v3",
+    }
+    return [_node("aks-gpunp-2", labels, {})]
+
+
+def nfd_no_plugin() -> list[dict[str, Any]]:
+    """NFD marks an NVIDIA PCI device; nothing on the node names a manager or advertises."""
+    return [_node("gpu-7", {NFD: "true"}, {})]
+
+
 def hami() -> list[dict[str, Any]]:
     labels = {NFD: "true", "gpu": "on"}
     resources = {"nvidia.com/gpu": "10", "nvidia.com/gpumem": "40960", "nvidia.com/gpucores": "100"}
@@ -736,6 +822,17 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     "kubevirt-own-mdev": (kubevirt_own_mdev, {"kv-mdev-1": "kubevirt"}, []),
     "dra-driver": (dra_driver, {"dra-1": "nvidia-dra-driver"}, []),
     "hami": (hami, {"hami-1": "hami"}, []),
+    "bottlerocket-no-plugin": (
+        bottlerocket_no_plugin,
+        {"ip-192-168-164-242": "bottlerocket"},
+        ["GPU214 Node/ip-192-168-164-242"],
+    ),
+    "gke-no-driver": (gke_no_driver, {"gke-t4-1": "gke"}, ["GPU214 Node/gke-t4-1"]),
+    "gke-dra-pool": (gke_dra_pool, {"gke-dra-1": "nvidia-dra-driver"}, []),
+    "gke-dra-pool-nodes-only": (lambda: gke_dra_pool(with_slice=False), {"gke-dra-1": "gke"}, []),
+    "eks-no-plugin": (eks_no_plugin, {"ip-10-0-7-21": "eks"}, ["GPU214 Node/ip-10-0-7-21"]),
+    "aks-no-plugin": (aks_no_plugin, {"aks-gpunp-2": "aks"}, ["GPU214 Node/aks-gpunp-2"]),
+    "nfd-no-plugin": (nfd_no_plugin, {}, ["GPU214 Node/gpu-7"]),
     "mixed-operator-and-standalone": (
         mixed,
         {"mixed-1": "gpu-operator"},

@@ -46,6 +46,10 @@ EXPECTED: dict[str, tuple[dict[str, str], list[str]]] = {
     "openshift-gpu-operator": ({"worker-gpu-0.ocp.example.com": "gpu-operator"}, []),
     "kubevirt-nvidia-plugin": ({"kv-gpu-1": "nvidia-kubevirt-gpu-device-plugin"}, []),
     "dra-driver": ({"dra-h100-1": "nvidia-dra-driver"}, []),
+    "bottlerocket-no-gpu": (
+        {"ip-10-20-31-47.eu-central-1.compute.internal": "bottlerocket"},
+        ["GPU214 Node/ip-10-20-31-47.eu-central-1.compute.internal"],
+    ),
 }
 
 

@@ -1,4 +1,4 @@
-"""GPU213: a node advertising fewer GPUs than its machine has, by its provisioner's labels."""
+"""GPU213 and GPU214: a node advertising fewer GPUs than its machine has, or none at all."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import managers_corpus
 import pytest
 
 from gpuop.check import run_checks
-from gpuop.check.machine_gpus import machine_gpus
+from gpuop.check.machine_gpus import gpu_hardware, machine_gpus
 
 
 def _codes(objects: list[dict[str, Any]]) -> set[tuple[str, str]]:
@@ -116,3 +116,102 @@ def test_gpu206_says_when_the_missing_device_is_registered_but_unhealthy() -> No
     (finding,) = [f for f in run_checks(objects).findings if f.code == "GPU206"]
     assert finding.message.endswith(": the device plugin registered 4 and marks 1 unhealthy")
     assert "XID" in finding.hint
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        (
+            {"karpenter.k8s.aws/instance-gpu-count": "2"},
+            (2, "karpenter.k8s.aws/instance-gpu-count=2"),
+        ),
+        (
+            {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"},
+            (None, "cloud.google.com/gke-accelerator=nvidia-tesla-t4"),
+        ),
+        (
+            {"k8s.amazonaws.com/accelerator": "nvidia-tesla-v100"},
+            (None, "k8s.amazonaws.com/accelerator=nvidia-tesla-v100"),
+        ),
+        (
+            {"kubernetes.azure.com/accelerator": "nvidia"},
+            (None, "kubernetes.azure.com/accelerator=nvidia"),
+        ),
+        # Another vendor's accelerator, and GKE's pools that run no GKE plugin.
+        ({"kubernetes.azure.com/accelerator": "amd"}, None),
+        (
+            {
+                "karpenter.k8s.aws/instance-gpu-count": "1",
+                "karpenter.k8s.aws/instance-gpu-manufacturer": "amd",
+            },
+            None,
+        ),
+        (
+            {
+                "cloud.google.com/gke-accelerator": "nvidia-l4",
+                "gke-no-default-nvidia-gpu-device-plugin": "true",
+            },
+            None,
+        ),
+        ({}, None),
+    ],
+)
+def test_the_machine_has_gpus_by_its_provisioner_or_its_cloud(
+    labels: dict[str, str], expected: tuple[int | None, str] | None
+) -> None:
+    assert gpu_hardware(labels) == expected
+
+
+def _finding(objects: list[dict[str, Any]], code: str) -> Any:
+    (finding,) = [f for f in run_checks(objects).findings if f.code == code]
+    return finding
+
+
+def test_a_gpu_machine_advertising_nothing_says_why_for_its_manager() -> None:
+    finding = _finding(managers_corpus.bottlerocket_no_plugin(), "GPU214")
+    assert finding.severity == "error"
+    assert finding.message == (
+        "its machine has 1 NVIDIA GPU (karpenter.k8s.aws/instance-gpu-count=1) but the node"
+        " advertises no GPU resource (tainted nvidia.com/gpu=true:NoSchedule)"
+    )
+    assert "apiclient get settings.kubelet-device-plugins" in finding.hint
+    assert (
+        "cloud.google.com/gke-gpu-driver-version"
+        in _finding(managers_corpus.gke_no_driver(), "GPU214").hint
+    )
+    assert "not the device plugin" in _finding(managers_corpus.eks_no_plugin(), "GPU214").hint
+
+
+def test_a_node_whose_gpus_only_nfd_shows_is_a_warning_that_names_dra() -> None:
+    finding = _finding(managers_corpus.nfd_no_plugin(), "GPU214")
+    assert finding.severity == "warning"
+    assert finding.message.startswith(
+        "its machine has NVIDIA GPUs (feature.node.kubernetes.io/pci-10de.present=true)"
+    )
+    assert finding.hint.startswith("no device plugin runs on the node")
+    assert finding.hint.endswith(
+        "if NVIDIA's DRA driver serves the node, include its ResourceSlices"
+    )
+
+
+def test_a_node_that_registered_a_gpu_resource_with_no_device_is_gpu211_alone() -> None:
+    objects = managers_corpus.eks_no_plugin()
+    for part in ("capacity", "allocatable"):
+        objects[0]["status"][part]["nvidia.com/gpu"] = "0"
+    assert _codes(objects) == {("GPU211", "Node/ip-10-0-7-21")}
+
+
+def test_the_report_counts_a_gpu_machine_advertising_nothing_as_a_gpu_node() -> None:
+    report = run_checks(managers_corpus.aks_no_plugin())
+    assert report.to_dict()["summary"]["gpu_nodes"] == 1
+
+
+def test_the_standalone_plugins_node_advertising_nothing_gets_the_plugins_fix() -> None:
+    objects = managers_corpus.standalone()
+    node = objects[0]
+    for part in ("capacity", "allocatable"):
+        node["status"][part].pop("nvidia.com/gpu")
+    finding = _finding(objects, "GPU207")
+    assert "validator" not in finding.hint
+    assert "NVML not found" in finding.hint
+    assert "GPU214" not in {f.code for f in run_checks(objects).findings}

@@ -405,6 +405,28 @@ FAMILY = RuleFamily(
             " replace the GPU (or the node), then restart the plugin pod.",
         ),
         Rule(
+            "GPU214",
+            "GpusNotAdvertised",
+            "error",
+            "The node has GPUs but advertises none",
+            "What provisioned the node says its machine has NVIDIA GPUs (Karpenter's or EKS Auto"
+            " Mode's GPU count, GKE's `cloud.google.com/gke-accelerator`, EKS's"
+            " `k8s.amazonaws.com/accelerator`, AKS's `kubernetes.azure.com/accelerator`), or"
+            " NFD labels an NVIDIA PCI device, and the node advertises no GPU resource at all:"
+            " no `nvidia.com/gpu`, no passthrough or vGPU name, not even one registered with 0"
+            " devices (GPU211). Checked on nodes the GPU Operator does not manage (GPU207 judges"
+            " those) and that NVIDIA's DRA driver does not serve (it publishes ResourceSlices),"
+            " and not on GKE pools labelled `gke-no-default-nvidia-gpu-device-plugin=true`.",
+            "No device plugin runs on the node, or the one that runs found no GPU: the driver"
+            " is not loaded, or the plugin's container cannot reach it. Pods that request a GPU"
+            " never schedule there, while the node is billed for its GPUs. With NFD's label as"
+            " the only evidence and nothing naming a manager, it is a warning: the input may"
+            " lack the DRA driver's pod and ResourceSlices.",
+            "Follow the fix the finding gives for the node's manager (`no_gpu_resource` in"
+            " `catalog/managers.yaml`): install a device plugin that tolerates the node's taints,"
+            " or repair the driver the running one cannot find.",
+        ),
+        Rule(
             "GPU301",
             "DeployLabelsContradictWorkload",
             "error",
