@@ -27,7 +27,7 @@ from gpuop.api.notices import NoticeCode
 from gpuop.api.resources import PLUGIN_KINDS, plugin_daemonset
 from gpuop.api.wording import listed
 from gpuop.catalog import WORKLOAD_CONFIGS, WorkloadConfig, operand_table
-from gpuop.catalog.managers import manager_catalog
+from gpuop.catalog.managers import GPU_OPERATOR, manager_catalog
 from gpuop.check.advertised import (
     check_advertised,
     describe_workload,
@@ -236,6 +236,10 @@ def _check_names(ctx: CheckContext, info: NodeInfo) -> None:
 
 def _check_managers(ctx: CheckContext, info: NodeInfo, management: Management) -> None:
     competing = management.competing()
+    if GPU_OPERATOR in competing and info.plan is not None and not _plugin_runs(info.plan):
+        # Its device plugin is off (`devicePlugin.enabled: false`, as beside GKE's own plugin,
+        # or the node's deploy label): the operator registers nothing there.
+        competing = tuple(manager for manager in competing if manager != GPU_OPERATOR)
     if len(competing) < 2:
         return
     shown = "; ".join(

@@ -561,6 +561,50 @@ def dra_driver() -> list[dict[str, Any]]:
     ]
 
 
+def gke_with_gpu_operator(device_plugin: bool = False) -> list[dict[str, Any]]:
+    """GKE's driver and device plugin with NVIDIA's GPU Operator for the rest (GFD, DCGM),
+    its own driver, toolkit and device plugin turned off (NVIDIA's GKE recipes' default);
+    with `device_plugin`, the operator's plugin left on beside GKE's."""
+    objects = gke()
+    operands = (
+        "driver",
+        "container-toolkit",
+        "operator-validator",
+        "device-plugin",
+        "gpu-feature-discovery",
+        "dcgm",
+        "dcgm-exporter",
+        "node-status-exporter",
+    )
+    objects[0]["metadata"]["labels"].update(
+        {
+            **_gfd(
+                "NVIDIA-L4",
+                1,
+                **{
+                    "nvidia.com/mig.capable": "false",
+                    "nvidia.com/gpu.memory": "23034",
+                    "nvidia.com/gpu.family": "ada-lovelace",
+                    "nvidia.com/gpu.machine": "Google-Compute-Engine",
+                },
+            ),
+            "nvidia.com/gpu.present": "true",
+            **{f"nvidia.com/gpu.deploy.{operand}": "true" for operand in operands},
+        }
+    )
+    policy = {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy"},
+        "spec": {
+            "driver": {"enabled": False},
+            "toolkit": {"enabled": False},
+            "devicePlugin": {"enabled": device_plugin},
+        },
+    }
+    return [*objects, policy]
+
+
 def bottlerocket_no_plugin() -> list[dict[str, Any]]:
     """A Karpenter-made g4dn node on Bottlerocket's nvidia variant that registers no GPU
     (the shape of bottlerocket-os/bottlerocket#4087), with the pods on it, none a plugin."""
@@ -822,6 +866,12 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     "kubevirt-own-mdev": (kubevirt_own_mdev, {"kv-mdev-1": "kubevirt"}, []),
     "dra-driver": (dra_driver, {"dra-1": "nvidia-dra-driver"}, []),
     "hami": (hami, {"hami-1": "hami"}, []),
+    "gke-with-gpu-operator": (gke_with_gpu_operator, {"gke-l4-1": "gpu-operator"}, []),
+    "gke-with-gpu-operator-plugin-on": (
+        lambda: gke_with_gpu_operator(device_plugin=True),
+        {"gke-l4-1": "gpu-operator"},
+        ["GPU108 Node/gke-l4-1"],
+    ),
     "bottlerocket-no-plugin": (
         bottlerocket_no_plugin,
         {"ip-192-168-164-242": "bottlerocket"},

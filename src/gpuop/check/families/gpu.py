@@ -209,7 +209,10 @@ FAMILY = RuleFamily(
             "Two stacks that each register `nvidia.com/gpu` act on the node: the GPU Operator's"
             " deploy labels or operands beside the standalone NVIDIA device plugin, a managed"
             " cloud's plugin, a plugin built into the OS or another vendor's sharing plugin"
-            " (`gpuop check -o json` lists the evidence under `nodes[].management`).",
+            " (`gpuop check -o json` lists the evidence under `nodes[].management`). The GPU"
+            " Operator counts only where its device plugin runs: with `devicePlugin.enabled:"
+            " false` (beside GKE's own plugin, say) or the node's"
+            " `nvidia.com/gpu.deploy.device-plugin=false`, it registers nothing.",
             "The kubelet keeps the last plugin that registered a resource: the count and the"
             " sharing follow whichever restarted last, and two drivers or toolkits may fight"
             " over the host.",
