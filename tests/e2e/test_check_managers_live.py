@@ -1,13 +1,13 @@
 """`gpuop check --live` names what manages each node, read back from a real API server.
 
 The simulator presents one node per manager (`gpuop sim node add --managed-by`: labels,
-extended resources, the plugin's pod bound to the node, the DRA driver's ResourceSlice),
-and two shapes it does not make are written from `tests/corpus/managers` (a GKE node
-whose plugin pod is not in the input, a Karpenter node with the plugin's Helm chart). The
-check,
-reading the cluster through `gpuop collect`'s reader, names each node's manager and stays
-quiet; a resource then registered with 0 devices is GPU211 on that node alone, and a node
-registering fewer GPUs than its provisioner's label gives is GPU213.
+extended resources, the OS image, the plugin's pod bound to the node, the DRA driver's
+ResourceSlice), and three shapes it does not make are written from `tests/corpus/managers`
+(a GKE node whose plugin pod is not in the input, a Karpenter node with the plugin's Helm
+chart, and a Karpenter-made Bottlerocket node that registers no GPU). The check, reading
+the cluster through `gpuop collect`'s reader, names each node's manager and finds only the
+unregistered GPU (GPU214); a resource then registered with 0 devices is GPU211 on that node
+alone, and a node registering fewer GPUs than its provisioner's label gives is GPU213.
 """
 
 from __future__ import annotations
@@ -46,8 +46,7 @@ pytestmark = pytest.mark.e2e
 
 KUBEVIRT_PLUGIN = "nvidia-kubevirt-gpu-device-plugin"
 # manager -> (GPU model, count, the manager its node must be named with): every shape the
-# simulator makes. (Bottlerocket's is not among them: kwok, which plays every node's
-# kubelet here, writes status.nodeInfo itself.)
+# simulator makes.
 SIMULATED = {
     "nvidia-device-plugin": ("A10", 2, "nvidia-device-plugin"),
     "gke": ("L4", 1, "gke"),
@@ -56,29 +55,33 @@ SIMULATED = {
     KUBEVIRT_PLUGIN: ("A100", 4, KUBEVIRT_PLUGIN),
     "nvidia-dra-driver": ("H100", 2, "nvidia-dra-driver"),
     "hami": ("A10", 1, "hami"),
+    "bottlerocket": ("A10", 1, "bottlerocket"),
 }
 # corpus scenario -> the manager its node must be named with
 SHAPES = {
     "gke-time-sharing-nodes-only": "gke",
     "karpenter-plugin": "nvidia-device-plugin",
 }
+# corpus scenario written with drift from the start -> (its manager, the finding on its node)
+DRIFTED = {"bottlerocket-no-plugin": ("bottlerocket", "GPU214")}
+# The node names of those scenarios, made unique to each run.
+_CORPUS_NODES = ("gke-a100-1", "ip-10-0-12-34", "ip-192-168-164-242")
 
 
 def _renamed(obj: dict[str, Any], suffix: str) -> dict[str, Any]:
     """The object with its node's name (and the names made from it) unique to this run."""
     text = json.dumps(obj)
-    for node in ("gke-a100-1", "ip-10-0-12-34"):
+    for node in _CORPUS_NODES:
         text = text.replace(f'{node}"', f'{node}-{suffix}"')
         text = text.replace(f'"{node}-gpu', f'"{node}-{suffix}-gpu')
     return dict(json.loads(text))
 
 
 def _write_node(client: Client, node: dict[str, Any]) -> str:
-    name = str(node["metadata"]["name"])
-    status = node.pop("status")
+    # With its status, as a kubelet registers a node: kwok, playing the kubelet, fills in
+    # only what the status lacks, so the OS image stays as written.
     client.create(from_dict(node))
-    client.patch(Node.Status, name, {"status": status}, patch_type=PatchType.MERGE)
-    return name
+    return str(node["metadata"]["name"])
 
 
 def _write(client: Client, obj: dict[str, Any]) -> None:
@@ -112,7 +115,8 @@ def managed_nodes(kubeconfig_path: Path) -> Iterator[dict[str, str]]:
         for obj in shape_objects(shape, spec.name, cards_for(spec)):
             resource = Pod if obj["kind"] == "Pod" else ResourceSlice
             created.append((resource, obj["metadata"]["name"], obj["metadata"].get("namespace")))
-    for scenario, manager in SHAPES.items():
+    shapes = {**SHAPES, **{name: manager for name, (manager, _) in DRIFTED.items()}}
+    for scenario, manager in shapes.items():
         build, _, _ = managers_corpus.SCENARIOS[scenario]
         for obj in build():
             obj = _renamed(obj, suffix)
@@ -158,8 +162,22 @@ def test_each_node_is_named_with_its_manager_and_drift_is_found_on_its_node(
     report = run_checks(collect(client).all_objects())
     named = {node.name: node.managers[:1] for node in report.nodes if node.name in managed_nodes}
     assert named == {name: (manager,) for name, manager in managed_nodes.items()}
-    ours = [f for f in report.findings if f.node in managed_nodes and f.severity != "info"]
-    assert not ours, [(f.code, f.node, f.message) for f in ours]
+    # Bottlerocket is named by the OS image its node reports, read back as the simulator
+    # wrote it.
+    (bottlerocket,) = [n for n in managed_nodes if n.startswith("bottlerocket-")]
+    node_obj = client.get(Node, bottlerocket)
+    assert node_obj.status is not None and node_obj.status.nodeInfo is not None
+    assert node_obj.status.nodeInfo.osImage == shape_of("bottlerocket").os_image  # type: ignore[union-attr]
+    unregistered = next(name for name in managed_nodes if name.startswith("ip-192-168-164-242"))
+    ours = {
+        (f.code, f.node): f.message
+        for f in report.findings
+        if f.node in managed_nodes and f.severity != "info"
+    }
+    # The Karpenter-made Bottlerocket node whose GPU is not registered (GPU214), and nothing
+    # else: the taint its message names is read back from the node's spec.
+    assert list(ours) == [("GPU214", unregistered)], ours
+    assert "(tainted nvidia.com/gpu=true:NoSchedule" in ours["GPU214", unregistered]
 
     # NVIDIA's KubeVirt plugin registers the model with no card bound to vfio-pci.
     zeroed = next(name for name, m in managed_nodes.items() if m == KUBEVIRT_PLUGIN)
@@ -181,6 +199,6 @@ def test_each_node_is_named_with_its_manager_and_drift_is_found_on_its_node(
         for f in data["findings"]
         if f["name"] in managed_nodes and f["severity"] != "info"
     }
-    assert found == {("GPU211", zeroed), ("GPU213", short)}
+    assert found == {("GPU211", zeroed), ("GPU213", short), ("GPU214", unregistered)}
     node = next(n for n in data["nodes"] if n["name"] == zeroed)
     assert node["management"]["managers"] == [KUBEVIRT_PLUGIN]

@@ -119,6 +119,8 @@ class ManagedShape(CatalogModel):
     resource: str
     pod: ShapePod | None = None
     resource_slice: bool = False
+    # status.nodeInfo.osImage, where the OS carries the plugin (Bottlerocket's variants).
+    os_image: str = ""
 
 
 class ManagedShapes(CatalogModel):

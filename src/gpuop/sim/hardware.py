@@ -145,7 +145,7 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
             "nodeInfo": {
                 "architecture": "amd64",
                 "operatingSystem": "linux",
-                "osImage": "Ubuntu 24.04.1 LTS",
+                "osImage": (shape.os_image if shape is not None else "") or "Ubuntu 24.04.1 LTS",
                 "kernelVersion": "6.8.0-51-generic",
                 "containerRuntimeVersion": "containerd://1.7.24",
                 "kubeletVersion": "v1.37.2",
