@@ -2,12 +2,14 @@
 
 The simulator presents one node per manager (`gpuop sim node add --managed-by`: labels,
 extended resources, the OS image, the plugin's pod bound to the node, the DRA driver's
-ResourceSlice), and three shapes it does not make are written from `tests/corpus/managers`
-(a GKE node whose plugin pod is not in the input, a Karpenter node with the plugin's Helm
-chart, and a Karpenter-made Bottlerocket node that registers no GPU). The check, reading
-the cluster through `gpuop collect`'s reader, names each node's manager and finds only the
-unregistered GPU (GPU214); a resource then registered with 0 devices is GPU211 on that node
-alone, and a node registering fewer GPUs than its provisioner's label gives is GPU213.
+ResourceSlice, the KubeVirt CR entry that lets KubeVirt's own plugin serve the cards,
+under a KubeVirt CRD the test serves), and three shapes it does not make are written from
+`tests/corpus/managers` (a GKE node whose plugin pod is not in the input, a Karpenter node
+with the plugin's Helm chart, and a Karpenter-made Bottlerocket node that registers no
+GPU). The check, reading the cluster through `gpuop collect`'s reader, names each node's
+manager and finds only the unregistered GPU (GPU214); a resource then registered with 0
+devices is GPU211 on that node alone, and a node registering fewer GPUs than its
+provisioner's label gives is GPU213.
 """
 
 from __future__ import annotations
@@ -16,25 +18,28 @@ import contextlib
 import json
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lightkube import Client
+from lightkube import Client, codecs
 from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
+from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.resources.core_v1 import Namespace, Node, Pod
 from lightkube.resources.resource_v1 import ResourceSlice
 from lightkube.types import PatchType
 
-from gpuop.kube import sync_client
+from gpuop.kube import ops, sync_client
 
 # gpuop reads Nodes and Pods as lightkube's generic resources (`gpuop.kube.kinds`); they must
 # be registered before this module's own `from_dict` registers the typed Node, as gpuop's
 # modules do by importing the kind table first.
 from gpuop.kube.collect import collect
+from gpuop.kube.errors import KubeApiError
 from gpuop.sim.hardware import NodeSpec, cards_for
 from gpuop.sim.managers import shape_objects, shape_of
 from gpuop.sim.registry import add_nodes
@@ -56,7 +61,9 @@ SIMULATED = {
     "nvidia-dra-driver": ("H100", 2, "nvidia-dra-driver"),
     "hami": ("A10", 1, "hami"),
     "bottlerocket": ("A10", 1, "bottlerocket"),
+    "kubevirt": ("A100", 2, "kubevirt"),
 }
+KUBEVIRT_CRD = Path(__file__).resolve().parents[1] / "data" / "kubevirt" / "kubevirt-crd.yaml"
 # corpus scenario -> the manager its node must be named with
 SHAPES = {
     "gke-time-sharing-nodes-only": "gke",
@@ -96,9 +103,28 @@ def _write(client: Client, obj: dict[str, Any]) -> None:
     client.create(from_dict(obj))
 
 
+def _serve_kubevirt(client: Client) -> None:
+    """KubeVirt's CRD, for the KubeVirt CR that `--managed-by kubevirt` permits cards in."""
+    (crd,) = codecs.load_all_yaml(KUBEVIRT_CRD.read_text(encoding="utf-8"))
+    with contextlib.suppress(ApiError):
+        client.create(crd)
+    deadline = time.monotonic() + 30
+    while not ops.crd_established_sync(client, "kubevirts.kubevirt.io"):
+        assert time.monotonic() < deadline, "the KubeVirt CRD did not become Established"
+        time.sleep(0.2)
+    while True:  # Established comes before the kind's storage answers lists
+        try:
+            ops.list_dra_sync(client, "KubeVirt")
+            return
+        except KubeApiError:
+            assert time.monotonic() < deadline, "KubeVirt CRs cannot be listed"
+            time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def managed_nodes(kubeconfig_path: Path) -> Iterator[dict[str, str]]:
     client = sync_client(str(kubeconfig_path))
+    _serve_kubevirt(client)
     suffix = uuid.uuid4().hex[:5]
     wanted: dict[str, str] = {}
     created: list[tuple[Any, str, str | None]] = []
@@ -136,6 +162,8 @@ def managed_nodes(kubeconfig_path: Path) -> Iterator[dict[str, str]]:
                 client.delete(resource, name, namespace=namespace, grace_period=0)
             else:
                 client.delete(resource, name)
+    with contextlib.suppress(ApiError):
+        client.delete(CustomResourceDefinition, "kubevirts.kubevirt.io")
 
 
 def _check(kubeconfig: Path) -> dict[str, Any]:

@@ -121,6 +121,9 @@ class ManagedShape(CatalogModel):
     resource_slice: bool = False
     # status.nodeInfo.osImage, where the OS carries the plugin (Bottlerocket's variants).
     os_image: str = ""
+    # KubeVirt's own plugin: the KubeVirt CR's `permittedHostDevices` section that permits
+    # the node's cards without an external provider, so KubeVirt's plugin serves them.
+    kubevirt_permits: str = ""
 
 
 class ManagedShapes(CatalogModel):

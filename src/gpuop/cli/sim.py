@@ -137,7 +137,10 @@ def node_add(
         raise UserError(
             f"node {name} already exists; remove it first with `gpuop sim node rm {name}`"
         )
-    add_nodes(client, [spec], namespace)
+    try:
+        add_nodes(client, [spec], namespace)
+    except SimError as exc:
+        raise UserError(str(exc)) from exc
     managed = f", managed by {managed_by}" if managed_by != GPU_OPERATOR else ""
     click.echo(f"node/{name} created ({count}x {gpu}{managed})")
 
@@ -236,7 +239,10 @@ def apply(file: str, namespace: str, kubeconfig: str | None) -> None:
         if done % 100 == 0 or done == len(todo):
             click.echo(f"created {done}/{len(todo)} nodes", err=True)
 
-    add_nodes(client, todo, namespace, progress)
+    try:
+        add_nodes(client, todo, namespace, progress)
+    except SimError as exc:
+        raise UserError(f"{file}: {exc}") from exc
     click.echo(f"{len(todo)} created, {len(specs) - len(todo)} already there")
 
 

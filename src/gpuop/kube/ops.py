@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
@@ -654,6 +654,45 @@ async def list_dra(
     return [_as_dict(o) async for o in client.list(res)]
 
 
+@api_call
+async def permit_host_devices(
+    client: KubeClient, permitted: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> str:
+    """Add `permitted` (section -> entries) to the KubeVirt CR's `permittedHostDevices`,
+    keeping its other entries (a merge patch replaces a list whole), or make the CR
+    `kubevirt/kubevirt` where there is none; the CR as `namespace/name`. An entry whose
+    resourceName the section already permits is left as it is."""
+    resource = kinds.resource("KubeVirt")
+    found = [_as_dict(cr) async for cr in client.list(resource, namespace="*")]
+    if not found:
+        await ensure_namespace(client, "kubevirt")
+        devices = {section: list(entries) for section, entries in permitted.items()}
+        made = {
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "KubeVirt",
+            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "spec": {"configuration": {"permittedHostDevices": devices}},
+        }
+        await client.create(from_dict(made))
+        return "kubevirt/kubevirt"
+    cr: dict[str, Any] = found[0]
+    metadata = cr.get("metadata") or {}
+    name, namespace = str(metadata.get("name")), str(metadata.get("namespace"))
+    configuration: Any = (cr.get("spec") or {}).get("configuration") or {}
+    current: Any = configuration.get("permittedHostDevices") or {}
+    changed: dict[str, list[Any]] = {}
+    for section, entries in permitted.items():
+        existing = list(current.get(section) or [])
+        names = {entry.get("resourceName") for entry in existing if isinstance(entry, Mapping)}
+        added = [entry for entry in entries if entry.get("resourceName") not in names]
+        if added:
+            changed[section] = existing + added
+    if changed:
+        patch = {"spec": {"configuration": {"permittedHostDevices": changed}}}
+        await client.patch(resource, name, patch, namespace=namespace, patch_type=PatchType.MERGE)
+    return f"{namespace}/{name}"
+
+
 # --- the same calls from synchronous code, with a synchronous `Client` (`blocking`)
 
 create_object_sync = blocking(create_object)
@@ -674,6 +713,7 @@ merge_patch_sync = blocking(merge_patch)
 list_events_sync = blocking(list_events)
 crd_established_sync = blocking(crd_established)
 list_dra_sync = blocking(list_dra)
+permit_host_devices_sync = blocking(permit_host_devices)
 
 
 def get_node(client: SyncKubeClient, name: str) -> dict[str, Any] | None:

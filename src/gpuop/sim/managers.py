@@ -4,7 +4,8 @@ A node of `gpuop sim node add --managed-by gke` carries what GKE's node pool and
 plugin leave on a real node (`catalog/managed-shapes.yaml`): the platform's labels, the
 extended resources the plugin registered for the node's cards, and the plugin's pod bound
 to the node (for NVIDIA's DRA driver, the ResourceSlice `gpuop.dra.publish` makes, as the
-driver publishes it). `gpuop sim run` does not play such a node: its `gpuop.io/simulated`
+driver publishes it; for KubeVirt's own plugin, the KubeVirt CR's permitted entry for the
+cards). `gpuop sim run` does not play such a node: its `gpuop.io/simulated`
 label names the manager instead of `true`, so it stays as made, as a node whose plugin
 gpuop does not run.
 """
@@ -66,6 +67,17 @@ def shape_resources(shape: ManagedShape, model: str, count: int) -> dict[str, st
     return {}
 
 
+def permitted_entry(shape: ManagedShape, model: str) -> tuple[str, dict[str, str]] | None:
+    """(section, entry) of the KubeVirt CR's `permittedHostDevices` that lets KubeVirt's own
+    plugin serve the node's cards (no `externalResourceProvider`); None for other managers."""
+    if not shape.kubevirt_permits:
+        return None
+    card = _model(model)
+    name = passthrough_resource(card.pci_device_id, PciDatabase.builtin())
+    selector = card.pci_id.upper()
+    return shape.kubevirt_permits, {"pciVendorSelector": selector, "resourceName": name.resource}
+
+
 def shape_objects(
     shape: ManagedShape, node: str, cards: list[GpuCard], node_uid: str | None = None
 ) -> list[dict[str, Any]]:
@@ -107,6 +119,7 @@ def shape_objects(
 
 __all__ = [
     "managers",
+    "permitted_entry",
     "shape_labels",
     "shape_objects",
     "shape_of",

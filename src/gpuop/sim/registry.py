@@ -20,14 +20,16 @@ from typing import Any
 from gpuop.api.cards import GpuCard, decode_cards
 from gpuop.kube import ops
 from gpuop.kube.client import KubeClient, SyncKubeClient
+from gpuop.kube.errors import NotFound
 from gpuop.sim.hardware import (
     HARDWARE_CONFIGMAP,
     NodeSpec,
+    SimError,
     cards_for,
     hardware_entries,
     node_manifest,
 )
-from gpuop.sim.managers import shape_objects, shape_of
+from gpuop.sim.managers import permitted_entry, shape_objects, shape_of
 
 DEFAULT_NAMESPACE = "gpu-operator"
 # 16 MiB in all: ninety thousand two-card machines, twenty thousand of eight cards.
@@ -106,7 +108,23 @@ def add_nodes(
     progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Register the machines' cards, then create their Nodes (and, for a node another
-    manager serves, that manager's objects for it: `gpuop.sim.managers`); the created Nodes."""
+    manager serves, that manager's objects for it: `gpuop.sim.managers`); the created Nodes.
+    Nodes of KubeVirt's own plugin have their cards permitted in the KubeVirt CR first."""
+    permitted: dict[str, list[dict[str, str]]] = {}
+    for spec in specs:
+        shape = shape_of(spec.managed_by)
+        entry = permitted_entry(shape, spec.gpu) if shape is not None else None
+        if entry is not None and entry[1] not in permitted.get(entry[0], []):
+            permitted.setdefault(entry[0], []).append(entry[1])
+    if permitted:
+        # Before any node: a cluster that does not serve KubeVirt's CRD refuses it here.
+        try:
+            ops.permit_host_devices_sync(client, permitted)
+        except NotFound as exc:
+            raise SimError(
+                "nodes managed by kubevirt need KubeVirt's CRD (kubevirts.kubevirt.io), which"
+                " the cluster does not serve: install KubeVirt first"
+            ) from exc
     register_hardware(client, specs, namespace)
     created = []
     namespaces: set[str] = set()

@@ -10,7 +10,7 @@ from gpuop.catalog import gpu_catalog
 from gpuop.catalog.managers import manager_catalog
 from gpuop.check import run_checks
 from gpuop.sim.hardware import NodeSpec, SimError, cards_for, node_manifest, parse_cluster_spec
-from gpuop.sim.managers import managers, shape_objects, shape_of
+from gpuop.sim.managers import managers, permitted_entry, shape_objects, shape_of
 
 SHAPED = [m for m in managers() if m != "gpu-operator"]
 # A model each manager's platform offers.
@@ -19,15 +19,30 @@ MODELS = {"gke": "L4", "eks-auto-mode": "H100", "nvidia-dra-driver": "H100"}
 NAMED = {"aks": "nvidia-device-plugin"}
 
 
+def _kubevirt_cr(section: str, entry: dict[str, str]) -> dict:  # type: ignore[type-arg]
+    """The KubeVirt CR as `gpuop.kube.ops.permit_host_devices` makes it."""
+    return {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "KubeVirt",
+        "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+        "spec": {"configuration": {"permittedHostDevices": {section: [entry]}}},
+    }
+
+
 def _objects(manager: str, count: int = 2) -> list[dict]:  # type: ignore[type-arg]
     spec = NodeSpec(f"sim-{manager}", MODELS.get(manager, "A100"), count, managed_by=manager)
     shape = shape_of(manager)
     assert shape is not None
-    return [node_manifest(spec), *shape_objects(shape, spec.name, cards_for(spec))]
+    objects = [node_manifest(spec), *shape_objects(shape, spec.name, cards_for(spec))]
+    permitted = permitted_entry(shape, spec.gpu)
+    if permitted is not None:
+        objects.append(_kubevirt_cr(*permitted))
+    return objects
 
 
 def test_every_shape_is_a_manager_of_the_catalogue() -> None:
-    assert set(SHAPED) <= set(manager_catalog().managers)
+    # KubeVirt's own plugin is known by its CR's permitted devices, not by node signals.
+    assert set(SHAPED) <= {*manager_catalog().managers, "kubevirt"}
     assert set(MODELS) <= set(SHAPED)
     assert all(gpu_catalog().by_model(model) for model in MODELS.values())
 
@@ -63,3 +78,34 @@ def test_a_cluster_spec_names_the_manager_and_an_unknown_one_is_refused() -> Non
     assert spec.managed_by == "gke"
     with pytest.raises(SimError, match="unknown manager 'gcp'"):
         parse_cluster_spec({"nodes": [{"name": "x", "gpu": "L4", "managedBy": "gcp"}]})
+
+
+def test_a_kubevirt_node_is_permitted_in_the_cr_without_an_external_provider() -> None:
+    shape = shape_of("kubevirt")
+    assert shape is not None
+    assert permitted_entry(shape, "A100") == (
+        "pciHostDevices",
+        {"pciVendorSelector": "10DE:20F1", "resourceName": "nvidia.com/GA100_A100_PCIE_40GB"},
+    )
+    node = _objects("kubevirt")[0]
+    assert node["status"]["allocatable"]["nvidia.com/GA100_A100_PCIE_40GB"] == "2"
+    assert permitted_entry(shape_of("gke"), "L4") is None  # type: ignore[arg-type]
+
+
+def test_kubevirt_nodes_on_a_cluster_without_kubevirt_are_refused_before_any_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gpuop.kube.errors import NotFound
+    from gpuop.sim import registry
+
+    created: list[object] = []
+
+    def refuse(_client: object, _permitted: object) -> str:
+        raise NotFound(404, "404 NotFound: the server could not find the requested resource")
+
+    monkeypatch.setattr(registry.ops, "permit_host_devices_sync", refuse)
+    monkeypatch.setattr(registry.ops, "create_object_sync", lambda _c, o: created.append(o))
+    spec = NodeSpec("kv-1", "A100", 1, managed_by="kubevirt")
+    with pytest.raises(SimError, match=r"KubeVirt's CRD \(kubevirts.kubevirt.io\)"):
+        registry.add_nodes(object(), [spec])  # type: ignore[arg-type]
+    assert created == []
