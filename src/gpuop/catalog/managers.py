@@ -23,6 +23,7 @@ class Signals(CatalogModel):
     pod_labels: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     node_labels: tuple[str, ...] = ()
     node_label_prefixes: tuple[str, ...] = ()
+    node_annotations: tuple[str, ...] = ()
     os_image: tuple[str, ...] = ()
     resources: tuple[str, ...] = ()
     # Patterns of `<namespace>/<owner>` for pods known by name alone.
@@ -117,6 +118,7 @@ class ManagedShape(CatalogModel):
     nfd: bool
     labels: dict[str, str]
     resource: str
+    annotations: dict[str, str] = Field(default_factory=dict)
     pod: ShapePod | None = None
     resource_slice: bool = False
     # status.nodeInfo.osImage, where the OS carries the plugin (Bottlerocket's variants).

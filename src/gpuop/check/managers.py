@@ -157,6 +157,9 @@ def _strong_signals(
         if keys:
             shown = keys[0] if len(keys) == 1 else f"{keys[0]} and {len(keys) - 1} more labels"
             found.append((row.manager, f"label {shown}"))
+        noted = [k for k in row.annotations if k in info.view.annotations]
+        if noted:
+            found.append((row.manager, f"annotation {noted[0]}"))
         if row.os_words and all(word in os_image for word in row.os_words):
             found.append((row.manager, f"OS image {info.view.os_image!r}"))
         advertised = [r for r in row.resources if r in counts]
@@ -201,6 +204,7 @@ class _NodeSignals:
     manager: str
     labels: tuple[str, ...]
     label_prefixes: tuple[str, ...]
+    annotations: tuple[str, ...]
     os_words: tuple[str, ...]
     resources: tuple[str, ...]
 
@@ -214,12 +218,17 @@ def _node_signal_table() -> tuple[tuple[_NodeSignals, ...], Callable[[str], bool
             name,
             spec.strong.node_labels,
             spec.strong.node_label_prefixes,
+            spec.strong.node_annotations,
             tuple(word.lower() for word in spec.strong.os_image),
             spec.strong.resources,
         )
         for name, spec in manager_catalog().managers.items()
     )
-    rows = tuple(r for r in rows if r.labels or r.label_prefixes or r.os_words or r.resources)
+    rows = tuple(
+        r
+        for r in rows
+        if r.labels or r.label_prefixes or r.annotations or r.os_words or r.resources
+    )
     prefixes = tuple(prefix for row in rows for prefix in row.label_prefixes)
     return rows, (methodcaller("startswith", prefixes) if prefixes else None)
 

@@ -39,6 +39,8 @@ _NODE_INFO_FIELDS: Final = {
 }
 _TAINT: Final = re.compile(r"^(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>\w+)$")
 _NONE: Final = "<none>"
+# Marks a line that continues the one before it (see `_sections`).
+_CONTINUED: Final = "\x00"
 
 
 def looks_like_describe(text: str) -> bool:
@@ -70,9 +72,15 @@ def _blocks(lines: list[str]) -> Iterator[list[str]]:
 
 
 def _sections(block: list[str]) -> dict[str, list[str]]:
-    """Each column-0 heading's lines: the text after the heading, then the indented lines."""
+    """Each column-0 heading's lines: the text after the heading, then the indented lines.
+
+    A line indented past the column the heading's text starts at continues the line before
+    it: kubectl prints an annotation longer than 140 characters as `key:` and its value on
+    the next line, two columns further in. Such a line is kept with `_CONTINUED` before it.
+    """
     sections: dict[str, list[str]] = {}
     current: list[str] | None = None
+    column = 0
     for line in block:
         if not line.strip():
             continue
@@ -80,30 +88,45 @@ def _sections(block: list[str]) -> dict[str, list[str]]:
         if heading is not None:
             current = sections.setdefault(heading.group(1), [])
             first = (heading.group(2) or "").strip()
+            column = line.index(first) if first else 0
             if first:
                 current.append(first)
         elif current is not None and line[0].isspace():
-            current.append(line.strip())
+            indent = len(line) - len(line.lstrip())
+            if not column:
+                column = indent
+            current.append(_CONTINUED + line.strip() if indent > column else line.strip())
         else:
             current = None
     return sections
 
 
-def _pairs(lines: list[str], separator: str) -> dict[str, str]:
+def _pairs(lines: list[str], separator: str, *, continued: bool = False) -> dict[str, str]:
+    """`key<separator>value` of each line; with `continued`, a line indented further adds
+    to the value before it (annotations), else it is read as a line of its own."""
     found: dict[str, str] = {}
+    last: str | None = None
     for line in lines:
+        if line.startswith(_CONTINUED) and not continued:
+            line = line.removeprefix(_CONTINUED)
+        if line.startswith(_CONTINUED):
+            if last is not None:  # a long value, on the lines after its key
+                more = line.removeprefix(_CONTINUED)
+                found[last] = f"{found[last]}\n{more}" if found[last] else more
+            continue
         if line == _NONE:
             continue
         key, sep, value = line.partition(separator)
         if sep and key.strip():
-            found[key.strip()] = value.strip()
+            last = key.strip()
+            found[last] = value.strip()
     return found
 
 
 def _taints(lines: list[str]) -> list[dict[str, str]]:
     taints = []
     for line in lines:
-        match = _TAINT.match(line)
+        match = _TAINT.match(line.removeprefix(_CONTINUED))
         if match is None:
             continue
         taint = {"key": match.group("key"), "effect": match.group("effect")}
@@ -118,6 +141,7 @@ def _pod_rows(lines: list[str]) -> list[tuple[str, str]]:
     rows = []
     started = False
     for line in lines:
+        line = line.removeprefix(_CONTINUED)
         if line.startswith("---"):
             started = True
             continue
@@ -132,7 +156,7 @@ def _node(name: str, sections: dict[str, list[str]]) -> dict[str, Any]:
     labels = _pairs(sections.get("Labels", []), "=")
     if labels:
         metadata["labels"] = labels
-    annotations = _pairs(sections.get("Annotations", []), ":")
+    annotations = _pairs(sections.get("Annotations", []), ":", continued=True)
     if annotations:
         metadata["annotations"] = annotations
     spec: dict[str, Any] = {}

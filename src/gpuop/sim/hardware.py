@@ -40,7 +40,13 @@ from gpuop.api.labels import (
 )
 from gpuop.catalog import gpu_catalog
 from gpuop.catalog.managers import GPU_OPERATOR
-from gpuop.sim.managers import managers, shape_labels, shape_of, shape_resources
+from gpuop.sim.managers import (
+    managers,
+    shape_annotations,
+    shape_labels,
+    shape_of,
+    shape_resources,
+)
 
 HARDWARE_CONFIGMAP = "gpuop-sim-hardware"
 _DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -121,6 +127,7 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
         "pods": spec.pods,
         "ephemeral-storage": "500Gi",
     }
+    annotations = {KWOK_NODE_ANNOTATION: "fake"}
     shape = shape_of(spec.managed_by)
     if shape is not None:
         if not shape.nfd:
@@ -129,6 +136,7 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
         labels[SIM_LABEL] = spec.managed_by
         labels.update(shape_labels(shape, spec.gpu, spec.count))
         resources.update(shape_resources(shape, spec.gpu, spec.count))
+        annotations.update(shape_annotations(shape, spec.name, cards_for(spec)))
     labels.update(spec.labels)
     return {
         "apiVersion": "v1",
@@ -136,7 +144,7 @@ def node_manifest(spec: NodeSpec) -> dict[str, Any]:
         "metadata": {
             "name": spec.name,
             "labels": labels,
-            "annotations": {KWOK_NODE_ANNOTATION: "fake"},
+            "annotations": annotations,
         },
         "spec": {},
         "status": {

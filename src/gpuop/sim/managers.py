@@ -20,7 +20,7 @@ from gpuop.api.names import stable_suffix
 from gpuop.api.resources import CONTAINER_RESOURCE
 from gpuop.catalog import GpuModel, gpu_catalog, operand_table
 from gpuop.catalog.managers import GPU_OPERATOR, ManagedShape, managed_shapes
-from gpuop.dra.publish import publish
+from gpuop.dra.publish import gpu_uuid, publish
 from gpuop.naming import PciDatabase, passthrough_resource
 
 # What HAMi registers per card: shares, and cores in percent.
@@ -59,12 +59,25 @@ def shape_resources(shape: ManagedShape, model: str, count: int) -> dict[str, st
         name = passthrough_resource(_model(model).pci_device_id, PciDatabase.builtin())
         return {name.resource: str(count)}
     if shape.resource == "hami":
-        return {
-            CONTAINER_RESOURCE: str(count * _HAMI_SHARES),
-            "nvidia.com/gpumem": str(count * _model(model).memory_mib),
-            "nvidia.com/gpucores": str(count * _HAMI_CORES),
-        }
+        return {CONTAINER_RESOURCE: str(count * _HAMI_SHARES)}
     return {}
+
+
+def _nvml_name(card: GpuCard) -> str:
+    """The card's name as NVML gives it (`NVIDIA A10`; GFD's product label hyphenates it)."""
+    return _model(card.model or "").product.replace("-", " ", 1)
+
+
+def shape_annotations(shape: ManagedShape, node: str, cards: list[GpuCard]) -> dict[str, str]:
+    """The manager's node annotations, with each card as HAMi registers it filled in: its
+    UUID, shares, memory (MiB), cores (%), type, NUMA node and health."""
+    register = "".join(
+        f"{gpu_uuid(node, card)},{_HAMI_SHARES},{card.memory_mib},{_HAMI_CORES},"
+        f"NVIDIA-{_nvml_name(card)},0,true:"
+        for card in cards
+    )
+    values = {"count": str(len(cards)), "hami_register": register}
+    return {k: Template(v).safe_substitute(values) for k, v in shape.annotations.items()}
 
 
 def permitted_entry(shape: ManagedShape, model: str) -> tuple[str, dict[str, str]] | None:
@@ -120,6 +133,7 @@ def shape_objects(
 __all__ = [
     "managers",
     "permitted_entry",
+    "shape_annotations",
     "shape_labels",
     "shape_objects",
     "shape_of",

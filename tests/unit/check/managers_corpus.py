@@ -691,11 +691,57 @@ def nfd_no_plugin() -> list[dict[str, Any]]:
     return [_node("gpu-7", {NFD: "true"}, {})]
 
 
-def hami() -> list[dict[str, Any]]:
+def _hami_register(product: str, memory: int, cards: int) -> str:
+    """`hami.io/node-nvidia-register` as HAMi's device plugin writes it: per card its UUID,
+    split count, memory (MiB), cores (%), type, NUMA node and health, `:`-separated."""
+    return "".join(
+        f"GPU-0000000{index}-hami-4c1d-9e2a-{index:012d},10,{memory},100,NVIDIA-{product},0,true:"
+        for index in range(cards)
+    )
+
+
+def hami(gpu_operator: bool = False) -> list[dict[str, Any]]:
+    """HAMi's device plugin: `nvidia.com/gpu` ten shares a card, the cards in its annotation
+    (its scheduler's gpumem and gpucores are not node resources); with `gpu_operator`, beside
+    NVIDIA's GPU Operator with the operator's device plugin off, as HAMi's guide asks."""
     labels = {NFD: "true", "gpu": "on"}
-    resources = {"nvidia.com/gpu": "10", "nvidia.com/gpumem": "40960", "nvidia.com/gpucores": "100"}
+    objects = []
+    if gpu_operator:
+        labels.update(
+            {
+                **_gfd("NVIDIA-A100-PCIE-40GB", 2, **{"nvidia.com/mig.capable": "false"}),
+                "nvidia.com/gpu.present": "true",
+                **{
+                    f"nvidia.com/gpu.deploy.{operand}": "true"
+                    for operand in (
+                        "driver",
+                        "container-toolkit",
+                        "operator-validator",
+                        "device-plugin",
+                        "gpu-feature-discovery",
+                        "dcgm",
+                        "dcgm-exporter",
+                        "node-status-exporter",
+                    )
+                },
+            }
+        )
+        objects.append(
+            {
+                "apiVersion": "nvidia.com/v1",
+                "kind": "ClusterPolicy",
+                "metadata": {"name": "cluster-policy"},
+                "spec": {"devicePlugin": {"enabled": False}},
+            }
+        )
+    cards = 2 if gpu_operator else 1
+    node = _node("hami-1", labels, {"nvidia.com/gpu": str(10 * cards)})
+    node["metadata"]["annotations"] = {
+        "hami.io/node-handshake": "Reported 2025-10-20 03:05:44.544397915 +0000 UTC",
+        "hami.io/node-nvidia-register": _hami_register("NVIDIA A100-PCIE-40GB", 40960, cards),
+    }
     return [
-        _node("hami-1", labels, resources),
+        node,
         _pod(
             "hami-device-plugin-8d7sx",
             "hami-1",
@@ -703,7 +749,13 @@ def hami() -> list[dict[str, Any]]:
             {"app.kubernetes.io/component": "hami-device-plugin"},
             "projecthami/hami:v2.5.0",
         ),
+        *objects,
     ]
+
+
+def hami_nodes_only() -> list[dict[str, Any]]:
+    """A HAMi node dumped alone: only its annotation names HAMi."""
+    return hami()[:1]
 
 
 def mixed() -> list[dict[str, Any]]:
@@ -866,6 +918,8 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     "kubevirt-own-mdev": (kubevirt_own_mdev, {"kv-mdev-1": "kubevirt"}, []),
     "dra-driver": (dra_driver, {"dra-1": "nvidia-dra-driver"}, []),
     "hami": (hami, {"hami-1": "hami"}, []),
+    "hami-nodes-only": (hami_nodes_only, {"hami-1": "hami"}, []),
+    "hami-with-gpu-operator": (lambda: hami(gpu_operator=True), {"hami-1": "gpu-operator"}, []),
     "gke-with-gpu-operator": (gke_with_gpu_operator, {"gke-l4-1": "gpu-operator"}, []),
     "gke-with-gpu-operator-plugin-on": (
         lambda: gke_with_gpu_operator(device_plugin=True),

@@ -59,3 +59,49 @@ def test_check_reads_it_names_the_manager_and_finds_the_empty_gpu_resource(
     assert all(m for m in managers.values())
     problems = {(f.code, f.node) for f in report.findings if f.severity != "info"}
     assert {node for _, node in problems} == {"aks-gpunp-12345678-vmss000001"}
+
+
+HAMI_NODE = """\
+Name:               416a100
+Roles:              master
+Labels:             gpu=on
+                    kubernetes.io/hostname=416a100
+Annotations:        flannel.alpha.coreos.com/backend-type: vxlan
+                    hami.io/node-handshake: Requesting_2024.05.20 11:44:46
+                    hami.io/node-nvidia-register:
+                      GPU-b7c4eb59-dd76-ca5a-8482-56fd796b0a75,10,40960,100,NVIDIA-NVIDIA A100-PCIE-40GB,0,true:GPU-ec7d894f...
+                    node.alpha.kubernetes.io/ttl: 0
+Taints:             <none>
+Unschedulable:      false
+Capacity:
+  cpu:             64
+  nvidia.com/gpu:  20
+Allocatable:
+  cpu:             64
+  nvidia.com/gpu:  20
+"""
+
+
+def test_a_long_annotation_printed_under_its_key_is_one_value() -> None:
+    described = parse_describe(HAMI_NODE)
+    assert described is not None
+    (node,) = described.objects
+    annotations = node["metadata"]["annotations"]
+    assert list(annotations) == [
+        "flannel.alpha.coreos.com/backend-type",
+        "hami.io/node-handshake",
+        "hami.io/node-nvidia-register",
+        "node.alpha.kubernetes.io/ttl",
+    ]
+    assert annotations["hami.io/node-nvidia-register"].startswith("GPU-b7c4eb59-dd76-ca5a-8482-")
+    assert node["metadata"]["labels"] == {"gpu": "on", "kubernetes.io/hostname": "416a100"}
+    assert node["status"]["capacity"] == {"cpu": "64", "nvidia.com/gpu": "20"}
+
+
+def test_labels_indented_unevenly_are_still_labels() -> None:
+    text = HAMI_NODE.replace(
+        "                    kubernetes.io/hostname", "                      kubernetes.io/hostname"
+    )
+    described = parse_describe(text)
+    assert described is not None
+    assert described.objects[0]["metadata"]["labels"]["kubernetes.io/hostname"] == "416a100"

@@ -109,3 +109,28 @@ def test_kubevirt_nodes_on_a_cluster_without_kubevirt_are_refused_before_any_nod
     with pytest.raises(SimError, match=r"KubeVirt's CRD \(kubevirts.kubevirt.io\)"):
         registry.add_nodes(object(), [spec])  # type: ignore[arg-type]
     assert created == []
+
+
+def test_a_hami_node_registers_its_cards_in_hamis_annotation_not_as_resources() -> None:
+    from gpuop.dra.publish import gpu_uuid
+
+    spec = NodeSpec("sim-hami", "A10", 2, managed_by="hami")
+    node = node_manifest(spec)
+    allocatable = node["status"]["allocatable"]
+    assert allocatable["nvidia.com/gpu"] == "20"
+    assert not {"nvidia.com/gpumem", "nvidia.com/gpucores"} & set(allocatable)
+    register = node["metadata"]["annotations"]["hami.io/node-nvidia-register"]
+    first, _second, rest = register.split(":")
+    assert rest == ""
+    assert first.split(",") == [
+        gpu_uuid(spec.name, cards_for(spec)[0]),
+        "10",
+        "23028",
+        "100",
+        "NVIDIA-NVIDIA A10",
+        "0",
+        "true",
+    ]
+    # Its annotation alone names HAMi, as in a dump of the nodes without their pods.
+    (summary,) = run_checks([node]).nodes
+    assert summary.managers[:1] == ("hami",)
