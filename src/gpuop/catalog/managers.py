@@ -86,7 +86,10 @@ def gke_contract() -> GkeContract:
 
 class InstanceGpuLabel(CatalogModel):
     count: str
-    manufacturer: str
+    # A label whose value, where set, must be `nvidia`.
+    manufacturer: str = ""
+    # A label that must name an NVIDIA GPU (start with `nvidia`) for the count to be read.
+    accelerator: str = ""
 
 
 class InstanceGpus(CatalogModel):

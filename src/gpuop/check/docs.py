@@ -214,7 +214,8 @@ MIG_STRATEGY over the file's, and the plugin's default `none` when it reads neit
 config file); every node for resources registered with no device (GPU211); GKE's nodes for
 the `nvidia.com/gpu` count their pool's time-sharing, MPS and MIG partition labels give
 (GPU212, `catalog/gke.yaml`); nodes whose provisioner labels their machine's GPU count
-(Karpenter on AWS and Azure, EKS Auto Mode, GKE's `a3-highgpu-8g`) for fewer GPUs
+(Karpenter on AWS and Azure, EKS Auto Mode, GKE's `gke-accelerator-count` and
+`a3-highgpu-8g`) for fewer GPUs
 advertised than that, lost or unhealthy (GPU213, `catalog/instance-gpus.yaml`); nodes whose
 machine has GPUs by those labels, a cloud's accelerator label or NFD's, and that advertise no
 GPU at all, with what to do for their manager (GPU214); two

@@ -4,25 +4,18 @@ GKE labels the nodes of a pool with GPU time-sharing or MPS with the clients eac
 and a MIG pool with the partition every card is split into; its plugin presents each GPU,
 or each partition, as that many devices (`catalog/gke.yaml`, with the sources; the
 partitions a card holds are mig-parted's default layouts). A count
-that is not a multiple of what one GPU gives, or that is not what the machine type's GPUs
-give, is a node whose plugin did not apply its pool's config (or a GPU it lost).
+that is not a multiple of what one GPU gives, or that is not what the machine's GPUs give
+(`gke-accelerator-count`, or the machine type: `check.machine_gpus`), is a node whose plugin did not apply its pool's config (or a GPU it lost).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from functools import cache
 
-from gpuop.api.labels import INSTANCE_TYPE_LABEL
 from gpuop.api.resources import CONTAINER_RESOURCE
 from gpuop.catalog.managers import gke_contract
 from gpuop.check.context import CheckContext, NodeInfo
-
-
-@cache
-def _machine_type_pattern() -> re.Pattern[str]:
-    return re.compile(gke_contract().gpu_count_machine_types)
+from gpuop.check.machine_gpus import machine_gpus
 
 
 def _devices_per_gpu(labels: Mapping[str, str]) -> tuple[int, list[str]] | None:
@@ -53,12 +46,12 @@ def check_gke_sharing(ctx: CheckContext, info: NodeInfo) -> None:
         return  # no sharing, or nothing advertised (GPU211 says that)
     per_gpu, why = found
     config = f"GKE's node pool config ({', '.join(why)}: {per_gpu} nvidia.com/gpu per GPU)"
-    machine = _machine_type_pattern().match(labels.get(INSTANCE_TYPE_LABEL, ""))
+    machine = machine_gpus(labels)
     if machine is not None:
-        gpus = int(machine.group("gpus"))
+        gpus, source = machine
         if count == gpus * per_gpu:
             return
-        seen = f"{gpus} GPUs of {machine.group(0)} give {gpus * per_gpu}"
+        seen = f"{gpus} GPUs ({source}) give {gpus * per_gpu}"
     elif count % per_gpu == 0:
         return
     else:

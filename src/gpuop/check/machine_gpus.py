@@ -49,7 +49,9 @@ def machine_gpus(labels: Mapping[str, str]) -> tuple[int, str] | None:
         raw = labels.get(entry.count)
         if raw is None:
             continue
-        maker = labels.get(entry.manufacturer)
+        if entry.accelerator and not labels.get(entry.accelerator, "").startswith(table.nvidia):
+            continue  # another accelerator's count (GKE's TPU nodes)
+        maker = labels.get(entry.manufacturer) if entry.manufacturer else None
         if maker is not None and maker.lower() != table.nvidia:
             return None
         if raw.isdigit() and int(raw) > 0:

@@ -53,6 +53,22 @@ def _codes(objects: list[dict[str, Any]]) -> set[tuple[str, str]]:
             4,
         ),
         ({"node.kubernetes.io/instance-type": "a3-highgpu-8g"}, None),
+        # GKE's count label (Autopilot's and node pools' GPU nodes), not on its TPU nodes.
+        (
+            {
+                "cloud.google.com/gke-accelerator": "nvidia-tesla-t4",
+                "cloud.google.com/gke-accelerator-count": "2",
+                "node.kubernetes.io/instance-type": "n1-standard-8",
+            },
+            2,
+        ),
+        (
+            {
+                "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+                "cloud.google.com/gke-accelerator-count": "4",
+            },
+            None,
+        ),
         (
             {
                 "cloud.google.com/gke-accelerator": "nvidia-l4",
@@ -215,3 +231,12 @@ def test_the_standalone_plugins_node_advertising_nothing_gets_the_plugins_fix() 
     assert "validator" not in finding.hint
     assert "NVML not found" in finding.hint
     assert "GPU214" not in {f.code for f in run_checks(objects).findings}
+
+
+def test_an_autopilot_node_missing_a_gpu_of_its_count_label_is_found() -> None:
+    objects = managers_corpus.gke()
+    labels = objects[0]["metadata"]["labels"]
+    labels["cloud.google.com/gke-accelerator-count"] = "2"
+    assert _codes(objects) == {("GPU213", "Node/gke-l4-1")}
+    labels["cloud.google.com/gke-accelerator-count"] = "1"
+    assert _codes(objects) == set()

@@ -395,8 +395,8 @@ FAMILY = RuleFamily(
             "The node advertises fewer GPUs than its machine has",
             "The node's provisioner labels it with its machine's GPU count"
             " (`karpenter.k8s.aws/instance-gpu-count`, `eks.amazonaws.com/instance-gpu-count`,"
-            " `karpenter.azure.com/sku-gpu-count`), or GKE's machine type names it"
-            " (`a3-highgpu-8g`), and the node advertises fewer `nvidia.com/gpu` (or passthrough"
+            " `karpenter.azure.com/sku-gpu-count`, GKE's `cloud.google.com/gke-accelerator-count`),"
+            " or GKE's machine type names it (`a3-highgpu-8g`), and the node advertises fewer `nvidia.com/gpu` (or passthrough"
             " devices) than that, with no sharing that would change the count. Checked where"
             " neither GPU feature discovery nor gpuop's hint counts the cards (GPU205 and GPU206"
             " judge those).",
