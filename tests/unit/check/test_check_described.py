@@ -117,6 +117,12 @@ def _pod(namespace: str, name: str) -> PodView:
             "nvidia-dra-driver-gpu-kubelet-plugin-4vx8r",
             "nvidia-dra-driver",
         ),
+        (
+            "nvidia-dra-driver",
+            "nvidia-dra-driver-k8s-dra-driver-kubelet-plugin-7kdg9",
+            "nvidia-dra-driver",
+        ),
+        ("nvidia-dra-driver", "nvidia-k8s-dra-driver-kubelet-plugin-qqq5b", "nvidia-dra-driver"),
         ("kube-system", "hami-device-plugin-4vx8r", "hami"),
         # Not a DaemonSet's pod name (a vowel in the suffix, no suffix at all).
         ("kube-system", "nvidia-device-plugin-daemonset-abcde", None),
