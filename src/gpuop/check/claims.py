@@ -11,6 +11,7 @@ devices together. These rules put the devices back together into cards and find:
 * a card allocated to two claims through two of its devices (GPU801);
 * a card in two pools (GPU802), or advertised by the device plugin on a node whose slices
   publish it too (GPU803), or a node set up for both stacks (GPU804);
+* a node the driver's kubelet plugin runs on whose GPUs no slice publishes (GPU811);
 * a card published two-faced with no counter set both faces consume (GPU810);
 * claims that no node could ever satisfy (GPU805), invalid CEL (GPU808), and bad input:
   a slice for an unknown node (GPU806), an unknown DeviceClass (GPU807), objects that
@@ -30,6 +31,7 @@ from gpuop.api.labels import deploy_label
 from gpuop.catalog.dra import dra_catalog
 from gpuop.check.claim_fit import check_claim_fit
 from gpuop.check.context import CheckContext, kind_of, resource_count
+from gpuop.check.managers import DRA_DRIVER
 from gpuop.check.state import NodeView
 from gpuop.dra.publish import PCI_BUS_ID_ATTRIBUTE
 from gpuop.manifests.fields import mapping, sequence, text
@@ -361,6 +363,34 @@ def check_two_faced(ctx: CheckContext, devices: list[PublishedDevice]) -> None:
             )
 
 
+def check_unpublished(ctx: CheckContext, devices: list[PublishedDevice]) -> None:
+    """GPU811: the DRA driver's kubelet plugin runs on a node none of whose GPUs it publishes
+    (checked where the input holds DRA objects, so missing slices are not a partial dump)."""
+    # Where GPU allocation is off, the same plugin publishes ComputeDomain devices only.
+    published = {device.node for device in devices if device.driver.endswith("nvidia.com")}
+    for name, management in sorted(ctx.management.items()):
+        if name in published:
+            continue
+        pods = [
+            signal
+            for manager, signal in management.evidence
+            if manager == DRA_DRIVER and signal.startswith("runs pod")
+        ]
+        if not pods:
+            continue
+        ctx.add(
+            "GPU811",
+            "Node",
+            name,
+            f"{pods[0].removeprefix('runs ')} of NVIDIA's DRA driver runs on the node, but no"
+            f" ResourceSlice of {NVIDIA_DRIVER} publishes its GPUs: claims cannot be"
+            " allocated there",
+            "read the log of the kubelet plugin's `gpus` container: it publishes once it finds"
+            " the driver (`nvidia-smi` works on the node; the chart's nvidiaDriverRoot points"
+            " at it) and its GPU allocation is enabled",
+        )
+
+
 def check_unknown_nodes(ctx: CheckContext) -> None:
     """GPU806: slices for nodes the input does not have (only when it has Nodes)."""
     if not ctx.state.nodes:
@@ -397,6 +427,7 @@ def check_claims(ctx: CheckContext) -> None:
     check_allocated_twice(ctx, devices, _allocations(state.resource_claims, by_key))
     check_card_in_two_pools(ctx, devices)
     check_both_stacks(ctx, devices)
+    check_unpublished(ctx, devices)
     check_two_faced(ctx, devices)
     check_unknown_nodes(ctx)
     check_claim_fit(ctx)

@@ -180,7 +180,7 @@ def _strong_signals(
                 found.append((matched[0], f"runs pod {where} ({matched[1]})"))
             else:
                 found.append((GPU_OPERATOR, f"runs operand pod {where}"))
-    served = sorted(r for r in kubevirt_served if info.counts.get(r, 0) > 0)
+    served = sorted(r for r in kubevirt_served if r in info.counts)  # registered, even with 0
     if served:
         found.append(
             (

@@ -299,13 +299,29 @@ def mig(
     return [_node("mig-1", labels, resources), *_standalone("mig-1"), _mig_config(configured)]
 
 
-def mps() -> list[dict[str, Any]]:
+def mps(gpus: str = "8", applied: bool = True) -> list[dict[str, Any]]:
+    """Two GPUs shared four ways by MPS, the node labelled with the chart's config `a100-mps`;
+    not `applied`: the plugin still runs without sharing (GFD reports 1 replica)."""
     labels = _gfd(
         "NVIDIA-A100-SXM4-40GB",
         2,
-        **{"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "mps"},
+        **{
+            "nvidia.com/device-plugin.config": "a100-mps",
+            "nvidia.com/gpu.replicas": "4" if applied else "1",
+            "nvidia.com/gpu.sharing-strategy": "mps" if applied else "none",
+        },
     )
-    return [_node("mps-1", labels, {"nvidia.com/gpu": "8"}), *_standalone("mps-1")]
+    config = (
+        "version: v1\nflags:\n  migStrategy: none\nsharing:\n  mps:\n"
+        "    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
+    )
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "nvdp-configs", "namespace": "nvidia-device-plugin"},
+        "data": {"default": "version: v1\n", "a100-mps": config},
+    }
+    return [_node("mps-1", labels, {"nvidia.com/gpu": gpus}), *_standalone("mps-1"), configmap]
 
 
 def bottlerocket(gpus: str = "1") -> list[dict[str, Any]]:
@@ -512,16 +528,31 @@ def kubevirt_nvidia_plugin(count: str = "4") -> list[dict[str, Any]]:
     ]
 
 
-def kubevirt_own_pci() -> list[dict[str, Any]]:
+def kubevirt_own_pci(count: str = "2") -> list[dict[str, Any]]:
+    """KubeVirt's own PCI plugin; with `count` 0, no card is bound to vfio-pci."""
     name = "nvidia.com/GA100_A100_SXM4_40GB"
     entry = {"pciVendorSelector": "10DE:20B0", "resourceName": name}
-    return [_node("kv-pci-1", {NFD: "true"}, {name: "2"}), _kubevirt("pciHostDevices", entry)]
+    return [_node("kv-pci-1", {NFD: "true"}, {name: count}), _kubevirt("pciHostDevices", entry)]
 
 
-def kubevirt_own_mdev() -> list[dict[str, Any]]:
+def kubevirt_own_mdev(count: str = "4") -> list[dict[str, Any]]:
+    """KubeVirt's own mediated-device plugin; with `count` 0, no vGPU of the type exists."""
     name = "nvidia.com/NVIDIA_A10-12Q"
     entry = {"mdevNameSelector": "NVIDIA A10-12Q", "resourceName": name}
-    return [_node("kv-mdev-1", {NFD: "true"}, {name: "4"}), _kubevirt("mediatedDevices", entry)]
+    return [_node("kv-mdev-1", {NFD: "true"}, {name: count}), _kubevirt("mediatedDevices", entry)]
+
+
+def dra_driver_publishing_nothing() -> list[dict[str, Any]]:
+    """The DRA driver's kubelet plugin runs on the node, and the dump has the driver's
+    DeviceClass but no ResourceSlice of the node."""
+    node, _slice, pod = dra_driver()
+    device_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu.nvidia.com"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]},
+    }
+    return [node, pod, device_class]
 
 
 def dra_driver() -> list[dict[str, Any]]:
@@ -836,6 +867,11 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     ),
     "hand-labelled-gpu-present": (hand_labelled, {"t4-1": "nvidia-device-plugin"}, []),
     "standalone-mps": (mps, {"mps-1": "nvidia-device-plugin"}, []),
+    "standalone-mps-not-applied": (
+        lambda: mps("2", applied=False),
+        {"mps-1": "nvidia-device-plugin"},
+        ["GPU212 Node/mps-1"],
+    ),
     "standalone-mig-mixed": (mig, {"mig-1": "nvidia-device-plugin"}, []),
     "standalone-mig-strategy-not-applied": (
         lambda: mig("mixed", labelled="single", mixed_names=False),
@@ -916,7 +952,22 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     ),
     "kubevirt-own-pci": (kubevirt_own_pci, {"kv-pci-1": "kubevirt"}, []),
     "kubevirt-own-mdev": (kubevirt_own_mdev, {"kv-mdev-1": "kubevirt"}, []),
+    "kubevirt-own-pci-zero": (
+        lambda: kubevirt_own_pci("0"),
+        {"kv-pci-1": "kubevirt"},
+        ["GPU211 Node/kv-pci-1"],
+    ),
+    "kubevirt-own-mdev-zero": (
+        lambda: kubevirt_own_mdev("0"),
+        {"kv-mdev-1": "kubevirt"},
+        ["GPU211 Node/kv-mdev-1"],
+    ),
     "dra-driver": (dra_driver, {"dra-1": "nvidia-dra-driver"}, []),
+    "dra-driver-publishes-nothing": (
+        dra_driver_publishing_nothing,
+        {"dra-1": "nvidia-dra-driver"},
+        ["GPU811 Node/dra-1"],
+    ),
     "hami": (hami, {"hami-1": "hami"}, []),
     "hami-nodes-only": (hami_nodes_only, {"hami-1": "hami"}, []),
     "hami-with-gpu-operator": (lambda: hami(gpu_operator=True), {"hami-1": "gpu-operator"}, []),

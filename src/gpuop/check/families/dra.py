@@ -140,6 +140,22 @@ DRA_RULES: tuple[Rule, ...] = (
         " partitionable devices, beta and on by default from Kubernetes 1.36), as gpuop's"
         " DRA publication does; or give the node one role.",
     ),
+    Rule(
+        "GPU811",
+        "DriverPublishesNothing",
+        "error",
+        "NVIDIA's DRA driver runs on a node but publishes none of its GPUs",
+        "A pod of the DRA driver's kubelet plugin runs on the node and no ResourceSlice of"
+        " `gpu.nvidia.com` names it. Checked where the input holds DRA objects"
+        " (ResourceSlices, claims or DeviceClasses), so that slices left out of a partial"
+        " dump are not taken for missing.",
+        "The plugin found no GPU (the driver is not loaded, or not where the chart's"
+        " `nvidiaDriverRoot` says) or its GPU allocation is turned off: claims for the node's"
+        " GPUs never allocate.",
+        "Read the log of the kubelet plugin's `gpus` container on the node; check the driver"
+        " with `nvidia-smi` there and the chart's `nvidiaDriverRoot` and GPU allocation"
+        " settings.",
+    ),
 )
 
 __all__ = ["DRA_RULES"]
