@@ -731,6 +731,14 @@ def _hami_register(product: str, memory: int, cards: int) -> str:
     )
 
 
+def hami_zero() -> list[dict[str, Any]]:
+    """HAMi's plugin registered `nvidia.com/gpu: 0` (the shape of Project-HAMi/HAMi#314)."""
+    objects = hami()
+    for part in ("capacity", "allocatable"):
+        objects[0]["status"][part]["nvidia.com/gpu"] = "0"
+    return objects
+
+
 def hami(gpu_operator: bool = False) -> list[dict[str, Any]]:
     """HAMi's device plugin: `nvidia.com/gpu` ten shares a card, the cards in its annotation
     (its scheduler's gpumem and gpucores are not node resources); with `gpu_operator`, beside
@@ -970,6 +978,7 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     ),
     "hami": (hami, {"hami-1": "hami"}, []),
     "hami-nodes-only": (hami_nodes_only, {"hami-1": "hami"}, []),
+    "hami-zero": (hami_zero, {"hami-1": "hami"}, ["GPU211 Node/hami-1"]),
     "hami-with-gpu-operator": (lambda: hami(gpu_operator=True), {"hami-1": "gpu-operator"}, []),
     "gke-with-gpu-operator": (gke_with_gpu_operator, {"gke-l4-1": "gpu-operator"}, []),
     "gke-with-gpu-operator-plugin-on": (

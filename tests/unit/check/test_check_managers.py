@@ -60,6 +60,21 @@ def test_every_manager_of_the_catalogue_has_a_healthy_dump() -> None:
     assert not missing
 
 
+def test_every_manager_has_a_dump_with_drift_found_on_its_node() -> None:
+    from gpuop.catalog.managers import manager_catalog
+
+    drifted = {
+        manager
+        for name, (_, managers, expected) in managers_corpus.SCENARIOS.items()
+        if expected
+        for node, manager in managers.items()
+        if any(item.endswith(f"/{node}") for item in expected)
+    }
+    # The GPU Operator's drift is the main corpus's (tests/corpus/check).
+    missing = {*manager_catalog().managers, "kubevirt"} - drifted - {"gpu-operator"}
+    assert not missing
+
+
 def test_the_report_says_who_manages_a_node_and_why(tmp_path: Path) -> None:
     report = _report("standalone-plugin-zero")
     data = report.to_dict()
