@@ -106,6 +106,31 @@ def _gfd(product: str, count: int, **extra: str) -> dict[str, str]:
 
 
 _NVDP = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
+# The operands the GPU Operator labels every container node for.
+_OPERANDS = (
+    "driver",
+    "container-toolkit",
+    "operator-validator",
+    "device-plugin",
+    "gpu-feature-discovery",
+    "dcgm",
+    "dcgm-exporter",
+    "node-status-exporter",
+)
+
+
+def _deploy_labels(*more: str) -> dict[str, str]:
+    """The GPU Operator's `nvidia.com/gpu.deploy.*=true` labels, with `more` operands'."""
+    return {f"nvidia.com/gpu.deploy.{operand}": "true" for operand in (*_OPERANDS, *more)}
+
+
+def _cluster_policy(spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy"},
+        "spec": spec,
+    }
 
 
 def _standalone(node: str) -> list[dict[str, Any]]:
@@ -597,16 +622,6 @@ def gke_with_gpu_operator(device_plugin: bool = False) -> list[dict[str, Any]]:
     its own driver, toolkit and device plugin turned off (NVIDIA's GKE recipes' default);
     with `device_plugin`, the operator's plugin left on beside GKE's."""
     objects = gke()
-    operands = (
-        "driver",
-        "container-toolkit",
-        "operator-validator",
-        "device-plugin",
-        "gpu-feature-discovery",
-        "dcgm",
-        "dcgm-exporter",
-        "node-status-exporter",
-    )
     objects[0]["metadata"]["labels"].update(
         {
             **_gfd(
@@ -620,19 +635,16 @@ def gke_with_gpu_operator(device_plugin: bool = False) -> list[dict[str, Any]]:
                 },
             ),
             "nvidia.com/gpu.present": "true",
-            **{f"nvidia.com/gpu.deploy.{operand}": "true" for operand in operands},
+            **_deploy_labels(),
         }
     )
-    policy = {
-        "apiVersion": "nvidia.com/v1",
-        "kind": "ClusterPolicy",
-        "metadata": {"name": "cluster-policy"},
-        "spec": {
+    policy = _cluster_policy(
+        {
             "driver": {"enabled": False},
             "toolkit": {"enabled": False},
             "devicePlugin": {"enabled": device_plugin},
-        },
-    }
+        }
+    )
     return [*objects, policy]
 
 
@@ -750,29 +762,10 @@ def hami(gpu_operator: bool = False) -> list[dict[str, Any]]:
             {
                 **_gfd("NVIDIA-A100-PCIE-40GB", 2, **{"nvidia.com/mig.capable": "false"}),
                 "nvidia.com/gpu.present": "true",
-                **{
-                    f"nvidia.com/gpu.deploy.{operand}": "true"
-                    for operand in (
-                        "driver",
-                        "container-toolkit",
-                        "operator-validator",
-                        "device-plugin",
-                        "gpu-feature-discovery",
-                        "dcgm",
-                        "dcgm-exporter",
-                        "node-status-exporter",
-                    )
-                },
+                **_deploy_labels(),
             }
         )
-        objects.append(
-            {
-                "apiVersion": "nvidia.com/v1",
-                "kind": "ClusterPolicy",
-                "metadata": {"name": "cluster-policy"},
-                "spec": {"devicePlugin": {"enabled": False}},
-            }
-        )
+        objects.append(_cluster_policy({"devicePlugin": {"enabled": False}}))
     cards = 2 if gpu_operator else 1
     node = _node("hami-1", labels, {"nvidia.com/gpu": str(10 * cards)})
     node["metadata"]["annotations"] = {
@@ -803,21 +796,7 @@ def mixed() -> list[dict[str, Any]]:
         **_gfd("NVIDIA-A100-SXM4-40GB", 4),
         "nvidia.com/mig.strategy": "single",
         "nvidia.com/gpu.present": "true",
-        **{
-            f"nvidia.com/gpu.deploy.{operand}": "true"
-            for operand in (
-                "driver",
-                "container-toolkit",
-                "operator-validator",
-                "device-plugin",
-                "gpu-feature-discovery",
-                "dcgm",
-                "dcgm-exporter",
-                "node-status-exporter",
-                "mig-manager",
-                "client",
-            )
-        },
+        **_deploy_labels("mig-manager", "client"),
     }
     return [_node("mixed-1", labels, {"nvidia.com/gpu": "4"}), *_standalone("mixed-1")]
 
