@@ -9,6 +9,7 @@ data file with its sources; this module only loads and types it.
 from __future__ import annotations
 
 from functools import cache
+from typing import Literal
 
 from pydantic import Field
 
@@ -143,11 +144,33 @@ def managed_shapes() -> ManagedShapes:
     return ManagedShapes.model_validate(load_data_file("managed-shapes.yaml"))
 
 
+class GpuCondition(CatalogModel):
+    platform: str
+    severity: Literal["error", "warning"]
+    says: str
+    fix: str
+
+
+class GpuConditions(CatalogModel):
+    """Node conditions a platform's problem detector sets True for GPU faults."""
+
+    schema_version: int
+    conditions: dict[str, GpuCondition]
+
+
+@cache
+def gpu_conditions() -> GpuConditions:
+    """`gpu-conditions.yaml`."""
+    return GpuConditions.model_validate(load_data_file("gpu-conditions.yaml"))
+
+
 GPU_OPERATOR = "gpu-operator"
 
 __all__ = [
     "GPU_OPERATOR",
     "GkeContract",
+    "GpuCondition",
+    "GpuConditions",
     "InstanceGpus",
     "ManagedShape",
     "ManagedShapes",
@@ -155,6 +178,7 @@ __all__ = [
     "ManagerSpec",
     "Signals",
     "gke_contract",
+    "gpu_conditions",
     "instance_gpus",
     "managed_shapes",
     "manager_catalog",

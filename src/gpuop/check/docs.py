@@ -218,7 +218,9 @@ the `nvidia.com/gpu` count their pool's time-sharing, MPS and MIG partition labe
 `a3-highgpu-8g`) for fewer GPUs
 advertised than that, lost or unhealthy (GPU213, `catalog/instance-gpus.yaml`); nodes whose
 machine has GPUs by those labels, a cloud's accelerator label or NFD's, and that advertise no
-GPU at all, with what to do for their manager (GPU214); two
+GPU at all, with what to do for their manager (GPU214); node conditions a platform sets
+for GPU faults (AKS's `GPUMissing` and `XIDErrors`, Nebius's `NebiusGPUError`: GPU215,
+`catalog/gpu-conditions.yaml`); two
 managers that each register `nvidia.com/gpu` on one node are GPU108. The operator's
 DaemonSets are known by name (its driver's too when named for a kernel, an RHCOS version or
 an NVIDIADriver) unless their pods carry another manager's plugin labels: the plugin's

@@ -34,6 +34,7 @@ from gpuop.check.advertised import (
     gfd_replicas,
     shown_counts,
 )
+from gpuop.check.conditions import check_gpu_conditions
 from gpuop.check.context import CheckContext, NodeInfo
 from gpuop.check.gke import check_gke_sharing
 from gpuop.check.machine_gpus import (
@@ -119,6 +120,7 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             plugin,
             machine,
             hardware,
+            info.view.gpu_conditions,
         )
         if memo and key in healthy:
             continue
@@ -126,6 +128,7 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
         _check_names(ctx, info)
         _check_managers(ctx, info, management)
         check_machine_gpus(ctx, info, machine)
+        check_gpu_conditions(ctx, info)
         policy = info.policy or ctx.policy
         if info.plan is not None and policy is not None:
             _check_by_manager(ctx, info, management, policy, configs, plugin)

@@ -25,6 +25,7 @@ from gpuop.api.labels import (
 )
 from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.catalog import operand_table
+from gpuop.catalog.managers import gpu_conditions
 from gpuop.manifests import QuantityError, parse_quantity
 from gpuop.manifests.fields import scalar_text
 
@@ -132,6 +133,9 @@ class NodeView:
     os_image: str = ""
     # spec.taints that keep pods off (NoSchedule, NoExecute), as `key=value:effect`.
     taints: tuple[str, ...] = ()
+    # status.conditions a platform sets for GPU faults (gpu-conditions.yaml) that are True,
+    # as (type, reason, message).
+    gpu_conditions: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def planned_labels(self) -> dict[str, str]:
@@ -365,6 +369,21 @@ def _type_name(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
+def _gpu_conditions(status: Any) -> tuple[tuple[str, str, str], ...]:
+    conditions = status.get("conditions") if _is_mapping(status) else None
+    if not isinstance(conditions, list):
+        return ()
+    known = gpu_conditions().conditions
+    return tuple(
+        (str(c["type"]), str(c.get("reason") or ""), str(c.get("message") or ""))
+        for c in conditions
+        if _is_mapping(c)
+        and isinstance(c.get("type"), str)
+        and c["type"] in known
+        and c.get("status") == "True"
+    )
+
+
 def _repelling_taints(spec: Any) -> tuple[str, ...]:
     taints = spec.get("taints") if _is_mapping(spec) else None
     if not isinstance(taints, list):
@@ -427,6 +446,7 @@ def _node_view(name: str, metadata: Mapping[str, Any], status: Any, spec: Any) -
         planned_capacity=planned_capacity,
         os_image=os_image,
         taints=_repelling_taints(spec),
+        gpu_conditions=_gpu_conditions(status),
     )
 
 

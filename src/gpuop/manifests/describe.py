@@ -3,10 +3,10 @@
 Bug reports and forum threads carry `kubectl describe node` far more often than
 `kubectl get node -o yaml`, so `gpuop check` and the other readers take it as a dump: each
 `Name:` block becomes a Node with what the text shows (labels, annotations, taints,
-`Unschedulable`, capacity, allocatable, system info), and each row of its
+`Unschedulable`, conditions, capacity, allocatable, system info), and each row of its
 `Non-terminated Pods` table a Pod bound to it, known by namespace and name only. What the
-text does not show (a pod's images, labels and requests; a node's conditions as objects)
-is left out rather than guessed; `DescribedNodes.pods_without_specs` says so.
+text does not show (a pod's images, labels and requests) is left out rather than guessed;
+`DescribedNodes.pods_without_specs` says so.
 
     nodes = parse_describe(text)           # None when `text` is not describe output
 """
@@ -136,6 +136,30 @@ def _taints(lines: list[str]) -> list[dict[str, str]]:
     return taints
 
 
+def _conditions(lines: list[str]) -> list[dict[str, str]]:
+    """The Conditions table's rows: type and status, and the reason and message where the
+    header places them (kubectl aligns every column under its heading)."""
+    if not lines or not lines[0].removeprefix(_CONTINUED).startswith("Type"):
+        return []
+    header = lines[0].removeprefix(_CONTINUED)
+    reason_at, message_at = header.find("Reason"), header.find("Message")
+    rows = []
+    for line in lines[1:]:
+        line = line.removeprefix(_CONTINUED)
+        parts = line.split()
+        if len(parts) < 2 or line.startswith("---"):
+            continue
+        row = {"type": parts[0], "status": parts[1]}
+        if 0 < reason_at < message_at:
+            reason, message = line[reason_at:message_at].strip(), line[message_at:].strip()
+            if reason:
+                row["reason"] = reason
+            if message:
+                row["message"] = message
+        rows.append(row)
+    return rows
+
+
 def _pod_rows(lines: list[str]) -> list[tuple[str, str]]:
     """(namespace, name) of each row of the pods table (after its `----` line)."""
     rows = []
@@ -170,6 +194,9 @@ def _node(name: str, sections: dict[str, list[str]]) -> dict[str, Any]:
         quantities = _pairs(sections.get(heading, []), ":")
         if quantities:
             status[key] = quantities
+    conditions = _conditions(sections.get("Conditions", []))
+    if conditions:
+        status["conditions"] = conditions
     info = _pairs(sections.get("System Info", []), ":")
     node_info = {_NODE_INFO_FIELDS[k]: v for k, v in info.items() if k in _NODE_INFO_FIELDS}
     if node_info:

@@ -466,6 +466,51 @@ def aks() -> list[dict[str, Any]]:
     ]
 
 
+def _condition(kind: str, status: str, reason: str, message: str) -> dict[str, str]:
+    return {
+        "type": kind,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastHeartbeatTime": "2026-11-30T08:00:00Z",
+        "lastTransitionTime": "2026-11-30T07:00:00Z",
+    }
+
+
+def aks_h100(missing: bool = False) -> list[dict[str, Any]]:
+    """An AKS ND H100 v5 node (8 GPUs) with the GPU conditions AKS's node problem detector
+    keeps; with `missing`, nvidia-smi sees 7 and `GPUMissing` is True."""
+    labels = {
+        "kubernetes.azure.com/accelerator": "nvidia",
+        "kubernetes.azure.com/agentpool": "ndh100",
+        "node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5",
+    }
+    node = _node("aks-ndh100-1", labels, {"nvidia.com/gpu": "7" if missing else "8"})
+    node["status"]["conditions"] = [
+        _condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+        _condition(
+            "GPUMissing",
+            "True" if missing else "False",
+            "GPUMissing" if missing else "NoGPUMissing",
+            "Observed GPU count 7 does not match expected GPU count 8"
+            if missing
+            else "GPU count matches the VM size",
+        ),
+        _condition("XIDErrors", "False", "NoXIDErrors", "no XID errors in the kernel log"),
+        _condition("NVLinkStatusInactive", "False", "NVLinkStatusActive", "NVLink is active"),
+    ]
+    return [
+        node,
+        _pod(
+            "nvidia-device-plugin-daemonset-7hq2x",
+            "aks-ndh100-1",
+            "nvidia-device-plugin-daemonset",
+            {"name": "nvidia-device-plugin-ds"},
+            "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+        ),
+    ]
+
+
 def _static_daemonset(mig_strategy: str) -> dict[str, Any]:
     """The plugin's static manifest (upstream's `deployments/static/nvidia-device-plugin.yml`,
     which AKS's guide applies in its own namespace): named as the operator's DaemonSet, told
@@ -921,6 +966,12 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         ["GPU212 Node/gke-a100-1"],
     ),
     "aks": (aks, {"aks-gpunp-1": "nvidia-device-plugin"}, []),
+    "aks-h100-gpu-conditions": (aks_h100, {"aks-ndh100-1": "nvidia-device-plugin"}, []),
+    "aks-h100-gpu-missing": (
+        lambda: aks_h100(missing=True),
+        {"aks-ndh100-1": "nvidia-device-plugin"},
+        ["GPU215 Node/aks-ndh100-1"],
+    ),
     "aks-static-manifest-mig": (aks_mig, {"aks-gpumig-1": "nvidia-device-plugin"}, []),
     "aks-static-manifest-mig-single": (
         lambda: aks_mig("single"),

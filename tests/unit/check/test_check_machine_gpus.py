@@ -1,4 +1,4 @@
-"""GPU213 and GPU214: a node advertising fewer GPUs than its machine has, or none at all."""
+"""GPU213 to GPU215: fewer GPUs than the machine has, none at all, and the faults a platform reports."""
 
 from __future__ import annotations
 
@@ -240,3 +240,16 @@ def test_an_autopilot_node_missing_a_gpu_of_its_count_label_is_found() -> None:
     assert _codes(objects) == {("GPU213", "Node/gke-l4-1")}
     labels["cloud.google.com/gke-accelerator-count"] = "1"
     assert _codes(objects) == set()
+
+
+def test_a_link_condition_is_a_warning_and_a_false_one_says_nothing() -> None:
+    objects = managers_corpus.aks_h100()
+    conditions = objects[0]["status"]["conditions"]
+    assert _codes(objects) == set()
+    nvlink = next(c for c in conditions if c["type"] == "NVLinkStatusInactive")
+    nvlink.update(status="True", reason="NVLinkStatusInactive", message="NVLink 3 is inactive")
+    finding = _finding(objects, "GPU215")
+    assert finding.severity == "warning"
+    assert finding.message.endswith(
+        "an NVLink of the node's GPUs is inactive (NVLink 3 is inactive)"
+    )

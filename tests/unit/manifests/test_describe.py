@@ -105,3 +105,49 @@ def test_labels_indented_unevenly_are_still_labels() -> None:
     described = parse_describe(text)
     assert described is not None
     assert described.objects[0]["metadata"]["labels"]["kubernetes.io/hostname"] == "416a100"
+
+
+AKS_CONDITIONS = """\
+Name:               aks-ndh100-1
+Labels:             kubernetes.azure.com/accelerator=nvidia
+Conditions:
+  Type                  Status  LastHeartbeatTime                 LastTransitionTime                Reason            Message
+  ----                  ------  -----------------                 ------------------                ------            -------
+  XIDErrors             False   Mon, 30 Nov 2026 08:00:00 +0000   Mon, 30 Nov 2026 07:00:00 +0000   NoXIDErrors       no XID errors in the kernel log
+  GPUMissing            True    Mon, 30 Nov 2026 08:00:00 +0000   Mon, 30 Nov 2026 07:00:00 +0000   GPUMissing        Observed GPU count 7 does not match expected GPU count 8
+  Ready                 True    Mon, 30 Nov 2026 08:00:00 +0000   Mon, 30 Nov 2026 07:00:00 +0000   KubeletReady      kubelet is posting ready status
+Capacity:
+  nvidia.com/gpu:  7
+"""
+
+
+def test_the_conditions_table_is_read_with_reasons_and_messages() -> None:
+    described = parse_describe(AKS_CONDITIONS)
+    assert described is not None
+    (node,) = described.objects
+    assert node["status"]["conditions"] == [
+        {
+            "type": "XIDErrors",
+            "status": "False",
+            "reason": "NoXIDErrors",
+            "message": "no XID errors in the kernel log",
+        },
+        {
+            "type": "GPUMissing",
+            "status": "True",
+            "reason": "GPUMissing",
+            "message": "Observed GPU count 7 does not match expected GPU count 8",
+        },
+        {
+            "type": "Ready",
+            "status": "True",
+            "reason": "KubeletReady",
+            "message": "kubelet is posting ready status",
+        },
+    ]
+    (finding,) = [f for f in run_checks(described.objects).findings if f.code == "GPU215"]
+    assert finding.message == (
+        "AKS reports GPUMissing=True: nvidia-smi sees fewer GPUs than the VM size has"
+        " (Observed GPU count 7 does not match expected GPU count 8)"
+    )
+    assert finding.severity == "error"

@@ -430,6 +430,23 @@ FAMILY = RuleFamily(
             " or repair the driver the running one cannot find.",
         ),
         Rule(
+            "GPU215",
+            "PlatformReportsGpuFault",
+            "error",
+            "The platform reports a fault of the node's GPUs",
+            "A node condition that a platform's node problem detector sets for GPU faults is"
+            " True: AKS's `GPUMissing`, `XIDErrors`, `NVLinkStatusInactive`, `IBLinkFlapping`,"
+            " `GPUClockThrottling` and, on its fully managed GPU nodes,"
+            " `UnhealthyNvidiaDevicePlugin` and `UnhealthyNvidiaDCGMServices`; Nebius's"
+            " `NebiusGPUError` (`catalog/gpu-conditions.yaml`). Links, throttling and DCGM are"
+            " warnings, the rest errors.",
+            "The node's own checks failed: a GPU is gone, the driver logged XID errors, a link"
+            " is down, or the platform's device plugin stopped. Workloads on the node fail or"
+            " run slower; the platform may be about to recover the node.",
+            "Follow the fix the finding gives for the condition; the condition's reason and"
+            " message (`kubectl describe node`) say which check failed.",
+        ),
+        Rule(
             "GPU301",
             "DeployLabelsContradictWorkload",
             "error",
