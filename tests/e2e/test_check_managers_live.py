@@ -3,12 +3,13 @@
 The simulator presents one node per manager (`gpuop sim node add --managed-by`: labels,
 extended resources, the OS image, the plugin's pod bound to the node, the DRA driver's
 ResourceSlice, the KubeVirt CR entry that lets KubeVirt's own plugin serve the cards,
-under a KubeVirt CRD the test serves), and three shapes it does not make are written from
+under a KubeVirt CRD the test serves), and four shapes it does not make are written from
 `tests/corpus/managers` (a GKE node whose plugin pod is not in the input, a Karpenter node
-with the plugin's Helm chart, and a Karpenter-made Bottlerocket node that registers no
-GPU). The check, reading the cluster through `gpuop collect`'s reader, names each node's
-manager and finds only the unregistered GPU (GPU214); a resource then registered with 0
-devices is GPU211 on that node alone, and a node registering fewer GPUs than its
+with the plugin's Helm chart, a Karpenter-made Bottlerocket node that registers no GPU,
+and an AKS node whose problem detector reports a missing GPU). The check, reading the
+cluster through `gpuop collect`'s reader, names each node's manager and finds only the
+unregistered GPU (GPU214) and the reported fault (GPU215); a resource then registered with
+0 devices is GPU211 on that node alone, and a node registering fewer GPUs than its
 provisioner's label gives is GPU213.
 """
 
@@ -61,7 +62,7 @@ SIMULATED = {
     "nvidia-dra-driver": ("H100", 2, "nvidia-dra-driver"),
     "hami": ("A10", 1, "hami"),
     "bottlerocket": ("A10", 1, "bottlerocket"),
-    "kubevirt": ("A100", 2, "kubevirt"),
+    "kubevirt": ("A10", 2, "kubevirt"),  # not the model NVIDIA's KubeVirt plugin serves
 }
 KUBEVIRT_CRD = Path(__file__).resolve().parents[1] / "data" / "kubevirt" / "kubevirt-crd.yaml"
 # corpus scenario -> the manager its node must be named with
@@ -70,9 +71,12 @@ SHAPES = {
     "karpenter-plugin": "nvidia-device-plugin",
 }
 # corpus scenario written with drift from the start -> (its manager, the finding on its node)
-DRIFTED = {"bottlerocket-no-plugin": ("bottlerocket", "GPU214")}
+DRIFTED = {
+    "bottlerocket-no-plugin": ("bottlerocket", "GPU214"),
+    "aks-h100-gpu-missing": ("nvidia-device-plugin", "GPU215"),
+}
 # The node names of those scenarios, made unique to each run.
-_CORPUS_NODES = ("gke-a100-1", "ip-10-0-12-34", "ip-192-168-164-242")
+_CORPUS_NODES = ("gke-a100-1", "ip-10-0-12-34", "ip-192-168-164-242", "aks-ndh100-1")
 
 
 def _renamed(obj: dict[str, Any], suffix: str) -> dict[str, Any]:
@@ -204,7 +208,10 @@ def test_each_node_is_named_with_its_manager_and_drift_is_found_on_its_node(
     }
     # The Karpenter-made Bottlerocket node whose GPU is not registered (GPU214), and nothing
     # else: the taint its message names is read back from the node's spec.
-    assert list(ours) == [("GPU214", unregistered)], ours
+    # The AKS node whose problem detector reports a missing GPU (a node condition, read back
+    # through kwok, which keeps the conditions it does not own).
+    missing = next(name for name in managed_nodes if name.startswith("aks-ndh100-1"))
+    assert sorted(ours) == [("GPU214", unregistered), ("GPU215", missing)], ours
     assert "(tainted nvidia.com/gpu=true:NoSchedule" in ours["GPU214", unregistered]
 
     # NVIDIA's KubeVirt plugin registers the model with no card bound to vfio-pci.
@@ -227,6 +234,11 @@ def test_each_node_is_named_with_its_manager_and_drift_is_found_on_its_node(
         for f in data["findings"]
         if f["name"] in managed_nodes and f["severity"] != "info"
     }
-    assert found == {("GPU211", zeroed), ("GPU213", short), ("GPU214", unregistered)}
+    assert found == {
+        ("GPU211", zeroed),
+        ("GPU213", short),
+        ("GPU214", unregistered),
+        ("GPU215", missing),
+    }
     node = next(n for n in data["nodes"] if n["name"] == zeroed)
     assert node["management"]["managers"] == [KUBEVIRT_PLUGIN]
