@@ -27,7 +27,7 @@ from gpuop.api.labels import INSTANCE_TYPE_LABEL
 from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX
 from gpuop.catalog.managers import gke_contract, instance_gpus, manager_catalog
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
-from gpuop.check.managers import DRA_DRIVER, Management
+from gpuop.check.managers import DRA_DRIVER, KUBEVIRT, Management
 from gpuop.check.rule_types import Severity
 from gpuop.planner import gpu_detection
 
@@ -136,8 +136,10 @@ def check_gpus_unadvertised(
     management: Management,
 ) -> None:
     """GPU214 on a node with GPUs (`hardware`, or NFD's label) that advertises none."""
-    if info.counts or management.operator or DRA_DRIVER in management.managers:
-        return  # a zero count is GPU211's; the operator's nodes are GPU207's
+    if info.counts or management.operator or {DRA_DRIVER, KUBEVIRT} & set(management.managers):
+        # A zero count is GPU211's; the operator's nodes are GPU207's; the DRA driver
+        # publishes slices, and KubeVirt's plugin may name the cards outside nvidia.com/.
+        return
     nfd = gpu_detection(info.view.labels)
     if hardware is None and nfd is None:
         return

@@ -180,7 +180,8 @@ def _strong_signals(
                 found.append((matched[0], f"runs pod {where} ({matched[1]})"))
             else:
                 found.append((GPU_OPERATOR, f"runs operand pod {where}"))
-    served = sorted(r for r in kubevirt_served if r in info.counts)  # registered, even with 0
+    # Registered, even with 0 devices, and under any name the CR gives (not only nvidia.com/).
+    served = sorted(r for r in kubevirt_served if r in info.counts or r in info.view.resources)
     if served:
         found.append(
             (

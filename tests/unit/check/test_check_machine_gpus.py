@@ -253,3 +253,19 @@ def test_a_link_condition_is_a_warning_and_a_false_one_says_nothing() -> None:
     assert finding.message.endswith(
         "an NVLink of the node's GPUs is inactive (NVLink 3 is inactive)"
     )
+
+
+def test_a_node_whose_cards_kubevirt_serves_under_its_own_name_advertises_them() -> None:
+    # KubeVirt takes any resourceName; an NVIDIA card permitted as `devices.example.com/t4`
+    # is advertised all the same, and KubeVirt's plugin is its manager.
+    objects = managers_corpus.kubevirt_own_pci()
+    node, kubevirt = objects
+    node["metadata"]["labels"]["cloud.google.com/gke-accelerator"] = "nvidia-tesla-t4"
+    for part in ("capacity", "allocatable"):
+        node["status"][part].pop("nvidia.com/GA100_A100_SXM4_40GB")
+        node["status"][part]["devices.example.com/t4"] = "1"
+    entry = kubevirt["spec"]["configuration"]["permittedHostDevices"]["pciHostDevices"][0]
+    entry["resourceName"] = "devices.example.com/t4"
+    report = run_checks(objects)
+    assert [f.code for f in report.findings if f.severity != "info"] == []
+    assert report.nodes[0].managers[:1] == ("kubevirt",)
