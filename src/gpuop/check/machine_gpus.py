@@ -1,8 +1,8 @@
 """The GPUs a node's machine has, against those its device plugin registers (GPU213, GPU214).
 
 Cloud provisioners label a node with its machine's GPU count (Karpenter on AWS and Azure,
-EKS Auto Mode: `catalog/instance-gpus.yaml`), and GKE's accelerator-optimized machine types
-name it (`a3-highgpu-8g`). That count comes from the cloud's catalogue, not from the node,
+EKS Auto Mode, GKE: `catalog/instance-gpus.yaml`), and GKE's accelerator-optimized machine
+types name it (`a3-highgpu-8g`). That count comes from the cloud's catalogue, not from the node,
 so a plugin that registers fewer GPUs shows a GPU the driver no longer sees (fallen off the
 bus) or one the plugin marked unhealthy (an XID error): capacity counts every device the
 plugin registered, allocatable only the healthy ones.
