@@ -16,7 +16,6 @@ from gpuop.check.claims import check_claims
 from gpuop.check.context import CheckContext, NodeInfo, node_counts
 from gpuop.check.drift import check_driver_drift
 from gpuop.check.kubevirt import check_kubevirt
-from gpuop.check.machine_gpus import gpu_hardware
 from gpuop.check.managers import node_management
 from gpuop.check.model import InventoryEvidence, NodeSummary, Report, ordered_findings
 from gpuop.check.nodes import check_nodes
@@ -28,6 +27,7 @@ from gpuop.check.workloads import check_workloads
 from gpuop.manifests import ManifestError, load_yaml_documents
 from gpuop.manifests.fields import mapping, text
 from gpuop.naming import PciDatabase
+from gpuop.planner.machine import gpu_hardware
 from gpuop.policy import ResolvedPolicy
 from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, parse_vgpu_config
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from gpuop.api.resources import CONTAINER_RESOURCE
 from gpuop.catalog.managers import gke_contract
 from gpuop.check.context import CheckContext, NodeInfo
-from gpuop.check.machine_gpus import machine_gpus
+from gpuop.planner.machine import machine_gpus
 
 
 def _devices_per_gpu(labels: Mapping[str, str]) -> tuple[int, list[str]] | None:

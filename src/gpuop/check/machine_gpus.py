@@ -2,7 +2,7 @@
 
 Cloud provisioners label a node with its machine's GPU count (Karpenter on AWS and Azure,
 EKS Auto Mode, GKE: `catalog/instance-gpus.yaml`), and GKE's accelerator-optimized machine
-types name it (`a3-highgpu-8g`). That count comes from the cloud's catalogue, not from the node,
+types name it (`a3-highgpu-8g`); `gpuop.planner.machine` reads them. That count comes from the cloud's catalogue, not from the node,
 so a plugin that registers fewer GPUs shows a GPU the driver no longer sees (fallen off the
 bus) or one the plugin marked unhealthy (an XID error): capacity counts every device the
 plugin registered, allocatable only the healthy ones.
@@ -19,13 +19,8 @@ runs there, or the one that runs found no GPU (GPU214). What manages the node sa
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from functools import cache
-
-from gpuop.api.labels import INSTANCE_TYPE_LABEL
 from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX
-from gpuop.catalog.managers import gke_contract, instance_gpus, manager_catalog
+from gpuop.catalog.managers import gke_contract, manager_catalog
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.check.managers import DRA_DRIVER, KUBEVIRT, Management
 from gpuop.check.rule_types import Severity
@@ -35,49 +30,6 @@ from gpuop.planner import gpu_detection
 _COUNTED_SOURCES = ("gfd-labels", "annotation")
 # The names one whole GPU is advertised under in containers (`.shared`: renameByDefault).
 _CONTAINER_NAMES = (CONTAINER_RESOURCE, f"{CONTAINER_RESOURCE}.shared")
-
-
-@cache
-def _gke_machine_types() -> re.Pattern[str]:
-    return re.compile(gke_contract().gpu_count_machine_types)
-
-
-def machine_gpus(labels: Mapping[str, str]) -> tuple[int, str] | None:
-    """(NVIDIA GPUs the node's machine has, the label that says so), or None."""
-    table = instance_gpus()
-    for entry in table.count_labels:
-        raw = labels.get(entry.count)
-        if raw is None:
-            continue
-        if entry.accelerator and not labels.get(entry.accelerator, "").startswith(table.nvidia):
-            continue  # another accelerator's count (GKE's TPU nodes)
-        maker = labels.get(entry.manufacturer) if entry.manufacturer else None
-        if maker is not None and maker.lower() != table.nvidia:
-            return None
-        if raw.isdigit() and int(raw) > 0:
-            return int(raw), f"{entry.count}={raw}"
-        return None
-    if gke_contract().labels.accelerator in labels:
-        machine = _gke_machine_types().match(labels.get(INSTANCE_TYPE_LABEL, ""))
-        if machine is not None:
-            return int(machine.group("gpus")), f"machine type {machine.group(0)}"
-    return None
-
-
-def gpu_hardware(labels: Mapping[str, str]) -> tuple[int | None, str] | None:
-    """(NVIDIA GPUs the node's machine has, None where uncounted; the label that says so),
-    by what provisioned it, or None where nothing does or a device plugin is not wanted."""
-    if labels.get(gke_contract().labels.no_default_plugin) == "true":
-        return None  # GKE's pool for a DRA driver or the GPU Operator's plugin
-    found = machine_gpus(labels)
-    if found is not None:
-        return found
-    table = instance_gpus()
-    for label in table.presence_labels:
-        value = labels.get(label, "")
-        if value.lower().startswith(table.nvidia):
-            return None, f"{label}={value}"
-    return None
 
 
 def _registered(info: NodeInfo, resource: str) -> int:
@@ -160,4 +112,4 @@ def check_gpus_unadvertised(
     ctx.add("GPU214", "Node", info.name, message, fix, severity=severity)
 
 
-__all__ = ["check_gpus_unadvertised", "check_machine_gpus", "gpu_hardware", "machine_gpus"]
+__all__ = ["check_gpus_unadvertised", "check_machine_gpus"]

@@ -37,12 +37,7 @@ from gpuop.check.advertised import (
 from gpuop.check.conditions import check_gpu_conditions
 from gpuop.check.context import CheckContext, NodeInfo
 from gpuop.check.gke import check_gke_sharing
-from gpuop.check.machine_gpus import (
-    check_gpus_unadvertised,
-    check_machine_gpus,
-    gpu_hardware,
-    machine_gpus,
-)
+from gpuop.check.machine_gpus import check_gpus_unadvertised, check_machine_gpus
 from gpuop.check.managers import DEVICE_PLUGIN, GKE, UNMANAGED, Management
 from gpuop.check.operands import operand_pods_on, operator_daemonset
 from gpuop.check.release import detect_release
@@ -59,6 +54,7 @@ from gpuop.check.state import PodView
 from gpuop.manifests.fields import text
 from gpuop.naming import classify_resource, resource_name_problem
 from gpuop.planner import NodePlan
+from gpuop.planner.machine import gpu_hardware, machine_gpus
 from gpuop.policy import ResolvedPolicy
 
 # Planner notices that are findings of their own; the rest explain other findings.

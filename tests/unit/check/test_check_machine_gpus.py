@@ -8,7 +8,7 @@ import managers_corpus
 import pytest
 
 from gpuop.check import run_checks
-from gpuop.check.machine_gpus import gpu_hardware, machine_gpus
+from gpuop.planner.machine import gpu_hardware, machine_gpus
 
 
 def _codes(objects: list[dict[str, Any]]) -> set[tuple[str, str]]:

@@ -1,0 +1,63 @@
+"""The GPUs a node's machine has, by what provisioned it rather than by anything on the node.
+
+Cloud provisioners label a node with its machine's GPU count (Karpenter on AWS and Azure,
+EKS Auto Mode, GKE: `catalog/instance-gpus.yaml`), GKE's accelerator-optimized machine
+types name it (`a3-highgpu-8g`), and the clouds' accelerator labels say a machine has NVIDIA
+GPUs without counting them. A device plugin that registers fewer, or none, is what
+`gpuop check` (GPU213, GPU214) and `gpuop explain` (a pod no node can take) point at.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+
+from gpuop.api.labels import INSTANCE_TYPE_LABEL
+from gpuop.catalog.managers import gke_contract, instance_gpus
+
+
+@cache
+def _gke_machine_types() -> re.Pattern[str]:
+    return re.compile(gke_contract().gpu_count_machine_types)
+
+
+def machine_gpus(labels: Mapping[str, str]) -> tuple[int, str] | None:
+    """(NVIDIA GPUs the node's machine has, the label that says so), or None."""
+    table = instance_gpus()
+    for entry in table.count_labels:
+        raw = labels.get(entry.count)
+        if raw is None:
+            continue
+        if entry.accelerator and not labels.get(entry.accelerator, "").startswith(table.nvidia):
+            continue  # another accelerator's count (GKE's TPU nodes)
+        maker = labels.get(entry.manufacturer) if entry.manufacturer else None
+        if maker is not None and maker.lower() != table.nvidia:
+            return None
+        if raw.isdigit() and int(raw) > 0:
+            return int(raw), f"{entry.count}={raw}"
+        return None
+    if gke_contract().labels.accelerator in labels:
+        machine = _gke_machine_types().match(labels.get(INSTANCE_TYPE_LABEL, ""))
+        if machine is not None:
+            return int(machine.group("gpus")), f"machine type {machine.group(0)}"
+    return None
+
+
+def gpu_hardware(labels: Mapping[str, str]) -> tuple[int | None, str] | None:
+    """(NVIDIA GPUs the node's machine has, None where uncounted; the label that says so),
+    by what provisioned it, or None where nothing does or a device plugin is not wanted."""
+    if labels.get(gke_contract().labels.no_default_plugin) == "true":
+        return None  # GKE's pool for a DRA driver or the GPU Operator's plugin
+    found = machine_gpus(labels)
+    if found is not None:
+        return found
+    table = instance_gpus()
+    for label in table.presence_labels:
+        value = labels.get(label, "")
+        if value.lower().startswith(table.nvidia):
+            return None, f"{label}={value}"
+    return None
+
+
+__all__ = ["gpu_hardware", "machine_gpus"]
