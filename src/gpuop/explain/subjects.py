@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gpuop.api.resources import KIND_CONFIG, normalised
+from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
 from gpuop.dra.model import DraInputError
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.claims import DraCluster, pod_for_claim, read_dra
@@ -31,6 +31,8 @@ from gpuop.kubevirt.launcher import (
 from gpuop.manifests import quantity_problem
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import classify_resource
+from gpuop.planner import gpu_detection
+from gpuop.planner.machine import gpu_hardware
 
 __all__ = [
     "EXPLAINABLE",
@@ -400,6 +402,9 @@ class Explained:
     advertised_by: dict[str, str | None] = field(default_factory=dict)
     #: Advertised names that differ only by case or punctuation from a missing request.
     near_misses: dict[str, list[str]] = field(default_factory=dict)
+    #: Where an NVIDIA resource is advertised nowhere: the nodes whose machine has NVIDIA
+    #: GPUs but that advertise none, as `node (the label that says so)`.
+    silent_gpu_nodes: list[str] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:
@@ -416,6 +421,7 @@ class Explained:
         data["fits"] = self.fits
         data["advertised_by"] = dict(self.advertised_by)
         data["near_misses"] = {k: list(v) for k, v in self.near_misses.items()}
+        data["silent_gpu_nodes"] = list(self.silent_gpu_nodes)
         data["kubevirt_refusal"] = self.subject.refusal
         notes = list(self.subject.notes)
         data["warnings"] = notes + [w for w in data["warnings"] if w not in notes]
@@ -436,6 +442,26 @@ def _advertised(nodes: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
             names.update(str(k) for k in mapping(node, "status", key))
         for resource in names:
             found.setdefault(resource, []).append(name)
+    return found
+
+
+def _silent_gpu_nodes(nodes: Sequence[Mapping[str, Any]], dra: DraCluster | None) -> list[str]:
+    """`node (why)` for each node whose machine has NVIDIA GPUs (what provisioned it says
+    so, or NFD's label) that advertises no NVIDIA resource and publishes no DRA device: no
+    device plugin registered its GPUs (`gpuop check`'s GPU214 says why, per manager)."""
+    published = {s.node_name for s in (dra.slices if dra is not None else ()) if s.node_name}
+    found = []
+    for node in nodes:
+        name = text(node, "metadata", "name")
+        resources = {*mapping(node, "status", "allocatable"), *mapping(node, "status", "capacity")}
+        if name in published or any(str(r).startswith(RESOURCE_PREFIX) for r in resources):
+            continue
+        labels = {str(k): str(v) for k, v in mapping(node, "metadata", "labels").items()}
+        hardware = gpu_hardware(labels)
+        nfd = gpu_detection(labels)
+        why = hardware[1] if hardware is not None else (f"{nfd}=true" if nfd else None)
+        if why is not None:
+            found.append(f"{name} ({why})")
     return found
 
 
@@ -478,6 +504,7 @@ def explain_subjects(
         by_form.setdefault(normalised(resource), []).append(resource)
     results = []
     snapshot = cluster_snapshot(nodes, pods, budgets=budgets, storage=storage)
+    silent: list[str] | None = None
     for subject in subjects:
         explanation = explain_pod(subject.pod, (), (), dra=dra, snapshot=snapshot)
         advertised_by = {r: workload_config_for(r) for r in explanation.never_fits_anywhere}
@@ -486,7 +513,13 @@ def explain_subjects(
             for r in explanation.never_fits_anywhere
             if by_form.get(normalised(r))
         }
-        results.append(Explained(subject, explanation, advertised_by, near))
+        missing_nvidia = [
+            r for r in explanation.never_fits_anywhere if r.startswith(RESOURCE_PREFIX)
+        ]
+        if missing_nvidia and silent is None:
+            silent = _silent_gpu_nodes(nodes, dra)
+        quiet = list(silent or []) if missing_nvidia else []
+        results.append(Explained(subject, explanation, advertised_by, near, quiet))
         if on_each is not None:
             on_each(len(results))
     return results

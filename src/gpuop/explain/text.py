@@ -49,7 +49,15 @@ def _requests_line(explanation: PodExplanation) -> str:
 def _never_fits_line(result: Explained, resource: str) -> str:
     config = result.advertised_by.get(resource)
     line = f"never fits anywhere: no node advertises {resource}"
-    if config is not None:
+    silent = result.silent_gpu_nodes if resource.startswith(RESOURCE_PREFIX) else []
+    if silent:
+        shown = ", ".join(silent[:_LIST_IN_GROUP])
+        more = f" and {len(silent) - _LIST_IN_GROUP} more" if len(silent) > _LIST_IN_GROUP else ""
+        line += (
+            f"; {len(silent)} node(s) have NVIDIA GPUs but advertise none, {shown}{more}: no"
+            " device plugin registered them (`gpuop check` says why, for each node's manager)"
+        )
+    elif config is not None:
         kind = classify_resource(resource)
         what = {
             "container": "the NVIDIA device plugin on container nodes",

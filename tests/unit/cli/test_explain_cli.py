@@ -36,6 +36,7 @@ from gpuop.cli.running import printable, spread_greedy
 from gpuop.explain.subjects import SubjectError
 from gpuop.kube.reads import ReadError, read_cluster
 from gpuop.manifests import ManifestError, load_objects
+from gpuop.manifests.describe import parse_describe
 from kit.explain_corpus import generate_case
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "explain"
@@ -221,6 +222,42 @@ def test_a_misspelt_name_points_at_the_advertised_one(run: RunCli) -> None:
     data = as_json(run("explain", corpus("pod-wrong-case.yaml"), "--cluster", NODES, "-o", "json"))
     assert data["advertised_by"] == {"nvidia.com/GA102GL_a10": None}
     assert data["near_misses"] == {"nvidia.com/GA102GL_a10": ["nvidia.com/GA102GL_A10"]}
+
+
+DESCRIBED = Path(__file__).resolve().parents[2] / "data" / "describe"
+
+
+def test_gpu_nodes_that_advertise_nothing_are_named_where_nothing_advertises_the_gpu(
+    run: RunCli, tmp_path: Path
+) -> None:
+    # The Karpenter-made Bottlerocket node of bottlerocket#4087: its machine has a GPU, and
+    # no device plugin registered it.
+    manifest = tmp_path / "pod.json"
+    manifest.write_text(json.dumps(_pod("nvidia.com/gpu")))
+    described = parse_describe((DESCRIBED / "bottlerocket-no-gpu.txt").read_text())
+    assert described is not None
+    dump = str(tmp_path / "nodes.json")
+    Path(dump).write_text(json.dumps({"kind": "List", "items": described.objects}))
+    result = run("explain", str(manifest), "--cluster", dump)
+    assert result.code == 1
+    (never,) = [line for line in result.stdout.splitlines() if "never fits anywhere" in line]
+    assert never == (
+        "  never fits anywhere: no node advertises nvidia.com/gpu; 1 node(s) have NVIDIA GPUs"
+        " but advertise none, ip-10-20-31-47.eu-central-1.compute.internal"
+        " (karpenter.k8s.aws/instance-gpu-count=1): no device plugin registered them"
+        " (`gpuop check` says why, for each node's manager)"
+    )
+    data = as_json(run("explain", str(manifest), "--cluster", dump, "-o", "json"))
+    assert data["silent_gpu_nodes"] == [
+        "ip-10-20-31-47.eu-central-1.compute.internal (karpenter.k8s.aws/instance-gpu-count=1)"
+    ]
+    # A node whose GPUs the device plugin advertises is not silent, and a resource that is
+    # not NVIDIA's names no GPU node.
+    data = as_json(run("explain", str(manifest), "--cluster", NODES, "-o", "json"))
+    assert data["silent_gpu_nodes"] == []
+    manifest.write_text(json.dumps(_pod("example.com/fpga")))
+    data = as_json(run("explain", str(manifest), "--cluster", dump, "-o", "json"))
+    assert data["silent_gpu_nodes"] == []
 
 
 def test_unknown_extended_resource(run: RunCli, tmp_path: Path) -> None:
