@@ -202,7 +202,10 @@ source for each): NVIDIA's GPU Operator, the standalone NVIDIA device plugin (He
 manifest, with or without GPU feature discovery), NVIDIA's KubeVirt GPU device plugin
 installed alone, KubeVirt's own PCI and mediated-device plugins, NVIDIA's DRA driver, GKE's
 and Bottlerocket's built-in plugins, EKS Auto Mode's (in the node runtime, no pod), EKS and
-AKS GPU node pools, and other vendors' sharing plugins (HAMi's `nvidia.com/gpumem`). A pod
+AKS GPU node pools, and other vendors' sharing plugins (HAMi, known by its
+`hami.io/node-nvidia-register` annotation; Volcano's vGPU plugin and Alibaba's gpushare,
+which register the cards under their own names, `volcano.sh/vgpu-number` and
+`aliyun.com/gpu-mem`). A pod
 of a manager's plugin on the node, a label only it sets, the OS image or a resource only it
 advertises names it; without any, a platform's label or what the cluster holds (a
 ClusterPolicy, the plugin's DaemonSet, GPU feature discovery's labels) does. The GPU

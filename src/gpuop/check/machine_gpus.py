@@ -19,7 +19,9 @@ runs there, or the one that runs found no GPU (GPU214). What manages the node sa
 
 from __future__ import annotations
 
-from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX
+from functools import cache
+
+from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX, RESOURCE_PREFIX
 from gpuop.catalog.managers import gke_contract, manager_catalog
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.check.managers import DRA_DRIVER, KUBEVIRT, Management
@@ -81,6 +83,18 @@ def check_machine_gpus(ctx: CheckContext, info: NodeInfo, found: tuple[int, str]
     ctx.add("GPU213", "Node", info.name, message, fix)
 
 
+@cache
+def _other_vendors_resources() -> frozenset[str]:
+    """The resources other vendors' GPU sharing plugins register instead of NVIDIA's names
+    (Volcano's `volcano.sh/vgpu-number`, Alibaba's `aliyun.com/gpu-mem`)."""
+    return frozenset(
+        resource
+        for spec in manager_catalog().managers.values()
+        for resource in spec.strong.resources
+        if not resource.startswith(RESOURCE_PREFIX)
+    )
+
+
 def check_gpus_unadvertised(
     ctx: CheckContext,
     info: NodeInfo,
@@ -95,6 +109,8 @@ def check_gpus_unadvertised(
     nfd = gpu_detection(info.view.labels)
     if hardware is None and nfd is None:
         return
+    if _other_vendors_resources() & info.view.resources.keys():
+        return  # another vendor's sharing plugin registered the cards under its own names
     count, why = hardware if hardware is not None else (None, f"{nfd}=true")
     gpus = "NVIDIA GPUs" if count is None else f"{count} NVIDIA GPU{'s' if count > 1 else ''}"
     message = f"its machine has {gpus} ({why}) but the node advertises no GPU resource"

@@ -162,7 +162,8 @@ def _strong_signals(
             found.append((row.manager, f"annotation {noted[0]}"))
         if row.os_words and all(word in os_image for word in row.os_words):
             found.append((row.manager, f"OS image {info.view.os_image!r}"))
-        advertised = [r for r in row.resources if r in counts]
+        # Other vendors' names are not NVIDIA resource counts: read them from the node.
+        advertised = [r for r in row.resources if r in counts or r in info.view.resources]
         if advertised:
             found.append((row.manager, f"advertises {', '.join(advertised)}"))
     operand_pods = {pod.name for pod in operand_pods_on(ctx, info.name)}

@@ -835,6 +835,50 @@ def hami_nodes_only() -> list[dict[str, Any]]:
     return hami()[:1]
 
 
+def volcano_vgpu(registered: bool = True) -> list[dict[str, Any]]:
+    """Volcano's vGPU device plugin: two cards under Volcano's own resource names; not
+    `registered`: its pod runs and registered nothing."""
+    resources = (
+        {
+            "volcano.sh/vgpu-number": "20",
+            "volcano.sh/vgpu-memory": "49152",
+            "volcano.sh/vgpu-cores": "200",
+        }
+        if registered
+        else {}
+    )
+    return [
+        _node("volcano-1", {NFD: "true"}, resources),
+        _pod(
+            "volcano-device-plugin-6xk2w",
+            "volcano-1",
+            "volcano-device-plugin",
+            {"name": "volcano-device-plugin"},
+            "docker.io/projecthami/volcano-vgpu-device-plugin:v1.10.0",
+        ),
+    ]
+
+
+def aliyun_gpushare(registered: bool = True) -> list[dict[str, Any]]:
+    """Alibaba's gpushare device plugin (its `device-plugin-ds.yaml`) on a node labelled
+    `gpushare=true`: GPU memory in GiB and the card count; not `registered`: none."""
+    resources = {"aliyun.com/gpu-mem": "32", "aliyun.com/gpu-count": "2"} if registered else {}
+    return [
+        _node("ack-gpu-1", {NFD: "true", "gpushare": "true"}, resources),
+        _pod(
+            "gpushare-device-plugin-ds-q2w7x",
+            "ack-gpu-1",
+            "gpushare-device-plugin-ds",
+            {
+                "component": "gpushare-device-plugin",
+                "app": "gpushare",
+                "name": "gpushare-device-plugin-ds",
+            },
+            "registry.cn-hangzhou.aliyuncs.com/acs/k8s-gpushare-plugin:v2-1.11-aff8a23",
+        ),
+    ]
+
+
 def mixed() -> list[dict[str, Any]]:
     """The GPU Operator's deploy labels and the standalone plugin on one node."""
     labels = {
@@ -1009,6 +1053,18 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     "hami": (hami, {"hami-1": "hami"}, []),
     "hami-nodes-only": (hami_nodes_only, {"hami-1": "hami"}, []),
     "hami-zero": (hami_zero, {"hami-1": "hami"}, ["GPU211 Node/hami-1"]),
+    "volcano-vgpu": (volcano_vgpu, {"volcano-1": "volcano-vgpu"}, []),
+    "volcano-vgpu-registers-nothing": (
+        lambda: volcano_vgpu(registered=False),
+        {"volcano-1": "volcano-vgpu"},
+        ["GPU214 Node/volcano-1"],
+    ),
+    "aliyun-gpushare": (aliyun_gpushare, {"ack-gpu-1": "aliyun-gpushare"}, []),
+    "aliyun-gpushare-registers-nothing": (
+        lambda: aliyun_gpushare(registered=False),
+        {"ack-gpu-1": "aliyun-gpushare"},
+        ["GPU214 Node/ack-gpu-1"],
+    ),
     "hami-with-gpu-operator": (lambda: hami(gpu_operator=True), {"hami-1": "gpu-operator"}, []),
     "gke-with-gpu-operator": (gke_with_gpu_operator, {"gke-l4-1": "gpu-operator"}, []),
     "gke-with-gpu-operator-plugin-on": (
