@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from gpuop.api.labels import OS_LABEL
 from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX, RESOURCE_PREFIX
 from gpuop.catalog.managers import gke_contract, manager_catalog
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
@@ -106,6 +107,8 @@ def check_gpus_unadvertised(
         # A zero count is GPU211's; the operator's nodes are GPU207's; the DRA driver
         # publishes slices, and KubeVirt's plugin may name the cards outside nvidia.com/.
         return
+    if info.view.labels.get(OS_LABEL) == "windows":
+        return  # no Linux device plugin runs there (AKS's Windows pools use DirectX's)
     nfd = gpu_detection(info.view.labels)
     if hardware is None and nfd is None:
         return

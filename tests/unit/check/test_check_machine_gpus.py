@@ -269,3 +269,9 @@ def test_a_node_whose_cards_kubevirt_serves_under_its_own_name_advertises_them()
     report = run_checks(objects)
     assert [f.code for f in report.findings if f.severity != "info"] == []
     assert report.nodes[0].managers[:1] == ("kubevirt",)
+
+
+def test_a_windows_gpu_node_is_not_held_to_the_linux_device_plugin() -> None:
+    objects = managers_corpus.aks_no_plugin()
+    objects[0]["metadata"]["labels"]["kubernetes.io/os"] = "windows"
+    assert _codes(objects) == set()
