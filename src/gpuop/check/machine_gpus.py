@@ -2,10 +2,11 @@
 
 Cloud provisioners label a node with its machine's GPU count (Karpenter on AWS and Azure,
 EKS Auto Mode, GKE: `catalog/instance-gpus.yaml`), and GKE's accelerator-optimized machine
-types name it (`a3-highgpu-8g`); `gpuop.planner.machine` reads them. That count comes from the cloud's catalogue, not from the node,
-so a plugin that registers fewer GPUs shows a GPU the driver no longer sees (fallen off the
-bus) or one the plugin marked unhealthy (an XID error): capacity counts every device the
-plugin registered, allocatable only the healthy ones.
+types name it (`a3-highgpu-8g`); `gpuop.planner.machine` reads them. That count comes from
+the cloud's catalogue, not from the node, so a plugin that registers fewer GPUs shows a GPU
+the driver no longer sees (fallen off the bus) or one the plugin marked unhealthy (an XID
+error): capacity counts every device the plugin registered, allocatable only the healthy
+ones.
 
 Where GPU feature discovery or gpuop's hint counts the cards, GPU205 and GPU206 compare
 against that count instead; GKE's sharing and MIG pools are GKE's own check (GPU212).
@@ -19,15 +20,12 @@ runs there, or the one that runs found no GPU (GPU214). What manages the node sa
 
 from __future__ import annotations
 
-from functools import cache
-
-from gpuop.api.labels import OS_LABEL
-from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX, RESOURCE_PREFIX
+from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX
 from gpuop.catalog.managers import gke_contract, manager_catalog
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.check.managers import DRA_DRIVER, KUBEVIRT, Management
 from gpuop.check.rule_types import Severity
-from gpuop.planner import gpu_detection
+from gpuop.planner.machine import gpu_hardware, unadvertised_gpus
 
 # Inventory sources that count the cards themselves (GPU205/206 judge those nodes).
 _COUNTED_SOURCES = ("gfd-labels", "annotation")
@@ -84,37 +82,17 @@ def check_machine_gpus(ctx: CheckContext, info: NodeInfo, found: tuple[int, str]
     ctx.add("GPU213", "Node", info.name, message, fix)
 
 
-@cache
-def _other_vendors_resources() -> frozenset[str]:
-    """The resources other vendors' GPU sharing plugins register instead of NVIDIA's names
-    (Volcano's `volcano.sh/vgpu-number`, Alibaba's `aliyun.com/gpu-mem`)."""
-    return frozenset(
-        resource
-        for spec in manager_catalog().managers.values()
-        for resource in spec.strong.resources
-        if not resource.startswith(RESOURCE_PREFIX)
-    )
-
-
-def check_gpus_unadvertised(
-    ctx: CheckContext,
-    info: NodeInfo,
-    hardware: tuple[int | None, str] | None,
-    management: Management,
-) -> None:
-    """GPU214 on a node with GPUs (`hardware`, or NFD's label) that advertises none."""
-    if info.counts or management.operator or {DRA_DRIVER, KUBEVIRT} & set(management.managers):
-        # A zero count is GPU211's; the operator's nodes are GPU207's; the DRA driver
-        # publishes slices, and KubeVirt's plugin may name the cards outside nvidia.com/.
+def check_gpus_unadvertised(ctx: CheckContext, info: NodeInfo, management: Management) -> None:
+    """GPU214 on a node whose machine has GPUs and that advertises none
+    (`planner.machine.unadvertised_gpus`), where no other rule or manager explains it."""
+    if management.operator or {DRA_DRIVER, KUBEVIRT} & set(management.managers):
+        # The operator's nodes are GPU207's; the DRA driver publishes slices, and
+        # KubeVirt's plugin may name the cards outside nvidia.com/.
         return
-    if info.view.labels.get(OS_LABEL) == "windows":
-        return  # no Linux device plugin runs there (AKS's Windows pools use DirectX's)
-    nfd = gpu_detection(info.view.labels)
-    if hardware is None and nfd is None:
+    found = unadvertised_gpus(info.view.labels, info.view.resources)
+    if found is None:
         return
-    if _other_vendors_resources() & info.view.resources.keys():
-        return  # another vendor's sharing plugin registered the cards under its own names
-    count, why = hardware if hardware is not None else (None, f"{nfd}=true")
+    count, why = found
     gpus = "NVIDIA GPUs" if count is None else f"{count} NVIDIA GPU{'s' if count > 1 else ''}"
     message = f"its machine has {gpus} ({why}) but the node advertises no GPU resource"
     if info.view.taints:
@@ -123,7 +101,7 @@ def check_gpus_unadvertised(
     spec = catalog.managers.get(management.primary or "")
     fix = (spec.no_gpu_resource if spec is not None else "") or catalog.no_manager_no_gpu_resource
     severity: Severity | None = None
-    if hardware is None and not management.managers:
+    if gpu_hardware(info.view.labels) is None and not management.managers:
         # NFD's label alone, nothing named on the node: NVIDIA's DRA driver may serve it
         # with neither its pod nor its ResourceSlices in the input.
         severity = "warning"

@@ -31,8 +31,7 @@ from gpuop.kubevirt.launcher import (
 from gpuop.manifests import quantity_problem
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import classify_resource
-from gpuop.planner import gpu_detection
-from gpuop.planner.machine import gpu_hardware
+from gpuop.planner.machine import unadvertised_gpus
 
 __all__ = [
     "EXPLAINABLE",
@@ -446,22 +445,20 @@ def _advertised(nodes: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
 
 
 def _silent_gpu_nodes(nodes: Sequence[Mapping[str, Any]], dra: DraCluster | None) -> list[str]:
-    """`node (why)` for each node whose machine has NVIDIA GPUs (what provisioned it says
-    so, or NFD's label) that advertises no NVIDIA resource and publishes no DRA device: no
-    device plugin registered its GPUs (`gpuop check`'s GPU214 says why, per manager)."""
+    """`node (why)` for each node whose machine has NVIDIA GPUs but that advertises no GPU
+    resource (`planner.machine.unadvertised_gpus`) and publishes no DRA device: no device
+    plugin registered its GPUs (`gpuop check`'s GPU214 says why, per manager)."""
     published = {s.node_name for s in (dra.slices if dra is not None else ()) if s.node_name}
     found = []
     for node in nodes:
         name = text(node, "metadata", "name")
-        resources = {*mapping(node, "status", "allocatable"), *mapping(node, "status", "capacity")}
-        if name in published or any(str(r).startswith(RESOURCE_PREFIX) for r in resources):
+        if name in published:
             continue
+        resources = {*mapping(node, "status", "allocatable"), *mapping(node, "status", "capacity")}
         labels = {str(k): str(v) for k, v in mapping(node, "metadata", "labels").items()}
-        hardware = gpu_hardware(labels)
-        nfd = gpu_detection(labels)
-        why = hardware[1] if hardware is not None else (f"{nfd}=true" if nfd else None)
-        if why is not None:
-            found.append(f"{name} ({why})")
+        silent = unadvertised_gpus(labels, map(str, resources))
+        if silent is not None:
+            found.append(f"{name} ({silent[1]})")
     return found
 
 

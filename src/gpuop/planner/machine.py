@@ -10,11 +10,13 @@ GPUs without counting them. A device plugin that registers fewer, or none, is wh
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 
-from gpuop.api.labels import INSTANCE_TYPE_LABEL
-from gpuop.catalog.managers import gke_contract, instance_gpus
+from gpuop.api.labels import INSTANCE_TYPE_LABEL, OS_LABEL
+from gpuop.api.resources import RESOURCE_PREFIX
+from gpuop.catalog.managers import gke_contract, instance_gpus, manager_catalog
+from gpuop.planner import gpu_detection
 
 
 @cache
@@ -60,4 +62,35 @@ def gpu_hardware(labels: Mapping[str, str]) -> tuple[int | None, str] | None:
     return None
 
 
-__all__ = ["gpu_hardware", "machine_gpus"]
+@cache
+def _other_vendors_resources() -> frozenset[str]:
+    """The resources other vendors' GPU sharing plugins register instead of NVIDIA's names
+    (Volcano's `volcano.sh/vgpu-number`, Alibaba's `aliyun.com/gpu-mem`: managers.yaml)."""
+    return frozenset(
+        resource
+        for spec in manager_catalog().managers.values()
+        for resource in spec.strong.resources
+        if not resource.startswith(RESOURCE_PREFIX)
+    )
+
+
+def unadvertised_gpus(
+    labels: Mapping[str, str], resources: Iterable[str]
+) -> tuple[int | None, str] | None:
+    """(GPUs, the label that says so) where the node's machine has NVIDIA GPUs (by what
+    provisioned it, or NFD's label) and the node advertises no GPU resource at all, not
+    NVIDIA's and not another vendor's; None otherwise, and on Windows nodes, where no Linux
+    device plugin runs (AKS's Windows pools use DirectX's)."""
+    if labels.get(OS_LABEL) == "windows":
+        return None
+    others = _other_vendors_resources()
+    if any(name.startswith(RESOURCE_PREFIX) or name in others for name in resources):
+        return None
+    hardware = gpu_hardware(labels)
+    if hardware is not None:
+        return hardware
+    nfd = gpu_detection(labels)
+    return (None, f"{nfd}=true") if nfd is not None else None
+
+
+__all__ = ["gpu_hardware", "machine_gpus", "unadvertised_gpus"]

@@ -8,7 +8,7 @@ import managers_corpus
 import pytest
 
 from gpuop.check import run_checks
-from gpuop.planner.machine import gpu_hardware, machine_gpus
+from gpuop.planner.machine import gpu_hardware, machine_gpus, unadvertised_gpus
 
 
 def _codes(objects: list[dict[str, Any]]) -> set[tuple[str, str]]:
@@ -275,3 +275,31 @@ def test_a_windows_gpu_node_is_not_held_to_the_linux_device_plugin() -> None:
     objects = managers_corpus.aks_no_plugin()
     objects[0]["metadata"]["labels"]["kubernetes.io/os"] = "windows"
     assert _codes(objects) == set()
+
+
+@pytest.mark.parametrize(
+    ("labels", "resources", "expected"),
+    [
+        (
+            {"kubernetes.azure.com/accelerator": "nvidia"},
+            ["cpu"],
+            (None, "kubernetes.azure.com/accelerator=nvidia"),
+        ),
+        (
+            {"feature.node.kubernetes.io/pci-10de.present": "true"},
+            [],
+            (None, "feature.node.kubernetes.io/pci-10de.present=true"),
+        ),
+        # Advertised: NVIDIA's names (even with 0 devices), or another vendor's.
+        ({"kubernetes.azure.com/accelerator": "nvidia"}, ["nvidia.com/gpu"], None),
+        ({"feature.node.kubernetes.io/pci-10de.present": "true"}, ["volcano.sh/vgpu-number"], None),
+        ({"feature.node.kubernetes.io/pci-10de.present": "true"}, ["aliyun.com/gpu-mem"], None),
+        # No GPU said, or a Windows node.
+        ({}, [], None),
+        ({"kubernetes.azure.com/accelerator": "nvidia", "kubernetes.io/os": "windows"}, [], None),
+    ],
+)
+def test_a_gpu_machine_advertising_nothing_is_read_from_its_labels_and_resources(
+    labels: dict[str, str], resources: list[str], expected: tuple[int | None, str] | None
+) -> None:
+    assert unadvertised_gpus(labels, resources) == expected
