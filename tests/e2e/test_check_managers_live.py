@@ -63,6 +63,9 @@ SIMULATED = {
     "hami": ("A10", 1, "hami"),
     "bottlerocket": ("A10", 1, "bottlerocket"),
     "kubevirt": ("A10", 2, "kubevirt"),  # not the model NVIDIA's KubeVirt plugin serves
+    "eks": ("A10", 1, "nvidia-device-plugin"),  # the plugin's static manifest
+    "volcano-vgpu": ("A10", 2, "volcano-vgpu"),
+    "aliyun-gpushare": ("A10", 2, "aliyun-gpushare"),
 }
 KUBEVIRT_CRD = Path(__file__).resolve().parents[1] / "data" / "kubevirt" / "kubevirt-crd.yaml"
 # corpus scenario -> the manager its node must be named with

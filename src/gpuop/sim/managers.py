@@ -23,7 +23,8 @@ from gpuop.catalog.managers import GPU_OPERATOR, ManagedShape, managed_shapes
 from gpuop.dra.publish import gpu_uuid, publish
 from gpuop.naming import PciDatabase, passthrough_resource
 
-# What HAMi registers per card: shares, and cores in percent.
+# What HAMi (and Volcano's vGPU plugin, HAMi's sibling) registers per card: shares, and
+# cores in percent.
 _HAMI_SHARES: Final = 10
 _HAMI_CORES: Final = 100
 
@@ -60,6 +61,17 @@ def shape_resources(shape: ManagedShape, model: str, count: int) -> dict[str, st
         return {name.resource: str(count)}
     if shape.resource == "hami":
         return {CONTAINER_RESOURCE: str(count * _HAMI_SHARES)}
+    if shape.resource == "volcano":
+        return {
+            "volcano.sh/vgpu-number": str(count * _HAMI_SHARES),
+            "volcano.sh/vgpu-memory": str(count * _model(model).memory_mib),
+            "volcano.sh/vgpu-cores": str(count * _HAMI_CORES),
+        }
+    if shape.resource == "aliyun":
+        return {
+            "aliyun.com/gpu-mem": str(count * (_model(model).memory_mib // 1024)),
+            "aliyun.com/gpu-count": str(count),
+        }
     return {}
 
 

@@ -15,8 +15,8 @@ from gpuop.sim.managers import managers, permitted_entry, shape_objects, shape_o
 SHAPED = [m for m in managers() if m != "gpu-operator"]
 # A model each manager's platform offers.
 MODELS = {"gke": "L4", "eks-auto-mode": "H100", "nvidia-dra-driver": "H100"}
-# The static manifest AKS's guide applies is the standalone plugin's.
-NAMED = {"aks": "nvidia-device-plugin"}
+# The static manifest AKS's and EKS's guides apply is the standalone plugin's.
+NAMED = {"aks": "nvidia-device-plugin", "eks": "nvidia-device-plugin"}
 
 
 def _kubevirt_cr(section: str, entry: dict[str, str]) -> dict:  # type: ignore[type-arg]
@@ -40,9 +40,10 @@ def _objects(manager: str, count: int = 2) -> list[dict]:  # type: ignore[type-a
     return objects
 
 
-def test_every_shape_is_a_manager_of_the_catalogue() -> None:
-    # KubeVirt's own plugin is known by its CR's permitted devices, not by node signals.
-    assert set(SHAPED) <= {*manager_catalog().managers, "kubevirt"}
+def test_every_shape_is_a_manager_of_the_catalogue_and_every_manager_has_one() -> None:
+    # KubeVirt's own plugin is known by its CR's permitted devices, not by node signals;
+    # the GPU Operator's nodes are the simulator's own.
+    assert set(SHAPED) == {*manager_catalog().managers, "kubevirt"} - {"gpu-operator"}
     assert set(MODELS) <= set(SHAPED)
     assert all(gpu_catalog().by_model(model) for model in MODELS.values())
 
