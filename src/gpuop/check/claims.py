@@ -31,7 +31,7 @@ from gpuop.api.labels import deploy_label
 from gpuop.catalog.dra import dra_catalog
 from gpuop.check.claim_fit import check_claim_fit
 from gpuop.check.context import CheckContext, kind_of, resource_count
-from gpuop.check.managers import DRA_DRIVER
+from gpuop.check.managers import DRA_DRIVER, RUNS_POD
 from gpuop.check.state import NodeView
 from gpuop.dra.publish import PCI_BUS_ID_ATTRIBUTE
 from gpuop.manifests.fields import mapping, sequence, text
@@ -374,7 +374,7 @@ def check_unpublished(ctx: CheckContext, devices: list[PublishedDevice]) -> None
         pods = [
             signal
             for manager, signal in management.evidence
-            if manager == DRA_DRIVER and signal.startswith("runs pod")
+            if manager == DRA_DRIVER and signal.startswith(RUNS_POD)
         ]
         if not pods:
             continue
@@ -382,7 +382,7 @@ def check_unpublished(ctx: CheckContext, devices: list[PublishedDevice]) -> None
             "GPU811",
             "Node",
             name,
-            f"{pods[0].removeprefix('runs ')} of NVIDIA's DRA driver runs on the node, but no"
+            f"pod {pods[0].removeprefix(RUNS_POD)} of NVIDIA's DRA driver runs on the node, but no"
             f" ResourceSlice of {NVIDIA_DRIVER} publishes its GPUs: claims cannot be"
             " allocated there",
             "read the log of the kubelet plugin's `gpus` container: it publishes once it finds"

@@ -38,6 +38,8 @@ DEVICE_PLUGIN = "nvidia-device-plugin"
 KUBEVIRT_PLUGIN = "nvidia-kubevirt-gpu-device-plugin"
 DRA_DRIVER = "nvidia-dra-driver"
 GKE = "gke"
+# How the evidence of a manager's plugin pod on the node starts.
+RUNS_POD = "runs pod "
 # GPU feature discovery's label: its presence shows GFD ran on the node.
 GFD_PRODUCT_LABEL = "nvidia.com/gpu.product"
 
@@ -171,14 +173,14 @@ def _strong_signals(
         if known_by_name_only(pod):
             matched = pod_name_match(pod)
             if matched is not None:
-                found.append((matched[0], f"runs pod {pod.namespace}/{pod.name} ({matched[1]})"))
+                found.append((matched[0], f"{RUNS_POD}{pod.namespace}/{pod.name} ({matched[1]})"))
             continue
         operand = pod.name in operand_pods
         matched = pod_plugin_match(pod, operand=operand)
         if matched is not None or operand:
             where = f"{pod.namespace}/{pod.name}"
             if matched is not None:
-                found.append((matched[0], f"runs pod {where} ({matched[1]})"))
+                found.append((matched[0], f"{RUNS_POD}{where} ({matched[1]})"))
             else:
                 found.append((GPU_OPERATOR, f"runs operand pod {where}"))
     # Registered, even with 0 devices, and under any name the CR gives (not only nvidia.com/).
