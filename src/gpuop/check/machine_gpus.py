@@ -25,7 +25,7 @@ from gpuop.catalog.managers import gke_contract, manager_catalog
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.check.managers import DRA_DRIVER, KUBEVIRT, Management
 from gpuop.check.rule_types import Severity
-from gpuop.planner.machine import gpu_hardware, unadvertised_gpus
+from gpuop.planner.machine import unadvertised_gpus
 
 # Inventory sources that count the cards themselves (GPU205/206 judge those nodes).
 _COUNTED_SOURCES = ("gfd-labels", "annotation")
@@ -82,14 +82,20 @@ def check_machine_gpus(ctx: CheckContext, info: NodeInfo, found: tuple[int, str]
     ctx.add("GPU213", "Node", info.name, message, fix)
 
 
-def check_gpus_unadvertised(ctx: CheckContext, info: NodeInfo, management: Management) -> None:
-    """GPU214 on a node whose machine has GPUs and that advertises none
-    (`planner.machine.unadvertised_gpus`), where no other rule or manager explains it."""
+def check_gpus_unadvertised(
+    ctx: CheckContext,
+    info: NodeInfo,
+    hardware: tuple[int | None, str] | None,
+    management: Management,
+) -> None:
+    """GPU214 on a node whose machine has GPUs (`hardware`: its `gpu_hardware`, or NFD's
+    label) and that advertises none (`planner.machine.unadvertised_gpus`), where no other
+    rule or manager explains it."""
     if management.operator or {DRA_DRIVER, KUBEVIRT} & set(management.managers):
         # The operator's nodes are GPU207's; the DRA driver publishes slices, and
         # KubeVirt's plugin may name the cards outside nvidia.com/.
         return
-    found = unadvertised_gpus(info.view.labels, info.view.resources)
+    found = unadvertised_gpus(info.view.labels, info.view.resources, hardware)
     if found is None:
         return
     count, why = found
@@ -101,7 +107,7 @@ def check_gpus_unadvertised(ctx: CheckContext, info: NodeInfo, management: Manag
     spec = catalog.managers.get(management.primary or "")
     fix = (spec.no_gpu_resource if spec is not None else "") or catalog.no_manager_no_gpu_resource
     severity: Severity | None = None
-    if gpu_hardware(info.view.labels) is None and not management.managers:
+    if hardware is None and not management.managers:
         # NFD's label alone, nothing named on the node: NVIDIA's DRA driver may serve it
         # with neither its pod nor its ResourceSlices in the input.
         severity = "warning"

@@ -131,7 +131,7 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
         if info.policy is not None:
             _at_most_warnings(ctx, before)
         if not any(finding.code == "GPU207" for finding in ctx.findings[before:]):
-            check_gpus_unadvertised(ctx, info, management)
+            check_gpus_unadvertised(ctx, info, hardware, management)
         if len(ctx.findings) == before:
             healthy.add(key)
 

@@ -31,7 +31,7 @@ from gpuop.kubevirt.launcher import (
 from gpuop.manifests import quantity_problem
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import classify_resource
-from gpuop.planner.machine import unadvertised_gpus
+from gpuop.planner.machine import gpu_hardware, unadvertised_gpus
 
 __all__ = [
     "EXPLAINABLE",
@@ -456,7 +456,7 @@ def _silent_gpu_nodes(nodes: Sequence[Mapping[str, Any]], dra: DraCluster | None
             continue
         resources = {*mapping(node, "status", "allocatable"), *mapping(node, "status", "capacity")}
         labels = {str(k): str(v) for k, v in mapping(node, "metadata", "labels").items()}
-        silent = unadvertised_gpus(labels, map(str, resources))
+        silent = unadvertised_gpus(labels, map(str, resources), gpu_hardware(labels))
         if silent is not None:
             found.append(f"{name} ({silent[1]})")
     return found

@@ -75,18 +75,19 @@ def _other_vendors_resources() -> frozenset[str]:
 
 
 def unadvertised_gpus(
-    labels: Mapping[str, str], resources: Iterable[str]
+    labels: Mapping[str, str],
+    resources: Iterable[str],
+    hardware: tuple[int | None, str] | None,
 ) -> tuple[int | None, str] | None:
-    """(GPUs, the label that says so) where the node's machine has NVIDIA GPUs (by what
-    provisioned it, or NFD's label) and the node advertises no GPU resource at all, not
-    NVIDIA's and not another vendor's; None otherwise, and on Windows nodes, where no Linux
-    device plugin runs (AKS's Windows pools use DirectX's)."""
+    """(GPUs, the label that says so) where the node's machine has NVIDIA GPUs (`hardware`,
+    the node's `gpu_hardware`, or NFD's label) and the node advertises no GPU resource at
+    all, not NVIDIA's and not another vendor's; None otherwise, and on Windows nodes, where
+    no Linux device plugin runs (AKS's Windows pools use DirectX's)."""
     if labels.get(OS_LABEL) == "windows":
         return None
     others = _other_vendors_resources()
     if any(name.startswith(RESOURCE_PREFIX) or name in others for name in resources):
         return None
-    hardware = gpu_hardware(labels)
     if hardware is not None:
         return hardware
     nfd = gpu_detection(labels)

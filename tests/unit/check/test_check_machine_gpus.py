@@ -302,4 +302,4 @@ def test_a_windows_gpu_node_is_not_held_to_the_linux_device_plugin() -> None:
 def test_a_gpu_machine_advertising_nothing_is_read_from_its_labels_and_resources(
     labels: dict[str, str], resources: list[str], expected: tuple[int | None, str] | None
 ) -> None:
-    assert unadvertised_gpus(labels, resources) == expected
+    assert unadvertised_gpus(labels, resources, gpu_hardware(labels)) == expected
