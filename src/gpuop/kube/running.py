@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from gpuop.kube import KubeError
 from gpuop.kube.errors import API_ERRORS
 from gpuop.kube.errors import describe as describe_api_error
+from gpuop.kube.heap import keep_heap
 
 log = logging.getLogger("gpuop.kube")
 
@@ -57,7 +58,8 @@ async def with_retries(call: Callable[[], Awaitable[T]], what: str = "the API se
 
 
 def run_controller(main: Coroutine[Any, Any, None]) -> None:
-    """Run `main` until it returns, fails, or SIGINT/SIGTERM stops it."""
+    """Run `main` until it returns, fails, or SIGINT/SIGTERM stops it, with the cycle
+    collector kept off the objects it holds (`gpuop.kube.heap`)."""
 
     async def until_stopped() -> None:
         loop = asyncio.get_running_loop()
@@ -66,10 +68,12 @@ def run_controller(main: Coroutine[Any, Any, None]) -> None:
             loop.add_signal_handler(signum, stop.set)
         task = asyncio.ensure_future(main)
         stopper = asyncio.ensure_future(stop.wait())
+        heap = asyncio.ensure_future(keep_heap())
         try:
             await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             stopper.cancel()
+            heap.cancel()
             if not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -27,7 +27,7 @@ them and turns what they found into the ClusterPolicy's status.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuop.api.conditions import (
@@ -205,23 +205,21 @@ def reconcile(
         or not daemonset_ready(snapshot.daemonsets[ds["metadata"]["name"]])
         or any(a is ds for a in actions.apply)
     )
-    waiting_nodes, ready_nodes = _node_readiness(
-        actions, tally, census, {op.name for op in enabled}
-    )
-    ready = not not_ready_ds and not waiting_nodes
+    readiness = _node_readiness(actions, tally, census, {op.name for op in enabled})
+    ready = not not_ready_ds and not readiness.waiting
     actions.ready = ready
     _set_status(
         actions,
         chosen,
         snapshot,
         "ready" if ready else "notReady",
-        _policy_conditions(not_ready_ds, waiting_nodes, tally, snapshot.refused, kept),
+        _policy_conditions(not_ready_ds, readiness.waiting, tally, snapshot.refused, kept),
         now,
         {
             "gpuNodes": tally.gpu_nodes,
-            "readyNodes": ready_nodes,
+            "readyNodes": readiness.ready,
             "byWorkload": dict(sorted(tally.by_workload.items())),
-            "notReady": waiting_nodes[:MAX_LISTED_NODES],
+            "notReady": readiness.listed,
         },
     )
     return actions
@@ -283,41 +281,59 @@ def _fail(
     )
 
 
+@dataclass
+class NodeReadiness:
+    """The GPU nodes not ready yet (held, or waiting for an operand) and the ready count.
+    Every waiting node is named, but only the first `MAX_LISTED_NODES` get a status entry:
+    a fleet rolling out is ten thousand waiting nodes, and each pass counts them again."""
+
+    waiting: list[str] = field(default_factory=list)
+    listed: list[dict[str, Any]] = field(default_factory=list)
+    ready: int = 0
+
+    def wait(self, name: str) -> bool:
+        """Count `name` as waiting; whether its status entry is still to be listed."""
+        self.waiting.append(name)
+        return len(self.listed) < MAX_LISTED_NODES
+
+
 def _node_readiness(
     actions: Actions, tally: NodeTally, census: PodCensus, enabled_names: set[str]
-) -> tuple[list[dict[str, Any]], int]:
-    """The GPU nodes not ready yet (held, or waiting for an operand), and the ready count."""
-    waiting_nodes: list[dict[str, Any]] = []
-    ready_nodes = 0
+) -> NodeReadiness:
+    """Which GPU nodes wait, for what, in name order; and how many are ready."""
+    readiness = NodeReadiness()
     expected_by_operands: dict[int, tuple[tuple[int, str], ...]] = {}
-    for name, node_plan in sorted(actions.plans.items()):
+    held, vgpu_held = set(tally.held), set(tally.vgpu_held)
+    for name in sorted(actions.plans):
+        node_plan = actions.plans[name]
         if not node_plan.gpu_node:
             continue
-        if node_plan.workload.reason == "dra-stack" and name not in tally.held:
+        if node_plan.workload.reason == "dra-stack" and name not in held:
             continue
-        if name in tally.held:
-            waiting_nodes.append(
-                {
-                    "name": name,
-                    "workload": tally.planned[name].workload_before or "",
-                    "waitingFor": [],
-                    "held": True,
-                    "message": "workload switch held: GPU pods still running",
-                }
-            )
+        if name in held:
+            if readiness.wait(name):
+                readiness.listed.append(
+                    {
+                        "name": name,
+                        "workload": tally.planned[name].workload_before or "",
+                        "waitingFor": [],
+                        "held": True,
+                        "message": "workload switch held: GPU pods still running",
+                    },
+                )
             continue
-        if name in tally.vgpu_held:
-            waiting_nodes.append(
-                {
-                    "name": name,
-                    "workload": node_plan.workload.config or "",
-                    "waitingFor": ["vgpu-device-manager"],
-                    "held": True,
-                    "message": "vGPU config change held: vGPU devices still in use",
-                }
-            )
+        if name in vgpu_held:
+            if readiness.wait(name):
+                readiness.listed.append(
+                    {
+                        "name": name,
+                        "workload": node_plan.workload.config or "",
+                        "waitingFor": ["vgpu-device-manager"],
+                        "held": True,
+                        "message": "vGPU config change held: vGPU devices still in use",
+                    },
+                )
             continue
-        ready_here = census.ready_operands.get(name, ())
         # Nodes planned alike share one operand tuple: its enabled, running operands are
         # listed once, in stage order, for all of them.
         expected = expected_by_operands.get(id(node_plan.operands))
@@ -330,27 +346,33 @@ def _node_readiness(
                 )
             )
             expected_by_operands[id(node_plan.operands)] = expected
-        waiting = [(stage, op) for stage, op in expected if op not in ready_here]
+        ready_here = census.ready_operands.get(name)
+        waiting = (
+            [(stage, op) for stage, op in expected if op not in ready_here]
+            if ready_here
+            else list(expected)
+        )
         if not waiting and name in actions.node_label_patches:
             waiting = [(0, "labels")]
         if waiting:
-            waiting_nodes.append(
-                {
-                    "name": name,
-                    "workload": node_plan.workload.config or "",
-                    "waitingFor": [op for _, op in waiting],
-                    "held": False,
-                    "message": f"waiting for {waiting[0][1]} (stage {waiting[0][0]})",
-                }
-            )
+            if readiness.wait(name):
+                readiness.listed.append(
+                    {
+                        "name": name,
+                        "workload": node_plan.workload.config or "",
+                        "waitingFor": [op for _, op in waiting],
+                        "held": False,
+                        "message": f"waiting for {waiting[0][1]} (stage {waiting[0][0]})",
+                    },
+                )
         else:
-            ready_nodes += 1
-    return waiting_nodes, ready_nodes
+            readiness.ready += 1
+    return readiness
 
 
 def _policy_conditions(
     not_ready_ds: list[str],
-    waiting_nodes: list[dict[str, Any]],
+    waiting_nodes: list[str],
     tally: NodeTally,
     refused: Mapping[str, str],
     kept: tuple[str, ...] = (),
@@ -380,9 +402,7 @@ def _policy_conditions(
         if not_ready_ds:
             parts.append(f"states not ready: {not_ready_ds}")
         if waiting_nodes:
-            parts.append(
-                f"{len(waiting_nodes)} node(s) not ready: {_names([n['name'] for n in waiting_nodes])}"
-            )
+            parts.append(f"{len(waiting_nodes)} node(s) not ready: {_names(waiting_nodes)}")
         conditions += [
             condition(
                 ConditionType.READY, False, Reason.OPERAND_NOT_READY, "ClusterPolicy is not ready"

@@ -11,7 +11,7 @@ import pytest
 from gpuop.lab.stack import lab_policy
 from gpuop.operator import nodes as node_step
 from gpuop.operator.model import PlanCache
-from gpuop.operator.reconcile import Snapshot, reconcile
+from gpuop.operator.reconcile import MAX_LISTED_NODES, Snapshot, reconcile
 from gpuop.sim.hardware import NodeSpec, node_manifest
 
 NOW = "2026-12-06T00:00:00Z"
@@ -96,3 +96,19 @@ def test_a_relabelled_fleet_keeps_one_planning_per_node() -> None:
     assert len(cache) <= size + 8
     versions = {key[3] for key in cache if key[0] == "version"}
     assert versions == {"3"}
+
+
+def test_a_waiting_fleet_is_counted_whole_and_listed_in_part() -> None:
+    # Ten thousand nodes waiting for their operand pods: the status counts them all and
+    # names the first in its message, but lists only the first MAX_LISTED_NODES.
+    nodes, cache = _fleet(), PlanCache()
+    first = reconcile(_snapshot(nodes), NOW, cache)
+    _labelled(nodes, first.node_label_patches, "2")
+    status = reconcile(_snapshot(nodes), NOW, cache).status["cluster-policy"]
+    listed = status["nodes"]["notReady"]
+    assert [entry["name"] for entry in listed] == sorted(nodes)[:MAX_LISTED_NODES]
+    assert listed[0]["waitingFor"][0] == "driver" and not listed[0]["held"]
+    assert status["nodes"]["readyNodes"] == 0
+    error = next(c for c in status["conditions"] if c["type"] == "Error")
+    assert f"{FLEET} node(s) not ready: gpu-00000, gpu-00001," in error["message"]
+    assert f"and {FLEET - 10} more" in error["message"]
