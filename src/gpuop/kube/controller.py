@@ -100,11 +100,14 @@ class WriteOverlay(Generic[T, W]):
     def forget(self, key: str) -> None:
         self._written.pop(key, None)
 
-    def caught_up(self, key: str, stored_version: int) -> None:
-        """The informer now holds `stored_version` of `key`: a write it reached is forgotten."""
+    def caught_up(self, key: str, stored_version: int) -> bool:
+        """The informer now holds `stored_version` of `key`: a write it reached is forgotten.
+        True when that version is the write itself, come back: a pass has seen it already."""
         entry = self._written.get(key)
-        if entry is not None and entry[0] <= stored_version:
-            del self._written[key]
+        if entry is None or entry[0] > stored_version:
+            return False
+        del self._written[key]
+        return entry[0] == stored_version
 
     def __contains__(self, key: object) -> bool:
         return key in self._written
@@ -224,6 +227,9 @@ class Trigger:
 
     def clear(self) -> None:
         self._event.clear()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
 
     async def wait(self, timeout: float) -> bool:
         """True when poked, False when `timeout` seconds passed without a change.

@@ -57,12 +57,15 @@ def test_the_overlay_shows_a_write_until_the_informer_reaches_its_version() -> N
 def test_the_informer_catching_up_forgets_a_write_without_a_pass() -> None:
     overlay: WriteOverlay[dict[str, Any], dict[str, Any]] = WriteOverlay(replace)
     overlay.wrote("n", 11, obj(11, a="written"))
-    overlay.caught_up("n", 10)
+    assert not overlay.caught_up("n", 10)
     assert "n" in overlay
-    overlay.caught_up("n", 12)
+    assert not overlay.caught_up("n", 12)  # past the write: someone else's version
     assert "n" not in overlay
-    overlay.caught_up("absent", 3)
+    assert not overlay.caught_up("absent", 3)
     assert len(overlay) == 0
+    overlay.wrote("n", 13, obj(13, a="written"))
+    assert overlay.caught_up("n", 13)  # the write itself, come back
+    assert "n" not in overlay
 
 
 def test_a_newer_write_by_someone_else_wins_over_ours() -> None:

@@ -175,6 +175,41 @@ def test_node_writes_are_not_kept_once_the_watch_brings_them() -> None:
     assert len(state.node_overlay) == 0
 
 
+def test_the_echo_of_its_own_node_patch_wakes_no_pass() -> None:
+    # At 10,000 nodes the labelling's echoes came back for many seconds after it, and each
+    # woke a pass over the whole fleet that found nothing to write.
+    state = runtime.OperatorState(runtime.OperatorConfig(namespace=NS))
+    written = runtime.slim_node(
+        {**gpu_node("c"), "metadata": {"name": "c", "resourceVersion": "7"}}
+    )
+    state.node_overlay.wrote("c", 7, written)
+    state.node_changed("c", written)
+    assert not state.trigger.is_set()
+    assert "c" not in state.node_overlay
+    # A version past the write is someone else's change: it wakes a pass.
+    state.node_overlay.wrote("c", 9, written)
+    state.node_changed(
+        "c", {**written, "metadata": {**written["metadata"], "resourceVersion": "10"}}
+    )
+    assert state.trigger.is_set()
+    state.trigger.clear()
+    # So is any change to a node this process did not write.
+    state.node_changed("g", written)
+    assert state.trigger.is_set()
+
+
+def test_the_echo_of_its_own_status_write_wakes_no_pass() -> None:
+    state = runtime.OperatorState(runtime.OperatorConfig(namespace=NS))
+    policy = {**lab_policy(sandbox=True), "status": {"state": "ready"}}
+    policy["metadata"] = {**policy["metadata"], "resourceVersion": "5"}
+    state.status_overlay.wrote("cluster-policy", 5, {"state": "ready"})
+    state.policy_changed("cluster-policy", policy)
+    assert not state.trigger.is_set()
+    edited = {**policy, "metadata": {**policy["metadata"], "resourceVersion": "6"}}
+    state.policy_changed("cluster-policy", edited)
+    assert state.trigger.is_set()
+
+
 def test_a_node_heartbeat_is_not_a_change() -> None:
     node = runtime.slim_node({**gpu_node("c"), "metadata": {"name": "c", "resourceVersion": "7"}})
     beat = runtime.slim_node({**gpu_node("c"), "metadata": {"name": "c", "resourceVersion": "8"}})
