@@ -156,7 +156,7 @@ def reconcile(
             gc_actions = reconcile_gpu_cluster_only(snapshot, gc_obj, now, plan_cache)
             gc_actions.status.update(actions.status)
             return gc_actions
-        _cleanup_without_policy(snapshot, actions)
+        _cleanup_without_policy(snapshot, actions, plan_cache)
         return actions
 
     policy_name = str((chosen.get("metadata") or {}).get("name"))
@@ -474,23 +474,41 @@ def _set_status(
         actions.status[str((policy.get("metadata") or {}).get("name"))] = status
 
 
-def _cleanup_without_policy(snapshot: Snapshot, actions: Actions) -> None:
+def _cleanup_without_policy(
+    snapshot: Snapshot, actions: Actions, cache: PlanCache | None = None
+) -> None:
     """No ClusterPolicy: take back the deploy labels gpuop set (owned objects go by garbage
     collection). Values only users or managers write (`false`, `pre-installed`,
-    `paused-for-*`, the `operands=false` opt-out) stay: the next ClusterPolicy honours them."""
+    `paused-for-*`, the `operands=false` opt-out) stay: the next ClusterPolicy honours them.
+    What a node needs is kept by its resourceVersion: nodes come and change without a
+    ClusterPolicy too, and a pass over ten thousand need not read every label of each."""
+    for name, node in sorted(snapshot.nodes.items()):
+        version = (node.get("metadata") or {}).get("resourceVersion")
+        key = ("cleanup", name, version) if version and cache is not None else None
+        cleanup = cache.get(key) if key is not None and cache is not None else None
+        if cleanup is None:
+            cleanup = _node_cleanup(node)
+            if key is not None and cache is not None:
+                cache[key] = cleanup
+        removals, unannotate = cleanup
+        if removals:
+            actions.node_label_patches[name] = dict.fromkeys(removals)
+        if unannotate:
+            actions.node_annotation_patches[name] = {UPGRADE_ENABLED_ANNOTATION: None}
+
+
+def _node_cleanup(node: Mapping[str, Any]) -> tuple[tuple[str, ...], bool]:
+    """The labels to take back from a node without a ClusterPolicy, and whether its
+    upgrade annotation goes too."""
     prefix = operand_table().deploy_labels.prefix
     known = operand_table().deploy_labels.known_keys
-    for name, node in sorted(snapshot.nodes.items()):
-        labels = (node.get("metadata") or {}).get("labels") or {}
-        removals: dict[str, str | None] = {
-            key: None
-            for key, value in labels.items()
-            if key.startswith(prefix) and key.removeprefix(prefix) in known and value == "true"
-        }
-        if UPGRADE_STATE_LABEL in labels:
-            removals[UPGRADE_STATE_LABEL] = None
-        if removals:
-            actions.node_label_patches[name] = removals
-        annotations = (node.get("metadata") or {}).get("annotations") or {}
-        if UPGRADE_ENABLED_ANNOTATION in annotations:
-            actions.node_annotation_patches[name] = {UPGRADE_ENABLED_ANNOTATION: None}
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    removals = [
+        key
+        for key, value in labels.items()
+        if value == "true" and key.startswith(prefix) and key.removeprefix(prefix) in known
+    ]
+    if UPGRADE_STATE_LABEL in labels:
+        removals.append(UPGRADE_STATE_LABEL)
+    annotations = (node.get("metadata") or {}).get("annotations") or {}
+    return tuple(removals), UPGRADE_ENABLED_ANNOTATION in annotations

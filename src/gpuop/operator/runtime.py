@@ -171,6 +171,9 @@ class OperatorState:
         # The keys of the ConfigMaps the ClusterPolicies hand the driver (read each pass).
         self.configmap_keys: dict[str, tuple[str, ...]] = {}
         self.passes = 0
+        # The nodes whose upgrade state has the state machine look at every pod on them
+        # (`_read_node_pods`), kept as their events come.
+        self.pods_read_on: set[str] = set()
 
     def changed(self, _key: str, _value: object) -> None:
         self.trigger.set()
@@ -259,6 +262,11 @@ class OperatorState:
         The event of a patch of this process's own wakes no pass: the passes since the patch
         saw the node through the overlay. (At 10,000 nodes the labelling's echoes arrive for
         many seconds after it, and each woke a pass over the whole fleet.)"""
+        labels = (value or {}).get("metadata", {}).get("labels") or {}
+        if labels.get(UPGRADE_STATE_LABEL) in _NODE_PODS_STATES:
+            self.pods_read_on.add(key)
+        else:
+            self.pods_read_on.discard(key)
         if value is None:
             self.node_overlay.forget(key)
         elif self.node_overlay.caught_up(key, resource_version(value)):
@@ -266,7 +274,9 @@ class OperatorState:
         self.trigger.set()
 
     def snapshot(self) -> Snapshot:
-        nodes = self.node_overlay.over(self._by_name(self.nodes), resource_version)
+        # The node informer's keys are the nodes' names.
+        stored_nodes = self.nodes.store if self.nodes is not None else {}
+        nodes = self.node_overlay.over(stored_nodes, resource_version)
         policies = self.policy_views()
         daemonsets = self.ds_overlay.over(self._by_name(self.daemonsets), resource_version)
         pods: list[PodInfo] = self._stored(self.pods)
@@ -634,11 +644,7 @@ async def _read_driver_configmaps(state: OperatorState, client: KubeClient) -> N
 async def _read_node_pods(state: OperatorState, client: KubeClient) -> None:
     """List the pods of the few nodes between the cordon and the driver restart (the pod
     informer keeps only operand and GPU pods, and may lag the scheduler's bindings)."""
-    waiting = sorted(
-        name
-        for name, node in ((n["metadata"]["name"], n) for n in state._stored(state.nodes))
-        if (node["metadata"].get("labels") or {}).get(UPGRADE_STATE_LABEL) in _NODE_PODS_STATES
-    )
+    waiting = sorted(state.pods_read_on)
     found = await asyncio.gather(*(ops.pods_on_node(client, name) for name in waiting))
     state.node_pods = {
         name: tuple(workload_pod(pod) for pod in pods)

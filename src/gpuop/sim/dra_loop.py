@@ -156,18 +156,18 @@ def decide(snapshot: DraSnapshot, shared_counters: bool) -> DraDecision:
     for name, node in snapshot.nodes.items():
         cards = snapshot.hardware.get(name, ())
         pod = snapshot.pods.get(name)
+        existing = by_node.get(name, [])
+        publishing = pod is not None and pod.ready and bool(cards)
+        if not publishing and not existing:
+            continue  # nothing published and nothing to publish: most nodes, every pass
         writes = node_slices(
-            node,
-            cards,
-            pod,
-            snapshot.claims,
-            by_node.get(name, []),
-            shared_counters=shared_counters,
+            node, cards, pod, snapshot.claims, existing, shared_counters=shared_counters
         )
         if writes.apply or writes.delete:
             decision.slices[name] = writes
-        if pod is None or not pod.ready or not cards:
+        if not publishing:
             continue
+        assert pod is not None
         # Prepare looks devices up in the whole publication, siblings included: a claim can
         # hold a face that a later republication no longer shows.
         full = desired_slices(

@@ -10,6 +10,7 @@ import pytest
 
 from gpuop.lab.stack import lab_policy
 from gpuop.operator import nodes as node_step
+from gpuop.operator import reconcile as reconcile_module
 from gpuop.operator.model import PlanCache
 from gpuop.operator.reconcile import MAX_LISTED_NODES, Snapshot, reconcile
 from gpuop.sim.hardware import NodeSpec, node_manifest
@@ -112,3 +113,31 @@ def test_a_waiting_fleet_is_counted_whole_and_listed_in_part() -> None:
     error = next(c for c in status["conditions"] if c["type"] == "Error")
     assert f"{FLEET} node(s) not ready: gpu-00000, gpu-00001," in error["message"]
     assert f"and {FLEET - 10} more" in error["message"]
+
+
+def test_without_a_cluster_policy_a_quiet_fleet_is_not_read_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without a ClusterPolicy a pass takes back the deploy labels gpuop set; what each node
+    # needs is kept by its resourceVersion, so nodes changing elsewhere in the fleet (a
+    # label patch each) do not have every node's labels read again.
+    read: list[str] = []
+    real = reconcile_module._node_cleanup
+
+    def counting(node: Any) -> Any:
+        read.append(node["metadata"]["name"])
+        return real(node)
+
+    monkeypatch.setattr(reconcile_module, "_node_cleanup", counting)
+    nodes, cache = _fleet(), PlanCache()
+    nodes["gpu-00007"]["metadata"]["labels"]["nvidia.com/gpu.deploy.driver"] = "true"
+    nodes["gpu-00008"]["metadata"]["labels"]["nvidia.com/gpu.deploy.driver"] = "false"
+    bare = Snapshot([], nodes, {}, [], "gpu-operator")
+    first = reconcile(bare, NOW, cache)
+    assert first.node_label_patches == {"gpu-00007": {"nvidia.com/gpu.deploy.driver": None}}
+    assert len(read) == FLEET
+    read.clear()
+    nodes["gpu-00009"]["metadata"]["resourceVersion"] = "2"
+    again = reconcile(Snapshot([], nodes, {}, [], "gpu-operator"), NOW, cache)
+    assert read == ["gpu-00009"]
+    assert again.node_label_patches == first.node_label_patches

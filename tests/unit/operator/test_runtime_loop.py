@@ -22,6 +22,7 @@ from gpuop.api.labels import (
     HASH_ANNOTATION,
     MANAGED_BY,
     MANAGED_BY_LABEL,
+    UPGRADE_STATE_LABEL,
     WORKLOAD_LABEL,
     deploy_label,
 )
@@ -208,6 +209,29 @@ def test_the_echo_of_its_own_status_write_wakes_no_pass() -> None:
     edited = {**policy, "metadata": {**policy["metadata"], "resourceVersion": "6"}}
     state.policy_changed("cluster-policy", edited)
     assert state.trigger.is_set()
+
+
+def test_the_nodes_whose_pods_are_read_live_follow_their_events() -> None:
+    # A pass reads live the pods of the nodes between the cordon and the driver restart;
+    # which nodes those are is kept as events come, not looked up over the fleet each pass.
+    state = runtime.OperatorState(runtime.OperatorConfig(namespace=NS))
+
+    def node(version: str, upgrade_state: str | None) -> dict[str, Any]:
+        labels = {UPGRADE_STATE_LABEL: upgrade_state} if upgrade_state else {}
+        body = node_manifest(NodeSpec("c", "A10", 2, labels))
+        body["metadata"]["resourceVersion"] = version
+        return runtime.slim_node(body)
+
+    state.node_changed("c", node("1", "upgrade-required"))
+    assert state.pods_read_on == set()
+    state.node_changed("c", node("2", "pod-deletion-required"))
+    assert state.pods_read_on == {"c"}
+    state.node_overlay.wrote("c", 3, node("3", "upgrade-done"))
+    state.node_changed("c", node("3", "upgrade-done"))  # its own write, come back
+    assert state.pods_read_on == set()
+    state.node_changed("c", node("4", "drain-required"))
+    state.node_changed("c", None)
+    assert state.pods_read_on == set()
 
 
 def test_a_node_heartbeat_is_not_a_change() -> None:
