@@ -484,12 +484,11 @@ def _cleanup_without_policy(
     ClusterPolicy too, and a pass over ten thousand need not read every label of each."""
     for name, node in sorted(snapshot.nodes.items()):
         version = (node.get("metadata") or {}).get("resourceVersion")
-        key = ("cleanup", name, version) if version and cache is not None else None
-        cleanup = cache.get(key) if key is not None and cache is not None else None
+        kept = cache if cache is not None and version else {}
+        key = ("cleanup", name, version)
+        cleanup = kept.get(key)
         if cleanup is None:
-            cleanup = _node_cleanup(node)
-            if key is not None and cache is not None:
-                cache[key] = cleanup
+            cleanup = kept[key] = _node_cleanup(node)
         removals, unannotate = cleanup
         if removals:
             actions.node_label_patches[name] = dict.fromkeys(removals)

@@ -165,9 +165,8 @@ def decide(snapshot: DraSnapshot, shared_counters: bool) -> DraDecision:
         )
         if writes.apply or writes.delete:
             decision.slices[name] = writes
-        if not publishing:
+        if pod is None or not publishing:
             continue
-        assert pod is not None
         # Prepare looks devices up in the whole publication, siblings included: a claim can
         # hold a face that a later republication no longer shows.
         full = desired_slices(
