@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gpuop.api.labels import deploy_label
+from gpuop.catalog import operand_table
 from gpuop.catalog.dra import dra_catalog
 from gpuop.check.claim_fit import check_claim_fit
 from gpuop.check.context import CheckContext, kind_of, resource_count
@@ -44,9 +45,10 @@ NVIDIA_DRIVER: Final = dra_catalog().driver
 PCI_BUS_ID: Final = PCI_BUS_ID_ATTRIBUTE
 # Device types that hold the whole card; MIG and vGPU devices share one card by design.
 _WHOLE_CARD: Final = frozenset({"gpu", "vfio", ""})
+# The device plugins' deploy labels, and their operands.
 _DEVICE_PLUGIN_LABELS: Final = (
-    deploy_label("device-plugin"),
-    deploy_label("sandbox-device-plugin"),
+    (deploy_label("device-plugin"), "device-plugin"),
+    (deploy_label("sandbox-device-plugin"), "sandbox-device-plugin"),
 )
 _PLUGIN_KINDS: Final = frozenset({"container", "passthrough", "vgpu", "kata"})
 
@@ -298,6 +300,17 @@ def _plugin_resources(view: NodeView) -> dict[str, int]:
     return found
 
 
+def _plugin_deployed(ctx: CheckContext, operand: str) -> bool:
+    """Whether the ClusterPolicy in the input deploys the device plugin `operand`.
+
+    The operator sets the deploy labels whether or not the plugin is enabled, and NVIDIA's
+    guide for its DRA driver beside the operator turns the device plugin off; with no
+    ClusterPolicy in the input, a node that advertises nothing shows no plugin either."""
+    if ctx.policy is None or ctx.policy_assumed:
+        return False
+    return ctx.policy.operand_enabled(operand_table().operand(operand))
+
+
 def check_both_stacks(ctx: CheckContext, devices: list[PublishedDevice]) -> None:
     """GPU803: the device plugin advertises a node's cards that its slices publish too.
 
@@ -310,7 +323,11 @@ def check_both_stacks(ctx: CheckContext, devices: list[PublishedDevice]) -> None
     for view in ctx.state.nodes:
         plugin = _plugin_resources(view)
         published = cards.get(view.name, set())
-        plugins = [label for label in _DEVICE_PLUGIN_LABELS if view.labels.get(label) == "true"]
+        plugins = [
+            label
+            for label, operand in _DEVICE_PLUGIN_LABELS
+            if view.labels.get(label) == "true" and _plugin_deployed(ctx, operand)
+        ]
         if published and plugins and not plugin:
             ctx.add(
                 "GPU804",

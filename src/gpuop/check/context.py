@@ -16,13 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from gpuop.api.labels import INVENTORY_ANNOTATION, WORKLOAD_LABEL, deploy_label
 from gpuop.api.resources import CONFIG_KIND, RESOURCE_PREFIX, ResourceKind
+from gpuop.catalog.dra import dra_catalog
 from gpuop.check.model import Finding, Skip
 from gpuop.check.release import OperatorRelease
 from gpuop.check.rules import Severity, rule
 from gpuop.check.state import ClusterState, Ignored, NodeView, resource_count
+from gpuop.manifests.fields import text
 from gpuop.naming import PciDatabase, classify_resource
 from gpuop.planner import NodeFacts, NodePlan, plan
+from gpuop.planner.stack import plan_dra
 from gpuop.policy import ResolvedPolicy
+from gpuop.policy.gpucluster import ResolvedGpuCluster
 from gpuop.vgpu import VgpuConfigFile
 
 if TYPE_CHECKING:
@@ -132,6 +136,11 @@ class CheckContext(FindingLog):
     policy_assumed: bool = False
     # The release that labelled the nodes (or the plausible ones); None: the newest.
     release: OperatorRelease | None = None
+    # The GPUCluster its DRA-stack nodes are planned with (`check.stack`), and whether one is
+    # in the input (False: a node labelled for the DRA stack implies the defaults).
+    gpu_cluster: ResolvedGpuCluster | None = None
+    gpu_cluster_in_input: bool = False
+    gpu_cluster_usable: bool = False
     # True when no ClusterPolicy is in the input and every GPU node shows another manager:
     # the report names no operator release then.
     operator_absent: bool = False
@@ -166,6 +175,29 @@ class CheckContext(FindingLog):
         annotations = {INVENTORY_ANNOTATION: view.inventory} if view.inventory is not None else {}
         facts = NodeFacts("", labels, annotations, view.planned_resources, view.planned_capacity)
         result = plan(chosen, facts, pci_db=self.pci_db, vgpu_config=self.vgpu_config)
+        self._plans[key] = result
+        return result
+
+    @functools.cached_property
+    def dra_published(self) -> frozenset[str]:
+        """The nodes NVIDIA's DRA driver publishes ResourceSlices for."""
+        driver = dra_catalog().driver
+        return frozenset(
+            text(item, "spec", "nodeName")
+            for item in self.state.resource_slices
+            if text(item, "spec", "driver") == driver
+        ) - {""}
+
+    def dra_plan_for(self, view: NodeView, gpu_cluster: ResolvedGpuCluster) -> NodePlan:
+        """The plan for a node of the DRA stack (GPUCluster), cached by shape."""
+        key = (view.plan_key, "dra", id(gpu_cluster))
+        cached = self._plans.get(key)
+        if cached is not None:
+            return cached
+        annotations = {INVENTORY_ANNOTATION: view.inventory} if view.inventory is not None else {}
+        labels = dict(view.planned_labels)
+        facts = NodeFacts("", labels, annotations, view.planned_resources, view.planned_capacity)
+        result = plan_dra(gpu_cluster, facts, pci_db=self.pci_db, vgpu_config=self.vgpu_config)
         self._plans[key] = result
         return result
 

@@ -191,11 +191,23 @@ gpuop check --live --context lab          # read the cluster directly
 gpuop check dump.json -o json|sarif       # machine-readable output
 ```
 
-Inputs: Nodes, ClusterPolicies, KubeVirt CRs, Pods, VirtualMachineInstances, DaemonSets,
+Inputs: Nodes, ClusterPolicies, the GPU Operator's GPUCluster, KubeVirt CRs, Pods, VirtualMachineInstances, DaemonSets,
 Deployments, Events, the vGPU config ConfigMap, and DRA's ResourceSlices, ResourceClaims,
 ResourceClaimTemplates and DeviceClasses (`resource.k8s.io/v1`, the GPU8xx rules; `v1beta2`,
 `v1beta1` and `v1alpha3` objects are read as `v1`). Each kind is optional; the report lists the checks that could not run and why. Without a
 ClusterPolicy the default one is used (GPU001).
+
+A node of the GPU Operator's DRA stack is held to that stack's contract, not the
+ClusterPolicy's: the DRA stack's deploy labels (`driver`, `dra-driver`, `dra-validator`,
+`dcgm-dra`, `dcgm-exporter-dra`) and none of the device plugin's (GPU301, GPU302), and no
+device plugin resource (GPU201; GPU803 where its cards are published as well). With a
+GPUCluster in the input its nodes are those the operator gives it (every node, or those
+labelled `nvidia.com/gpu.stack=dra` beside a ClusterPolicy); without either CR, a node that
+carries `nvidia.com/gpu.deploy.dra-driver=true` and not the device plugin's deploy label,
+planned under the GPUCluster's defaults. An unusable GPUCluster is GPU007. A node that
+NVIDIA's DRA driver serves beside the operator's ClusterPolicy (its kubelet plugin, its
+ResourceSlices, or the `nvidia.com/dra-kubelet-plugin=true` label NVIDIA's install guide
+has users set) is not expected to advertise `nvidia.com/gpu`.
 
 Each node is held to the contract of what manages its GPUs (`catalog/managers.yaml`, with a
 source for each): NVIDIA's GPU Operator, the standalone NVIDIA device plugin (Helm chart or

@@ -22,11 +22,13 @@ from gpuop.check.nodes import check_nodes
 from gpuop.check.operands import check_operands, index_operand_pods
 from gpuop.check.policy import choose_policy
 from gpuop.check.release import OperatorRelease, detect_release
+from gpuop.check.stack import choose_gpu_cluster, default_gpu_cluster, runs_dra_stack
 from gpuop.check.state import ClusterState
 from gpuop.check.workloads import check_workloads
 from gpuop.manifests import ManifestError, load_yaml_documents
 from gpuop.manifests.fields import mapping, text
 from gpuop.naming import PciDatabase
+from gpuop.planner import NodePlan
 from gpuop.planner.machine import gpu_hardware
 from gpuop.policy import ResolvedPolicy
 from gpuop.vgpu import VgpuConfigError, VgpuConfigFile, parse_vgpu_config
@@ -96,6 +98,25 @@ def _say_sandbox_assumed(ctx: CheckContext) -> None:
             )
 
 
+def _say_dra_stack(ctx: CheckContext) -> None:
+    """GPU001 names the nodes checked as the GPU Operator's DRA stack (GPUCluster)."""
+    nodes = sorted(
+        info.name
+        for info in ctx.nodes
+        if info.plan is not None and info.plan.stack is not None and info.plan.stack.stack == "dra"
+    )
+    if not nodes:
+        return
+    source = "the input's GPUCluster" if ctx.gpu_cluster_usable else "the GPUCluster's defaults"
+    for position, finding in enumerate(ctx.findings):
+        if finding.code == "GPU001":
+            ctx.findings[position] = dataclasses.replace(
+                finding,
+                message=f"{finding.message}; nodes of the DRA stack ({listed(nodes, 3)}) are"
+                f" checked against {source}",
+            )
+
+
 def check_state(
     state: ClusterState,
     *,
@@ -117,18 +138,34 @@ def check_state(
     ctx.skips.extend(choice.skips)
     ctx.add_unusable(state.ignored)
     ctx.vgpu_config = _vgpu_config(ctx, vgpu_config)
+    gpu_cluster = choose_gpu_cluster(state.gpu_clusters)
+    ctx.findings.extend(gpu_cluster.findings)
+    ctx.gpu_cluster_in_input = gpu_cluster.in_input
+    ctx.gpu_cluster = gpu_cluster.gpu_cluster
+    ctx.gpu_cluster_usable = gpu_cluster.gpu_cluster is not None
+    cluster_policy = not choice.assumed
     if not state.nodes:
         ctx.skip("nodes", "no Nodes in the input")
     for view in state.nodes:
         counts, bad = node_counts(view)
         node_policy = ctx.assumed_sandbox_policy(view)
+        dra_stack = runs_dra_stack(
+            view.labels, cluster_policy=cluster_policy, gpu_cluster=gpu_cluster.in_input
+        )
+        node_plan: NodePlan | None
         try:
-            node_plan = ctx.plan_for(view, policy=node_policy)
+            if dra_stack:
+                if ctx.gpu_cluster is None:
+                    ctx.gpu_cluster = default_gpu_cluster()
+                node_plan = ctx.dra_plan_for(view, ctx.gpu_cluster)
+            else:
+                node_plan = ctx.plan_for(view, policy=node_policy)
         except Exception as exc:  # the planner promises not to raise; say so if it does
             _internal(ctx, "Node", view.name, "planning the node", exc)
             node_plan = None
         ctx.nodes.append(NodeInfo(view, node_plan, counts, bad, node_policy))
     _say_sandbox_assumed(ctx)
+    _say_dra_stack(ctx)
     index_operand_pods(ctx)
     ctx.management = node_management(ctx)
     _without_the_operator(ctx, choice.assumed and policy is None)

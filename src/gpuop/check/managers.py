@@ -153,7 +153,7 @@ def _strong_signals(
     prefixed = list(filter(has_prefix, labels)) if has_prefix is not None else []
     os_image = info.view.os_image.lower()
     for row in rows:
-        keys = [k for k in row.labels if k in labels]
+        keys = [k for k in row.labels if labels.get(k, "false") != "false"]
         if prefixed and row.label_prefixes:
             keys += [k for k in prefixed if k.startswith(row.label_prefixes)]
         if keys:

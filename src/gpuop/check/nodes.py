@@ -35,10 +35,10 @@ from gpuop.check.advertised import (
     shown_counts,
 )
 from gpuop.check.conditions import check_gpu_conditions
-from gpuop.check.context import CheckContext, NodeInfo
+from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.check.gke import check_gke_sharing
 from gpuop.check.machine_gpus import check_gpus_unadvertised, check_machine_gpus
-from gpuop.check.managers import DEVICE_PLUGIN, GKE, UNMANAGED, Management
+from gpuop.check.managers import DEVICE_PLUGIN, DRA_DRIVER, GKE, UNMANAGED, Management
 from gpuop.check.operands import operand_pods_on, operator_daemonset
 from gpuop.check.release import detect_release
 from gpuop.check.rules import rule
@@ -166,9 +166,17 @@ def _check_by_manager(
     elif not info.plan.gpu_node:
         _check_non_gpu(ctx, info, info.plan)
     else:
-        _check_gpu_node(ctx, info, info.plan, policy)
+        _check_gpu_node(ctx, info, info.plan, policy, dra_served=_dra_served(info, management))
         if info.plan.workload.config in (None, "container"):
             check_sharing(ctx, info, configs, operator_mig_strategy=policy.mig_strategy)
+
+
+def _dra_served(info: NodeInfo, management: Management) -> bool:
+    """Whether NVIDIA's DRA driver serves the node's cards in place of a device plugin: it
+    manages the node (its kubelet plugin, its node label, its ResourceSlices) and the node
+    advertises no device plugin resource. NVIDIA's guide for the driver beside the GPU
+    Operator turns the operator's device plugin off."""
+    return DRA_DRIVER in management.managers and not info.positive()
 
 
 def _standalone_plugins(ctx: CheckContext) -> dict[str, PluginSettings]:
@@ -362,8 +370,11 @@ def _check_gpu_node(
     policy: ResolvedPolicy,
     *,
     operator: bool = True,
+    dra_served: bool = False,
 ) -> None:
-    """Every rule on a GPU node; without `operator`, those of its device plugin alone."""
+    """Every rule on a GPU node; without `operator`, those of its device plugin alone.
+
+    `dra_served`: NVIDIA's DRA driver serves the node's cards, so advertising none is right."""
     name = info.name
     labels = info.view.labels
     pci_notice = False
@@ -392,12 +403,21 @@ def _check_gpu_node(
             severity=(notice.severity if code == "GPU100" else None),
         )
 
+    dra_stack = plan.stack is not None and plan.stack.stack == "dra"
+    if operator and dra_stack:
+        _check_dra_stack(ctx, info, plan)
+        return
     if operator:
         _check_labels(ctx, info, plan, policy)
     zero = not in_progress and _check_zero_devices(ctx, info, tuple(plan.advertises))
     plugin_fix = None if operator else manager_catalog().managers[DEVICE_PLUGIN].no_gpu_resource
     mismatch = check_advertised(
-        ctx, info, plan, policy, explained=in_progress or zero, plugin_fix=plugin_fix
+        ctx,
+        info,
+        plan,
+        policy,
+        explained=in_progress or zero or dra_served,
+        plugin_fix=plugin_fix,
     )
     if pci_notice and not mismatch:
         for notice in plan.notices:
@@ -418,6 +438,57 @@ def _check_gpu_node(
             f"{UPGRADE_STATE_LABEL}=upgrade-failed",
             f"read the driver pod's logs on {name}; after fixing the cause run"
             f" `kubectl label node {name} {UPGRADE_STATE_LABEL}=upgrade-required --overwrite`",
+        )
+
+
+def _check_dra_stack(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
+    """A node of the GPU Operator's DRA stack (GPUCluster): its deploy labels, and no
+    device plugin resource (GPU803 says it where its cards are published as well)."""
+    name = info.name
+    labels = info.view.labels
+    prefix = operand_table().deploy_labels.prefix
+    removals = sorted(k for k, v in plan.label_changes.items() if v is None and k in labels)
+    additions = sorted(k for k, v in plan.label_changes.items() if v is not None)
+    if removals:
+        shown = ", ".join(key.removeprefix(prefix) for key in removals)
+        message = (
+            f"the node runs the DRA stack (GPUCluster), but carries the device-plugin stack's"
+            f" {prefix}* labels ({shown}), which its labelling removes"
+        )
+        if additions:
+            missing = ", ".join(key.removeprefix(prefix) for key in additions)
+            message += f"; the DRA stack's are missing ({missing})"
+        ctx.add(
+            "GPU301",
+            "Node",
+            name,
+            message,
+            "check that the operator runs and may patch nodes, or run"
+            f" `kubectl label node {name} {' '.join(f'{key}-' for key in removals)}`",
+        )
+    elif additions:
+        shown = listed(
+            [f"{key}={plan.label_changes[key]}" for key in additions[:6]], 6, len(additions)
+        )
+        ctx.add(
+            "GPU302",
+            "Node",
+            name,
+            f"the node runs the DRA stack (GPUCluster), but the operator has not set {shown}",
+            "check that the operator runs and may patch nodes; `gpuop plan --no-cluster-policy"
+            " --gpu-cluster default` shows every label it sets",
+        )
+    _check_zero_devices(ctx, info, ())
+    advertised = {r: n for r, n in info.positive().items() if kind_of(r) in PLUGIN_KINDS}
+    if advertised and name not in ctx.dra_published:
+        ctx.add(
+            "GPU201",
+            "Node",
+            name,
+            f"the node runs the DRA stack (GPUCluster), whose cards the DRA driver publishes,"
+            f" but it advertises {shown_counts(advertised)}: a device plugin still serves it",
+            f"make sure no device plugin pod runs on {name}, then restart its kubelet so the"
+            " stale resource drops to 0",
         )
 
 

@@ -18,6 +18,7 @@ from gpuop import __version__
 from gpuop.api.labels import IGNORE_ANNOTATION, INVENTORY_ANNOTATION, VGPU_CONFIG_LABEL
 from gpuop.api.wording import listed
 from gpuop.catalog.managers import GPU_OPERATOR
+from gpuop.check.managers import DRA_DRIVER
 from gpuop.check.model import Finding, NodeSummary, Report
 from gpuop.check.rules import Rule, Severity, family, rule
 
@@ -58,7 +59,8 @@ def _node_title(name: str, summary: NodeSummary | None) -> str:
     if managers and GPU_OPERATOR not in managers:
         parts = [f"managed by {' and '.join(managers)}"]
     else:
-        parts = [summary.workload or "?"]
+        dra = summary.workload is None and DRA_DRIVER in managers
+        parts = [summary.workload or ("DRA stack" if dra else "?")]
     if summary.model:
         count = "?" if summary.gpus is None else str(summary.gpus)
         parts.append(f"{count}× {summary.model}{_SOURCES.get(summary.inventory_source or '', '')}")

@@ -33,6 +33,7 @@ from gpuop.manifests.fields import scalar_text
 KNOWN_KINDS = (
     "Node",
     "ClusterPolicy",
+    "GPUCluster",
     "KubeVirt",
     "HyperConverged",
     "Pod",
@@ -266,6 +267,8 @@ class ClusterState:
 
     nodes: tuple[NodeView, ...] = ()
     cluster_policies: tuple[Mapping[str, Any], ...] = ()
+    # The GPU Operator's DRA stack (nvidia.com/v1alpha1), a singleton.
+    gpu_clusters: tuple[Mapping[str, Any], ...] = ()
     kubevirts: tuple[Mapping[str, Any], ...] = ()
     # OpenShift Virtualization's HyperConverged CR, which owns the KubeVirt CR's settings.
     hyperconvergeds: tuple[Mapping[str, Any], ...] = ()
@@ -344,6 +347,7 @@ class ClusterState:
         return cls(
             nodes=tuple(nodes),
             cluster_policies=tuple(buckets["ClusterPolicy"]),
+            gpu_clusters=tuple(buckets["GPUCluster"]),
             kubevirts=tuple(buckets["KubeVirt"]),
             hyperconvergeds=tuple(buckets["HyperConverged"]),
             pods=tuple(buckets["Pod"]),

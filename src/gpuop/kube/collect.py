@@ -1,7 +1,7 @@
 """Read what `gpuop check` needs from a live cluster, as plain dicts.
 
-`collect(client)` lists Nodes, ClusterPolicies, KubeVirt and OpenShift's HyperConverged CRs
-(when their CRDs exist), the pods and VMIs that ask for NVIDIA resources or claims, the
+`collect(client)` lists Nodes, ClusterPolicies, the GPU Operator's GPUCluster, KubeVirt and
+OpenShift's HyperConverged CRs (when their CRDs exist), the pods and VMIs that ask for NVIDIA resources or claims, the
 operand DaemonSets and their pods, the plugins of every other manager of GPUs
 (`catalog/managers.yaml`: the standalone device plugin and GPU feature discovery, NVIDIA's
 KubeVirt plugin, the DRA driver, GKE's plugin, HAMi) with their DaemonSets and the
@@ -34,6 +34,7 @@ from gpuop.kube.reading import Lister, ReadError, as_dict, read_kinds, unreachab
 BUNDLE_FILES: Mapping[str, tuple[str, str]] = {
     "Node": ("nodes.json", "v1"),
     "ClusterPolicy": ("clusterpolicies.json", "nvidia.com/v1"),
+    "GPUCluster": ("gpuclusters.json", "nvidia.com/v1alpha1"),
     "KubeVirt": ("kubevirts.json", "kubevirt.io/v1"),
     "HyperConverged": ("hyperconvergeds.json", "hco.kubevirt.io/v1beta1"),
     "VirtualMachineInstance": ("virtualmachineinstances.json", "kubevirt.io/v1"),
@@ -151,6 +152,7 @@ def collect(
     say(f"  {len(nodes)} nodes")
     policies = listed("ClusterPolicy")
     result.objects["ClusterPolicy"] = policies
+    result.objects["GPUCluster"] = listed("GPUCluster")
     result.objects["KubeVirt"] = listed("KubeVirt")
     result.objects["HyperConverged"] = listed("HyperConverged")
     result.objects["VirtualMachineInstance"] = listed("VirtualMachineInstance", _uses_devices)

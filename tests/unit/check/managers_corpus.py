@@ -662,6 +662,74 @@ def dra_driver() -> list[dict[str, Any]]:
     ]
 
 
+def dra_driver_nodes_only() -> list[dict[str, Any]]:
+    """A node NVIDIA's DRA driver serves, labelled for its kubelet plugin as NVIDIA's
+    install guide says (`nvidia.com/dra-kubelet-plugin=true`), in a dump of nodes alone."""
+    node = dra_driver()[0]
+    node["metadata"]["labels"]["nvidia.com/dra-kubelet-plugin"] = "true"
+    return [node]
+
+
+# The DRA stack's deploy labels, as the GPU Operator's GPUCluster sets them (dra.yaml).
+_DRA_STACK = ("driver", "dra-driver", "dra-validator", "dcgm-dra", "dcgm-exporter-dra")
+
+
+def gpu_operator_gpucluster(with_cr: bool = True, leftover: bool = False) -> list[dict[str, Any]]:
+    """The GPU Operator's DRA stack (GPUCluster, v26.x): the node carries the DRA stack's
+    deploy labels and none of the device plugin's, advertises no `nvidia.com/gpu`, and the
+    operator's DRA kubelet plugin publishes its cards; with `leftover`, the device plugin's
+    deploy label was left when the node joined the stack. Without `with_cr`, the node
+    alone."""
+    node, slice_, _ = dra_driver()
+    labels = node["metadata"]["labels"]
+    labels.update(_gfd("NVIDIA-A100-SXM4-40GB", 2))
+    labels.update({f"nvidia.com/gpu.deploy.{key}": "true" for key in _DRA_STACK})
+    if leftover:
+        labels["nvidia.com/gpu.deploy.device-plugin"] = "true"
+    if not with_cr:
+        return [node]
+    pod = _pod(
+        "nvidia-dra-driver-kubelet-plugin-5xw2k",
+        "dra-1",
+        "nvidia-dra-driver-kubelet-plugin",
+        {"app": "nvidia-dra-driver-kubelet-plugin"},
+        "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0",
+        "gpu-operator",
+    )
+    gpu_cluster = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "GPUCluster",
+        "metadata": {"name": "gpu-cluster"},
+        "spec": {
+            "draDriver": {
+                "repository": "nvcr.io/nvidia",
+                "image": "k8s-dra-driver-gpu",
+                "version": "v25.12.0",
+                "computeDomains": {"enabled": True},
+            },
+            "dcgm": {"enabled": False},
+            "dcgmExporter": {"enabled": True},
+        },
+    }
+    return [node, slice_, pod, gpu_cluster]
+
+
+def gpu_operator_with_dra_driver(nodes_only: bool = False) -> list[dict[str, Any]]:
+    """NVIDIA's DRA driver installed by its Helm chart beside the GPU Operator, as NVIDIA's
+    guide has it: the operator's device plugin turned off, the node labelled
+    `nvidia.com/dra-kubelet-plugin=true`. The operator still sets every container deploy
+    label, `device-plugin` too."""
+    node, slice_, pod = dra_driver()
+    labels = node["metadata"]["labels"]
+    labels.update(_gfd("NVIDIA-A100-SXM4-40GB", 2))
+    labels.update(_deploy_labels("mig-manager"))
+    labels["nvidia.com/dra-kubelet-plugin"] = "true"
+    if nodes_only:
+        return [node]
+    policy = _cluster_policy({"devicePlugin": {"enabled": False}, "cdi": {"enabled": True}})
+    return [node, slice_, pod, policy]
+
+
 def gke_with_gpu_operator(device_plugin: bool = False) -> list[dict[str, Any]]:
     """GKE's driver and device plugin with NVIDIA's GPU Operator for the rest (GFD, DCGM),
     its own driver, toolkit and device plugin turned off (NVIDIA's GKE recipes' default);
@@ -1049,6 +1117,28 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         dra_driver_publishing_nothing,
         {"dra-1": "nvidia-dra-driver"},
         ["GPU811 Node/dra-1"],
+    ),
+    "dra-driver-nodes-only": (dra_driver_nodes_only, {"dra-1": "nvidia-dra-driver"}, []),
+    "gpu-operator-gpucluster": (gpu_operator_gpucluster, {"dra-1": "gpu-operator"}, []),
+    "gpu-operator-gpucluster-nodes-only": (
+        lambda: gpu_operator_gpucluster(with_cr=False),
+        {"dra-1": "gpu-operator"},
+        [],
+    ),
+    "gpu-operator-gpucluster-leftover-label": (
+        lambda: gpu_operator_gpucluster(leftover=True),
+        {"dra-1": "gpu-operator"},
+        ["GPU301 Node/dra-1"],
+    ),
+    "gpu-operator-with-dra-driver": (
+        gpu_operator_with_dra_driver,
+        {"dra-1": "gpu-operator"},
+        [],
+    ),
+    "gpu-operator-with-dra-driver-nodes-only": (
+        lambda: gpu_operator_with_dra_driver(nodes_only=True),
+        {"dra-1": "gpu-operator"},
+        [],
     ),
     "hami": (hami, {"hami-1": "hami"}, []),
     "hami-nodes-only": (hami_nodes_only, {"hami-1": "hami"}, []),

@@ -265,14 +265,36 @@ def test_zero_device_plugin_resources_are_not_a_second_stack() -> None:
     assert codes(objects) == []
 
 
+def _cluster_policy(device_plugin: bool) -> Obj:
+    return {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy"},
+        "spec": {"devicePlugin": {"enabled": device_plugin}},
+    }
+
+
 def test_a_dra_node_with_the_device_plugin_deployed() -> None:
     labels = {**DRA_NODE, "nvidia.com/gpu.deploy.device-plugin": "true"}
     slices = nvidia_slices("gpu-a", 2, passthrough=False)
-    found = findings([node("gpu-a", labels=labels), *slices])
+    found = findings([node("gpu-a", labels=labels), *slices, _cluster_policy(True)])
     assert [(f.code, f.severity) for f in found] == [("GPU804", "warning")]
     assert "labelled nvidia.com/gpu.deploy.device-plugin=true" in found[0].message
     # a leftover label on a node no DRA driver publishes is not a second stack
-    assert findings([node("gpu-a", labels=labels)]) == []
+    assert findings([node("gpu-a", labels=labels), _cluster_policy(True)]) == []
+
+
+def test_the_deploy_label_of_a_device_plugin_the_policy_turns_off_is_no_second_stack() -> None:
+    """The operator sets `gpu.deploy.device-plugin` whether or not the plugin is enabled, and
+    NVIDIA's guide for its DRA driver beside the operator turns the plugin off."""
+    labels = {
+        "nvidia.com/gpu.deploy.device-plugin": "true",
+        "nvidia.com/dra-kubelet-plugin": "true",
+    }
+    slices = nvidia_slices("gpu-a", 2, passthrough=False)
+    assert findings([node("gpu-a", labels=labels), *slices, _cluster_policy(False)]) == []
+    # Nor without the ClusterPolicy: the node advertising nothing shows no plugin runs.
+    assert findings([node("gpu-a", labels=labels), *slices]) == []
 
 
 # --- GPU806: bad input -----------------------------------------------------------------------

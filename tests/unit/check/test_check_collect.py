@@ -16,7 +16,7 @@ from lightkube.resources.resource_v1 import (
 )
 
 from gpuop.check import run_checks
-from gpuop.kube import HyperConverged, KubeVirt, VirtualMachineInstance
+from gpuop.kube import GPUCluster, HyperConverged, KubeVirt, VirtualMachineInstance
 from gpuop.kube.collect import CollectError, collect
 from gpuop.kube.kinds import kind_of
 
@@ -131,6 +131,20 @@ def test_hyperconverged_is_collected_and_skipped_when_not_served() -> None:
     missing = collect(FakeClient(_cluster_objects(), missing=(HyperConverged,)), now=NOW)
     assert ("HyperConverged", "the CRD is not installed") in missing.skipped
     assert missing.objects["HyperConverged"] == []
+
+
+def test_the_gpucluster_is_collected_and_skipped_when_not_served() -> None:
+    gpu_cluster = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "GPUCluster",
+        "metadata": {"name": "gpu-cluster"},
+        "spec": {"draDriver": {}},
+    }
+    collected = collect(FakeClient([*_cluster_objects(), gpu_cluster]), now=NOW)
+    assert collected.objects["GPUCluster"] == [gpu_cluster]
+    assert gpu_cluster in collected.all_objects()
+    missing = collect(FakeClient(_cluster_objects(), missing=(GPUCluster,)), now=NOW)
+    assert ("GPUCluster", "the CRD is not installed") in missing.skipped
 
 
 def test_dra_objects_are_collected_and_skipped_when_not_served() -> None:

@@ -59,8 +59,10 @@ DRA_RULES: tuple[Rule, ...] = (
         "A node is set up for both the device plugin and the DRA driver",
         "ResourceSlices of NVIDIA's DRA driver publish the node's cards while a device"
         " plugin's deploy label (`nvidia.com/gpu.deploy.device-plugin` or"
-        " `sandbox-device-plugin`) is `true`, though the node advertises no device plugin"
-        " resource yet.",
+        " `sandbox-device-plugin`) is `true` and the ClusterPolicy in the input deploys that"
+        " plugin, though the node advertises no device plugin resource yet. (The operator"
+        " sets the label whether or not the plugin is enabled; NVIDIA's guide for the DRA"
+        " driver beside the operator turns the plugin off.)",
         "Both stacks take the node's GPUs; once the device plugin runs, the cards are offered"
         " twice (GPU803).",
         "Leave one of the two stacks on the node: remove the node from the GPUCluster's or the"

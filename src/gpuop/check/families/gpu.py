@@ -107,6 +107,19 @@ FAMILY = RuleFamily(
             "Remove the field or enable what it depends on.",
         ),
         Rule(
+            "GPU007",
+            "InvalidGpuCluster",
+            "error",
+            "The GPUCluster cannot be used",
+            "The GPUCluster (the GPU Operator's DRA stack, `nvidia.com/v1alpha1`) has values of"
+            " the wrong type or shape, or a name other than the singleton's; its nodes are"
+            " checked against the GPUCluster's defaults.",
+            "The operator rejects such a GPUCluster: the DRA driver's operands stay undeployed"
+            " and the nodes publish no ResourceSlices.",
+            "Fix the fields named in the message; the CRD (`kubectl explain gpucluster.spec`)"
+            " lists what each takes.",
+        ),
+        Rule(
             "GPU100",
             "PlannerNotice",
             "info",
