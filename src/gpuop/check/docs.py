@@ -214,7 +214,8 @@ source for each): NVIDIA's GPU Operator, the standalone NVIDIA device plugin (He
 manifest, with or without GPU feature discovery), NVIDIA's KubeVirt GPU device plugin
 installed alone, KubeVirt's own PCI and mediated-device plugins, NVIDIA's DRA driver, GKE's
 and Bottlerocket's built-in plugins, EKS Auto Mode's (in the node runtime, no pod), EKS and
-AKS GPU node pools, and other vendors' sharing plugins (HAMi, known by its
+AKS GPU node pools, AKS's fully managed GPU node pools (AKS runs the plugin; the node
+carries `kubernetes.azure.com/dcgm-exporter`), and other vendors' sharing plugins (HAMi, known by its
 `hami.io/node-nvidia-register` annotation; Volcano's vGPU plugin and Alibaba's gpushare,
 which register the cards under their own names, `volcano.sh/vgpu-number` and
 `aliyun.com/gpu-mem`). A pod

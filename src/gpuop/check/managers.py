@@ -40,6 +40,8 @@ DRA_DRIVER = "nvidia-dra-driver"
 GKE = "gke"
 # How the evidence of a manager's plugin pod on the node starts.
 RUNS_POD = "runs pod "
+# A manager's node label with one of these values names no manager.
+_OFF = frozenset({"false", "disabled"})
 # GPU feature discovery's label: its presence shows GFD ran on the node.
 GFD_PRODUCT_LABEL = "nvidia.com/gpu.product"
 
@@ -153,7 +155,7 @@ def _strong_signals(
     prefixed = list(filter(has_prefix, labels)) if has_prefix is not None else []
     os_image = info.view.os_image.lower()
     for row in rows:
-        keys = [k for k in row.labels if labels.get(k, "false") != "false"]
+        keys = [k for k in row.labels if labels.get(k, "false") not in _OFF]
         if prefixed and row.label_prefixes:
             keys += [k for k in prefixed if k.startswith(row.label_prefixes)]
         if keys:

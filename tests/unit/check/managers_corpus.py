@@ -466,6 +466,23 @@ def aks() -> list[dict[str, Any]]:
     ]
 
 
+def aks_managed(resources: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """A node of an AKS fully managed GPU node pool (`gpuProfile.nvidia.managementMode:
+    Managed`): AKS runs the device plugin and DCGM's exporter itself and labels the node
+    `kubernetes.azure.com/dcgm-exporter=enabled`; no plugin pod is in the dump."""
+    labels = {
+        "kubernetes.azure.com/accelerator": "nvidia",
+        "kubernetes.azure.com/agentpool": "gpumanaged",
+        "kubernetes.azure.com/dcgm-exporter": "enabled",
+        "node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4",
+    }
+    return [
+        _node(
+            "aks-gpumanaged-1", labels, {"nvidia.com/gpu": "1"} if resources is None else resources
+        )
+    ]
+
+
 def _condition(kind: str, status: str, reason: str, message: str) -> dict[str, str]:
     return {
         "type": kind,
@@ -1171,6 +1188,17 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     "gke-dra-pool": (gke_dra_pool, {"gke-dra-1": "nvidia-dra-driver"}, []),
     "gke-dra-pool-nodes-only": (lambda: gke_dra_pool(with_slice=False), {"gke-dra-1": "gke"}, []),
     "eks-no-plugin": (eks_no_plugin, {"ip-10-0-7-21": "eks"}, ["GPU214 Node/ip-10-0-7-21"]),
+    "aks-managed": (aks_managed, {"aks-gpumanaged-1": "aks-managed-gpu"}, []),
+    "aks-managed-mig-mixed": (
+        lambda: aks_managed({"nvidia.com/mig-1g.10gb": "7"}),
+        {"aks-gpumanaged-1": "aks-managed-gpu"},
+        [],
+    ),
+    "aks-managed-registers-nothing": (
+        lambda: aks_managed({}),
+        {"aks-gpumanaged-1": "aks-managed-gpu"},
+        ["GPU214 Node/aks-gpumanaged-1"],
+    ),
     "aks-no-plugin": (aks_no_plugin, {"aks-gpunp-2": "aks"}, ["GPU214 Node/aks-gpunp-2"]),
     "nfd-no-plugin": (nfd_no_plugin, {}, ["GPU214 Node/gpu-7"]),
     "mixed-operator-and-standalone": (
