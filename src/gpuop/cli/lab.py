@@ -52,6 +52,12 @@ def _context(seed: int | None, name: str) -> Any:
 @click.option(
     "--dra", is_flag=True, help="Also run the DRA step: containers and VMs on one node, the race."
 )
+@click.option(
+    "--managers",
+    "with_managers",
+    is_flag=True,
+    help="Also run the managers step: a node as each other manager of GPUs leaves it, checked.",
+)
 @click.pass_context
 def lab(
     ctx: click.Context,
@@ -60,6 +66,7 @@ def lab(
     report_dir: str,
     cluster_name: str,
     dra: bool,
+    with_managers: bool,
 ) -> None:
     """Run the three-node lab on a local cluster and write a report.
 
@@ -78,6 +85,10 @@ def lab(
     With --dra, before the report: a 2x A10 node whose cards the simulated DRA
     driver publishes race-free, a CUDA pod and a VM's launcher pod with claims on
     different cards, and the race counted against NVIDIA's two-faced publication.
+    With --managers, before the report: a node as each other manager of GPUs
+    leaves it (the standalone plugin, GKE, EKS, AKS, Bottlerocket, NVIDIA's
+    KubeVirt and DRA drivers, HAMi, ...), each named by `gpuop check` with
+    nothing wrong, then a resource registered with 0 devices, found on its node.
 
     The first run builds the control plane from source (long, once); later runs reuse it.
     A lab that passes stops everything it started, the control plane included; a cluster
@@ -110,6 +121,13 @@ def lab(
             step_started = time.monotonic()
             report["steps"]["dra"] = lab_step(context)
             report["timings"]["dra"] = round(time.monotonic() - step_started, 2)
+        if with_managers:
+            from gpuop.lab.managers import lab_step as managers_step
+
+            click.secho(f"\n[managers] {STEP_TITLES[10]}", bold=True)
+            step_started = time.monotonic()
+            report["steps"]["managers"] = managers_step(context)
+            report["timings"]["managers"] = round(time.monotonic() - step_started, 2)
     except LabFailure as exc:
         failure = exc
         report["failure"] = str(exc)
@@ -174,6 +192,15 @@ def _run_step(
     except LabFailure as exc:
         raise UserError(str(exc), exit_code=1) from exc
     click.echo(json.dumps(result, indent=2, default=str)[:4000])
+
+
+@lab.command("managers")
+@click.option("--cluster-name", default="gpuop", show_default=True)
+def managers_step(cluster_name: str) -> None:
+    """Run the managers step alone on a cluster left up by `gpuop lab --keep`."""
+    from gpuop.lab.managers import lab_step
+
+    _run_step("managers", 10, lab_step, 0, cluster_name)
 
 
 @lab.command("down")

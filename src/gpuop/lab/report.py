@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpuop.lab import dra
+from gpuop.lab import dra, managers
 
 _COLOURS = {"container": "#2e7d32", "vm-passthrough": "#1565c0", "vm-vgpu": "#6a1b9a"}
 
@@ -121,6 +121,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                 f"- {finding['severity']} {finding['code']} {finding['name']}: {finding['message']}"
             )
     lines += dra.render_markdown(report.get("steps", {}).get("dra") or {})
+    lines += managers.render_markdown(report.get("steps", {}).get("managers") or {})
     if report.get("failure"):
         lines += ["", "## Failure", "", f"```\n{report['failure']}\n```"]
     return "\n".join(lines) + "\n"
@@ -207,6 +208,7 @@ code {{ background: #f3f3f3; padding: 0 .2rem; }}
 <h2>Drift (seed {drift.get("seed")})</h2><ul>{drift_items}</ul>
 <p>Checker findings (found exactly the drifted nodes: <b>{drift.get("exact")}</b>):</p><ul>{findings}</ul>
 {dra.render_html(report.get("steps", {}).get("dra") or {})}
+{managers.render_html(report.get("steps", {}).get("managers") or {})}
 {f"<h2>Failure</h2><pre>{html.escape(str(report['failure']))}</pre>" if report.get("failure") else ""}
 </body></html>
 """

@@ -82,8 +82,10 @@ STEP_TITLES = {
     7: "Drift on purpose, found by the checker",
     8: "Report",
     9: "Containers and VMs on one node (DRA), and the race",
+    10: "Every other manager of GPUs, checked live",
 }
 DRA_STEP = 9  # `gpuop lab --dra` (gpuop.lab.dra), after step 7
+MANAGERS_STEP = 10  # `gpuop lab --managers` (gpuop.lab.managers), after step 7
 
 
 class LabFailure(Exception):

@@ -126,3 +126,22 @@ def test_the_dra_step_is_in_the_report_when_it_ran() -> None:
     page = render_html(report)
     assert "Containers and VMs on one node (DRA): a10-dra" in page
     assert "(DRA)" not in render_markdown(REPORT)
+
+
+MANAGERS_RECORD = {
+    "nodes": [
+        {"node": "lab-m-gke", "manager": "gke", "named": ["gke"]},
+        {"node": "lab-m-aks", "manager": "aks", "named": ["nvidia-device-plugin"]},
+    ],
+    "zeroed": {"node": "lab-m-hami", "resource": "nvidia.com/gpu"},
+}
+
+
+def test_the_managers_step_is_in_the_report_when_it_ran() -> None:
+    report = {**REPORT, "steps": {**REPORT["steps"], "managers": MANAGERS_RECORD}}
+    markdown = render_markdown(report)
+    assert "## Other managers of GPUs, checked live" in markdown
+    assert "| `lab-m-aks` | aks | nvidia-device-plugin |" in markdown
+    assert "`lab-m-hami` then registered `nvidia.com/gpu` with 0 devices: GPU211" in markdown
+    assert "<td><code>lab-m-gke</code></td><td>gke</td>" in render_html(report)
+    assert "Other managers" not in render_markdown(REPORT)
