@@ -58,6 +58,7 @@ SIMULATED = {
     "gke": ("L4", 1, "gke"),
     "eks-auto-mode": ("H100", 8, "eks-auto-mode"),
     "aks": ("A100", 1, "nvidia-device-plugin"),  # the plugin's static manifest
+    "aks-managed-gpu": ("A100", 1, "aks-managed-gpu"),
     KUBEVIRT_PLUGIN: ("A100", 4, KUBEVIRT_PLUGIN),
     "nvidia-dra-driver": ("H100", 2, "nvidia-dra-driver"),
     "hami": ("A10", 1, "hami"),
