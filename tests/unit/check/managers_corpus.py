@@ -679,6 +679,28 @@ def dra_driver() -> list[dict[str, Any]]:
     ]
 
 
+def dra_driver_sigs(published: bool = True) -> list[dict[str, Any]]:
+    """The DRA driver from kubernetes-sigs/dra-driver-nvidia-gpu (v0.4 on): its chart's
+    release `dra-driver-nvidia-gpu`, its image on registry.k8s.io; without `published`, the
+    kubelet plugin runs and no ResourceSlice of the node is in the dump."""
+    node, slice_, _ = dra_driver()
+    pod = _pod(
+        "dra-driver-nvidia-gpu-kubelet-plugin-h2k9d",
+        "dra-1",
+        "dra-driver-nvidia-gpu-kubelet-plugin",
+        {"app.kubernetes.io/name": "dra-driver-nvidia-gpu"},
+        "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1",
+        "dra-driver-nvidia-gpu",
+    )
+    device_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu.nvidia.com"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]},
+    }
+    return [node, slice_, pod, device_class] if published else [node, pod, device_class]
+
+
 def dra_driver_nodes_only() -> list[dict[str, Any]]:
     """A node NVIDIA's DRA driver serves, labelled for its kubelet plugin as NVIDIA's
     install guide says (`nvidia.com/dra-kubelet-plugin=true`), in a dump of nodes alone."""
@@ -1136,6 +1158,12 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         ["GPU811 Node/dra-1"],
     ),
     "dra-driver-nodes-only": (dra_driver_nodes_only, {"dra-1": "nvidia-dra-driver"}, []),
+    "dra-driver-sigs": (dra_driver_sigs, {"dra-1": "nvidia-dra-driver"}, []),
+    "dra-driver-sigs-publishes-nothing": (
+        lambda: dra_driver_sigs(published=False),
+        {"dra-1": "nvidia-dra-driver"},
+        ["GPU811 Node/dra-1"],
+    ),
     "gpu-operator-gpucluster": (gpu_operator_gpucluster, {"dra-1": "gpu-operator"}, []),
     "gpu-operator-gpucluster-nodes-only": (
         lambda: gpu_operator_gpucluster(with_cr=False),
