@@ -716,7 +716,11 @@ FAMILY = RuleFamily(
             "warning",
             "Container nodes run different driver versions",
             "GPU feature discovery reports a `nvidia.com/cuda.driver-version.full` on this node"
-            " that differs from most container nodes.",
+            " that differs from most container nodes whose driver the GPU Operator installs"
+            " (`nvidia.com/gpu.deploy.driver=true`, the ClusterPolicy's driver on), compared"
+            " within the pool of the NVIDIADriver that owns them"
+            " (`nvidia.com/gpu-operator.driver.owner`). Drivers a host or a cloud image brings,"
+            " and other managers' nodes, are not compared.",
             "A half-finished driver upgrade: nodes stuck in `upgrade-required`, CUDA images that"
             " run on some nodes and fail on others (gpu-operator#2509, #2166).",
             "Check `nvidia.com/gpu-driver-upgrade-state` and the driver pod on the node.",
