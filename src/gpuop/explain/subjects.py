@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
+from gpuop.catalog.dra import dra_catalog
 from gpuop.dra.model import DraInputError
 from gpuop.explain import PodExplanation, explain_pod
 from gpuop.explain.claims import DraCluster, pod_for_claim, read_dra
@@ -404,6 +405,10 @@ class Explained:
     #: Where an NVIDIA resource is advertised nowhere: the nodes whose machine has NVIDIA
     #: GPUs but that advertise none, as `node (the label that says so)`.
     silent_gpu_nodes: list[str] = field(default_factory=list)
+    #: Where an NVIDIA resource is advertised nowhere: the nodes NVIDIA's DRA driver serves
+    #: instead (its ResourceSlices, or the node labelled for its kubelet plugin), as
+    #: `node (what says so)`: their GPUs are claimed, not requested by resource name.
+    dra_gpu_nodes: list[str] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:
@@ -421,6 +426,7 @@ class Explained:
         data["advertised_by"] = dict(self.advertised_by)
         data["near_misses"] = {k: list(v) for k, v in self.near_misses.items()}
         data["silent_gpu_nodes"] = list(self.silent_gpu_nodes)
+        data["dra_gpu_nodes"] = list(self.dra_gpu_nodes)
         data["kubevirt_refusal"] = self.subject.refusal
         notes = list(self.subject.notes)
         data["warnings"] = notes + [w for w in data["warnings"] if w not in notes]
@@ -444,15 +450,49 @@ def _advertised(nodes: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     return found
 
 
+# Labels that put a node's GPUs under NVIDIA's DRA driver: NVIDIA's install guide's, and
+# the GPU Operator's GPUCluster deploy label for the kubelet plugin.
+_DRA_NODE_LABELS: Final = ("nvidia.com/dra-kubelet-plugin", "nvidia.com/gpu.deploy.dra-driver")
+
+
+def _dra_served(nodes: Sequence[Mapping[str, Any]], dra: DraCluster | None) -> dict[str, str]:
+    """node -> what says NVIDIA's DRA driver serves its GPUs, for the nodes that advertise
+    no NVIDIA resource: the driver's ResourceSlices of the node, or the node's label for its
+    kubelet plugin (the GPU Operator's GPUCluster, NVIDIA's install guide)."""
+    driver = dra_catalog().driver
+    published = {
+        s.node_name
+        for s in (dra.slices if dra is not None else ())
+        if s.node_name and s.driver == driver
+    }
+    found: dict[str, str] = {}
+    for node in nodes:
+        name = text(node, "metadata", "name")
+        advertised = mapping(node, "status", "allocatable")
+        if any(str(r).startswith(RESOURCE_PREFIX) and str(n) != "0" for r, n in advertised.items()):
+            continue
+        labels = mapping(node, "metadata", "labels")
+        if name in published:
+            found[name] = f"ResourceSlices of {driver}"
+            continue
+        for label in _DRA_NODE_LABELS:
+            if labels.get(label) == "true":
+                found[name] = f"{label}=true"
+                break
+    return found
+
+
 def _silent_gpu_nodes(nodes: Sequence[Mapping[str, Any]], dra: DraCluster | None) -> list[str]:
     """`node (why)` for each node whose machine has NVIDIA GPUs but that advertises no GPU
-    resource (`planner.machine.unadvertised_gpus`) and publishes no DRA device: no device
-    plugin registered its GPUs (`gpuop check`'s GPU214 says why, per manager)."""
+    resource (`planner.machine.unadvertised_gpus`) and that NVIDIA's DRA driver does not
+    serve: no device plugin registered its GPUs (`gpuop check`'s GPU214 says why, per
+    manager)."""
+    served = _dra_served(nodes, dra)
     published = {s.node_name for s in (dra.slices if dra is not None else ()) if s.node_name}
     found = []
     for node in nodes:
         name = text(node, "metadata", "name")
-        if name in published:
+        if name in published or name in served:
             continue
         resources = {*mapping(node, "status", "allocatable"), *mapping(node, "status", "capacity")}
         labels = {str(k): str(v) for k, v in mapping(node, "metadata", "labels").items()}
@@ -502,6 +542,7 @@ def explain_subjects(
     results = []
     snapshot = cluster_snapshot(nodes, pods, budgets=budgets, storage=storage)
     silent: list[str] | None = None
+    by_dra: list[str] = []
     for subject in subjects:
         explanation = explain_pod(subject.pod, (), (), dra=dra, snapshot=snapshot)
         advertised_by = {r: workload_config_for(r) for r in explanation.never_fits_anywhere}
@@ -515,8 +556,10 @@ def explain_subjects(
         ]
         if missing_nvidia and silent is None:
             silent = _silent_gpu_nodes(nodes, dra)
+            by_dra = [f"{node} ({why})" for node, why in _dra_served(nodes, dra).items()]
         quiet = list(silent or []) if missing_nvidia else []
-        results.append(Explained(subject, explanation, advertised_by, near, quiet))
+        claimed = list(by_dra) if missing_nvidia else []
+        results.append(Explained(subject, explanation, advertised_by, near, quiet, claimed))
         if on_each is not None:
             on_each(len(results))
     return results

@@ -14,6 +14,7 @@ from typing import Any, Final
 from gpuop.api.labels import WORKLOAD_LABEL
 from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.api.wording import listed
+from gpuop.catalog.dra import dra_catalog
 from gpuop.explain import PodExplanation
 from gpuop.explain.model import NodeVerdicts
 from gpuop.explain.preemption import NO_VICTIMS, NOT_HELPFUL
@@ -47,34 +48,53 @@ def _requests_line(explanation: PodExplanation) -> str:
 
 
 def _never_fits_line(result: Explained, resource: str) -> str:
-    config = result.advertised_by.get(resource)
     line = f"never fits anywhere: no node advertises {resource}"
-    silent = result.silent_gpu_nodes if resource.startswith(RESOURCE_PREFIX) else []
+    nvidia = resource.startswith(RESOURCE_PREFIX)
+    silent = result.silent_gpu_nodes if nvidia else []
+    dra = result.dra_gpu_nodes if nvidia else []
     if silent:
-        shown = ", ".join(silent[:_LIST_IN_GROUP])
-        more = f" and {len(silent) - _LIST_IN_GROUP} more" if len(silent) > _LIST_IN_GROUP else ""
         line += (
-            f"; {len(silent)} node(s) have NVIDIA GPUs but advertise none, {shown}{more}: no"
+            f"; {len(silent)} node(s) have NVIDIA GPUs but advertise none, {_few(silent)}: no"
             " device plugin registered them (`gpuop check` says why, for each node's manager)"
         )
-    elif config is not None:
-        kind = classify_resource(resource)
+    if dra:
+        line += (
+            f"; {len(dra)} node(s) serve their GPUs through NVIDIA's DRA driver instead,"
+            f" {_few(dra)}: claim one with a ResourceClaim (DeviceClass"
+            f" {dra_catalog().driver}) rather than asking for {resource}"
+        )
+    if not silent and not dra:  # what the nodes say comes first
+        line += _workload_hint(result, resource)
+    near = result.near_misses.get(resource)
+    if near:
+        line += f" (nodes advertise {', '.join(near)}: names must match exactly)"
+    return line
+
+
+def _workload_hint(result: Explained, resource: str) -> str:
+    """Which workload config's plugin advertises `resource`, or that none does."""
+    config = result.advertised_by.get(resource)
+    if config is not None:
         what = {
             "container": "the NVIDIA device plugin on container nodes",
             "passthrough": "the sandbox device plugin on vm-passthrough nodes (a PCI model name)",
             "vgpu": "the sandbox device plugin on vm-vgpu nodes (a vGPU type name)",
             "kata": "the Kata sandbox device plugin on vm-passthrough nodes",
-        }[kind]
-        line += (
+        }[classify_resource(resource)]
+        return (
             f"; it is advertised by {what}: label a node {WORKLOAD_LABEL}={config}"
             " or ask for the resource that workload config advertises"
         )
-    elif resource.startswith(RESOURCE_PREFIX):
-        line += "; no NVIDIA workload config advertises a resource of that name"
-    near = result.near_misses.get(resource)
-    if near:
-        line += f" (nodes advertise {', '.join(near)}: names must match exactly)"
-    return line
+    if resource.startswith(RESOURCE_PREFIX):
+        return "; no NVIDIA workload config advertises a resource of that name"
+    return ""
+
+
+def _few(names: Sequence[str]) -> str:
+    """The first names of a group, and how many more."""
+    shown = ", ".join(names[:_LIST_IN_GROUP])
+    more = len(names) - _LIST_IN_GROUP
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def _node_reason(verdict: Any) -> str:

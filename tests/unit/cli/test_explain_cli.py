@@ -260,6 +260,41 @@ def test_gpu_nodes_that_advertise_nothing_are_named_where_nothing_advertises_the
     assert data["silent_gpu_nodes"] == []
 
 
+MANAGERS = Path(__file__).resolve().parents[2] / "corpus" / "managers"
+
+
+def test_gpu_nodes_the_dra_driver_serves_are_named_where_nothing_advertises_the_gpu(
+    run: RunCli, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "pod.json"
+    manifest.write_text(json.dumps(_pod("nvidia.com/gpu")))
+    # The GPU Operator's DRA stack: the driver's ResourceSlices publish the node's cards.
+    stack = json.loads((MANAGERS / "gpu-operator-gpucluster.json").read_text())
+    stack["items"] = [o for o in stack["items"] if o["kind"] != "GPUCluster"]
+    dump = str(tmp_path / "dra-stack.json")
+    Path(dump).write_text(json.dumps(stack))
+    result = run("explain", str(manifest), "--cluster", dump)
+    assert result.code == 1
+    (never,) = [line for line in result.stdout.splitlines() if "never fits anywhere" in line]
+    assert never == (
+        "  never fits anywhere: no node advertises nvidia.com/gpu; 1 node(s) serve their GPUs"
+        " through NVIDIA's DRA driver instead, dra-1 (ResourceSlices of gpu.nvidia.com): claim"
+        " one with a ResourceClaim (DeviceClass gpu.nvidia.com) rather than asking for"
+        " nvidia.com/gpu"
+    )
+    data = as_json(run("explain", str(manifest), "--cluster", dump, "-o", "json"))
+    assert data["dra_gpu_nodes"] == ["dra-1 (ResourceSlices of gpu.nvidia.com)"]
+    # Nodes alone: the label NVIDIA's guide has users set for the kubelet plugin says it,
+    # and the node is not one whose GPUs no plugin registered.
+    dump = str(MANAGERS / "dra-driver-nodes-only.json")
+    data = as_json(run("explain", str(manifest), "--cluster", dump, "-o", "json"))
+    assert data["dra_gpu_nodes"] == ["dra-1 (nvidia.com/dra-kubelet-plugin=true)"]
+    assert data["silent_gpu_nodes"] == []
+    # Nodes that advertise the device plugin's resource are no DRA node.
+    data = as_json(run("explain", str(manifest), "--cluster", NODES, "-o", "json"))
+    assert data["dra_gpu_nodes"] == []
+
+
 def test_unknown_extended_resource(run: RunCli, tmp_path: Path) -> None:
     manifest = tmp_path / "pod.json"
     manifest.write_text(json.dumps(_pod("example.com/fpga")))
