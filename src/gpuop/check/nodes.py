@@ -441,6 +441,11 @@ def _check_gpu_node(
         )
 
 
+def _labels_to_set(plan: NodePlan, keys: list[str]) -> str:
+    """`key=value` of the first labels the plan sets, and how many more."""
+    return listed([f"{key}={plan.label_changes[key]}" for key in keys[:6]], 6, len(keys))
+
+
 def _check_dra_stack(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
     """A node of the GPU Operator's DRA stack (GPUCluster): its deploy labels, and no
     device plugin resource (GPU803 says it where its cards are published as well)."""
@@ -467,9 +472,7 @@ def _check_dra_stack(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> None:
             f" `kubectl label node {name} {' '.join(f'{key}-' for key in removals)}`",
         )
     elif additions:
-        shown = listed(
-            [f"{key}={plan.label_changes[key]}" for key in additions[:6]], 6, len(additions)
-        )
+        shown = _labels_to_set(plan, additions)
         ctx.add(
             "GPU302",
             "Node",
@@ -606,9 +609,7 @@ def _check_labels(
             f" `kubectl label node {name} {removal_args}`; otherwise fix {WORKLOAD_LABEL}",
         )
     elif additions:
-        shown = listed(
-            [f"{key}={plan.label_changes[key]}" for key in additions[:6]], 6, len(additions)
-        )
+        shown = _labels_to_set(plan, additions)
         ctx.add(
             "GPU302",
             "Node",
