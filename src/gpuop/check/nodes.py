@@ -57,6 +57,8 @@ from gpuop.planner import NodePlan
 from gpuop.planner.machine import gpu_hardware, machine_gpus
 from gpuop.policy import ResolvedPolicy
 
+# Driver upgrade states that explain nothing: not started, done, or failed (GPU702).
+_UPGRADE_AT_REST = frozenset({"", "upgrade-done", "upgrade-failed"})
 # Planner notices that are findings of their own; the rest explain other findings.
 _NOTICE_RULES = {
     NoticeCode.WORKLOAD_LABEL_IGNORED: "GPU101",
@@ -409,6 +411,7 @@ def _check_gpu_node(
         return
     if operator:
         _check_labels(ctx, info, plan, policy)
+        in_progress = _check_driver_upgrade(ctx, info, plan) or in_progress
     zero = not in_progress and _check_zero_devices(ctx, info, tuple(plan.advertises))
     plugin_fix = None if operator else manager_catalog().managers[DEVICE_PLUGIN].no_gpu_resource
     mismatch = check_advertised(
@@ -511,6 +514,30 @@ def _notice_hint(code: str, info: NodeInfo, policy: ResolvedPolicy) -> str:
         )
     fix = rule(code).fix.rstrip(".")
     return fix[:1].lower() + fix[1:]
+
+
+def _check_driver_upgrade(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> bool:
+    """GPU703; True when a driver upgrade under way explains the GPUs the node does not
+    advertise: from `pod-restart-required` the driver pod is replaced, and the device
+    plugin registers the GPUs again once the new driver is ready."""
+    state = info.view.labels.get(UPGRADE_STATE_LABEL, "")
+    if state in _UPGRADE_AT_REST:
+        return False
+    advertised = info.positive()
+    missing = [r for r in plan.advertises if r not in advertised]
+    if not plan.advertises or not missing:
+        return False
+    ctx.add(
+        "GPU703",
+        "Node",
+        info.name,
+        f"{UPGRADE_STATE_LABEL}={state}: the driver upgrade has not finished, and the node"
+        f" does not advertise {', '.join(sorted(missing))} meanwhile",
+        f"if it stays {state}, check the driver pod and nvidia-operator-validator on"
+        f" {info.name}; the upgrade moves to upgrade-failed after 10 restarts or a 600 s"
+        " validation timeout",
+    )
+    return True
 
 
 def _check_states(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> bool:

@@ -737,6 +737,21 @@ FAMILY = RuleFamily(
             "Read the driver pod's logs, fix the cause, and set the state label to"
             " `upgrade-required` to retry.",
         ),
+        Rule(
+            "GPU703",
+            "DriverUpgradeInProgress",
+            "warning",
+            "A driver upgrade under way leaves the node without its GPUs",
+            "`nvidia.com/gpu-driver-upgrade-state` is between `upgrade-required` and"
+            " `uncordon-required`, and the node does not advertise the GPU resources its plan"
+            " gives: the upgrade controller replaced the driver pod, and the device plugin"
+            " registers the GPUs again once the new driver and the validator are ready.",
+            "Normal for minutes during a rolling upgrade; a node that stays there keeps its"
+            " GPUs from workloads, and a driver pod that keeps restarting ends in"
+            " `upgrade-failed` (GPU702).",
+            "If it persists, check the driver pod and the validator on the node; the upgrade"
+            " moves to `upgrade-failed` after 10 restarts or the validation timeout.",
+        ),
         *DRA_RULES,
     ),
 )
