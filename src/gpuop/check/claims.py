@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gpuop.api.labels import deploy_label
+from gpuop.api.wording import listed
 from gpuop.catalog import operand_table
 from gpuop.catalog.dra import dra_catalog
 from gpuop.check.claim_fit import check_claim_fit
@@ -429,8 +430,61 @@ def check_unknown_nodes(ctx: CheckContext) -> None:
             )
 
 
+# The driver manager's setting that names the label of the nodes whose DRA kubelet plugin
+# it evicts before reloading the driver (k8s-driver-manager's --node-label-for-gpu-pod-eviction).
+EVICTION_ENV: Final = "NODE_LABEL_FOR_GPU_POD_EVICTION"
+
+
+def check_driver_eviction(ctx: CheckContext) -> None:
+    """GPU812: the GPU Operator installs the driver of nodes NVIDIA's DRA driver serves, and
+    its driver manager is not told the label of those nodes, so a driver upgrade reloads the
+    driver under the running kubelet plugin (NVIDIA's guide for the DRA driver beside the
+    operator sets `driver.manager.env` NODE_LABEL_FOR_GPU_POD_EVICTION to the label the DRA
+    chart's nodeSelector uses)."""
+    policy = ctx.policy
+    if policy is None or ctx.policy_assumed:
+        return
+    if not policy.operand_enabled(operand_table().operand("driver")):
+        return  # the host's driver, or an NVIDIADriver's with its own manager settings
+    driver = policy.policy.spec.driver
+    manager = driver.manager if driver is not None else None
+    label = next(
+        (e.value for e in (manager.env if manager else None) or [] if e.name == EVICTION_ENV), None
+    )
+    nodes = []
+    for info in ctx.nodes:
+        management = ctx.management.get(info.name)
+        if management is None or not management.operator or DRA_DRIVER not in management.managers:
+            continue
+        if info.plan is not None and info.plan.stack is not None and info.plan.stack.stack == "dra":
+            continue  # GPUCluster's own stack
+        if info.view.labels.get(deploy_label("driver")) != "true":
+            continue
+        if label and info.view.labels.get(label) == "true":
+            continue
+        nodes.append(info.name)
+    if not nodes:
+        return
+    said = (
+        f"driver.manager.env sets no {EVICTION_ENV}"
+        if not label
+        else f"driver.manager.env's {EVICTION_ENV} names {label}, which they do not carry as true"
+    )
+    ctx.add(
+        "GPU812",
+        "ClusterPolicy",
+        policy.name or "(unnamed)",
+        f"NVIDIA's DRA driver serves {listed(nodes, 3)}, whose driver the operator installs, and"
+        f" {said}: a driver upgrade reloads the driver under the running DRA kubelet plugin",
+        f"set driver.manager.env {EVICTION_ENV}=<the label the DRA chart's"
+        " kubeletPlugin.nodeSelector uses> (nvidia.com/dra-kubelet-plugin in NVIDIA's guide),"
+        " and label those nodes with it",
+    )
+
+
 def check_claims(ctx: CheckContext) -> None:
     """Every GPU8xx rule over the input's ResourceSlices, ResourceClaims and DeviceClasses."""
+    check_driver_eviction(ctx)
     state = ctx.state
     if not (
         state.resource_slices

@@ -753,11 +753,14 @@ def gpu_operator_gpucluster(with_cr: bool = True, leftover: bool = False) -> lis
     return [node, slice_, pod, gpu_cluster]
 
 
-def gpu_operator_with_dra_driver(nodes_only: bool = False) -> list[dict[str, Any]]:
+def gpu_operator_with_dra_driver(
+    nodes_only: bool = False, eviction_label: bool = True
+) -> list[dict[str, Any]]:
     """NVIDIA's DRA driver installed by its Helm chart beside the GPU Operator, as NVIDIA's
-    guide has it: the operator's device plugin turned off, the node labelled
-    `nvidia.com/dra-kubelet-plugin=true`. The operator still sets every container deploy
-    label, `device-plugin` too."""
+    guide has it: the operator's device plugin turned off, its driver manager told to evict
+    the pods of nodes labelled `nvidia.com/dra-kubelet-plugin=true` (without
+    `eviction_label`, not), the node so labelled. The operator still sets every container
+    deploy label, `device-plugin` too."""
     node, slice_, pod = dra_driver()
     labels = node["metadata"]["labels"]
     labels.update(_gfd("NVIDIA-A100-SXM4-40GB", 2))
@@ -765,8 +768,13 @@ def gpu_operator_with_dra_driver(nodes_only: bool = False) -> list[dict[str, Any
     labels["nvidia.com/dra-kubelet-plugin"] = "true"
     if nodes_only:
         return [node]
-    policy = _cluster_policy({"devicePlugin": {"enabled": False}, "cdi": {"enabled": True}})
-    return [node, slice_, pod, policy]
+    spec: dict[str, Any] = {"devicePlugin": {"enabled": False}, "cdi": {"enabled": True}}
+    if eviction_label:
+        env = [
+            {"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": "nvidia.com/dra-kubelet-plugin"}
+        ]
+        spec["driver"] = {"manager": {"env": env}}
+    return [node, slice_, pod, _cluster_policy(spec)]
 
 
 def gke_with_gpu_operator(device_plugin: bool = False) -> list[dict[str, Any]]:
@@ -1179,6 +1187,11 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         gpu_operator_with_dra_driver,
         {"dra-1": "gpu-operator"},
         [],
+    ),
+    "gpu-operator-with-dra-driver-no-eviction-label": (
+        lambda: gpu_operator_with_dra_driver(eviction_label=False),
+        {"dra-1": "gpu-operator"},
+        ["GPU812 ClusterPolicy/cluster-policy"],
     ),
     "gpu-operator-with-dra-driver-nodes-only": (
         lambda: gpu_operator_with_dra_driver(nodes_only=True),

@@ -79,3 +79,28 @@ def test_the_node_title_names_the_dra_stack() -> None:
     objects = managers_corpus.gpu_operator_gpucluster(leftover=True)
     shown = render_text(run_checks(objects))
     assert "Node dra-1 (DRA stack, 2× NVIDIA-A100-SXM4-40GB" in shown
+
+
+def _eviction(objects: list[dict[str, Any]]) -> list[str]:
+    return [f.message for f in run_checks(objects).findings if f.code == "GPU812"]
+
+
+def test_driver_upgrades_must_evict_the_dra_kubelet_plugin() -> None:
+    assert _eviction(managers_corpus.gpu_operator_with_dra_driver()) == []
+    objects = managers_corpus.gpu_operator_with_dra_driver(eviction_label=False)
+    (message,) = _eviction(objects)
+    assert "sets no NODE_LABEL_FOR_GPU_POD_EVICTION" in message and "dra-1" in message
+    # A label the nodes do not carry evicts nothing there.
+    objects = managers_corpus.gpu_operator_with_dra_driver()
+    policy = next(o for o in objects if o["kind"] == "ClusterPolicy")
+    policy["spec"]["driver"]["manager"]["env"][0]["value"] = "example.com/dra"
+    (message,) = _eviction(objects)
+    assert "names example.com/dra, which they do not carry as true" in message
+    # The driver is the host's, or an NVIDIADriver's (with its own manager settings).
+    for driver in ({"enabled": False}, {"useNvidiaDriverCRD": True}):
+        objects = managers_corpus.gpu_operator_with_dra_driver(eviction_label=False)
+        policy = next(o for o in objects if o["kind"] == "ClusterPolicy")
+        policy["spec"]["driver"] = driver
+        assert _eviction(objects) == []
+    # Nodes alone: what the ClusterPolicy sets is not known.
+    assert _eviction(managers_corpus.gpu_operator_with_dra_driver(nodes_only=True)) == []

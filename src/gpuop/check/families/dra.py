@@ -158,6 +158,23 @@ DRA_RULES: tuple[Rule, ...] = (
         " with `nvidia-smi` there and the chart's `nvidiaDriverRoot` and GPU allocation"
         " settings.",
     ),
+    Rule(
+        "GPU812",
+        "DraPluginNotEvictedOnDriverUpgrade",
+        "warning",
+        "Driver upgrades do not evict NVIDIA's DRA kubelet plugin",
+        "The ClusterPolicy in the input installs the driver (`driver.enabled`, no NVIDIADriver"
+        " CRD) of nodes NVIDIA's DRA driver serves (its kubelet plugin, its ResourceSlices or"
+        " its node label), and `driver.manager.env` has no `NODE_LABEL_FOR_GPU_POD_EVICTION`"
+        " naming a label those nodes carry as `true`.",
+        "NVIDIA's driver manager is not aware of the DRA kubelet plugin: without the label it"
+        " reloads the kernel module under the running plugin, and the GPUs of running claims"
+        " are left in an undefined state until their pods are cycled (NVIDIA's known issue in"
+        " the DRA driver's install guide).",
+        "Set `driver.manager.env` `NODE_LABEL_FOR_GPU_POD_EVICTION` to the label the DRA chart's"
+        " `kubeletPlugin.nodeSelector` uses (`nvidia.com/dra-kubelet-plugin` in NVIDIA's"
+        " guide), and label those nodes with it.",
+    ),
 )
 
 __all__ = ["DRA_RULES"]
