@@ -974,6 +974,22 @@ def volcano_vgpu(registered: bool = True) -> list[dict[str, Any]]:
     ]
 
 
+def volcano_gpu_share() -> list[dict[str, Any]]:
+    """Volcano's GPU share plugin (volcano-sh/devices): a card's memory (MiB) and count under
+    Volcano's names, as its user guide shows a node."""
+    resources = {"volcano.sh/gpu-memory": "89424", "volcano.sh/gpu-number": "1"}
+    return [
+        _node("volcano-2", {NFD: "true"}, resources),
+        _pod(
+            "volcano-device-plugin-p8d4r",
+            "volcano-2",
+            "volcano-device-plugin",
+            {"name": "volcano-device-plugin"},
+            "docker.io/volcanosh/volcano-device-plugin:v1.1.0",
+        ),
+    ]
+
+
 def aliyun_gpushare(registered: bool = True) -> list[dict[str, Any]]:
     """Alibaba's gpushare device plugin (its `device-plugin-ds.yaml`) on a node labelled
     `gpushare=true`: GPU memory in GiB and the card count; not `registered`: none."""
@@ -1207,6 +1223,7 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         {"volcano-1": "volcano-vgpu"},
         ["GPU214 Node/volcano-1"],
     ),
+    "volcano-gpu-share": (volcano_gpu_share, {"volcano-2": "volcano-vgpu"}, []),
     "aliyun-gpushare": (aliyun_gpushare, {"ack-gpu-1": "aliyun-gpushare"}, []),
     "aliyun-gpushare-registers-nothing": (
         lambda: aliyun_gpushare(registered=False),
