@@ -67,6 +67,7 @@ SIMULATED = {
     "eks": ("A10", 1, "nvidia-device-plugin"),  # the plugin's static manifest
     "volcano-vgpu": ("A10", 2, "volcano-vgpu"),
     "aliyun-gpushare": ("A10", 2, "aliyun-gpushare"),
+    "tencent-gpu-manager": ("A10", 2, "tencent-gpu-manager"),
 }
 KUBEVIRT_CRD = Path(__file__).resolve().parents[1] / "data" / "kubevirt" / "kubevirt-crd.yaml"
 # corpus scenario -> the manager its node must be named with

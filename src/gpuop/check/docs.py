@@ -216,9 +216,10 @@ installed alone, KubeVirt's own PCI and mediated-device plugins, NVIDIA's DRA dr
 and Bottlerocket's built-in plugins, EKS Auto Mode's (in the node runtime, no pod), EKS and
 AKS GPU node pools, AKS's fully managed GPU node pools (AKS runs the plugin; the node
 carries `kubernetes.azure.com/dcgm-exporter`), and other vendors' sharing plugins (HAMi, known by its
-`hami.io/node-nvidia-register` annotation; Volcano's vGPU and GPU share plugins and
-Alibaba's gpushare, which register the cards under their own names, `volcano.sh/vgpu-number`,
-`volcano.sh/gpu-number` and `aliyun.com/gpu-mem`). A pod
+`hami.io/node-nvidia-register` annotation; Volcano's vGPU and GPU share plugins,
+Alibaba's gpushare and Tencent's GPU Manager, which register the cards under their own
+names, `volcano.sh/vgpu-number`, `volcano.sh/gpu-number`, `aliyun.com/gpu-mem` and
+`tencent.com/vcuda-core`). A pod
 of a manager's plugin on the node, a label only it sets, the OS image or a resource only it
 advertises names it; without any, a platform's label or what the cluster holds (a
 ClusterPolicy, the plugin's DaemonSet, GPU feature discovery's labels) does. The GPU

@@ -27,6 +27,8 @@ from gpuop.naming import PciDatabase, passthrough_resource
 # cores in percent.
 _HAMI_SHARES: Final = 10
 _HAMI_CORES: Final = 100
+# Tencent's GPU Manager registers a card as 100 vcuda-core units.
+_TENCENT_CORES: Final = 100
 
 
 def managers() -> tuple[str, ...]:
@@ -71,6 +73,11 @@ def shape_resources(shape: ManagedShape, model: str, count: int) -> dict[str, st
         return {
             "aliyun.com/gpu-mem": str(count * (_model(model).memory_mib // 1024)),
             "aliyun.com/gpu-count": str(count),
+        }
+    if shape.resource == "tencent":
+        return {
+            "tencent.com/vcuda-core": str(count * _TENCENT_CORES),
+            "tencent.com/vcuda-memory": str(count * (_model(model).memory_mib // 256)),
         }
     return {}
 

@@ -990,6 +990,25 @@ def volcano_gpu_share() -> list[dict[str, Any]]:
     ]
 
 
+def tencent_gpu_manager(registered: bool = True) -> list[dict[str, Any]]:
+    """Tencent's GPU Manager (tkestack/gpu-manager): two 24 GiB cards as 200 vcuda-core
+    units and 192 vcuda-memory units of 256 MiB; not `registered`: its pod runs and
+    registered nothing."""
+    resources = (
+        {"tencent.com/vcuda-core": "200", "tencent.com/vcuda-memory": "192"} if registered else {}
+    )
+    return [
+        _node("tke-gpu-1", {NFD: "true", "nvidia-device-enable": "enable"}, resources),
+        _pod(
+            "gpu-manager-daemonset-q7x2m",
+            "tke-gpu-1",
+            "gpu-manager-daemonset",
+            {"name": "gpu-manager-ds"},
+            "tkestack/gpu-manager:v1.1.5",
+        ),
+    ]
+
+
 def aliyun_gpushare(registered: bool = True) -> list[dict[str, Any]]:
     """Alibaba's gpushare device plugin (its `device-plugin-ds.yaml`) on a node labelled
     `gpushare=true`: GPU memory in GiB and the card count; not `registered`: none."""
@@ -1224,6 +1243,12 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         ["GPU214 Node/volcano-1"],
     ),
     "volcano-gpu-share": (volcano_gpu_share, {"volcano-2": "volcano-vgpu"}, []),
+    "tencent-gpu-manager": (tencent_gpu_manager, {"tke-gpu-1": "tencent-gpu-manager"}, []),
+    "tencent-gpu-manager-registers-nothing": (
+        lambda: tencent_gpu_manager(registered=False),
+        {"tke-gpu-1": "tencent-gpu-manager"},
+        ["GPU214 Node/tke-gpu-1"],
+    ),
     "aliyun-gpushare": (aliyun_gpushare, {"ack-gpu-1": "aliyun-gpushare"}, []),
     "aliyun-gpushare-registers-nothing": (
         lambda: aliyun_gpushare(registered=False),
