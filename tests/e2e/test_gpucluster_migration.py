@@ -25,7 +25,9 @@ from lightkube.resources.apps_v1 import DaemonSet
 from lightkube.resources.core_v1 import Namespace, Pod
 from lightkube.resources.resource_v1 import DeviceClass, ResourceClaimTemplate, ResourceSlice
 
+from gpuop.check import run_checks
 from gpuop.kube import ops, sync_client
+from gpuop.kube.collect import collect
 from gpuop.kube.errors import NotFound
 from gpuop.lab import stack
 from gpuop.naming import is_gpu_resource
@@ -198,6 +200,17 @@ def test_node_a_moves_to_dra(migration_stack: dict[str, Any]) -> None:
         assert deploy_labels(client, name) == before, f"{name} was touched"
         assert gpu_allocatable(client, name) == {"nvidia.com/gpu": 2}, name
     assert pod_state(client) == migration_stack["pod"]
+    # `gpuop check`, reading the cluster as --live does (the GPUCluster too), holds node A
+    # to the DRA stack's contract and B and C to the ClusterPolicy's: none is wrong.
+    report = run_checks(collect(client).all_objects())
+    stack_rules = {"GPU201", "GPU207", "GPU301", "GPU302", "GPU803", "GPU804"}
+    wrong = [(f.code, f.node) for f in report.findings if f.node in NODES and f.code in stack_rules]
+    assert wrong == [], wrong
+    managers = {node.name: node.managers for node in report.nodes if node.name in NODES}
+    assert "nvidia-dra-driver" in managers[NODE_A], managers
+    # The DRA driver's controller (a Deployment) runs the plugin's image on whichever node
+    # it lands: it names no node's manager.
+    assert all("nvidia-dra-driver" not in managers[name] for name in (NODE_B, NODE_C)), managers
 
 
 def test_node_a_moves_back_to_the_device_plugin(migration_stack: dict[str, Any]) -> None:

@@ -104,3 +104,26 @@ def test_driver_upgrades_must_evict_the_dra_kubelet_plugin() -> None:
         assert _eviction(objects) == []
     # Nodes alone: what the ClusterPolicy sets is not known.
     assert _eviction(managers_corpus.gpu_operator_with_dra_driver(nodes_only=True)) == []
+
+
+def test_a_controller_pod_with_the_plugins_image_names_no_manager() -> None:
+    """The DRA driver's controller is a Deployment's pod: on a GPU node it is not the node's
+    kubelet plugin, though it runs the same image."""
+    objects = managers_corpus.standalone()
+    controller = managers_corpus._pod(
+        "nvidia-dra-driver-controller-86dbfdb676-n945l",
+        "nvdp-1",
+        "unused",
+        {"app": "nvidia-dra-driver-controller"},
+        "nvcr.io/nvidia/dra-driver-nvidia-gpu:v0.5.0",
+        "gpu-operator",
+    )
+    controller["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": "nvidia-dra-driver-controller-86dbfdb676",
+        }
+    ]
+    (node,) = run_checks([*objects, controller]).nodes
+    assert node.managers == ("nvidia-device-plugin",)
