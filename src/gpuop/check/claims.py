@@ -482,9 +482,43 @@ def check_driver_eviction(ctx: CheckContext) -> None:
     )
 
 
+# The label NVIDIA's install guide has the DRA chart's kubelet plugin select nodes by.
+DRA_PLUGIN_LABEL: Final = "nvidia.com/dra-kubelet-plugin"
+
+
+def check_unserved(ctx: CheckContext) -> None:
+    """GPU813: a node labelled for the DRA driver's kubelet plugin that runs none, while the
+    input shows the plugin's pods on other nodes, and that neither publishes nor advertises
+    its GPUs: nothing serves them."""
+    with_plugin = {
+        name
+        for name, management in ctx.management.items()
+        if any(m == DRA_DRIVER and signal.startswith(RUNS_POD) for m, signal in management.evidence)
+    }
+    if not with_plugin:
+        return  # no plugin pod in the input: a dump without pods says nothing of them
+    for info in ctx.nodes:
+        if info.view.labels.get(DRA_PLUGIN_LABEL) != "true" or info.name in with_plugin:
+            continue
+        if info.name in ctx.dra_published or _plugin_resources(info.view):
+            continue
+        ctx.add(
+            "GPU813",
+            "Node",
+            info.name,
+            f"{DRA_PLUGIN_LABEL}=true, but no pod of NVIDIA's DRA kubelet plugin runs on the"
+            f" node (it runs on {listed(sorted(with_plugin), 3)}), and nothing publishes or"
+            " advertises its GPUs",
+            "compare the DRA chart's kubeletPlugin.nodeSelector, affinity and tolerations with"
+            f" the labels and taints of {info.name}; `kubectl describe daemonset` of the kubelet"
+            " plugin says why it places no pod there",
+        )
+
+
 def check_claims(ctx: CheckContext) -> None:
     """Every GPU8xx rule over the input's ResourceSlices, ResourceClaims and DeviceClasses."""
     check_driver_eviction(ctx)
+    check_unserved(ctx)
     state = ctx.state
     if not (
         state.resource_slices

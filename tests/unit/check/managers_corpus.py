@@ -701,6 +701,19 @@ def dra_driver_sigs(published: bool = True) -> list[dict[str, Any]]:
     return [node, slice_, pod, device_class] if published else [node, pod, device_class]
 
 
+def dra_driver_missing_on_node() -> list[dict[str, Any]]:
+    """Two nodes labelled for the DRA chart's kubelet plugin (`nvidia.com/dra-kubelet-plugin`,
+    NVIDIA's guide); its pod and slice on the first only."""
+    objects = dra_driver_sigs()
+    objects[0]["metadata"]["labels"]["nvidia.com/dra-kubelet-plugin"] = "true"
+    labels = {
+        NFD: "true",
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/dra-kubelet-plugin": "true",
+    }
+    return [*objects, _node("dra-2", labels, {})]
+
+
 def dra_driver_nodes_only() -> list[dict[str, Any]]:
     """A node NVIDIA's DRA driver serves, labelled for its kubelet plugin as NVIDIA's
     install guide says (`nvidia.com/dra-kubelet-plugin=true`), in a dump of nodes alone."""
@@ -1202,6 +1215,11 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     ),
     "dra-driver-nodes-only": (dra_driver_nodes_only, {"dra-1": "nvidia-dra-driver"}, []),
     "dra-driver-sigs": (dra_driver_sigs, {"dra-1": "nvidia-dra-driver"}, []),
+    "dra-driver-missing-on-node": (
+        dra_driver_missing_on_node,
+        {"dra-1": "nvidia-dra-driver", "dra-2": "nvidia-dra-driver"},
+        ["GPU813 Node/dra-2"],
+    ),
     "dra-driver-sigs-publishes-nothing": (
         lambda: dra_driver_sigs(published=False),
         {"dra-1": "nvidia-dra-driver"},

@@ -175,6 +175,22 @@ DRA_RULES: tuple[Rule, ...] = (
         " `kubeletPlugin.nodeSelector` uses (`nvidia.com/dra-kubelet-plugin` in NVIDIA's"
         " guide), and label those nodes with it.",
     ),
+    Rule(
+        "GPU813",
+        "DraPluginMissingOnNode",
+        "warning",
+        "A node labelled for NVIDIA's DRA kubelet plugin runs none",
+        "The node carries `nvidia.com/dra-kubelet-plugin=true` (the label NVIDIA's install"
+        " guide has the DRA chart select nodes by), the input shows the kubelet plugin's pods"
+        " on other nodes but none on this one, and the node neither publishes its GPUs as"
+        " ResourceSlices nor advertises a device plugin resource.",
+        "Its GPUs are served by nothing: claims never allocate there and pods asking for"
+        " `nvidia.com/gpu` never fit. A nodeSelector, affinity or toleration of the chart that"
+        " does not match the node is the usual cause.",
+        "Compare the chart's `kubeletPlugin` nodeSelector, affinity and tolerations with the"
+        " node's labels and taints; `kubectl describe daemonset` of the kubelet plugin says"
+        " why it places no pod there.",
+    ),
 )
 
 __all__ = ["DRA_RULES"]
