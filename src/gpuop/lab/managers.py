@@ -20,6 +20,7 @@ serve their nodes, and `gpuop check` must hold each node to its own manager's co
 from __future__ import annotations
 
 import contextlib
+import html
 import time
 from collections.abc import Callable
 from typing import Any
@@ -184,8 +185,6 @@ def render_markdown(record: dict[str, Any]) -> list[str]:
 
 def render_html(record: dict[str, Any]) -> str:
     """The report's managers section (HTML)."""
-    import html
-
     if not record:
         return ""
     rows = "".join(
