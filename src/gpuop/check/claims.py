@@ -456,7 +456,7 @@ def check_driver_eviction(ctx: CheckContext) -> None:
         management = ctx.management.get(info.name)
         if management is None or not management.operator or DRA_DRIVER not in management.managers:
             continue
-        if info.plan is not None and info.plan.stack is not None and info.plan.stack.stack == "dra":
+        if info.on_dra_stack:
             continue  # GPUCluster's own stack
         if info.view.labels.get(deploy_label("driver")) != "true":
             continue

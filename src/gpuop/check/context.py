@@ -67,6 +67,11 @@ class NodeInfo:
     def name(self) -> str:
         return self.view.name
 
+    @property
+    def on_dra_stack(self) -> bool:
+        """Whether the node was planned on the GPUCluster's DRA stack."""
+        return self.plan is not None and self.plan.on_dra_stack
+
     def positive(self) -> dict[str, int]:
         return {name: count for name, count in self.counts.items() if count > 0}
 
@@ -136,10 +141,9 @@ class CheckContext(FindingLog):
     policy_assumed: bool = False
     # The release that labelled the nodes (or the plausible ones); None: the newest.
     release: OperatorRelease | None = None
-    # The GPUCluster its DRA-stack nodes are planned with (`check.stack`), and whether one is
-    # in the input (False: a node labelled for the DRA stack implies the defaults).
+    # The GPUCluster its DRA-stack nodes are planned with (`check.stack`), and whether it is
+    # the input's (False: none, or none usable, so the defaults stand in).
     gpu_cluster: ResolvedGpuCluster | None = None
-    gpu_cluster_in_input: bool = False
     gpu_cluster_usable: bool = False
     # True when no ClusterPolicy is in the input and every GPU node shows another manager:
     # the report names no operator release then.

@@ -100,11 +100,7 @@ def _say_sandbox_assumed(ctx: CheckContext) -> None:
 
 def _say_dra_stack(ctx: CheckContext) -> None:
     """GPU001 names the nodes checked as the GPU Operator's DRA stack (GPUCluster)."""
-    nodes = sorted(
-        info.name
-        for info in ctx.nodes
-        if info.plan is not None and info.plan.stack is not None and info.plan.stack.stack == "dra"
-    )
+    nodes = sorted(info.name for info in ctx.nodes if info.on_dra_stack)
     if not nodes:
         return
     source = "the input's GPUCluster" if ctx.gpu_cluster_usable else "the GPUCluster's defaults"
@@ -140,7 +136,6 @@ def check_state(
     ctx.vgpu_config = _vgpu_config(ctx, vgpu_config)
     gpu_cluster = choose_gpu_cluster(state.gpu_clusters)
     ctx.findings.extend(gpu_cluster.findings)
-    ctx.gpu_cluster_in_input = gpu_cluster.in_input
     ctx.gpu_cluster = gpu_cluster.gpu_cluster
     ctx.gpu_cluster_usable = gpu_cluster.gpu_cluster is not None
     cluster_policy = not choice.assumed

@@ -199,8 +199,7 @@ def _strong_signals(
         found.append(
             (DRA_DRIVER, f"ResourceSlice {slices[info.name][0]} of {dra_catalog().driver}")
         )
-    plan = info.plan
-    if plan is not None and plan.stack is not None and plan.stack.stack == "dra":
+    if info.on_dra_stack:
         found.append((DRA_DRIVER, "the GPU Operator's DRA stack (GPUCluster) runs on the node"))
     found.sort(key=lambda item: 0 if item[0] == GPU_OPERATOR else 1)
     return found

@@ -405,8 +405,7 @@ def _check_gpu_node(
             severity=(notice.severity if code == "GPU100" else None),
         )
 
-    dra_stack = plan.stack is not None and plan.stack.stack == "dra"
-    if operator and dra_stack:
+    if operator and plan.on_dra_stack:
         _check_dra_stack(ctx, info, plan)
         return
     if operator:

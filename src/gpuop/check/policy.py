@@ -85,6 +85,12 @@ def salvage(
     return trimmed, paths
 
 
+def shown_problems(problems: Sequence[str], limit: int = 8) -> str:
+    """The first problems of a CR that cannot be used, and how many more there are."""
+    more = f" (and {len(problems) - limit} more)" if len(problems) > limit else ""
+    return "; ".join(problems[:limit]) + more
+
+
 def choose_policy(
     cluster_policies: Sequence[Mapping[str, Any]],
     override: ResolvedPolicy | None = None,
@@ -143,15 +149,13 @@ def choose_policy(
             except PolicyError:
                 policy = None
         if policy is None:
-            shown = "; ".join(exc.problems[:8])
-            more = f" (and {len(exc.problems) - 8} more)" if len(exc.problems) > 8 else ""
             findings.append(
                 Finding(
                     "GPU003",
                     "error",
                     "ClusterPolicy",
                     name,
-                    f"ClusterPolicy {name} cannot be used: {shown}{more}",
+                    f"ClusterPolicy {name} cannot be used: {shown_problems(exc.problems)}",
                     f"fix the fields named; `gpuop policy validate` on the {name} manifest lists"
                     " every problem",
                 )

@@ -23,6 +23,7 @@ from typing import Any
 from gpuop.api.labels import deploy_label
 from gpuop.catalog.dra import dra_catalog
 from gpuop.check.model import Finding
+from gpuop.check.policy import shown_problems
 from gpuop.manifests.fields import text
 from gpuop.planner.stack import decide_stack
 from gpuop.policy.gpucluster import (
@@ -53,15 +54,13 @@ def choose_gpu_cluster(gpu_clusters: Sequence[Mapping[str, Any]]) -> GpuClusterC
     try:
         return GpuClusterChoice(parse_gpu_cluster(dict(chosen), f"GPUCluster {name}"), True)
     except GpuClusterError as exc:
-        shown = "; ".join(exc.problems[:8])
-        more = f" (and {len(exc.problems) - 8} more)" if len(exc.problems) > 8 else ""
         finding = Finding(
             "GPU007",
             "error",
             "GPUCluster",
             name,
-            f"GPUCluster {name} cannot be used: {shown}{more}; its nodes are checked against"
-            " the GPUCluster's defaults",
+            f"GPUCluster {name} cannot be used: {shown_problems(exc.problems)}; its nodes are"
+            " checked against the GPUCluster's defaults",
             "fix the fields named; the operator reads the same spec",
         )
         return GpuClusterChoice(None, True, (finding,))

@@ -151,6 +151,11 @@ class NodePlan:
     def running_operands(self) -> tuple[OperandPlacement, ...]:
         return tuple(op for op in self.operands if op.runs)
 
+    @property
+    def on_dra_stack(self) -> bool:
+        """Whether the node runs the GPUCluster's DRA stack."""
+        return self.stack is not None and self.stack.stack == "dra"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "node": self.node,
