@@ -33,7 +33,7 @@ from gpuop.catalog import operand_table
 from gpuop.catalog.dra import dra_catalog
 from gpuop.check.claim_fit import check_claim_fit
 from gpuop.check.context import CheckContext, kind_of, resource_count
-from gpuop.check.managers import DRA_DRIVER, RUNS_POD
+from gpuop.check.managers import DRA_DRIVER
 from gpuop.check.state import NodeView
 from gpuop.dra.publish import PCI_BUS_ID_ATTRIBUTE
 from gpuop.manifests.fields import mapping, sequence, text
@@ -389,18 +389,14 @@ def check_unpublished(ctx: CheckContext, devices: list[PublishedDevice]) -> None
     for name, management in sorted(ctx.management.items()):
         if name in published:
             continue
-        pods = [
-            signal
-            for manager, signal in management.evidence
-            if manager == DRA_DRIVER and signal.startswith(RUNS_POD)
-        ]
+        pods = management.plugin_pods(DRA_DRIVER)
         if not pods:
             continue
         ctx.add(
             "GPU811",
             "Node",
             name,
-            f"pod {pods[0].removeprefix(RUNS_POD)} of NVIDIA's DRA driver runs on the node, but no"
+            f"pod {pods[0]} of NVIDIA's DRA driver runs on the node, but no"
             f" ResourceSlice of {NVIDIA_DRIVER} publishes its GPUs: claims cannot be"
             " allocated there",
             "read the log of the kubelet plugin's `gpus` container: it publishes once it finds"
@@ -491,9 +487,7 @@ def check_unserved(ctx: CheckContext) -> None:
     input shows the plugin's pods on other nodes, and that neither publishes nor advertises
     its GPUs: nothing serves them."""
     with_plugin = {
-        name
-        for name, management in ctx.management.items()
-        if any(m == DRA_DRIVER and signal.startswith(RUNS_POD) for m, signal in management.evidence)
+        name for name, management in ctx.management.items() if management.plugin_pods(DRA_DRIVER)
     }
     if not with_plugin:
         return  # no plugin pod in the input: a dump without pods says nothing of them

@@ -64,6 +64,14 @@ class Management:
     def primary(self) -> str | None:
         return self.managers[0] if self.managers else None
 
+    def plugin_pods(self, manager: str) -> list[str]:
+        """The pods of `manager`'s plugin on the node, as `namespace/name (what matched)`."""
+        return [
+            signal.removeprefix(RUNS_POD)
+            for name, signal in self.evidence
+            if name == manager and signal.startswith(RUNS_POD)
+        ]
+
     def competing(self) -> tuple[str, ...]:
         """The managers whose plugins each register `nvidia.com/gpu` on the node."""
         catalog = manager_catalog().managers
