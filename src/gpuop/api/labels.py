@@ -208,5 +208,8 @@ DRA_DEPLOY_LABELS: Final = (
 # exist (`device-plugin` or `dra`; see docs/gpucluster.md). Under `nvidia.com/` so that a
 # change of it re-plans the node like every other planned label.
 GPU_STACK_LABEL: Final = "nvidia.com/gpu.stack"
+# The label NVIDIA's install guide has users put on the nodes its DRA driver's kubelet plugin
+# serves: the chart's nodeSelector, and the driver manager's NODE_LABEL_FOR_GPU_POD_EVICTION.
+DRA_PLUGIN_NODE_LABEL: Final = "nvidia.com/dra-kubelet-plugin"
 # The namespace label kube-scheduler requires before it admits adminAccess claims.
 DRA_ADMIN_ACCESS_NAMESPACE_LABEL: Final = "resource.kubernetes.io/admin-access"

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gpuop.api.labels import deploy_label
+from gpuop.api.labels import DRA_PLUGIN_NODE_LABEL, deploy_label
 from gpuop.api.wording import listed
 from gpuop.catalog import operand_table
 from gpuop.catalog.dra import dra_catalog
@@ -478,10 +478,6 @@ def check_driver_eviction(ctx: CheckContext) -> None:
     )
 
 
-# The label NVIDIA's install guide has the DRA chart's kubelet plugin select nodes by.
-DRA_PLUGIN_LABEL: Final = "nvidia.com/dra-kubelet-plugin"
-
-
 def check_unserved(ctx: CheckContext) -> None:
     """GPU813: a node labelled for the DRA driver's kubelet plugin that runs none, while the
     input shows the plugin's pods on other nodes, and that neither publishes nor advertises
@@ -492,7 +488,7 @@ def check_unserved(ctx: CheckContext) -> None:
     if not with_plugin:
         return  # no plugin pod in the input: a dump without pods says nothing of them
     for info in ctx.nodes:
-        if info.view.labels.get(DRA_PLUGIN_LABEL) != "true" or info.name in with_plugin:
+        if info.view.labels.get(DRA_PLUGIN_NODE_LABEL) != "true" or info.name in with_plugin:
             continue
         if info.name in ctx.dra_published or _plugin_resources(info.view):
             continue
@@ -500,7 +496,7 @@ def check_unserved(ctx: CheckContext) -> None:
             "GPU813",
             "Node",
             info.name,
-            f"{DRA_PLUGIN_LABEL}=true, but no pod of NVIDIA's DRA kubelet plugin runs on the"
+            f"{DRA_PLUGIN_NODE_LABEL}=true, but no pod of NVIDIA's DRA kubelet plugin runs on the"
             f" node (it runs on {listed(sorted(with_plugin), 3)}), and nothing publishes or"
             " advertises its GPUs",
             "compare the DRA chart's kubeletPlugin.nodeSelector, affinity and tolerations with"

@@ -20,8 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpuop.api.labels import deploy_label
-from gpuop.catalog.dra import dra_catalog
+from gpuop.api.labels import DEVICE_PLUGIN_DEPLOY_LABEL, DRA_DRIVER_DEPLOY_LABEL
 from gpuop.check.model import Finding
 from gpuop.check.policy import shown_problems
 from gpuop.manifests.fields import text
@@ -32,8 +31,6 @@ from gpuop.policy.gpucluster import (
     default_gpu_cluster_object,
     parse_gpu_cluster,
 )
-
-_DEVICE_PLUGIN_LABEL = deploy_label("device-plugin")
 
 
 @dataclass(frozen=True)
@@ -75,8 +72,9 @@ def runs_dra_stack(labels: Mapping[str, str], *, cluster_policy: bool, gpu_clust
         return decision.stack == "dra"
     if cluster_policy:
         return False
-    plugin_key = deploy_label(dra_catalog().plugin_deploy_key)
-    return labels.get(plugin_key) == "true" and _DEVICE_PLUGIN_LABEL not in labels
+    return (
+        labels.get(DRA_DRIVER_DEPLOY_LABEL) == "true" and DEVICE_PLUGIN_DEPLOY_LABEL not in labels
+    )
 
 
 def default_gpu_cluster() -> ResolvedGpuCluster:

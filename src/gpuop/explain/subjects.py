@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from gpuop.api.labels import DRA_DRIVER_DEPLOY_LABEL, DRA_PLUGIN_NODE_LABEL
 from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
 from gpuop.catalog.dra import dra_catalog
 from gpuop.dra.model import DraInputError
@@ -452,7 +453,7 @@ def _advertised(nodes: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
 
 # Labels that put a node's GPUs under NVIDIA's DRA driver: NVIDIA's install guide's, and
 # the GPU Operator's GPUCluster deploy label for the kubelet plugin.
-_DRA_NODE_LABELS: Final = ("nvidia.com/dra-kubelet-plugin", "nvidia.com/gpu.deploy.dra-driver")
+_DRA_NODE_LABELS: Final = (DRA_PLUGIN_NODE_LABEL, DRA_DRIVER_DEPLOY_LABEL)
 
 
 def _dra_served(nodes: Sequence[Mapping[str, Any]], dra: DraCluster | None) -> dict[str, str]:
@@ -482,12 +483,13 @@ def _dra_served(nodes: Sequence[Mapping[str, Any]], dra: DraCluster | None) -> d
     return found
 
 
-def _silent_gpu_nodes(nodes: Sequence[Mapping[str, Any]], dra: DraCluster | None) -> list[str]:
+def _silent_gpu_nodes(
+    nodes: Sequence[Mapping[str, Any]], dra: DraCluster | None, served: Mapping[str, str]
+) -> list[str]:
     """`node (why)` for each node whose machine has NVIDIA GPUs but that advertises no GPU
     resource (`planner.machine.unadvertised_gpus`) and that NVIDIA's DRA driver does not
     serve: no device plugin registered its GPUs (`gpuop check`'s GPU214 says why, per
-    manager)."""
-    served = _dra_served(nodes, dra)
+    manager). `served`: the nodes NVIDIA's DRA driver serves (`_dra_served`)."""
     published = {s.node_name for s in (dra.slices if dra is not None else ()) if s.node_name}
     found = []
     for node in nodes:
@@ -555,8 +557,9 @@ def explain_subjects(
             r for r in explanation.never_fits_anywhere if r.startswith(RESOURCE_PREFIX)
         ]
         if missing_nvidia and silent is None:
-            silent = _silent_gpu_nodes(nodes, dra)
-            by_dra = [f"{node} ({why})" for node, why in _dra_served(nodes, dra).items()]
+            served = _dra_served(nodes, dra)
+            silent = _silent_gpu_nodes(nodes, dra, served)
+            by_dra = [f"{node} ({why})" for node, why in served.items()]
         quiet = list(silent or []) if missing_nvidia else []
         claimed = list(by_dra) if missing_nvidia else []
         results.append(Explained(subject, explanation, advertised_by, near, quiet, claimed))
