@@ -192,6 +192,7 @@ def deploy_label(key: str) -> str:
 
 VGPU_DEVICE_MANAGER_DEPLOY_LABEL: Final = deploy_label("vgpu-device-manager")
 DEVICE_PLUGIN_DEPLOY_LABEL: Final = deploy_label("device-plugin")
+DRIVER_DEPLOY_LABEL: Final = deploy_label("driver")
 
 # The DRA stack's (GPUCluster) deploy labels, as upstream's state_manager.go spells them.
 DRA_DRIVER_DEPLOY_LABEL: Final = deploy_label("dra-driver")

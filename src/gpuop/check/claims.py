@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gpuop.api.labels import DRA_PLUGIN_NODE_LABEL, deploy_label
+from gpuop.api.labels import DRA_PLUGIN_NODE_LABEL, DRIVER_DEPLOY_LABEL, deploy_label
 from gpuop.api.wording import listed
 from gpuop.catalog import operand_table
 from gpuop.catalog.dra import dra_catalog
@@ -454,7 +454,7 @@ def check_driver_eviction(ctx: CheckContext) -> None:
             continue
         if info.on_dra_stack:
             continue  # GPUCluster's own stack
-        if info.view.labels.get(deploy_label("driver")) != "true":
+        if info.view.labels.get(DRIVER_DEPLOY_LABEL) != "true":
             continue
         if label and info.view.labels.get(label) == "true":
             continue

@@ -18,14 +18,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from gpuop.api.labels import DRIVER_VERSION_LABEL, deploy_label
+from gpuop.api.labels import DRIVER_DEPLOY_LABEL, DRIVER_VERSION_LABEL
 from gpuop.catalog import operand_table
 from gpuop.check.context import CheckContext
 from gpuop.check.managers import UNMANAGED
 
 # Which NVIDIADriver resource installs the node's driver (upstream's node labelling).
 DRIVER_OWNER_LABEL = "nvidia.com/gpu-operator.driver.owner"
-_DEPLOY_DRIVER = deploy_label("driver")
 
 _PARTS = re.compile(r"\d+")
 
@@ -67,7 +66,7 @@ def _driver_pools(ctx: CheckContext) -> dict[str, dict[str, list[str]]]:
         if plan is None or not plan.gpu_node or plan.workload.config != "container":
             continue
         labels = info.view.labels
-        if labels.get(_DEPLOY_DRIVER) != "true":
+        if labels.get(DRIVER_DEPLOY_LABEL) != "true":
             continue
         if not ctx.management.get(info.name, UNMANAGED).operator:
             continue
