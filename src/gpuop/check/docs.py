@@ -151,6 +151,12 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "sandbox_enabled": {"type": ["boolean", "null"]},
                     "default_workload": {"type": ["string", "null"]},
                     "sandbox_mode": {"type": ["string", "null"]},
+                    "gpu_cluster": {
+                        "type": ["string", "null"],
+                        "description": "The GPUCluster the nodes of the GPU Operator's DRA"
+                        " stack were checked against (`default`: its defaults); null where"
+                        " no node is on that stack.",
+                    },
                 },
                 nullable=True,
             ),

@@ -17,7 +17,13 @@ from gpuop.check.context import CheckContext, NodeInfo, node_counts
 from gpuop.check.drift import check_driver_drift
 from gpuop.check.kubevirt import check_kubevirt
 from gpuop.check.managers import node_management
-from gpuop.check.model import InventoryEvidence, NodeSummary, Report, ordered_findings
+from gpuop.check.model import (
+    InventoryEvidence,
+    NodeSummary,
+    PolicyInfo,
+    Report,
+    ordered_findings,
+)
 from gpuop.check.nodes import check_nodes
 from gpuop.check.operands import check_operands, index_operand_pods
 from gpuop.check.policy import choose_policy
@@ -214,7 +220,7 @@ def run_checks(
     )
 
 
-def _report(ctx: CheckContext, info: Any) -> Report:
+def _report(ctx: CheckContext, info: PolicyInfo | None) -> Report:
     findings = ordered_findings(ctx.findings)
     nodes = []
     # Plans are shared by nodes of one shape: describe each plan once.
@@ -251,6 +257,9 @@ def _report(ctx: CheckContext, info: Any) -> Report:
             summary = summary._replace(gpu_node=True)
         nodes.append(summary)
     release = None if ctx.operator_absent else ctx.release
+    if info is not None and any(node.on_dra_stack for node in ctx.nodes):
+        gpu_cluster = ctx.gpu_cluster.name if ctx.gpu_cluster_usable and ctx.gpu_cluster else None
+        info = dataclasses.replace(info, gpu_cluster=gpu_cluster or "default")
     return Report(findings, tuple(ctx.skips), info, dict(ctx.state.counts), tuple(nodes), release)
 
 

@@ -83,12 +83,15 @@ class Skip:
 
 @dataclass(frozen=True)
 class PolicyInfo:
-    """Which ClusterPolicy the nodes were checked against."""
+    """Which ClusterPolicy the nodes were checked against, and which GPUCluster the nodes
+    of the GPU Operator's DRA stack were (`gpu_cluster`: its name, `default` for its
+    defaults, None where no node is on that stack)."""
 
     source: str
     sandbox_enabled: bool | None
     default_workload: str | None
     sandbox_mode: str | None
+    gpu_cluster: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +99,7 @@ class PolicyInfo:
             "sandbox_enabled": self.sandbox_enabled,
             "default_workload": self.default_workload,
             "sandbox_mode": self.sandbox_mode,
+            "gpu_cluster": self.gpu_cluster,
         }
 
 

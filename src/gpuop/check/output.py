@@ -162,6 +162,8 @@ def render_text(
     sandbox = ""
     if report.policy and report.policy.sandbox_enabled is not None:
         sandbox = f", sandbox workloads {'on' if report.policy.sandbox_enabled else 'off'}"
+    if report.policy and report.policy.gpu_cluster is not None:
+        sandbox += f", DRA stack per GPUCluster {report.policy.gpu_cluster}"
     summary = report.summary()
     checked = summary["nodes_checked"]
     out.append(

@@ -81,6 +81,22 @@ def test_the_node_title_names_the_dra_stack() -> None:
     assert "Node dra-1 (DRA stack, 2× NVIDIA-A100-SXM4-40GB" in shown
 
 
+def test_the_heading_names_the_gpucluster_the_dra_stack_is_checked_against() -> None:
+    objects = managers_corpus.gpu_operator_gpucluster()
+    report = run_checks(objects)
+    assert report.policy is not None and report.policy.gpu_cluster == "gpu-cluster"
+    heading = render_text(report).splitlines()[0]
+    assert heading.endswith("DRA stack per GPUCluster gpu-cluster")
+    without_cr = [o for o in objects if o["kind"] != "GPUCluster"]
+    report = run_checks(without_cr)
+    assert report.policy is not None and report.policy.gpu_cluster == "default"
+    assert "DRA stack per GPUCluster default" in render_text(report).splitlines()[0]
+    # No node on the DRA stack: nothing said of a GPUCluster.
+    report = run_checks(managers_corpus.SCENARIOS["standalone-plugin"][0]())
+    assert report.policy is not None and report.policy.gpu_cluster is None
+    assert "GPUCluster" not in render_text(report).splitlines()[0]
+
+
 def _eviction(objects: list[dict[str, Any]]) -> list[str]:
     return [f.message for f in run_checks(objects).findings if f.code == "GPU812"]
 
