@@ -24,6 +24,7 @@ from gpuop.api.labels import (
     NVIDIA_PREFIX,
 )
 from gpuop.api.resources import RESOURCE_PREFIX
+from gpuop.api.wording import value_kind
 from gpuop.catalog import operand_table
 from gpuop.catalog.managers import gpu_conditions
 from gpuop.manifests import QuantityError, parse_quantity
@@ -162,7 +163,7 @@ def resource_count(raw: Any) -> tuple[int | None, str | None]:
     if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) < 19:
         return int(raw), None
     if isinstance(raw, bool) or not isinstance(raw, str | int | float | Decimal):
-        return None, f"is {type(raw).__name__}, not a quantity"
+        return None, f"is {value_kind(raw)}, not a quantity"
     try:
         value = parse_quantity(raw)
     except QuantityError:
@@ -313,7 +314,7 @@ class ClusterState:
             if not _is_mapping(obj):
                 ignored.append(
                     Ignored(
-                        position, "", "", f"item {position} is {_type_name(obj)}, not an object"
+                        position, "", "", f"item {position} is {value_kind(obj)}, not an object"
                     )
                 )
                 continue
@@ -363,14 +364,6 @@ class ClusterState:
             ignored=tuple(ignored),
             counts=counts,
         )
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "a list"
-    return f"a {type(value).__name__}"
 
 
 def _gpu_conditions(status: Any) -> tuple[tuple[str, str, str], ...]:

@@ -39,6 +39,7 @@ from typing import Any, Final
 
 import yaml
 
+from gpuop.api.wording import value_kind
 from gpuop.manifests.describe import parse_describe
 from gpuop.manifests.dra_versions import as_v1
 
@@ -282,17 +283,6 @@ def _yaml_failure(exc: BaseException, source: str, document: int) -> ManifestErr
     return ManifestError(source, f"not valid YAML: {exc}", document=document)
 
 
-def _kind_of(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    name = type(value).__name__
-    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
-
-
 def _flatten(
     obj: Mapping[str, Any], source: str, document: int | None, path: str
 ) -> Iterator[dict[str, Any]]:
@@ -308,7 +298,9 @@ def _flatten(
         return
     if not isinstance(items, list):
         raise ManifestError(
-            source, f"{path} ({kind}): 'items' is {_kind_of(items)}, not a list", document=document
+            source,
+            f"{path} ({kind}): 'items' is {value_kind(items)}, not a list",
+            document=document,
         )
     item_kind = kind[: -len("List")]
     api_version = obj.get("apiVersion")
@@ -317,7 +309,7 @@ def _flatten(
         if not isinstance(item, Mapping):
             raise ManifestError(
                 source,
-                f"{item_path} is {_kind_of(item)}, not a Kubernetes object",
+                f"{item_path} is {value_kind(item)}, not a Kubernetes object",
                 document=document,
             )
         filled = dict(item)
@@ -344,7 +336,7 @@ def _top_level(
     if not isinstance(value, Mapping):
         raise ManifestError(
             source,
-            f"expected a Kubernetes object (a mapping), got {_kind_of(value)}",
+            f"expected a Kubernetes object (a mapping), got {value_kind(value)}",
             document=document,
         )
     yield from _flatten(value, source, document, "object")

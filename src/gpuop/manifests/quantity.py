@@ -27,6 +27,8 @@ import math
 from decimal import ROUND_UP, Context, Decimal, InvalidOperation, localcontext
 from typing import Any, Final
 
+from gpuop.api.wording import value_kind
+
 __all__ = [
     "MAX_QUANTITY",
     "QuantityError",
@@ -199,7 +201,7 @@ def parse_quantity(raw: str | int | float | Decimal) -> Decimal:
 
 def _parse(raw: str | int | float | Decimal) -> Decimal:
     if isinstance(raw, bool) or not isinstance(raw, str | int | float | Decimal):
-        raise QuantityError(raw, f"expected a string or a number, got {type(raw).__name__}")
+        raise QuantityError(raw, f"expected a string or a number, got {value_kind(raw)}")
     if isinstance(raw, float) and not math.isfinite(raw):
         raise QuantityError(raw, "not a finite number")
     if isinstance(raw, Decimal) and not raw.is_finite():

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gpuop.api.wording import value_kind
 from gpuop.catalog import Operand, SandboxMode, WorkloadConfig, load_data_yaml, operand_table
 from gpuop.policy.models import ClusterPolicy, ComponentSpec, MigManagerSpec
 
@@ -56,23 +57,6 @@ def _format_location(loc: tuple[int | str, ...]) -> str:
     return path or "(top level)"
 
 
-def _type_name(value: Any) -> str:
-    """A YAML reader's word for a value's type, not Python's (`null`, not `NoneType`)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
-
-
 _INPUT_SHOULD_BE = "Input should be "
 
 
@@ -81,13 +65,13 @@ def _message(item: Any) -> str:
     if kind == "extra_forbidden":
         return "unknown field"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
-        return f"expected a mapping, got {_type_name(item.get('input'))}"
+        return f"expected a mapping, got {value_kind(item.get('input'))}"
     message = str(item["msg"])
     if kind.endswith("_type") and message.startswith(_INPUT_SHOULD_BE):
         # "Input should be a valid integer" -> "expected an integer, got a string".
         wanted = message.removeprefix(_INPUT_SHOULD_BE).replace("a valid ", "", 1)
         article = "an" if wanted[:1] in "aeiou" else "a"
-        return f"expected {article} {wanted}, got {_type_name(item.get('input'))}"
+        return f"expected {article} {wanted}, got {value_kind(item.get('input'))}"
     return message
 
 
@@ -288,7 +272,7 @@ def parse_cluster_policy(obj: Any, source: str = "ClusterPolicy") -> ResolvedPol
     Raises `PolicyError` naming every bad field path; never anything else for bad input.
     """
     if not isinstance(obj, dict):
-        raise PolicyError([f"expected a mapping (a ClusterPolicy), got {_type_name(obj)}"], source)
+        raise PolicyError([f"expected a mapping (a ClusterPolicy), got {value_kind(obj)}"], source)
     kind = obj.get("kind")
     if kind is not None and kind != "ClusterPolicy":
         raise PolicyError([f"kind: expected ClusterPolicy, got {kind!r}"], source)

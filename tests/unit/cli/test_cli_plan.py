@@ -271,8 +271,8 @@ def test_errors_are_one_line_with_exit_2(
     ("text", "message"),
     [
         ("kind: Pod\nmetadata: {name: x}\n", "expected a Node manifest (kind: Node), got 'Pod'"),
-        ("- a\n- b\n", "expected a Node manifest (kind: Node), got 'list'"),
-        ("metadata: {name: x}\n", "got None"),
+        ("- a\n- b\n", "expected a Node manifest (kind: Node), got a list"),
+        ("metadata: {name: x}\n", "got an object with no kind"),
         ("kind: Node\nmetadata: [1]\n", "metadata is not a mapping"),
         ("kind: Node\nmetadata: {labels: [a]}\n", "metadata.labels is not a mapping"),
         ("kind: Node\n---\nkind: Node\n", "2 documents; expected one Node"),

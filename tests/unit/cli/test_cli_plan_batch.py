@@ -130,17 +130,17 @@ def test_nodes_that_read_alike_are_planned_once(
         ('{"kind": "List", "items": {"a": 1}}', "stdin: items is not a list"),
         (
             json.dumps(kubectl_list([NODES[0], {"metadata": {"name": "p"}}])),
-            "stdin: items[1]: expected a Node manifest (kind: Node), got None",
+            "stdin: items[1]: expected a Node manifest (kind: Node), got an object with no kind",
         ),
         (
             json.dumps(kubectl_list([{"metadata": {"name": "x"}}])),
-            "stdin: items[0]: expected a Node manifest (kind: Node), got None",
+            "stdin: items[0]: expected a Node manifest (kind: Node), got an object with no kind",
         ),
         (
             yaml.safe_dump_all([NODES[0], {"kind": "Node", "metadata": {"labels": ["a"]}}]),
             "stdin: document 2: metadata.labels is not a mapping",
         ),
-        ("- a\n- b\n", "stdin: expected a Node manifest (kind: Node), got 'list'"),
+        ("- a\n- b\n", "stdin: expected a Node manifest (kind: Node), got a list"),
         ("kind: [Node\n", "stdin: not valid YAML or JSON (line 2, column 1)"),
         ('{"kind": "Node",', "stdin: not valid YAML or JSON"),
     ],

@@ -80,7 +80,7 @@ def test_flow_yaml_that_is_not_json_still_loads() -> None:
         ("[1, 2]", "src.yaml: expected a Kubernetes object (a mapping), got a list"),
         (
             "just text\n",
-            "src.yaml: document 1: expected a Kubernetes object (a mapping), got a str",
+            "src.yaml: document 1: expected a Kubernetes object (a mapping), got a string",
         ),
         ("metadata: {name: p}\n", "src.yaml: document 1: object has no 'kind'"),
         (
@@ -89,7 +89,7 @@ def test_flow_yaml_that_is_not_json_still_loads() -> None:
         ),
         (
             "kind: List\nitems: [3]\n",
-            "src.yaml: document 1: object.items[0] is an int, not a Kubernetes object",
+            "src.yaml: document 1: object.items[0] is a number, not a Kubernetes object",
         ),
         (
             "kind: List\nitems: [{metadata: {}}]\n",

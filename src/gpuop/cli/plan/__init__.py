@@ -19,7 +19,7 @@ from gpuop.api.labels import (
     WORKLOAD_LABEL,
 )
 from gpuop.api.notices import NoticeCode
-from gpuop.api.wording import listed
+from gpuop.api.wording import listed, value_kind
 from gpuop.catalog import WORKLOAD_CONFIGS, gpu_catalog
 from gpuop.cli.common import (
     UNLIMITED_WIDTH,
@@ -109,8 +109,11 @@ def _checked_node(node: Any, where: str, kind_implied: bool = False) -> dict[str
     """`node` if it is a Node whose metadata and labels are mappings; else a clear error."""
     kind = node.get("kind", "Node" if kind_implied else None) if isinstance(node, dict) else None
     if not isinstance(node, dict) or kind != "Node":
-        got = kind if isinstance(node, dict) else type(node).__name__
-        raise UserError(f"{where}: expected a Node manifest (kind: Node), got {got!r}")
+        if not isinstance(node, dict):
+            got = value_kind(node)
+        else:
+            got = repr(kind) if kind is not None else "an object with no kind"
+        raise UserError(f"{where}: expected a Node manifest (kind: Node), got {got}")
     metadata = node.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise UserError(f"{where}: metadata is not a mapping")
