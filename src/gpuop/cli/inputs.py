@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import yaml
 
+from gpuop.api.wording import value_kind
 from gpuop.cli.common import UserError, note_at_exit
 from gpuop.manifests import (
     NESTED_TOO_DEEPLY,
@@ -503,7 +504,7 @@ def resource_from_values(path: str, key: str) -> str:
         raise UserError(f"{path}: no such values file")
     found = _values_lookup(_read_values(path), key)
     if not isinstance(found, str) or not found.strip():
-        shown = "missing" if found is None else f"a {type(found).__name__}, not a resource name"
+        shown = "missing" if found is None else f"{value_kind(found)}, not a resource name"
         raise UserError(f"{path}: {key} is {shown}")
     return found.strip()
 

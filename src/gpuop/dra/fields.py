@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gpuop.api.wording import value_kind
 from gpuop.manifests.quantity import QuantityError, parse_quantity, value
 
 __all__ = ["DraInputError", "boolean", "integer", "listing", "mapping", "quantity", "string"]
@@ -18,7 +19,7 @@ def mapping(obj: object, where: str) -> Mapping[str, Any]:
     if obj is None:
         return {}
     if not isinstance(obj, Mapping):
-        raise DraInputError(f"{where}: expected an object, got {type(obj).__name__}")
+        raise DraInputError(f"{where}: expected an object, got {value_kind(obj)}")
     return obj
 
 
@@ -26,7 +27,7 @@ def listing(obj: object, where: str) -> Sequence[Any]:
     if obj is None:
         return ()
     if not isinstance(obj, list | tuple):
-        raise DraInputError(f"{where}: expected a list, got {type(obj).__name__}")
+        raise DraInputError(f"{where}: expected a list, got {value_kind(obj)}")
     return obj
 
 

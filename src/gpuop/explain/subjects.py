@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from gpuop.api.labels import DRA_DRIVER_DEPLOY_LABEL, DRA_PLUGIN_NODE_LABEL
 from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
+from gpuop.api.wording import value_kind
 from gpuop.catalog.dra import dra_catalog
 from gpuop.dra.model import DraInputError
 from gpuop.explain import PodExplanation, explain_pod
@@ -116,7 +117,7 @@ def _check_list(obj: Mapping[str, Any], where: str, raw: Any) -> None:
     if raw is None:
         return
     if not isinstance(raw, Mapping):
-        raise SubjectError(f"{_describe(obj)}: {where} is a {type(raw).__name__}, not a mapping")
+        raise SubjectError(f"{_describe(obj)}: {where} is {value_kind(raw)}, not a mapping")
     for name, quantity in raw.items():
         problem = quantity_problem(quantity)
         if problem is not None:
@@ -310,7 +311,7 @@ def subject_for(
         return Subject(kind, namespace, text(obj, "metadata", "name"), pod, notes=(note,))
     spec = obj.get("spec")
     if spec is not None and not isinstance(spec, Mapping):
-        raise SubjectError(f"{_describe(obj)}: spec is a {type(spec).__name__}, not a mapping")
+        raise SubjectError(f"{_describe(obj)}: spec is {value_kind(spec)}, not a mapping")
     if kind == VM and not isinstance(get(obj, "spec", "template", "spec"), Mapping):
         raise SubjectError(f"{_describe(obj)}: spec.template.spec is missing")
     validate_quantities(obj)

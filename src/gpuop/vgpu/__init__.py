@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from gpuop.api.wording import value_kind
 from gpuop.catalog import GpuModel, gpu_catalog, vgpu_families
 from gpuop.naming import mdev_type_name, vgpu_resource
 
@@ -102,7 +103,7 @@ class VgpuConfigFile(BaseModel):
 def parse_vgpu_config(obj: Any) -> VgpuConfigFile:
     """Validate a parsed vGPU config document; raise `VgpuConfigError` naming each path."""
     if not isinstance(obj, dict):
-        raise VgpuConfigError([f"expected a mapping at the top level, got {type(obj).__name__}"])
+        raise VgpuConfigError([f"expected a mapping at the top level, got {value_kind(obj)}"])
     try:
         return VgpuConfigFile.model_validate(obj)
     except ValidationError as exc:
