@@ -209,9 +209,21 @@ def _node(name: str, sections: dict[str, list[str]]) -> dict[str, Any]:
     return node
 
 
+def _unquoted(text: str) -> str:
+    """`text` without the `> ` an e-mail reply or a Markdown quote puts before every line."""
+    lines = text.split("\n")
+    if not all(line.startswith(">") for line in lines if line.strip()):
+        return text
+    return "\n".join(line[2:] if line.startswith("> ") else line[1:] for line in lines)
+
+
 def parse_describe(text: str) -> DescribedNodes | None:
-    """The Nodes (and their pods) in `kubectl describe node` output; None for other text."""
-    text = textwrap.dedent(text.replace("\r\n", "\n").expandtabs(8))  # pasted indented
+    """The Nodes (and their pods) in `kubectl describe node` output; None for other text.
+
+    Output pasted into a reply or a document is read as well: indented, quoted with `> `,
+    or with Windows line ends."""
+    text = _unquoted(text.replace("\r\n", "\n"))
+    text = textwrap.dedent(text.expandtabs(8))
     if not looks_like_describe(text):
         return None
     result = DescribedNodes()

@@ -40,9 +40,11 @@ def test_every_node_block_becomes_a_node_with_what_the_text_shows() -> None:
     }
 
 
-def test_pasted_indented_or_with_windows_line_ends_reads_the_same() -> None:
+def test_pasted_indented_quoted_or_with_windows_line_ends_reads_the_same() -> None:
     indented = "\r\n".join("    " + line for line in AKS.split("\n"))
     assert load_objects(indented) == load_objects(AKS)
+    quoted = "\n".join(f"> {line}" if line else ">" for line in AKS.split("\n"))
+    assert load_objects(quoted) == load_objects(AKS)
 
 
 def test_yaml_and_other_describe_output_are_not_taken_for_it() -> None:
