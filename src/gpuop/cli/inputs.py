@@ -3,7 +3,8 @@
 Inputs are files, `-` (standard input, once per command line), or directories (a `gpuop
 collect` bundle, else every .json/.yaml/.yml file in it); given as positional FILES or
 `-f/--filename FILE` (repeatable; `a.yaml,b.yaml` as kubectl takes it). Each holds JSON
-or YAML: single objects, Lists (`kind: List`, `NodeList`, ...) and multi-document YAML.
+or YAML: single objects, Lists (`kind: List`, `NodeList`, ...), multi-document YAML and
+JSON streams.
 
 Every input is bounded the same way, with one clear line and exit status 2: at most
 MAX_INPUT_BYTES, nesting at most MAX_NESTING levels, YAML aliases adding at most
@@ -40,6 +41,7 @@ from gpuop.manifests import (
     NESTED_TOO_DEEPLY,
     ManifestError,
     check_nesting,
+    load_json_documents,
     load_objects,
     load_yaml_documents,
 )
@@ -297,11 +299,12 @@ def load_documents(path: str, what: str, *, allow_empty: bool = False) -> list[A
 
 
 def _json_document(text: str, name: str) -> list[Any] | None:
-    """`[document]` when `text` is JSON (read by the JSON parser, many times faster), else None."""
+    """The documents of `text` when it is JSON, one value or a stream of them (read by the
+    JSON parser, many times faster), else None."""
     if not text.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
         return None
     try:
-        documents = [json.loads(text.lstrip("\ufeff"))]
+        documents = load_json_documents(text.lstrip("\ufeff"))
     except ValueError:
         return None  # YAML in flow style, or broken: the YAML reader says where.
     except RecursionError:

@@ -23,6 +23,7 @@ from gpuop.manifests.loading import (
     alias_growth,
     check_aliases,
     check_nesting,
+    load_json_documents,
     load_objects,
     load_yaml_documents,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "check_aliases",
     "check_nesting",
     "format_quantity",
+    "load_json_documents",
     "load_objects",
     "load_yaml_documents",
     "milli_value",

@@ -9,6 +9,8 @@
   ``apiVersion`` (raw API list responses omit them) get them from the list;
 * a YAML stream of several documents separated by ``---``; empty documents
   are skipped;
+* a JSON stream: JSON values one after another, as ``kubectl get node a -o json``
+  run once per node or ``jq '.items[]'`` print them (kubectl reads such a stream too);
 * ``kubectl describe node`` output, one node or many (`gpuop.manifests.describe`): each
   node as a Node, each pod it lists as a Pod known by name.
 
@@ -52,6 +54,7 @@ __all__ = [
     "alias_growth",
     "check_aliases",
     "check_nesting",
+    "load_json_documents",
     "load_objects",
     "load_yaml_documents",
 ]
@@ -342,11 +345,35 @@ def _top_level(
     yield from _flatten(value, source, document, "object")
 
 
+def load_json_documents(text: str) -> list[Any]:
+    """The JSON values of `text`: one, or several one after another (a JSON stream, JSON
+    Lines), separated by whitespace or nothing. Raises `json.JSONDecodeError` (with the line
+    and column) where `text` is not that."""
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data":
+            raise
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    position = 0
+    while position < len(text):
+        value, position = decoder.raw_decode(text, position)
+        values.append(value)
+        while position < len(text) and text[position] in " \t\r\n":
+            position += 1
+    return values
+
+
 def _load_json(text: str, source: str) -> list[dict[str, Any]]:
     if flow_nesting_exceeds(text):
         raise ManifestError(source, f"{NESTED_TOO_DEEPLY} (more than {MAX_NESTING} levels)")
-    value = json.loads(text)
-    return list(_top_level(value, source, None, nesting_checked=True))
+    values = load_json_documents(text)
+    objects: list[dict[str, Any]] = []
+    for number, value in enumerate(values, start=1):
+        document = number if len(values) > 1 else None
+        objects.extend(_top_level(value, source, document, nesting_checked=True))
+    return objects
 
 
 def _load_yaml(text: str, source: str) -> list[dict[str, Any]]:

@@ -198,6 +198,18 @@ def test_f_is_repeatable_and_takes_a_comma_list(gpuop: RunCli, tmp_path: Path) -
     assert gpuop("plan", "-f", str(directory), "-o", "json").stdout == whole
 
 
+def test_a_json_stream_on_stdin_is_read_as_kubectl_reads_it(gpuop: RunCli) -> None:
+    nodes = [o for o in json.loads(Path(DUMP).read_text())["items"] if o["kind"] == "Node"]
+    stream = "".join(json.dumps(node) + "\n" for node in nodes)  # jq -c '.items[]'
+    whole = json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes})
+    run = gpuop("check", "-", "-o", "json", input=stream)
+    assert run.code in (0, 1), run.stderr
+    assert run.stdout == gpuop("check", "-", "-o", "json", input=whole).stdout
+    plan = gpuop("plan", "-f", "-", "-o", "json", input=stream)
+    assert plan.code == 0, plan.stderr
+    assert plan.stdout == gpuop("plan", "-f", "-", "-o", "json", input=whole).stdout
+
+
 def test_stdin_once(gpuop: RunCli) -> None:
     run = gpuop("plan", "-f", "-", "-f", "-")
     assert run.code == 2 and run.stderr == "error: '-' (stdin) can be given once\n"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuop.manifests import ManifestError, load_objects
-from gpuop.manifests.loading import flow_nesting_exceeds
+from gpuop.manifests.loading import flow_nesting_exceeds, load_json_documents
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}
@@ -58,6 +58,26 @@ def test_a_kind_ending_in_list_without_items_is_an_object() -> None:
 
 def test_json_with_a_byte_order_mark_and_leading_space() -> None:
     assert load_objects("\ufeff  \n" + json.dumps(POD)) == [POD]
+
+
+def test_a_json_stream_is_every_value_in_it() -> None:
+    # `kubectl get node a -o json` once per node, or `jq -c '.items[]'`.
+    other = {**POD, "metadata": {"name": "q"}}
+    pretty = json.dumps(POD, indent=4) + "\n" + json.dumps(other, indent=4) + "\n"
+    assert load_objects(pretty) == [POD, other]
+    assert load_objects(json.dumps(POD) + json.dumps(other)) == [POD, other]
+    lines = json.dumps({"kind": "List", "items": [POD]}) + "\n" + json.dumps(other) + "\n"
+    assert load_objects(lines) == [POD, other]
+    assert load_json_documents("[1]\n[2]") == [[1], [2]]
+
+
+def test_a_broken_value_in_a_json_stream_is_named_by_line() -> None:
+    with pytest.raises(ManifestError) as raised:
+        load_objects(json.dumps(POD) + "\n{oops", "src.json")
+    assert str(raised.value).startswith("src.json: line 2, column 2: not valid JSON")
+    with pytest.raises(ManifestError) as raised:
+        load_objects(json.dumps(POD) + "\n[3]", "src.json")
+    assert "document 2" in str(raised.value)
 
 
 def test_flow_yaml_that_is_not_json_still_loads() -> None:
