@@ -201,6 +201,11 @@ def test_image_tags_of_unknown_lines_are_not_releases() -> None:
             obj["spec"]["validator"] = {}
     release = detect_release(ClusterState.from_objects(objects))
     assert not release.known
+    # The reason names the image whose version gpuop does not know, not "no Deployment".
+    assert release.source.startswith(
+        "Deployment gpu-operator/gpu-operator image x/gpu-operator:v27.1.0,"
+        " not a release of the lines 22.9 to 26.7; the ClusterPolicy's"
+    )
 
 
 @pytest.mark.parametrize("value", ["27.1.0", "v26", "latest", "25.11.0", ""])

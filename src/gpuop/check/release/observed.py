@@ -266,6 +266,16 @@ def _from_images(
     return None
 
 
+def _unknown_operator_image(*by_image: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The first operator or validator image in the input whose tag names no release gpuop
+    knows (`v1.7.1`, before the YY.MM versions; a custom build), as `<object> image <image>`."""
+    for image, obj in (item for images in by_image for item in images.items()):
+        name, tag = _image_parts(image)
+        if name in _OPERATOR_IMAGES | _VALIDATOR_IMAGES and tag:
+            return f"{_described(obj)} image {image}"
+    return None
+
+
 def _from_install_labels(objects: Iterable[Mapping[str, Any]]) -> OperatorRelease | None:
     """The release an installer's labels name: Helm's chart and app version, or on
     OpenShift the ClusterServiceVersion OLM installed the operator from (its images are
@@ -373,13 +383,20 @@ def detect_release(state: ClusterState, override: OperatorRelease | None = None)
         return found
     lines = _lines()
     bound, field = _lower_bound(policies)
+    unknown = _unknown_operator_image(
+        _first_by_image(operator_deployments, *_TEMPLATE),
+        pod_images,
+        _first_by_image(state.daemonsets, *_TEMPLATE),
+    )
+    if unknown is not None:
+        unknown = f"{unknown}, not a release of the lines {lines[0]} to {lines[-1]}"
     if bound is None:
-        reason = "no operator Deployment, validator image or version in the input"
+        reason = unknown or "no operator Deployment, validator image or version in the input"
         return OperatorRelease(None, None, reason, lines)
     candidates = tuple(line for line in lines if _line_key(line) >= _line_key(bound))
     reason = (
-        f"no operator image or version in the input; the ClusterPolicy's {field}"
-        f" needs {bound} or later"
+        f"{unknown or 'no operator image or version in the input'}; the ClusterPolicy's"
+        f" {field} needs {bound} or later"
     )
     return OperatorRelease(None, None, reason, candidates)
 
