@@ -221,11 +221,14 @@ manifest, with or without GPU feature discovery), NVIDIA's KubeVirt GPU device p
 installed alone, KubeVirt's own PCI and mediated-device plugins, NVIDIA's DRA driver, GKE's
 and Bottlerocket's built-in plugins, EKS Auto Mode's (in the node runtime, no pod), EKS and
 AKS GPU node pools, AKS's fully managed GPU node pools (AKS runs the plugin; the node
-carries `kubernetes.azure.com/dcgm-exporter`), and other vendors' sharing plugins (HAMi, known by its
+carries `kubernetes.azure.com/dcgm-exporter`), Alibaba Cloud ACK's GPU nodes (its plugin
+add-on or static pod, `component=nvidia-device-plugin`; the node carries
+`aliyun.accelerator/nvidia_count`), and other vendors' sharing plugins (HAMi, known by its
 `hami.io/node-nvidia-register` annotation; Volcano's vGPU and GPU share plugins,
-Alibaba's gpushare and Tencent's GPU Manager, which register the cards under their own
-names, `volcano.sh/vgpu-number`, `volcano.sh/gpu-number`, `aliyun.com/gpu-mem` and
-`tencent.com/vcuda-core`). A pod
+Alibaba's gpushare and ACK's GPU sharing, and Tencent's GPU Manager, which register the
+cards under their own names, `volcano.sh/vgpu-number`, `volcano.sh/gpu-number`,
+`aliyun.com/gpu-mem` and `tencent.com/vcuda-core`; where one of those serves the cards a
+`nvidia.com/gpu` of 0 is no failure: ACK's sharing modes set it so). A pod
 of a manager's plugin on the node, a label only it sets, the OS image or a resource only it
 advertises names it; without any, a platform's label or what the cluster holds (a
 ClusterPolicy, the plugin's DaemonSet, GPU feature discovery's labels) does. The GPU
@@ -238,7 +241,7 @@ config file); every node for resources registered with no device (GPU211); GKE's
 the `nvidia.com/gpu` count their pool's time-sharing, MPS and MIG partition labels give
 (GPU212, `catalog/gke.yaml`); nodes whose provisioner labels their machine's GPU count
 (Karpenter on AWS and Azure, EKS Auto Mode, GKE's `gke-accelerator-count` and
-`a3-highgpu-8g`) for fewer GPUs
+`a3-highgpu-8g`, ACK's `aliyun.accelerator/nvidia_count`) for fewer GPUs
 advertised than that, lost or unhealthy (GPU213, `catalog/instance-gpus.yaml`); nodes whose
 machine has GPUs by those labels, a cloud's accelerator label or NFD's, and that advertise no
 GPU at all, with what to do for their manager (GPU214); node conditions a platform sets

@@ -115,8 +115,9 @@ def plugin_match(
 def pod_plugin_match(pod: PodView, *, operand: bool = False) -> tuple[str, str] | None:
     """`plugin_match` for a pod already read into a `PodView`. A pod that a Deployment or a
     Job owns is no node's plugin, whatever its image: a DRA driver's controller runs the
-    kubelet plugin's image on whichever node it is scheduled."""
-    if pod.owners and all(kind != "DaemonSet" for kind, _ in pod.owners):
+    kubelet plugin's image on whichever node it is scheduled. A static pod (its owner the
+    Node: ACK's plugin before Kubernetes 1.32) is its node's."""
+    if pod.owners and all(kind not in ("DaemonSet", "Node") for kind, _ in pod.owners):
         return None
     matched = label_match(pod.labels)
     if matched is not None or operand:

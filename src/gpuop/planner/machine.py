@@ -63,7 +63,7 @@ def gpu_hardware(labels: Mapping[str, str]) -> tuple[int | None, str] | None:
 
 
 @cache
-def _other_vendors_resources() -> frozenset[str]:
+def other_vendors_resources() -> frozenset[str]:
     """The resources other vendors' GPU sharing plugins register instead of NVIDIA's names
     (Volcano's `volcano.sh/vgpu-number`, Alibaba's `aliyun.com/gpu-mem`: managers.yaml)."""
     return frozenset(
@@ -85,7 +85,7 @@ def unadvertised_gpus(
     no Linux device plugin runs (AKS's Windows pools use DirectX's)."""
     if labels.get(OS_LABEL) == "windows":
         return None
-    others = _other_vendors_resources()
+    others = other_vendors_resources()
     if any(name.startswith(RESOURCE_PREFIX) or name in others for name in resources):
         return None
     if hardware is not None:
@@ -94,4 +94,4 @@ def unadvertised_gpus(
     return (None, f"{nfd}=true") if nfd is not None else None
 
 
-__all__ = ["gpu_hardware", "machine_gpus", "unadvertised_gpus"]
+__all__ = ["gpu_hardware", "machine_gpus", "other_vendors_resources", "unadvertised_gpus"]

@@ -1042,6 +1042,60 @@ def aliyun_gpushare(registered: bool = True) -> list[dict[str, Any]]:
     ]
 
 
+def ack(
+    resources: dict[str, str] | None = None,
+    *,
+    schedule: str | None = "default",
+    plugin: str | None = "daemonset",
+) -> list[dict[str, Any]]:
+    """An Alibaba Cloud ACK GPU node with two A10s, as ACK's guides show it: the card's
+    name, count and memory labels, and NVIDIA's device plugin rebuilt by ACK, as the
+    `ack-nvidia-device-plugin` add-on's DaemonSet (`plugin="daemonset"`, Kubernetes 1.32
+    on, on nodes labelled `ack.node.gpu.schedule=default`) or a static pod (`"static"`,
+    1.20 to 1.31); `schedule` another of ACK's modes (`cgpu`: its GPU sharing registers
+    `aliyun.com/gpu-mem`, and ACK sets `nvidia.com/gpu` to 0)."""
+    name = "cn-hangzhou.10.0.1.7"
+    labels = {
+        "aliyun.accelerator/nvidia_count": "2",
+        "aliyun.accelerator/nvidia_mem": "23028MiB",
+        "aliyun.accelerator/nvidia_name": "NVIDIA-A10",
+        "node.kubernetes.io/instance-type": "ecs.gn7i-c32g1.16xlarge",
+    }
+    if schedule is not None:
+        labels["ack.node.gpu.schedule"] = schedule
+    objects = [_node(name, labels, {"nvidia.com/gpu": "2"} if resources is None else resources)]
+    image = "registry-cn-hangzhou-vpc.ack.aliyuncs.com/acs/k8s-device-plugin:v0.9.3-0dd4d5f5-aliyun"
+    if plugin == "daemonset":
+        objects.append(
+            _pod(
+                "ack-nvidia-device-plugin-7kq2x",
+                name,
+                "ack-nvidia-device-plugin",
+                {"component": "nvidia-device-plugin"},
+                image,
+            )
+        )
+    elif plugin == "static":
+        pod = _pod(
+            f"nvidia-device-plugin-{name}", name, "", {"component": "nvidia-device-plugin"}, image
+        )
+        pod["metadata"]["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "Node", "name": name, "controller": True}
+        ]
+        objects.append(pod)
+    elif plugin == "gpushare":
+        objects.append(
+            _pod(
+                "gpushare-device-plugin-ds-5tq9n",
+                name,
+                "gpushare-device-plugin-ds",
+                {"component": "gpushare-device-plugin", "name": "gpushare-device-plugin-ds"},
+                "registry-cn-hangzhou-vpc.ack.aliyuncs.com/acs/k8s-gpushare-plugin:v2-1.11-aff8a23",
+            )
+        )
+    return objects
+
+
 def mixed() -> list[dict[str, Any]]:
     """The GPU Operator's deploy labels and the standalone plugin on one node."""
     labels = {
@@ -1266,6 +1320,32 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         lambda: tencent_gpu_manager(registered=False),
         {"tke-gpu-1": "tencent-gpu-manager"},
         ["GPU214 Node/tke-gpu-1"],
+    ),
+    "ack": (ack, {"cn-hangzhou.10.0.1.7": "ack"}, []),
+    "ack-static-pod": (
+        lambda: ack(schedule=None, plugin="static"),
+        {"cn-hangzhou.10.0.1.7": "ack"},
+        [],
+    ),
+    "ack-nodes-only": (lambda: ack(plugin=None), {"cn-hangzhou.10.0.1.7": "ack"}, []),
+    "ack-cgpu": (
+        lambda: ack(
+            {"nvidia.com/gpu": "0", "aliyun.com/gpu-mem": "44", "aliyun.com/gpu-count": "2"},
+            schedule="cgpu",
+            plugin="gpushare",
+        ),
+        {"cn-hangzhou.10.0.1.7": "aliyun-gpushare"},
+        [],
+    ),
+    "ack-zero": (
+        lambda: ack({"nvidia.com/gpu": "0"}),
+        {"cn-hangzhou.10.0.1.7": "ack"},
+        ["GPU211 Node/cn-hangzhou.10.0.1.7"],
+    ),
+    "ack-no-schedule-label": (
+        lambda: ack({}, schedule=None, plugin=None),
+        {"cn-hangzhou.10.0.1.7": "ack"},
+        ["GPU214 Node/cn-hangzhou.10.0.1.7"],
     ),
     "aliyun-gpushare": (aliyun_gpushare, {"ack-gpu-1": "aliyun-gpushare"}, []),
     "aliyun-gpushare-registers-nothing": (

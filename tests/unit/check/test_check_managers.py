@@ -223,3 +223,25 @@ def test_gke_sharing_is_counted_from_the_pools_labels(
     objects[0]["metadata"]["labels"]["node.kubernetes.io/instance-type"] = machine
     codes = run_checks(objects).codes()
     assert (("GPU212", "Node/gke-a100-1") in codes) is found
+
+
+def test_a_static_plugin_pod_names_its_nodes_manager() -> None:
+    # ACK before Kubernetes 1.32 runs its plugin as a static pod, owned by the Node: with
+    # none of ACK's node labels in the dump, that pod alone names ACK.
+    objects = managers_corpus.ack(schedule=None, plugin="static")
+    objects[0]["metadata"]["labels"] = {"kubernetes.io/hostname": "cn-hangzhou.10.0.1.7"}
+    management = run_checks(objects).nodes[0].management
+    assert management is not None
+    assert management["managers"] == ["ack"]
+    assert management["certain"]
+
+
+def test_another_vendors_sharing_resources_mean_a_zero_nvidia_gpu_is_no_failure() -> None:
+    # ACK's sharing modes set nvidia.com/gpu to 0 while aliyun.com/gpu-mem serves the cards;
+    # with the sharing resources at 0 too, nothing serves them.
+    shared = {"nvidia.com/gpu": "0", "aliyun.com/gpu-mem": "44", "aliyun.com/gpu-count": "2"}
+    report = run_checks(managers_corpus.ack(shared, schedule="cgpu", plugin="gpushare"))
+    assert not [f for f in report.findings if f.severity != "info"]
+    dead = {name: "0" for name in shared}
+    report = run_checks(managers_corpus.ack(dead, schedule="cgpu", plugin="gpushare"))
+    assert [f.code for f in report.findings if f.severity == "error"] == ["GPU211"]
