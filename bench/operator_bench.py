@@ -16,6 +16,9 @@ Each size N (default 1000, 5000 and 10000) runs on a fresh control plane with N 
   and the time from that patch to the operator's label patch on that node, both read from
   the API server's audit log; the operator's other writes meanwhile;
 * quiet: the operator's write requests over a quiet period once converged;
+* full heap collections: how many the operator made (every `--full-collection` seconds,
+  20 here against its default 300, so that several fall within a run) and the longest, as
+  its log times them;
 * what the machine spent: CPU seconds of each component (API server, etcd, controller
   manager, scheduler, kwok, the operator, the simulator) while the fleet converged.
 
@@ -33,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -58,6 +62,8 @@ SIMULATOR_USER = "system:serviceaccount:gpu-operator:gpuop-simulator"
 BENCH_LABEL = "bench.gpuop.io/node"
 WRITE_CONCURRENCY = 32
 FLIPS = 5
+# What the operator logs at each full collection of its heap (`gpuop.kube.heap`).
+FULL_COLLECTION_LOG = re.compile(r"heap: full collection, \d+ unreachable objects, in ([0-9.]+) s")
 
 
 @dataclass(frozen=True)
@@ -281,6 +287,7 @@ def run_one(
     ready_timeout: float,
     work: Path,
     operand_pods_made: bool,
+    full_collection: float,
 ) -> dict[str, Any]:
     def say(line: str) -> None:
         print(f"[{count}] {line}", file=sys.stderr, flush=True)
@@ -297,7 +304,11 @@ def run_one(
     say(f"floor: {count} node label patches in {floor}s")
 
     logs = work / f"logs-{count}"
-    operator = stack.start_operator(stack.install_operator_access(kubeconfig, work), logs)
+    operator = stack.start_operator(
+        stack.install_operator_access(kubeconfig, work),
+        logs,
+        ["--full-collection", f"{full_collection:g}"],
+    )
     simulator = stack.start_simulator(
         str(stack.install_simulator_access(kubeconfig, work)), logs, work / f"hosts-{count}"
     )
@@ -346,6 +357,10 @@ def run_one(
     finally:
         operator.stop()
         simulator.stop()
+    collections = [
+        float(match.group(1))
+        for match in FULL_COLLECTION_LOG.finditer(operator.log_path.read_text(errors="replace"))
+    ]
 
     created = next(
         w.stamp for w in writes if w.resource == "clusterpolicies" and w.verb == "create"
@@ -395,6 +410,9 @@ def run_one(
         "converge_wall_seconds": round(converge_wall, 1),
         "cpu_seconds": cpu,
         "collect": collect,
+        "full_collection_every": full_collection,
+        "full_collections": len(collections),
+        "full_collection_max_ms": round(max(collections) * 1000) if collections else None,
     }
 
 
@@ -438,6 +456,12 @@ def print_table(results: list[dict[str, Any]]) -> None:
             f"\noperator peak memory grows {growth:.1f} MiB per 1,000 nodes"
             f" ({first['nodes']} to {last['nodes']} nodes)"
         )
+    print("\nnodes  full heap collections (every s)  longest ms")
+    for r in results:
+        print(
+            f"{r['nodes']:>5}  {r['full_collections']:>13} ({r['full_collection_every']:g})"
+            f"  {r['full_collection_max_ms']!s:>19}"
+        )
     print("\nnodes  collect s  collect peak RSS MiB  bundle MB")
     for r in results:
         c = r["collect"]
@@ -478,6 +502,13 @@ def main() -> None:
         " labels and writes DaemonSets, but no operand pod is made (the operator alone,"
         " without the six pods a node that this machine's control plane starts slowly)",
     )
+    parser.add_argument(
+        "--full-collection",
+        type=float,
+        default=20.0,
+        help="seconds between the operator's full heap collections (its default is 300; a"
+        " shorter period makes several fall within a run, each logged with its time)",
+    )
     parser.add_argument("--cluster-name", default="bench")
     parser.add_argument("--keep-logs", type=Path, default=None, help="keep gpuop's logs here")
     args = parser.parse_args()
@@ -496,7 +527,13 @@ def main() -> None:
                 timeout = args.ready_timeout or max(300.0, 0.3 * count)
                 results.append(
                     run_one(
-                        cluster, count, quiet_seconds, timeout, work, not args.without_operand_pods
+                        cluster,
+                        count,
+                        quiet_seconds,
+                        timeout,
+                        work,
+                        not args.without_operand_pods,
+                        args.full_collection,
                     )
                 )
                 print(json.dumps(results[-1]), flush=True)

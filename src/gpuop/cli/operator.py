@@ -89,6 +89,14 @@ def operator() -> None:
     "--retry-period", type=float, default=2.0, show_default=True, help="Seconds between tries."
 )
 @click.option(
+    "--full-collection",
+    type=click.FloatRange(min=1.0),
+    default=300.0,
+    show_default=True,
+    help="Seconds between full collections of the heap: between them what the operator"
+    " caches is kept out of Python's cycle collector (each is logged with its time).",
+)
+@click.option(
     "--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
@@ -107,6 +115,7 @@ def run(
     lease_duration: float,
     renew_deadline: float,
     retry_period: float,
+    full_collection: float,
     log_format: str,
     verbose: bool,
 ) -> None:
@@ -164,6 +173,7 @@ def run(
         resync_seconds=resync,
         operator_env=image_env,
         lease=lease,
+        full_collection_seconds=full_collection,
     )
     try:
         run_operator(config)

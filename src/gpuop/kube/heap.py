@@ -46,17 +46,16 @@ class HeapKeeper:
             started = time.monotonic()
             gc.unfreeze()
             found = gc.collect()
-            log.debug(
-                "full collection: %d unreachable objects in %.3fs",
+            log.info(
+                "heap: full collection, %d unreachable objects, in %.3f s",
                 found,
                 time.monotonic() - started,
             )
         gc.freeze()
 
 
-async def keep_heap(keeper: HeapKeeper | None = None, every: float = FREEZE_SECONDS) -> None:
+async def keep_heap(keeper: HeapKeeper, every: float = FREEZE_SECONDS) -> None:
     """`keeper.tick()` every `every` seconds, until cancelled; the heap is unfrozen after."""
-    keeper = keeper or HeapKeeper()
     try:
         while True:
             keeper.tick()

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from gpuop.kube import KubeError
 from gpuop.kube.errors import API_ERRORS
 from gpuop.kube.errors import describe as describe_api_error
-from gpuop.kube.heap import keep_heap
+from gpuop.kube.heap import FULL_COLLECTION_SECONDS, HeapKeeper, keep_heap
 
 log = logging.getLogger("gpuop.kube")
 
@@ -57,9 +57,12 @@ async def with_retries(call: Callable[[], Awaitable[T]], what: str = "the API se
             delay = min(delay * 2, 5.0)
 
 
-def run_controller(main: Coroutine[Any, Any, None]) -> None:
+def run_controller(
+    main: Coroutine[Any, Any, None], full_collection_seconds: float = FULL_COLLECTION_SECONDS
+) -> None:
     """Run `main` until it returns, fails, or SIGINT/SIGTERM stops it, with the cycle
-    collector kept off the objects it holds (`gpuop.kube.heap`)."""
+    collector kept off the objects it holds (`gpuop.kube.heap`): the whole heap is collected
+    every `full_collection_seconds`."""
 
     async def until_stopped() -> None:
         loop = asyncio.get_running_loop()
@@ -68,7 +71,7 @@ def run_controller(main: Coroutine[Any, Any, None]) -> None:
             loop.add_signal_handler(signum, stop.set)
         task = asyncio.ensure_future(main)
         stopper = asyncio.ensure_future(stop.wait())
-        heap = asyncio.ensure_future(keep_heap())
+        heap = asyncio.ensure_future(keep_heap(HeapKeeper(full_collection_seconds)))
         try:
             await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
         finally:

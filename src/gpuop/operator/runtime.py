@@ -54,6 +54,7 @@ from gpuop.kube.controller import (
     wait_synced,
 )
 from gpuop.kube.errors import Invalid, KubeApiError
+from gpuop.kube.heap import FULL_COLLECTION_SECONDS
 from gpuop.kube.informer import Informer
 from gpuop.kube.leader import LeaderElector, LeadershipLost, LeaseSettings
 from gpuop.kube.running import run_controller, supervise, with_retries
@@ -102,6 +103,8 @@ class OperatorConfig:
     operator_env: dict[str, str] = field(default_factory=dict)
     # Leader election (None: this process writes without taking the Lease).
     lease: LeaseSettings | None = None
+    # Seconds between full collections of the cycle collector (`gpuop.kube.heap`).
+    full_collection_seconds: float = FULL_COLLECTION_SECONDS
 
 
 def _immutable_selector(obj: Mapping[str, Any], exc: KubeApiError) -> bool:
@@ -836,4 +839,4 @@ async def serve(config: OperatorConfig) -> None:
 
 def run_operator(config: OperatorConfig) -> None:
     """Run until stopped (SIGINT/SIGTERM)."""
-    run_controller(serve(config))
+    run_controller(serve(config), config.full_collection_seconds)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
+import re
 import weakref
 from collections.abc import Iterator
 
@@ -59,7 +61,7 @@ def test_a_frozen_cycle_is_collected_when_the_full_collection_is_due() -> None:
 
 def test_the_heap_is_unfrozen_when_the_keeper_stops() -> None:
     async def run() -> None:
-        task = asyncio.ensure_future(keep_heap(every=0.01))
+        task = asyncio.ensure_future(keep_heap(HeapKeeper(), every=0.01))
         await asyncio.sleep(0.05)
         assert gc.get_freeze_count() > 0
         task.cancel()
@@ -67,3 +69,17 @@ def test_the_heap_is_unfrozen_when_the_keeper_stops() -> None:
 
     asyncio.run(run())
     assert gc.get_freeze_count() == 0
+
+
+def test_each_full_collection_is_logged_with_its_time(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    keeper = HeapKeeper(full_every=60.0, clock=clock)
+    with caplog.at_level(logging.INFO, logger="gpuop.kube"):
+        keeper.tick()
+        assert not caplog.records
+        clock.now += 60
+        keeper.tick()
+    (record,) = caplog.records
+    assert re.fullmatch(
+        r"heap: full collection, \d+ unreachable objects, in \d+\.\d{3} s", record.getMessage()
+    )
