@@ -28,6 +28,7 @@ from gpuop.cli.inputs import (
     input_paths,
     note_ignored,
     require_kinds,
+    shown,
     split_paths,
 )
 from gpuop.cli.layout import fit_lines
@@ -157,11 +158,11 @@ def run_explain(
             )
     sourced: list[tuple[str, Mapping[str, Any]]] = []
     for path in manifests:
-        shown = "<stdin>" if path == "-" else path
+        source = shown(path)
         found = objects_from_files([path])
         if not found:  # an object of another kind is named below, with what explain takes
             require_kinds(found, (*EXPLAINABLE, *POD_TEMPLATES), "gpuop explain", [path])
-        sourced.extend((shown, obj) for obj in found)
+        sourced.extend((source, obj) for obj in found)
     wanted_ns = namespace or "default"
     for kind, name in ((POD, pod_name), (VMI, vmi_name), (VM, vm_name)):
         if name:

@@ -176,7 +176,7 @@ def read_objects(paths: Sequence[str]) -> list[Any]:
     """Every object in the given files, directories (bundles) and `-` (stdin), in order."""
     objects: list[Any] = []
     for file in expand(paths):
-        source = "<stdin>" if file == STDIN else file
+        source = shown(file)
         text = read_input_text(file)
         described = parse_describe(text)
         if described is not None:

@@ -34,7 +34,7 @@ from gpuop.cli.common import (
 from gpuop.cli.completers import complete_operator_releases, complete_release_or_file
 from gpuop.cli.exits import exit_codes_help
 from gpuop.cli.findings import CheckerArgs, Verdict, checker_options
-from gpuop.cli.inputs import input_paths, load_policy, read_dump
+from gpuop.cli.inputs import input_paths, load_policy, read_dump, shown
 from gpuop.cli.layout import note
 from gpuop.cli.live import LiveTarget, live_target
 from gpuop.cli.options import live_options, output_option, policy_override_option
@@ -192,7 +192,7 @@ def upgrade() -> None:
 def _side(value: str, placement: ResolvedPolicy, matrix: VersionMatrix) -> Side:
     if value == "-" or os.path.exists(value):
         policy = load_policy(value, "gpuop upgrade preview")[0]
-        return side_from_policy(policy, "<stdin>" if value == "-" else value, matrix)
+        return side_from_policy(policy, shown(value), matrix)
     if looks_like_release(value):
         name = release_name(value)
         release = matrix.release(name)

@@ -239,8 +239,53 @@ def flow_nesting_exceeds(text: str, limit: int = MAX_NESTING) -> bool:
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
 
 
+_MERGE_TAG: Final = "tag:yaml.org,2002:merge"
+
+
+def _refuse_duplicate_keys(node: yaml.MappingNode) -> None:
+    """A ConstructorError at the second of two equal keys of one mapping. YAML readers keep
+    the last value, which loses the first silently: two `kubectl get -o yaml` outputs
+    joined without a `---` line become one mapping whose `items` is the second's alone."""
+    seen: dict[tuple[str, str], int] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+            continue
+        key = (key_node.tag, key_node.value)
+        first = seen.setdefault(key, key_node.start_mark.line)
+        if first != key_node.start_mark.line:
+            joined = (
+                "; two documents joined without a '---' line between them?"
+                if key_node.start_mark.column == 0
+                else ""
+            )
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{key_node.value!r} is given twice in one mapping (first on line {first + 1})"
+                + joined,
+                key_node.start_mark,
+            )
+
+
+def _strict(loader: Any) -> Any:
+    """`loader` refusing a mapping with a key given twice (`_refuse_duplicate_keys`)."""
+
+    class Strict(loader):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                _refuse_duplicate_keys(node)
+            return super().construct_mapping(node, deep=deep)
+
+    Strict.__name__ = f"Strict{loader.__name__}"
+    return Strict
+
+
+_SAFE_LOADER: Final = _strict(yaml.SafeLoader)
+_FAST_LOADER: Final = _strict(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def _yaml_loader(fast: bool) -> Any:
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader) if fast else yaml.SafeLoader
+    return _FAST_LOADER if fast else _SAFE_LOADER
 
 
 def load_yaml_documents(
@@ -381,7 +426,7 @@ def _load_yaml(text: str, source: str) -> list[dict[str, Any]]:
     document = 0
     try:
         aliases = "*" in text
-        for document, value in enumerate(yaml.safe_load_all(text), start=1):
+        for document, value in enumerate(yaml.load_all(text, Loader=_SAFE_LOADER), start=1):
             objects.extend(_top_level(value, source, document, aliases))
     except (yaml.YAMLError, RecursionError) as exc:
         raise _yaml_failure(exc, source, document + 1) from None

@@ -210,6 +210,18 @@ def test_a_json_stream_on_stdin_is_read_as_kubectl_reads_it(gpuop: RunCli) -> No
     assert plan.stdout == gpuop("plan", "-f", "-", "-o", "json", input=whole).stdout
 
 
+@pytest.mark.parametrize("command", [("check", "-"), ("plan", "-f", "-")], ids=" ".join)
+def test_two_yaml_outputs_joined_without_a_separator_are_refused(
+    gpuop: RunCli, command: tuple[str, ...]
+) -> None:
+    node = "apiVersion: v1\nkind: Node\nmetadata:\n  name: a\n"
+    run = gpuop(*command, input=node + node.replace("name: a", "name: b"))
+    assert run.code == 2 and "Traceback" not in run.stderr
+    assert "'apiVersion' is given twice in one mapping (first on line 1)" in run.stderr
+    assert "two documents joined without a '---' line between them?" in run.stderr
+    assert run.stderr.startswith("error: stdin: ")
+
+
 def test_stdin_once(gpuop: RunCli) -> None:
     run = gpuop("plan", "-f", "-", "-f", "-")
     assert run.code == 2 and run.stderr == "error: '-' (stdin) can be given once\n"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuop.manifests import ManifestError, load_objects
+from gpuop.manifests import ManifestError, load_objects, load_yaml_documents
 from gpuop.manifests.loading import flow_nesting_exceeds, load_json_documents
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
@@ -78,6 +78,27 @@ def test_a_broken_value_in_a_json_stream_is_named_by_line() -> None:
     with pytest.raises(ManifestError) as raised:
         load_objects(json.dumps(POD) + "\n[3]", "src.json")
     assert "document 2" in str(raised.value)
+
+
+def test_a_key_given_twice_is_refused_not_overwritten() -> None:
+    # Two `kubectl get -o yaml` outputs appended to one file, no `---` between them: a YAML
+    # reader keeps the second `items` and drops the first without a word.
+    nodes = "apiVersion: v1\nitems:\n- kind: Node\n  metadata: {name: a}\nkind: List\n"
+    pods = "apiVersion: v1\nitems:\n- kind: Pod\n  metadata: {name: p}\nkind: List\n"
+    for load in (load_objects, lambda text, source: load_yaml_documents(text, source, fast=True)):
+        with pytest.raises(ManifestError) as raised:
+            load(nodes + pods, "dump.yaml")
+        assert str(raised.value) == (
+            "dump.yaml: document 1: line 6, column 1: not valid YAML: 'apiVersion' is given"
+            " twice in one mapping (first on line 1); two documents joined without a '---'"
+            " line between them?"
+        )
+    assert len(load_objects(nodes + "---\n" + pods)) == 2
+    with pytest.raises(ManifestError, match="'x' is given twice in one mapping"):
+        load_objects("kind: Node\nmetadata:\n  labels:\n    x: a\n    x: b\n")
+    # A merge key's values are overridden by the mapping's own, as YAML has it.
+    merged = load_objects("b: &b {x: 1}\nm:\n  <<: *b\n  x: 2\nkind: Node\n")
+    assert merged[0]["m"] == {"x": 2}
 
 
 def test_flow_yaml_that_is_not_json_still_loads() -> None:
