@@ -159,17 +159,17 @@ def render_text(
     width = max(width, 60)
     out: list[str] = []
     policy = report.policy.source if report.policy else "none usable"
-    sandbox = ""
+    settings = ""
     if report.policy and report.policy.sandbox_enabled is not None:
-        sandbox = f", sandbox workloads {'on' if report.policy.sandbox_enabled else 'off'}"
+        settings = f", sandbox workloads {'on' if report.policy.sandbox_enabled else 'off'}"
     if report.policy and report.policy.gpu_cluster is not None:
-        sandbox += f", DRA stack per GPUCluster {report.policy.gpu_cluster}"
+        settings += f", DRA stack per GPUCluster {report.policy.gpu_cluster}"
     summary = report.summary()
     checked = summary["nodes_checked"]
     out.append(
         paint(
             f"{tool_name}: {checked} node{'s' if checked != 1 else ''}"
-            f" ({summary['gpu_nodes']} with GPUs), policy {policy}{sandbox}",
+            f" ({summary['gpu_nodes']} with GPUs), policy {policy}{settings}",
             "bold",
         )
     )
