@@ -31,10 +31,10 @@ from gpuop.kubevirt.launcher import (
     LauncherError,
     render_launcher_pod,
 )
-from gpuop.manifests import quantity_problem
+from gpuop.manifests import QuantityError, parse_quantity, quantity_problem
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import classify_resource
-from gpuop.planner.machine import gpu_hardware, unadvertised_gpus
+from gpuop.planner.machine import gpu_hardware, other_vendors_resources, unadvertised_gpus
 
 __all__ = [
     "EXPLAINABLE",
@@ -411,6 +411,10 @@ class Explained:
     #: instead (its ResourceSlices, or the node labelled for its kubelet plugin), as
     #: `node (what says so)`: their GPUs are claimed, not requested by resource name.
     dra_gpu_nodes: list[str] = field(default_factory=list)
+    #: Where an NVIDIA resource fits no node: the nodes that serve their GPUs under another
+    #: vendor's sharing plugin's names instead (none of the NVIDIA resource asked for above
+    #: 0), as `node (resource count, ...)`: ACK's sharing modes, Volcano, Tencent.
+    shared_gpu_nodes: list[str] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:
@@ -429,6 +433,7 @@ class Explained:
         data["near_misses"] = {k: list(v) for k, v in self.near_misses.items()}
         data["silent_gpu_nodes"] = list(self.silent_gpu_nodes)
         data["dra_gpu_nodes"] = list(self.dra_gpu_nodes)
+        data["shared_gpu_nodes"] = list(self.shared_gpu_nodes)
         data["kubevirt_refusal"] = self.subject.refusal
         notes = list(self.subject.notes)
         data["warnings"] = notes + [w for w in data["warnings"] if w not in notes]
@@ -505,6 +510,35 @@ def _silent_gpu_nodes(
     return found
 
 
+def _shared_gpu_nodes(nodes: Sequence[Mapping[str, Any]], wanted: Sequence[str]) -> list[str]:
+    """`node (resource count, ...)` for each node that registers its GPUs under another
+    vendor's sharing plugin's names (`planner.machine.other_vendors_resources`), a count
+    above 0, and none of the `wanted` NVIDIA resources above 0 (ACK's sharing modes set
+    `nvidia.com/gpu` to 0; Volcano's and Tencent's plugins register none)."""
+    others = other_vendors_resources()
+    found = []
+    for node in nodes:
+        allocatable = mapping(node, "status", "allocatable")
+        if any(_positive(allocatable.get(resource)) for resource in wanted):
+            continue
+        shared = [
+            f"{name} {allocatable[name]}"
+            for name in sorted(str(key) for key in allocatable)
+            if name in others and _positive(allocatable[name])
+        ]
+        if shared:
+            found.append(f"{text(node, 'metadata', 'name')} ({', '.join(shared)})")
+    return found
+
+
+def _positive(raw: Any) -> bool:
+    """Whether a quantity as a node's status gives it is above 0."""
+    try:
+        return parse_quantity(raw) > 0
+    except QuantityError:
+        return False
+
+
 def relevant_pods(
     nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]]
 ) -> list[Mapping[str, Any]]:
@@ -563,7 +597,9 @@ def explain_subjects(
             by_dra = [f"{node} ({why})" for node, why in served.items()]
         quiet = list(silent or []) if missing_nvidia else []
         claimed = list(by_dra) if missing_nvidia else []
-        results.append(Explained(subject, explanation, advertised_by, near, quiet, claimed))
+        wanted = [name for name, _ in explanation.requests if name.startswith(RESOURCE_PREFIX)]
+        shared = _shared_gpu_nodes(nodes, wanted) if wanted and not explanation.schedulable else []
+        results.append(Explained(subject, explanation, advertised_by, near, quiet, claimed, shared))
         if on_each is not None:
             on_each(len(results))
     return results

@@ -63,7 +63,7 @@ def _never_fits_line(result: Explained, resource: str) -> str:
             f" {_few(dra)}: claim one with a ResourceClaim (DeviceClass"
             f" {dra_catalog().driver}) rather than asking for {resource}"
         )
-    if not silent and not dra:  # what the nodes say comes first
+    if not silent and not dra and not result.shared_gpu_nodes:  # what the nodes say first
         line += _workload_hint(result, resource)
     near = result.near_misses.get(resource)
     if near:
@@ -195,6 +195,13 @@ def render_result(result: Explained, *, all_nodes: bool = False) -> str:
             " and nominate the pod there"
         )
     lines.extend(f"  {_never_fits_line(result, r)}" for r in explanation.never_fits_anywhere)
+    shared = result.shared_gpu_nodes
+    if shared:
+        lines.append(
+            f"  other vendors' GPU plugins: {len(shared)} node(s) register their GPUs under"
+            f" their own names instead, {_few(shared)}: ask for those names, or give the"
+            " node back to NVIDIA's device plugin (`gpuop check` names each node's manager)"
+        )
     seen: set[str] = set()
     for note in (*subject.notes, *explanation.warnings):
         if note not in seen:

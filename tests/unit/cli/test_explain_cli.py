@@ -295,6 +295,40 @@ def test_gpu_nodes_the_dra_driver_serves_are_named_where_nothing_advertises_the_
     assert data["dra_gpu_nodes"] == []
 
 
+def test_nodes_another_vendors_plugin_serves_are_named_where_the_gpu_fits_nowhere(
+    run: RunCli, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "pod.json"
+    manifest.write_text(json.dumps(_pod("nvidia.com/gpu")))
+    # ACK's GPU sharing: nvidia.com/gpu at 0, the cards served as aliyun.com/gpu-mem.
+    dump = str(MANAGERS / "ack-cgpu.json")
+    result = run("explain", str(manifest), "--cluster", dump)
+    assert result.code == 1
+    (shared,) = [line for line in result.stdout.splitlines() if "other vendors'" in line]
+    assert shared == (
+        "  other vendors' GPU plugins: 1 node(s) register their GPUs under their own names"
+        " instead, cn-hangzhou.10.0.1.7 (aliyun.com/gpu-count 2, aliyun.com/gpu-mem 44): ask"
+        " for those names, or give the node back to NVIDIA's device plugin (`gpuop check`"
+        " names each node's manager)"
+    )
+    data = as_json(run("explain", str(manifest), "--cluster", dump, "-o", "json"))
+    assert data["shared_gpu_nodes"] == [
+        "cn-hangzhou.10.0.1.7 (aliyun.com/gpu-count 2, aliyun.com/gpu-mem 44)"
+    ]
+    # Volcano registers no nvidia.com/gpu at all: no workload config hint either.
+    dump = str(MANAGERS / "volcano-vgpu.json")
+    result = run("explain", str(manifest), "--cluster", dump)
+    (never,) = [line for line in result.stdout.splitlines() if "never fits anywhere" in line]
+    assert never == "  never fits anywhere: no node advertises nvidia.com/gpu"
+    # A node NVIDIA's plugin serves is none of them, nor is a pod that fits.
+    data = as_json(
+        run("explain", str(manifest), "--cluster", str(MANAGERS / "ack.json"), "-o", "json")
+    )
+    assert data["fits"] and data["shared_gpu_nodes"] == []
+    data = as_json(run("explain", str(manifest), "--cluster", NODES, "-o", "json"))
+    assert data["shared_gpu_nodes"] == []
+
+
 def test_unknown_extended_resource(run: RunCli, tmp_path: Path) -> None:
     manifest = tmp_path / "pod.json"
     manifest.write_text(json.dumps(_pod("example.com/fpga")))
