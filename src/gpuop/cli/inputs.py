@@ -344,7 +344,7 @@ def load_policy_document(path: str, command: str) -> Any:
     the field); several documents or a List (`kubectl get clusterpolicies -o yaml`) must
     hold exactly one ClusterPolicy. An empty input is no objects of the kinds read.
     """
-    documents = _yaml_documents(read_input_text(path), shown(path), fast=True)
+    documents = load_documents(path, "a ClusterPolicy", allow_empty=True)
     found: list[Any] = []
     for document in documents:
         if isinstance(document, dict) and document.get("kind") in POLICY_LIST_KINDS:

@@ -208,6 +208,10 @@ def test_a_json_stream_on_stdin_is_read_as_kubectl_reads_it(gpuop: RunCli) -> No
     plan = gpuop("plan", "-f", "-", "-o", "json", input=stream)
     assert plan.code == 0, plan.stderr
     assert plan.stdout == gpuop("plan", "-f", "-", "-o", "json", input=whole).stdout
+    # `--policy FILE` reads a stream too, and finds its one ClusterPolicy.
+    policy = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "p"}}
+    audit = gpuop("audit", "--policy", "-", "-o", "json", input=json.dumps(policy) + stream)
+    assert audit.code == 0, audit.stderr
 
 
 @pytest.mark.parametrize("command", [("check", "-"), ("plan", "-f", "-")], ids=" ".join)
