@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from lightkube.core.resource import NamespacedResource
-from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+from lightkube.core.resource_registry import resource_registry
+from lightkube.generic_resource import (
+    GenericGlobalResource,
+    GenericNamespacedResource,
+    create_api_info,
+    create_global_resource,
+    create_namespaced_resource,
+)
 from lightkube.resources.admissionregistration_v1 import (
     ValidatingAdmissionPolicy,
     ValidatingAdmissionPolicyBinding,
@@ -110,9 +117,25 @@ RESOURCES: Final[Mapping[str, Any]] = {
 # JSON as it came (only `metadata` is parsed), so turning one into a dict costs a fifth of
 # a model's. Used where gpuop only wants dicts and meets a fleet's worth of objects: list
 # and watch answers of Nodes and Pods, and node patch answers.
+def _lean_core(kind: str, plural: str, *, namespaced: bool) -> Any:
+    """A core v1 resource without a typed model. lightkube registers it as the class of
+    that kind, for its codecs too; where its typed model was registered first (something
+    read such an object with `lightkube.codecs` before this module was imported), a second
+    registration is refused, so the lean class is made unregistered: the client reads and
+    writes through the class it is given either way."""
+    registered = resource_registry.get("v1", kind)
+    if registered is not None and not issubclass(
+        registered, (GenericGlobalResource, GenericNamespacedResource)
+    ):
+        base = GenericNamespacedResource if namespaced else GenericGlobalResource
+        return type(kind, (base,), {"_api_info": create_api_info("", "v1", kind, plural)})
+    make = create_namespaced_resource if namespaced else create_global_resource
+    return make(group="", version="v1", kind=kind, plural=plural)
+
+
 _LEAN: Final[Mapping[str, Any]] = {
-    "Node": create_global_resource(group="", version="v1", kind="Node", plural="nodes"),
-    "Pod": create_namespaced_resource(group="", version="v1", kind="Pod", plural="pods"),
+    "Node": _lean_core("Node", "nodes", namespaced=False),
+    "Pod": _lean_core("Pod", "pods", namespaced=True),
 }
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from gpuop.kube import kinds, ops
@@ -36,3 +39,22 @@ def test_scopes_are_read_from_the_resources() -> None:
 
 def test_every_kind_the_operator_manages_is_in_the_table() -> None:
     assert set(ops.MANAGED_KINDS) <= set(kinds.RESOURCES)
+
+
+def test_the_lean_kinds_load_after_lightkube_read_such_an_object_first() -> None:
+    # lightkube registers its typed Node when its codecs first read a Node; importing the
+    # kinds after that must still give lean classes, not fail on a second registration.
+    script = (
+        "from lightkube.codecs import from_dict\n"
+        "from lightkube.generic_resource import GenericGlobalResource as G\n"
+        "from lightkube.generic_resource import GenericNamespacedResource as N\n"
+        "from_dict({'apiVersion': 'v1', 'kind': 'Node', 'metadata': {'name': 'a'}})\n"
+        "from_dict({'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p'}})\n"
+        "from gpuop.kube import kinds\n"
+        "assert issubclass(kinds.lean('Node'), G) and issubclass(kinds.lean('Pod'), N)\n"
+        "assert kinds.lean('Node')._api_info.plural == 'nodes'\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stderr
