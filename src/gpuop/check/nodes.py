@@ -50,11 +50,11 @@ from gpuop.check.sharing import (
     plugin_settings,
     sharing_configs,
 )
-from gpuop.check.state import PodView, resource_count
+from gpuop.check.state import PodView
 from gpuop.manifests.fields import text
 from gpuop.naming import classify_resource, resource_name_problem
 from gpuop.planner import NodePlan
-from gpuop.planner.machine import gpu_hardware, machine_gpus, other_vendors_resources
+from gpuop.planner.machine import gpu_hardware, machine_gpus, shared_gpu_resources
 from gpuop.policy import ResolvedPolicy
 
 # Driver upgrade states that explain nothing: not started, done, or failed (GPU702).
@@ -286,8 +286,8 @@ def _check_zero_devices(ctx: CheckContext, info: NodeInfo, resources: tuple[str,
     advertises no other; True when one is reported."""
     if info.positive():
         return False  # another resource is served: a zero one is a stale name (GPU202)
-    if _another_vendor_serves(info):
-        return False  # ACK's GPU sharing modes set nvidia.com/gpu to 0 (managers.yaml)
+    if shared_gpu_resources(info.view.resources):
+        return False  # another vendor's plugin serves the cards (ACK's sharing modes)
     capacity = info.view.planned_capacity
     # GPU feature discovery's gpu.replicas=0: MIG-enabled cards, no whole GPU to count.
     mig_only = gfd_replicas(info.view.labels) == 0
@@ -309,18 +309,6 @@ def _check_zero_devices(ctx: CheckContext, info: NodeInfo, resources: tuple[str,
             fix,
         )
     return bool(zero)
-
-
-def _another_vendor_serves(info: NodeInfo) -> bool:
-    """Whether another vendor's sharing plugin registers the node's GPUs under its own
-    names (`aliyun.com/gpu-mem`, `volcano.sh/vgpu-number`: managers.yaml), a count above 0."""
-    others = other_vendors_resources()
-    for name, value in info.view.resources.items():
-        if name in others:
-            count, _ = resource_count(value)
-            if count:
-                return True
-    return False
 
 
 def _gpu_evidence(ctx: CheckContext, info: NodeInfo) -> list[str]:

@@ -31,10 +31,15 @@ from gpuop.kubevirt.launcher import (
     LauncherError,
     render_launcher_pod,
 )
-from gpuop.manifests import QuantityError, parse_quantity, quantity_problem
+from gpuop.manifests import quantity_problem
 from gpuop.manifests.fields import get, mapping, sequence, text
 from gpuop.naming import classify_resource
-from gpuop.planner.machine import gpu_hardware, other_vendors_resources, unadvertised_gpus
+from gpuop.planner.machine import (
+    gpu_hardware,
+    positive_quantity,
+    shared_gpu_resources,
+    unadvertised_gpus,
+)
 
 __all__ = [
     "EXPLAINABLE",
@@ -510,33 +515,30 @@ def _silent_gpu_nodes(
     return found
 
 
-def _shared_gpu_nodes(nodes: Sequence[Mapping[str, Any]], wanted: Sequence[str]) -> list[str]:
-    """`node (resource count, ...)` for each node that registers its GPUs under another
-    vendor's sharing plugin's names (`planner.machine.other_vendors_resources`), a count
-    above 0, and none of the `wanted` NVIDIA resources above 0 (ACK's sharing modes set
+def _sharing_nodes(nodes: Sequence[Mapping[str, Any]]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(node, allocatable) of each node where another vendor's sharing plugin serves the
+    cards (`planner.machine.shared_gpu_resources`): read once per run, as few nodes are."""
+    return [
+        (text(node, "metadata", "name"), allocatable)
+        for node in nodes
+        if shared_gpu_resources(allocatable := mapping(node, "status", "allocatable"))
+    ]
+
+
+def _shared_gpu_nodes(
+    sharing: Sequence[tuple[str, Mapping[str, Any]]], wanted: Sequence[str]
+) -> list[str]:
+    """`node (resource count, ...)` for each of the `sharing` nodes (`_sharing_nodes`) that
+    has none of the `wanted` NVIDIA resources above 0 (ACK's sharing modes set
     `nvidia.com/gpu` to 0; Volcano's and Tencent's plugins register none)."""
-    others = other_vendors_resources()
     found = []
-    for node in nodes:
-        allocatable = mapping(node, "status", "allocatable")
-        if any(_positive(allocatable.get(resource)) for resource in wanted):
+    for name, allocatable in sharing:
+        if any(positive_quantity(allocatable.get(resource)) for resource in wanted):
             continue
-        shared = [
-            f"{name} {allocatable[name]}"
-            for name in sorted(str(key) for key in allocatable)
-            if name in others and _positive(allocatable[name])
-        ]
-        if shared:
-            found.append(f"{text(node, 'metadata', 'name')} ({', '.join(shared)})")
+        shared = shared_gpu_resources(allocatable)
+        listed_counts = ", ".join(f"{r} {shared[r]}" for r in sorted(shared))
+        found.append(f"{name} ({listed_counts})")
     return found
-
-
-def _positive(raw: Any) -> bool:
-    """Whether a quantity as a node's status gives it is above 0."""
-    try:
-        return parse_quantity(raw) > 0
-    except QuantityError:
-        return False
 
 
 def relevant_pods(
@@ -580,6 +582,7 @@ def explain_subjects(
     snapshot = cluster_snapshot(nodes, pods, budgets=budgets, storage=storage)
     silent: list[str] | None = None
     by_dra: list[str] = []
+    sharing = _sharing_nodes(nodes)
     for subject in subjects:
         explanation = explain_pod(subject.pod, (), (), dra=dra, snapshot=snapshot)
         advertised_by = {r: workload_config_for(r) for r in explanation.never_fits_anywhere}
@@ -598,7 +601,9 @@ def explain_subjects(
         quiet = list(silent or []) if missing_nvidia else []
         claimed = list(by_dra) if missing_nvidia else []
         wanted = [name for name, _ in explanation.requests if name.startswith(RESOURCE_PREFIX)]
-        shared = _shared_gpu_nodes(nodes, wanted) if wanted and not explanation.schedulable else []
+        shared = (
+            _shared_gpu_nodes(sharing, wanted) if wanted and not explanation.schedulable else []
+        )
         results.append(Explained(subject, explanation, advertised_by, near, quiet, claimed, shared))
         if on_each is not None:
             on_each(len(results))

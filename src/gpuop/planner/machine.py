@@ -12,10 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
+from typing import Any
 
 from gpuop.api.labels import INSTANCE_TYPE_LABEL, OS_LABEL
 from gpuop.api.resources import RESOURCE_PREFIX
 from gpuop.catalog.managers import gke_contract, instance_gpus, manager_catalog
+from gpuop.manifests import QuantityError, parse_quantity
 from gpuop.planner import gpu_detection
 
 
@@ -74,6 +76,27 @@ def other_vendors_resources() -> frozenset[str]:
     )
 
 
+def shared_gpu_resources(resources: Mapping[str, Any]) -> dict[str, Any]:
+    """The resources of `resources` (a node's allocatable) that another vendor's sharing
+    plugin registers the cards under (`other_vendors_resources`) with a count above 0: its
+    GPUs are served there, whatever NVIDIA's names say (ACK's sharing modes set
+    `nvidia.com/gpu` to 0; Volcano's and Tencent's plugins register none)."""
+    others = other_vendors_resources()
+    return {
+        name: value
+        for name, value in resources.items()
+        if name in others and positive_quantity(value)
+    }
+
+
+def positive_quantity(raw: Any) -> bool:
+    """Whether a quantity as a node's status gives it is above 0 (False where it is none)."""
+    try:
+        return parse_quantity(raw) > 0
+    except QuantityError:
+        return False
+
+
 def unadvertised_gpus(
     labels: Mapping[str, str],
     resources: Iterable[str],
@@ -94,4 +117,11 @@ def unadvertised_gpus(
     return (None, f"{nfd}=true") if nfd is not None else None
 
 
-__all__ = ["gpu_hardware", "machine_gpus", "other_vendors_resources", "unadvertised_gpus"]
+__all__ = [
+    "gpu_hardware",
+    "machine_gpus",
+    "other_vendors_resources",
+    "positive_quantity",
+    "shared_gpu_resources",
+    "unadvertised_gpus",
+]
