@@ -211,6 +211,8 @@ def _node(name: str, sections: dict[str, list[str]]) -> dict[str, Any]:
 
 def _unquoted(text: str) -> str:
     """`text` without the `> ` an e-mail reply or a Markdown quote puts before every line."""
+    if not text.lstrip().startswith(">"):
+        return text  # not quoted: a large dump is not split into lines for nothing
     lines = text.split("\n")
     if not all(line.startswith(">") for line in lines if line.strip()):
         return text
