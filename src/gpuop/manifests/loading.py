@@ -402,12 +402,13 @@ def load_json_documents(text: str) -> list[Any]:
     decoder = json.JSONDecoder()
     values: list[Any] = []
     position = 0
-    while position < len(text):
+    while True:
+        while position < len(text) and text[position] in " \t\r\n":
+            position += 1  # raw_decode takes no whitespace before a value
+        if position == len(text):
+            return values
         value, position = decoder.raw_decode(text, position)
         values.append(value)
-        while position < len(text) and text[position] in " \t\r\n":
-            position += 1
-    return values
 
 
 def _load_json(text: str, source: str) -> list[dict[str, Any]]:

@@ -69,6 +69,7 @@ def test_a_json_stream_is_every_value_in_it() -> None:
     lines = json.dumps({"kind": "List", "items": [POD]}) + "\n" + json.dumps(other) + "\n"
     assert load_objects(lines) == [POD, other]
     assert load_json_documents("[1]\n[2]") == [[1], [2]]
+    assert load_json_documents("\n  [1] [2]\n") == [[1], [2]]  # space before the first
 
 
 def test_a_broken_value_in_a_json_stream_is_named_by_line() -> None:
