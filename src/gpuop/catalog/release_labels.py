@@ -16,7 +16,8 @@ from pydantic import Field, StringConstraints
 
 from gpuop.catalog import CatalogModel, SandboxMode, WorkloadConfig, load_data_file
 
-LineName = Annotated[str, StringConstraints(pattern=r"^[0-9]{2}\.[0-9]{1,2}$")]
+# YY.MM, or 1.N for the releases before 22.9.
+LineName = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,2}\.[0-9]{1,2}$")]
 Removal = Literal["other-configs", "all-known"]
 
 
@@ -37,6 +38,8 @@ class LabelEra(CatalogModel):
 
     lines: tuple[LineName, ...] = Field(min_length=1)
     source: str
+    # False before v1.11.0: no workload configs, every GPU node gets the container set.
+    sandbox_workloads: bool = True
     container: tuple[str, ...]
     vm_passthrough: PassthroughSets = Field(alias="vm-passthrough")
     vm_vgpu: tuple[str, ...] = Field(alias="vm-vgpu")
@@ -80,6 +83,11 @@ class ReleaseLabels(CatalogModel):
     mig_manager_key: str
     eras: tuple[LabelEra, ...] = Field(min_length=1)
     policy_fields: dict[str, LineName]
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """Every release line the table covers, oldest first."""
+        return tuple(line for era in self.eras for line in era.lines)
 
     def era(self, line: str) -> LabelEra | None:
         """The label behaviour of a release line (`25.10`), None for a line not listed."""

@@ -268,8 +268,11 @@ the operator image (`nvcr.io/nvidia/gpu-operator:v25.10.0`)
 or its Helm labels, else the validator image, else the ClusterPolicy's
 `spec.validator.version`. When none is in the input, a label is required only when every
 plausible release sets it (those whose CRD has the ClusterPolicy's fields), and the report
-says so (`operator_release.known: false`, and the first line of the text output). The
-facts per release are in `catalog/release_labels.yaml`.
+says so (`operator_release.known: false`, and the first line of the text output). Releases
+from v1.7.0 (the first to set deploy labels) count, as posted dumps of old clusters show
+them: v1.7 set neither `dcgm` nor `node-status-exporter`, so nodes without both may be
+its nodes, unless a node carries one of them (then a later release labelled the nodes).
+The facts per release are in `catalog/release_labels.yaml`.
 
 Exit status: 0 without findings at or above `--fail-on` (errors by default), 1 with at
 least one, 2 when the input cannot be read, holds none of the kinds the checks read (an

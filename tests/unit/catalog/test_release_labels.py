@@ -10,7 +10,10 @@ from gpuop.catalog.versions import version_matrix
 def test_every_release_line_has_exactly_one_era() -> None:
     table = release_labels()
     covered = [line for era in table.eras for line in era.lines]
-    assert covered == [line.line for line in version_matrix().lines]
+    matrix = [line.line for line in version_matrix().lines]
+    # The 1.x lines before the matrix, from v1.7.0 (the first to set deploy labels).
+    assert covered == ["1.7", "1.8", "1.9", "1.10", "1.11", *matrix]
+    assert table.lines == tuple(covered)
     for release in version_matrix().releases:
         assert table.era(release.line) is not None, release.version
 
@@ -43,5 +46,12 @@ def test_upstream_facts_per_release() -> None:
     assert not old.default_mig_config and v23_3.default_mig_config
     assert not v26_3.fills_empty
     assert (old.removes, v26_3.removes) == ("other-configs", "all-known")
-    lines = {line.line for line in version_matrix().lines}
-    assert set(table.policy_fields.values()) <= lines
+    assert set(table.policy_fields.values()) <= set(table.lines)
+    v1_7, v1_10, v1_11 = (table.era(x) for x in ("1.7", "1.10", "1.11"))
+    assert v1_7 is not None and v1_10 is not None and v1_11 is not None
+    assert not {"dcgm", "node-status-exporter"} & v1_7.keys_for("container", "kubevirt")
+    assert {"dcgm", "node-status-exporter"} <= v1_10.keys_for("container", "kubevirt")
+    # No workload configs before v1.11.0: every GPU node gets the container set.
+    assert not v1_10.sandbox_workloads and v1_11.sandbox_workloads
+    assert v1_10.keys_for("vm-vgpu", "kubevirt") == v1_10.keys_for("container", "kubevirt")
+    assert v1_11.keys_for("vm-vgpu", "kubevirt") == old.keys_for("vm-vgpu", "kubevirt")

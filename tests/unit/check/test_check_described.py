@@ -44,6 +44,7 @@ EXPECTED: dict[str, tuple[dict[str, str], list[str]]] = {
         ["GPU212 Node/gke-ml-shared-pool-5e1b7a90-x8vn"],
     ),
     "openshift-gpu-operator": ({"worker-gpu-0.ocp.example.com": "gpu-operator"}, []),
+    "gpu-operator-1.7": ({"gpu-worker-1": "gpu-operator"}, []),
     "kubevirt-nvidia-plugin": ({"kv-gpu-1": "nvidia-kubevirt-gpu-device-plugin"}, []),
     "dra-driver": ({"dra-h100-1": "nvidia-dra-driver"}, []),
     "bottlerocket-no-gpu": (

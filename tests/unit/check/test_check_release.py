@@ -100,9 +100,11 @@ def test_unknown_release_is_said_in_text_and_json() -> None:
 def test_without_any_hint_every_release_is_plausible() -> None:
     release = detect_release(ClusterState.from_objects([]))
     assert not release.known
-    assert release.candidates[0] == "22.9" and release.candidates[-1] == "26.7"
+    assert release.candidates[0] == "1.7" and release.candidates[-1] == "26.7"
     container = release.expectation("container", "kubevirt")
     assert "client" in container.allowed and "client" not in container.required
+    # v1.7 set no dcgm or node-status-exporter key; nothing here rules it out.
+    assert {"dcgm", "node-status-exporter"} <= container.allowed
     passthrough = release.expectation("vm-passthrough", "kubevirt")
     assert passthrough.required == {"sandbox-device-plugin", "sandbox-validator", "vfio-manager"}
     assert {"kata-manager", "cc-manager", "client"} <= passthrough.allowed
@@ -204,11 +206,92 @@ def test_image_tags_of_unknown_lines_are_not_releases() -> None:
     # The reason names the image whose version gpuop does not know, not "no Deployment".
     assert release.source.startswith(
         "Deployment gpu-operator/gpu-operator image x/gpu-operator:v27.1.0,"
-        " not a release of the lines 22.9 to 26.7; the ClusterPolicy's"
+        " not a release of the lines 1.7 to 26.7; the ClusterPolicy's"
     )
 
 
-@pytest.mark.parametrize("value", ["27.1.0", "v26", "latest", "25.11.0", ""])
+def _legacy_dump(deleted: tuple[str, ...] = ("dcgm", "node-status-exporter")) -> list[Obj]:
+    """The nodes of a 24.9.2 container dump, each without the deploy keys `deleted`."""
+    objects = [obj for obj in _container_dump("24.9.2") if obj["kind"] == "Node"]
+    for node in objects:
+        for key in deleted:
+            node["metadata"]["labels"].pop(f"nvidia.com/gpu.deploy.{key}", None)
+    return objects
+
+
+def test_nodes_without_the_keys_v1_8_added_may_be_v1_7_nodes() -> None:
+    objects = _legacy_dump()
+    report = run_checks(objects)
+    assert report.release is not None and report.release.candidates[0] == "1.7"
+    assert _warnings(objects) == set()
+
+
+def test_a_dcgm_key_on_any_node_rules_out_v1_7() -> None:
+    objects = _legacy_dump()
+    first, *_ = _nodes(objects)
+    first["metadata"]["labels"]["nvidia.com/gpu.deploy.dcgm"] = "true"
+    first["metadata"]["labels"]["nvidia.com/gpu.deploy.node-status-exporter"] = "true"
+    release = detect_release(ClusterState.from_objects(objects))
+    assert release.candidates[0] == "1.8"
+    warned = {subject for code, subject in _warnings(objects) if code == "GPU302"}
+    assert warned == {f"Node/{n['metadata']['name']}" for n in _nodes(objects)[1:]}
+
+
+def test_a_policy_field_of_v1_8_rules_out_v1_7() -> None:
+    policy = {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy"},
+        "spec": {"operator": {}, "dcgm": {"enabled": True}},
+    }
+    objects = [*_legacy_dump(), policy]
+    release = detect_release(ClusterState.from_objects(objects))
+    assert release.candidates[0] == "1.8"
+    assert "spec.dcgm needs 1.8 or later" in release.source
+
+
+@pytest.mark.parametrize(
+    ("tag", "line", "warned"), [("v1.7.1", "1.7", False), ("v1.9.0", "1.9", True)]
+)
+def test_a_1_x_operator_image_names_its_line(tag: str, line: str, warned: bool) -> None:
+    objects = _legacy_dump()
+    objects.append(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "gpu-operator", "namespace": "gpu-operator"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {"name": "gpu-operator", "image": f"nvcr.io/nvidia/gpu-operator:{tag}"}
+                        ]
+                    }
+                }
+            },
+        }
+    )
+    release = detect_release(ClusterState.from_objects(objects))
+    assert (release.line, release.from_operator) == (line, True)
+    assert bool({code for code, _ in _warnings(objects)} & {"GPU302"}) is warned
+
+
+def test_a_release_without_workload_configs_sets_nothing_for_vm_nodes() -> None:
+    table = release_labels()
+    eras = [table.era("1.10"), table.era("22.9")]
+    assert None not in eras
+    expectation = label_expectation(
+        [era for era in eras if era is not None], "vm-passthrough", "kubevirt"
+    )
+    assert expectation.required == {"sandbox-device-plugin", "sandbox-validator", "vfio-manager"}
+
+
+def test_1_x_operator_versions() -> None:
+    assert parse_operator_version("1.9").line == "1.9"
+    assert parse_operator_version("v1.7.1").version == "1.7.1"
+
+
+@pytest.mark.parametrize("value", ["27.1.0", "v26", "latest", "25.11.0", "1.6.2", ""])
 def test_bad_operator_versions(value: str) -> None:
     with pytest.raises(ReleaseError, match="not a GPU Operator release"):
         parse_operator_version(value)

@@ -35,8 +35,9 @@ from gpuop.check.state import ClusterState
 from gpuop.manifests.fields import get, mapping, text
 from gpuop.policy import PolicyError, parse_cluster_policy
 
-_VERSION = re.compile(r"^v?(?P<line>[0-9]{2}\.[0-9]{1,2})\.(?P<patch>[0-9]+)(?:[-+].*)?$")
-_LINE = re.compile(r"^v?(?P<line>[0-9]{2}\.[0-9]{1,2})$")
+# YY.MM.PP, or 1.N.P before 22.9.
+_VERSION = re.compile(r"^v?(?P<line>[0-9]{1,2}\.[0-9]{1,2})\.(?P<patch>[0-9]+)(?:[-+].*)?$")
+_LINE = re.compile(r"^v?(?P<line>[0-9]{1,2}\.[0-9]{1,2})$")
 # Image names (last path part) that carry the operator's version in their tag.
 _OPERATOR_IMAGES = frozenset({"gpu-operator"})
 _VALIDATOR_IMAGES = frozenset({"gpu-operator-validator"})
@@ -148,8 +149,11 @@ def label_expectation(
 ) -> LabelExpectation:
     """The keys a node of `workload` must, may and must not carry under any of `eras`."""
     table = release_labels()
+    if workload != "container" and any(era.sandbox_workloads for era in eras):
+        # A release without workload configs cannot have made this a VM node.
+        eras = [era for era in eras if era.sandbox_workloads]
     sets = [era.keys_for(workload, mode) for era in eras]
-    removed_sets = []
+    removed_sets: list[set[str]] = []
     for era, own in zip(eras, sets, strict=True):
         removed = set(era.known_keys(table.mig_manager_key)) - own
         if workload == "container":
@@ -167,8 +171,38 @@ def label_expectation(
 
 @cache
 def _lines() -> tuple[str, ...]:
-    """The release lines of versions.yaml, oldest first."""
-    return tuple(line.line for line in version_matrix().lines)
+    """The release lines whose labels gpuop knows, oldest first: versions.yaml's and the
+    1.x lines before them."""
+    return release_labels().lines
+
+
+@cache
+def _legacy_lines() -> frozenset[str]:
+    """The lines older than versions.yaml's (1.x): no longer supported anywhere."""
+    return frozenset(_lines()) - {line.line for line in version_matrix().lines}
+
+
+def _ruled_out(lines: Sequence[str], state: ClusterState) -> frozenset[str]:
+    """The 1.x lines the nodes rule out: a node carries a deploy key that a newer release
+    sets and that line never does (`dcgm` rules out 1.7, a sandbox key 1.8 to 1.10)."""
+    table = release_labels()
+    legacy = [line for line in lines if line in _legacy_lines()]
+    if not legacy:
+        return frozenset()
+    seen = {
+        key.removeprefix(table.prefix)
+        for node in state.nodes
+        for key in node.labels
+        if key.startswith(table.prefix)
+    }
+    managed = set().union(*(era.known_keys(table.mig_manager_key) for era in table.eras))
+    seen &= managed
+    out: set[str] = set()
+    for line in legacy:
+        era = table.era(line)
+        if era is not None and not seen <= era.known_keys(table.mig_manager_key):
+            out.add(line)
+    return frozenset(out)
 
 
 def _release_of(version: str, source: str) -> OperatorRelease | None:
@@ -268,7 +302,8 @@ def _from_images(
 
 def _unknown_operator_image(*by_image: Mapping[str, Mapping[str, Any]]) -> str | None:
     """The first operator or validator image in the input whose tag names no release gpuop
-    knows (`v1.7.1`, before the YY.MM versions; a custom build), as `<object> image <image>`."""
+    knows (`1.6.2`, before the deploy labels; `v27.1.0`; a custom build), as
+    `<object> image <image>`."""
     for image, obj in (item for images in by_image for item in images.items()):
         name, tag = _image_parts(image)
         if name in _OPERATOR_IMAGES | _VALIDATOR_IMAGES and tag:
@@ -390,6 +425,8 @@ def detect_release(state: ClusterState, override: OperatorRelease | None = None)
     )
     if unknown is not None:
         unknown = f"{unknown}, not a release of the lines {lines[0]} to {lines[-1]}"
+    ruled_out = _ruled_out(lines, state)
+    lines = tuple(line for line in lines if line not in ruled_out)
     if bound is None:
         reason = unknown or "no operator Deployment, validator image or version in the input"
         return OperatorRelease(None, None, reason, lines)

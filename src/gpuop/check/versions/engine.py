@@ -24,14 +24,14 @@ from gpuop.catalog import operand_table
 from gpuop.catalog.versions import VersionMatrix, version_matrix
 from gpuop.check.model import Finding, NodeSummary, PolicyInfo, Report, ordered_findings
 from gpuop.check.policy import choose_policy
-from gpuop.check.release import Detection, describe_releases, release_in_use
+from gpuop.check.release import Detection, OperatorRelease, describe_releases, release_in_use
 from gpuop.check.release import detect_release as detect_operator_release
 from gpuop.check.state import ClusterState
 from gpuop.check.versions.context import NodeVersions, VersionContext, read_nodes
 from gpuop.check.versions.driver import check_drift, check_node_driver
 from gpuop.check.versions.parse import node_os
 from gpuop.check.versions.platform import check_kubernetes, check_os, check_runtime
-from gpuop.check.versions.release_rules import release_findings
+from gpuop.check.versions.release_rules import older_release_finding, release_findings
 from gpuop.check.versions.report import VersionReport
 from gpuop.planner import decide_workload
 from gpuop.policy import ResolvedPolicy, default_policy
@@ -73,18 +73,42 @@ def _summary(node: NodeVersions, policy: ResolvedPolicy) -> NodeSummary:
     return NodeSummary(node.name, gpu, workload, count, node.product)
 
 
+def _older_than_matrix(
+    table: VersionMatrix, observed: OperatorRelease | None
+) -> OperatorRelease | None:
+    """The release NVIDIA's operator shows of itself when it is a 1.x one, older than the
+    matrix (`gpuop check` knows how those labelled nodes; their support has ended)."""
+    if observed is None or not observed.from_operator or observed.version is None:
+        return None
+    first = table.releases[0].line
+    if observed.line is None or _line_key(observed.line) >= _line_key(first):
+        return None
+    return observed
+
+
+def _line_key(line: str) -> tuple[int, int]:
+    major, minor = line.split(".")
+    return int(major), int(minor)
+
+
 def _unknown_reason(
     table: VersionMatrix,
     detection: Detection,
     operator_release: str | None,
     has_policy: bool,
     state: ClusterState,
+    older: OperatorRelease | None,
 ) -> str | None:
     """Why the release is unknown (VER001's message), or None to let VER001 say it generally."""
     if operator_release is not None and not detection.known:
         return (
             f"operator release {operator_release} is not in gpuop's version matrix"
             f" ({describe_releases(table, table.release_names)}, as of {table.as_of})"
+        )
+    if older is not None:
+        return (
+            f"operator release v{older.version} (from {older.source}) is older than every"
+            f" release in gpuop's version matrix ({describe_releases(table, table.release_names)})"
         )
     if not has_policy:
         return (
@@ -159,7 +183,12 @@ def check_versions(
     ctx.skips.extend(choice.skips)
     ctx.findings.extend(f for f in choice.findings if f.code in _KEPT_POLICY_CODES)
     ctx.add_unusable(state.ignored)
-    release_findings(ctx, _unknown_reason(table, detection, operator_release, has_policy, state))
+    older = _older_than_matrix(table, observed)
+    release_findings(
+        ctx, _unknown_reason(table, detection, operator_release, has_policy, state, older)
+    )
+    if older is not None:
+        older_release_finding(ctx, f"v{older.version}")
     if kubernetes_version is not None and detection.known:
         check_kubernetes(
             ctx, CLUSTER_KIND, CONTROL_PLANE, kubernetes_version, kubernetes_source, None

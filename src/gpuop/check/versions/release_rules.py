@@ -118,4 +118,20 @@ def release_findings(ctx: VersionContext, unknown_reason: str | None) -> None:
             driver_checks(ctx, "ClusterPolicy", name, driver.version)
 
 
-__all__ = ["release_findings"]
+def older_release_finding(ctx: VersionContext, shown: str) -> None:
+    """VER005 for an operator older than every release of the matrix (a 1.x one)."""
+    newest = ctx.matrix.newest
+    ctx.add(
+        "VER005",
+        "ClusterPolicy",
+        ctx.policy_name,
+        f"operator release {shown} is past end of support: older than every release in"
+        f" gpuop's version matrix, whose oldest ({ctx.matrix.releases[0].version}) is out of"
+        f" support too (NVIDIA's lifecycle as of {ctx.matrix.as_of})",
+        f"upgrade one release line at a time towards {newest.version}, each in its own"
+        " maintenance window (`gpuop upgrade preview` shows what each step moves)",
+        severity="warning",
+    )
+
+
+__all__ = ["older_release_finding", "release_findings"]

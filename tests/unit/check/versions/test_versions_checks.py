@@ -397,3 +397,29 @@ def test_text_json_and_sarif_use_the_checkers_format() -> None:
     for item in run_["results"]:
         assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
     assert {rule["id"] for rule in rules} >= set(VERSION_RULES)
+
+
+def test_a_1_x_operator_is_past_end_of_support() -> None:
+    operator = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "gpu-operator", "namespace": "gpu-operator-resources"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {"name": "gpu-operator", "image": "nvcr.io/nvidia/gpu-operator:v1.7.1"}
+                    ]
+                }
+            }
+        },
+    }
+    result = run(operator, gpu_node("gpu-1"))
+    assert codes_on(result, "ClusterPolicy/(none)") == {"VER001", "VER005"}
+    assert "v1.7.1 is past end of support" in message(result, "VER005")
+    assert "v1.7.1 (from Deployment gpu-operator-resources/gpu-operator image" in message(
+        result, "VER001"
+    )
+    assert "older than every release in gpuop's version matrix (22.9.0" in message(
+        result, "VER001"
+    )
