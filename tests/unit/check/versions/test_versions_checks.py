@@ -420,6 +420,4 @@ def test_a_1_x_operator_is_past_end_of_support() -> None:
     assert "v1.7.1 (from Deployment gpu-operator-resources/gpu-operator image" in message(
         result, "VER001"
     )
-    assert "older than every release in gpuop's version matrix (22.9.0" in message(
-        result, "VER001"
-    )
+    assert "older than every release in gpuop's version matrix (22.9.0" in message(result, "VER001")
