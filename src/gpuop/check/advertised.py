@@ -55,6 +55,14 @@ def describe_cards(plan: NodePlan) -> str:
 SHARED_SUFFIX = ".shared"
 
 
+# GPU216's fix: GFD given the plugin's sharing config.
+GFD_CONFIG_HINT = (
+    "give GFD the plugin's config (install it through the plugin's Helm chart with"
+    " gfd.enabled=true, or hand it the same ConfigMap and config key), then restart the GFD"
+    " pod on {node}"
+)
+
+
 def gfd_replicas(labels: Mapping[str, str]) -> int | None:
     """GPU feature discovery's `nvidia.com/gpu.replicas`: replicas per GPU, None if unset.
 
@@ -79,6 +87,36 @@ def _container_sharing(info: NodeInfo) -> tuple[int, bool]:
         or labels.get(MIG_CONFIG_LABEL, "all-disabled") not in ("all-disabled", "")
     )
     return (1 if replicas is None else max(replicas, 1)), mig
+
+
+def _sharing_unknown_to_gfd(
+    ctx: CheckContext, info: NodeInfo, plan: NodePlan, resource: str, count: int, planned: int
+) -> bool:
+    """GPU216 (and True) where the plugin shares the GPUs and GFD says they are not shared;
+    True with no finding where the `.shared` name says they are and GFD says nothing."""
+    labelled = gfd_replicas(info.view.labels)
+    if not resource.endswith(SHARED_SUFFIX) or (labelled is not None and labelled > 1):
+        # A plain name over the count may be cards the plugin sees and GFD does not (GPU205);
+        # where GFD knows the replicas the count is judged against them.
+        return False
+    per_gpu, rest = divmod(count, planned) if planned > 0 else (0, 1)
+    if labelled is None:
+        return True  # `.shared` with no GFD: the replicas are not known here
+    if count <= planned:
+        return False
+    cards = plan.inventory.count
+    spread = f"{per_gpu} per GPU" if not rest else f"{count} devices"
+    ctx.add(
+        "GPU216",
+        "Node",
+        info.name,
+        f"advertises {resource}: {count} on {cards} GPU{'s' if cards != 1 else ''}"
+        f" ({describe_cards(plan)}): {spread}, as time-slicing or MPS replicas give, but GPU"
+        f" feature discovery labels {GPU_REPLICAS_LABEL}={info.view.labels[GPU_REPLICAS_LABEL]}:"
+        " it runs without the device plugin's sharing config",
+        GFD_CONFIG_HINT.format(node=info.name),
+    )
+    return True
 
 
 def check_advertised(
@@ -173,20 +211,29 @@ def check_advertised(
         replicas, mig = (1, False)
         if kind == "container":
             replicas, mig = _container_sharing(info)
-            if mig:
+            if mig or _sharing_unknown_to_gfd(ctx, info, plan, resource, count, planned):
                 continue
         cards = plan.inventory.count
         limit = planned * replicas
         if count > limit:
             sharing = f" × {replicas} replicas" if replicas > 1 else ""
+            fix = (
+                f"check which functions are bound on {name} (`lspci -nnk -d 10de:`) and which"
+                " device plugins run there"
+            )
+            if replicas == 1 and planned > 0 and count % planned == 0:
+                fix += (
+                    f"; if the plugin shares the GPUs by time-slicing or MPS ({count // planned}"
+                    f" replicas), GPU feature discovery lacks its config ({GPU_REPLICAS_LABEL}"
+                    " says 1): give GFD the plugin's config"
+                )
             ctx.add(
                 "GPU205",
                 "Node",
                 name,
                 f"advertises {resource}: {count}, but the node has {cards} GPU"
                 f"{'s' if cards != 1 else ''}{sharing} ({describe_cards(plan)})",
-                f"check which functions are bound on {name} (`lspci -nnk -d 10de:`) and which"
-                " device plugins run there",
+                fix,
             )
         elif count < limit:
             message = (
@@ -306,6 +353,7 @@ def _vgpu_per_card(plan: NodePlan, resource: str) -> str:
 
 
 __all__ = [
+    "GFD_CONFIG_HINT",
     "check_advertised",
     "describe_cards",
     "describe_workload",

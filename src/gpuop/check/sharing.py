@@ -20,9 +20,10 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpuop.api.labels import GPU_REPLICAS_LABEL
 from gpuop.api.resources import CONTAINER_RESOURCE, MIG_RESOURCE_PREFIX, RESOURCE_PREFIX
 from gpuop.api.wording import listed
-from gpuop.check.advertised import SHARED_SUFFIX, gfd_replicas
+from gpuop.check.advertised import GFD_CONFIG_HINT, SHARED_SUFFIX, gfd_replicas
 from gpuop.check.context import CheckContext, NodeInfo
 from gpuop.manifests import ManifestError, load_yaml_documents
 from gpuop.manifests.fields import get, mapping, sequence, text
@@ -326,6 +327,9 @@ def check_sharing(
     # replicas); here: the wrong name, or GFD reporting another config's replicas.
     if set(advertised) == {name} and reported in (None, config.replicas if shared else 1):
         return
+    if shared and advertised == {name: count}:
+        _gfd_without_config(ctx, info, key or "", config, name, count, reported)
+        return
     shown = ", ".join(f"{r}: {n}" for r, n in sorted(advertised.items())) or "no whole GPUs"
     sharing = (
         f"{config.strategy} with {config.replicas} replicas"
@@ -340,6 +344,31 @@ def check_sharing(
         f"device plugin config {key} ({config.source}: {sharing}) gives {name}: {count} on its"
         f" {raw_count} GPUs, but the node advertises {shown}",
         _RESTART_HINT.format(node=info.name),
+    )
+
+
+def _gfd_without_config(
+    ctx: CheckContext,
+    info: NodeInfo,
+    key: str,
+    config: SharingConfig,
+    name: str,
+    count: int,
+    reported: int | None,
+) -> None:
+    """GPU216: the plugin follows its sharing config, GFD labels other replicas. The count
+    GPU205 judged against GFD's replicas is the config's, so that finding is withdrawn."""
+    ctx.findings[:] = [f for f in ctx.findings if not (f.code == "GPU205" and f.node == info.name)]
+    if any(f.code == "GPU216" and f.node == info.name for f in ctx.findings):
+        return
+    ctx.add(
+        "GPU216",
+        "Node",
+        info.name,
+        f"advertises {name}: {count}, as device plugin config {key} ({config.source}:"
+        f" {config.strategy} with {config.replicas} replicas) gives, but GPU feature discovery"
+        f" labels {GPU_REPLICAS_LABEL}={reported}: it runs without the plugin's sharing config",
+        GFD_CONFIG_HINT.format(node=info.name),
     )
 
 

@@ -289,6 +289,15 @@ def time_slicing(
     return [node, *_standalone("ts-1"), _plugin_config(4, renamed)]
 
 
+def _gfd_unaware(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """GPU feature discovery installed by its own chart, without the plugin's config: it
+    labels the shared GPUs as not shared (NVIDIA/k8s-device-plugin#732)."""
+    node = objects[0]
+    node["metadata"]["labels"]["nvidia.com/gpu.replicas"] = "1"
+    node["metadata"]["labels"]["nvidia.com/gpu.sharing-strategy"] = "none"
+    return objects
+
+
 def _mig_config(strategy: str) -> dict[str, Any]:
     """The chart's config ConfigMap with key `a100-mig`: `flags.migStrategy: <strategy>`."""
     return {
@@ -1135,6 +1144,16 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
         lambda: time_slicing("6", renamed=True),
         {"ts-1": "nvidia-device-plugin"},
         ["GPU206 Node/ts-1"],
+    ),
+    "standalone-time-slicing-gfd-unaware": (
+        lambda: _gfd_unaware(time_slicing(renamed=True)),
+        {"ts-1": "nvidia-device-plugin"},
+        ["GPU216 Node/ts-1"],
+    ),
+    "standalone-time-slicing-gfd-unaware-plain": (
+        lambda: _gfd_unaware(time_slicing()),
+        {"ts-1": "nvidia-device-plugin"},
+        ["GPU216 Node/ts-1"],
     ),
     "standalone-time-slicing-not-applied": (
         lambda: time_slicing("2", applied=False),

@@ -230,3 +230,36 @@ def render_text_of(result: Report) -> str:
     from gpuop.check import render_text
 
     return render_text(result, color=False)
+
+
+@pytest.mark.parametrize(
+    ("advertised", "replicas", "found"),
+    [
+        # GFD installed by its own chart beside a plugin sharing by time-slicing (#732).
+        ({"nvidia.com/gpu": "0", "nvidia.com/gpu.shared": "100"}, "1", {"GPU216"}),
+        ({"nvidia.com/gpu": "8"}, "1", {"GPU205"}),  # sharing, or cards GFD does not see
+        ({"nvidia.com/gpu.shared": "8"}, "4", set()),  # GFD knows the replicas
+        ({"nvidia.com/gpu": "8"}, "4", set()),
+        ({"nvidia.com/gpu.shared": "100"}, None, set()),  # no GFD label: not known here
+        ({"nvidia.com/gpu": "3"}, "1", {"GPU205"}),  # not a whole multiple: a count finding
+        ({"nvidia.com/gpu.shared": "10"}, "4", {"GPU205"}),  # more than 2 × 4
+    ],
+)
+def test_sharing_that_gfd_does_not_know(
+    advertised: dict[str, str], replicas: str | None, found: set[str]
+) -> None:
+    subject = gfd_node("c-a10", "NVIDIA-A10", "2", advertised)
+    labels = subject["metadata"]["labels"]
+    if replicas is None:
+        del labels["nvidia.com/gpu.replicas"]
+    else:
+        labels["nvidia.com/gpu.replicas"] = replicas
+    result = report(subject)
+    assert codes(result, "c-a10") == found, [f.message for f in result.findings]
+    if found == {"GPU216"}:
+        (finding,) = [f for f in result.findings if f.code == "GPU216"]
+        assert "nvidia.com/gpu.replicas=1" in finding.message
+        assert "on 2 GPUs" in finding.message
+    if advertised == {"nvidia.com/gpu": "8"} and replicas == "1":
+        (finding,) = [f for f in result.findings if f.code == "GPU205"]
+        assert "time-slicing or MPS (4 replicas)" in (finding.hint or "")

@@ -460,6 +460,27 @@ FAMILY = RuleFamily(
             " message (`kubectl describe node`) say which check failed.",
         ),
         Rule(
+            "GPU216",
+            "FeatureDiscoveryMissesSharing",
+            "warning",
+            "GPU feature discovery does not know the plugin's sharing",
+            "The device plugin shares the node's GPUs (it advertises `nvidia.com/gpu.shared`,"
+            " which only time-slicing or MPS with `renameByDefault` gives, more of them than"
+            " the node has GPUs; or the count its sharing config in the input gives), but GFD"
+            " labels other replicas (`nvidia.com/gpu.replicas=1`): GFD runs without the"
+            " plugin's sharing config. It happens where GFD is installed by its own chart"
+            " beside the plugin (NVIDIA/k8s-device-plugin#732), or is given another config key"
+            " than the plugin. (Without the config in the input, a plain `nvidia.com/gpu` over"
+            " the GPUs' count is GPU205: it may be cards GFD does not see.)",
+            "GFD's labels say the GPUs are not shared: `nvidia.com/gpu.replicas` is 1,"
+            " `nvidia.com/gpu.product` lacks the `-SHARED` suffix and"
+            " `nvidia.com/gpu.sharing-strategy` says `none`. Workloads and autoscalers that"
+            " select nodes on those labels miss the node or size it wrong.",
+            "Give GFD the plugin's config: install it through the plugin's Helm chart"
+            " (`gfd.enabled=true`), which hands both the same ConfigMap and"
+            " `nvidia.com/device-plugin.config` key, then restart the GFD pod on the node.",
+        ),
+        Rule(
             "GPU301",
             "DeployLabelsContradictWorkload",
             "error",
