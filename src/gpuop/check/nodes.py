@@ -170,7 +170,9 @@ def _check_by_manager(
     else:
         _check_gpu_node(ctx, info, info.plan, policy, dra_served=_dra_served(info, management))
         if info.plan.workload.config in (None, "container"):
-            check_sharing(ctx, info, configs, operator_mig_strategy=policy.mig_strategy)
+            # An assumed policy's MIG strategy is the default's, not the cluster's.
+            strategy = None if ctx.policy_assumed else policy.mig_strategy
+            check_sharing(ctx, info, configs, operator_mig_strategy=strategy)
 
 
 def _dra_served(info: NodeInfo, management: Management) -> bool:

@@ -83,6 +83,15 @@ def test_mig_names_under_the_single_strategy() -> None:
     assert "the ClusterPolicy's mig.strategy single" in report.findings[0].message
 
 
+def test_without_a_cluster_policy_the_default_mig_strategy_is_not_held_against_a_node() -> None:
+    # Nodes only: the policy is assumed, so its `single` says nothing of the cluster's.
+    _, node = _lab_node("mig-1", "container")
+    _set(node, "nvidia.com/gpu", "0")
+    _set(node, "nvidia.com/mig-1g.10gb", "14")
+    node["metadata"]["labels"]["nvidia.com/mig.strategy"] = "mixed"
+    assert _codes([node]) == {("GPU001", "ClusterPolicy/(default)")}  # info: no policy
+
+
 def test_fewer_passthrough_devices_than_cards() -> None:
     # The plugin registered two devices (capacity) but one is unhealthy (allocatable).
     policy, node = _lab_node("pt-1", "vm-passthrough")
