@@ -40,6 +40,9 @@ class ManagerSpec(CatalogModel):
     source: str
     strong: Signals = Field(default_factory=Signals)
     weak: Signals = Field(default_factory=Signals)
+    # Another manager whose plugin pods this one runs unchanged: on a node carrying one of
+    # this manager's weak node labels (its platform's), those pods name this one.
+    same_plugin_as: str | None = None
 
 
 class ManagerCatalog(CatalogModel):

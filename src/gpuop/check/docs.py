@@ -223,7 +223,9 @@ and Bottlerocket's built-in plugins, EKS Auto Mode's (in the node runtime, no po
 AKS GPU node pools, AKS's fully managed GPU node pools (AKS runs the plugin; the node
 carries `kubernetes.azure.com/dcgm-exporter`), Alibaba Cloud ACK's GPU nodes (its plugin
 add-on or static pod, `component=nvidia-device-plugin`; the node carries
-`aliyun.accelerator/nvidia_count`), and other vendors' sharing plugins (HAMi, known by its
+`aliyun.accelerator/nvidia_count`), Oracle OKE's GPU nodes (its NvidiaGpuPlugin add-on runs
+Kubernetes' legacy addon DaemonSet, as GKE does: its pods name OKE on a node labelled
+`oci.oraclecloud.com/fault-domain`), and other vendors' sharing plugins (HAMi, known by its
 `hami.io/node-nvidia-register` annotation; Volcano's vGPU and GPU share plugins,
 Alibaba's gpushare and ACK's GPU sharing, and Tencent's GPU Manager, which register the
 cards under their own names, `volcano.sh/vgpu-number`, `volcano.sh/gpu-number`,

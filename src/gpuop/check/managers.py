@@ -209,7 +209,33 @@ def _strong_signals(
         )
     if info.on_dra_stack:
         found.append((DRA_DRIVER, "the GPU Operator's DRA stack (GPUCluster) runs on the node"))
+    found = _on_its_platform(labels, found)
     found.sort(key=lambda item: 0 if item[0] == GPU_OPERATOR else 1)
+    return found
+
+
+@cache
+def _platform_plugins() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """(manager, the manager whose plugin it runs, its platform's node labels)."""
+    return tuple(
+        (name, spec.same_plugin_as, spec.weak.node_labels)
+        for name, spec in manager_catalog().managers.items()
+        if spec.same_plugin_as is not None
+    )
+
+
+def _on_its_platform(
+    labels: Mapping[str, str], found: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """`found` with a plugin that two platforms run (Kubernetes' legacy nvidia-gpu addon:
+    GKE's and OKE's) named for the platform the node's labels show."""
+    for manager, plugin_of, platform in _platform_plugins():
+        key = next((key for key in platform if key in labels), None)
+        if key is not None:
+            found = [
+                (manager, f"{why}, on a node labelled {key}") if name == plugin_of else (name, why)
+                for name, why in found
+            ]
     return found
 
 

@@ -427,6 +427,35 @@ def gke() -> list[dict[str, Any]]:
     ]
 
 
+def oke(gpus: str = "1", pod_known_by_name: bool = False) -> list[dict[str, Any]]:
+    """An OKE VM.GPU.A10.1 node of Oracle's GPU image, served by the NvidiaGpuPlugin
+    add-on's DaemonSet (Kubernetes' legacy addon, as GKE's: `kube-system/
+    nvidia-gpu-device-plugin`, `k8s-app: nvidia-gpu-device-plugin`)."""
+    labels = {
+        "displayName": "oke-cq2l4-nvxk3-0",
+        "node.kubernetes.io/instance-type": "VM.GPU.A10.1",
+        "oci.oraclecloud.com/fault-domain": "FAULT-DOMAIN-2",
+        "topology.kubernetes.io/region": "us-ashburn-1",
+    }
+    node = _node("10.0.10.57", labels, {"nvidia.com/gpu": gpus}, "Oracle Linux Server 8.10")
+    pod = _pod(
+        "nvidia-gpu-device-plugin-4kq8n",
+        "10.0.10.57",
+        "nvidia-gpu-device-plugin",
+        {"k8s-app": "nvidia-gpu-device-plugin"},
+        "k8s.gcr.io/nvidia-gpu-device-plugin@sha256:0842734032018be1",
+    )
+    if pod_known_by_name:  # as `kubectl describe node` lists it
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": pod["metadata"]["name"], "namespace": "kube-system"},
+            "spec": {"nodeName": "10.0.10.57"},
+            "status": {"phase": "Running"},
+        }
+    return [node, pod]
+
+
 def gke_shared(
     gpus: str, *, clients: str | None = None, partition: str | None = None, with_pod: bool = True
 ) -> list[dict[str, Any]]:
@@ -1118,6 +1147,9 @@ def mixed() -> list[dict[str, Any]]:
 
 # name -> (builder, the manager of each node, the expected findings as "CODE Node/NAME")
 SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], list[str]]] = {
+    "oke": (oke, {"10.0.10.57": "oke"}, []),
+    "oke-pod-by-name": (lambda: oke(pod_known_by_name=True), {"10.0.10.57": "oke"}, []),
+    "oke-zero": (lambda: oke("0"), {"10.0.10.57": "oke"}, ["GPU211 Node/10.0.10.57"]),
     "standalone-plugin": (standalone, {"nvdp-1": "nvidia-device-plugin"}, []),
     "standalone-plugin-too-few": (
         lambda: standalone("3"),
