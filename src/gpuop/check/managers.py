@@ -12,6 +12,7 @@ feature discovery labels, the names NVIDIA's KubeVirt plugin gives).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -19,6 +20,7 @@ from operator import methodcaller
 from typing import Any
 
 from gpuop.api.labels import NFD_NVIDIA_PCI_LABEL
+from gpuop.api.names import GENERATED_SUFFIX_PATTERN
 from gpuop.api.resources import CONTAINER_RESOURCE
 from gpuop.catalog.dra import dra_catalog
 from gpuop.catalog.managers import GPU_OPERATOR, manager_catalog
@@ -136,7 +138,7 @@ def node_management(ctx: CheckContext) -> dict[str, Management]:
         if strong:
             result[info.name] = _management(strong, certain=True)
             continue
-        weak = _weak_signals(info, policies, daemonsets, catalog)
+        weak = _weak_signals(info, policies, daemonsets, catalog, pods.get(info.name, ()))
         result[info.name] = _management(weak, certain=False) if weak else UNMANAGED
     return result
 
@@ -275,11 +277,23 @@ def _node_signal_table() -> tuple[tuple[_NodeSignals, ...], Callable[[str], bool
     return rows, (methodcaller("startswith", prefixes) if prefixes else None)
 
 
+_VIRT_HANDLER = re.compile(f"virt-handler{GENERATED_SUFFIX_PATTERN}")
+
+
+def _is_virt_handler(pod: PodView) -> bool:
+    """KubeVirt's node agent: its DaemonSet `virt-handler`, pods labelled
+    `kubevirt.io=virt-handler`."""
+    if pod.labels:
+        return pod.labels.get("kubevirt.io") == "virt-handler"
+    return _VIRT_HANDLER.fullmatch(pod.name) is not None
+
+
 def _weak_signals(
     info: NodeInfo,
     policies: list[str],
     daemonsets: list[tuple[str, str]],
     catalog: Mapping[str, Any],
+    pods: Iterable[PodView] = (),
 ) -> list[tuple[str, str]]:
     labels = info.view.labels
     for name, spec in catalog.items():
@@ -302,6 +316,18 @@ def _weak_signals(
             (DEVICE_PLUGIN, f"GPU feature discovery's {GFD_PRODUCT_LABEL} label, no GPU Operator")
         ]
     sandbox = sorted(r for r in info.positive() if kind_of(r) in ("passthrough", "vgpu"))
+    handler = next((pod for pod in pods if _is_virt_handler(pod)), None)
+    registered = sorted(r for r in info.counts if kind_of(r) in ("passthrough", "vgpu"))
+    if registered and handler is not None:
+        # No NVIDIA KubeVirt plugin pod (that would be a strong signal): KubeVirt's own
+        # plugins, which run in virt-handler, serve the devices its CR permits.
+        return [
+            (
+                KUBEVIRT,
+                f"advertises {registered[0]} and runs {handler.namespace}/{handler.name}, no"
+                " NVIDIA KubeVirt plugin: KubeVirt's own plugin (its CR is not in the input)",
+            )
+        ]
     if sandbox:
         return [
             (KUBEVIRT_PLUGIN, f"advertises {sandbox[0]}, a name NVIDIA's KubeVirt plugin gives")

@@ -267,7 +267,7 @@ def _advertised_evidence(
             family = vgpu_families().for_type(vgpu_type) if vgpu_type else None
             devices = family.device_ids if family else named
             if devices:
-                model = family.name if family else _model_name(devices[0])
+                model = family.name if family else _model_name(devices[0], database)
                 evidence.append(Evidence("advertised", signal, None, devices, model, "no device"))
             continue
         if vgpu_type is not None:
@@ -311,7 +311,7 @@ def _advertised_evidence(
                     signal,
                     total,
                     (device,),
-                    _model_name(device),
+                    _model_name(device, database),
                     "raw PCI id",
                     "passthrough",
                 )
@@ -319,7 +319,7 @@ def _advertised_evidence(
             continue
         named = reverse.get(resource, ())
         if named:
-            known = _model_name(named[0]) if len(named) == 1 else None
+            known = _model_name(named[0], database) if len(named) == 1 else None
             evidence.append(
                 Evidence("advertised", signal, total, named, known, None, "passthrough")
             )
@@ -329,10 +329,18 @@ def _advertised_evidence(
     return evidence, problems
 
 
-def _model_name(device_id: str) -> str | None:
+_PCI_MODEL = re.compile(r"\[(?P<model>[^\]]+)\]")
+
+
+def _model_name(device_id: str, database: PciDatabase | None = None) -> str | None:
+    """The card's model: gpuop's GPU table's, else the model pci.ids gives in brackets
+    (`GA100 [A100 SXM4 40GB]`), else its vGPU family's (which may name a sibling board)."""
     models = gpu_catalog().by_device_id(device_id)
     if models:
         return models[0].model
+    named = _PCI_MODEL.search((database or PciDatabase.builtin()).name_of(device_id) or "")
+    if named is not None:
+        return named.group("model")
     families = vgpu_families().for_device(device_id)
     return families[0].name if families else None
 

@@ -667,6 +667,24 @@ def kubevirt_own_mdev(count: str = "4") -> list[dict[str, Any]]:
     return [_node("kv-mdev-1", {NFD: "true"}, {name: count}), _kubevirt("mediatedDevices", entry)]
 
 
+def _virt_handler(node: str) -> dict[str, Any]:
+    return _pod(
+        "virt-handler-7m2xq",
+        node,
+        "virt-handler",
+        {"kubevirt.io": "virt-handler"},
+        "quay.io/kubevirt/virt-handler:v1.4.0",
+        "kubevirt",
+    )
+
+
+def kubevirt_own_without_cr(count: str = "2") -> list[dict[str, Any]]:
+    """KubeVirt's own PCI plugin, the dump without the KubeVirt CR: the node runs
+    virt-handler and no NVIDIA plugin."""
+    name = "nvidia.com/GA100_A100_SXM4_40GB"
+    return [_node("kv-pci-2", {NFD: "true"}, {name: count}), _virt_handler("kv-pci-2")]
+
+
 def dra_driver_publishing_nothing() -> list[dict[str, Any]]:
     """The DRA driver's kubelet plugin runs on the node, and the dump has the driver's
     DeviceClass but no ResourceSlice of the node."""
@@ -1302,6 +1320,12 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     ),
     "kubevirt-own-pci": (kubevirt_own_pci, {"kv-pci-1": "kubevirt"}, []),
     "kubevirt-own-mdev": (kubevirt_own_mdev, {"kv-mdev-1": "kubevirt"}, []),
+    "kubevirt-own-without-cr": (kubevirt_own_without_cr, {"kv-pci-2": "kubevirt"}, []),
+    "kubevirt-own-without-cr-zero": (
+        lambda: kubevirt_own_without_cr("0"),
+        {"kv-pci-2": "kubevirt"},
+        ["GPU211 Node/kv-pci-2"],
+    ),
     "kubevirt-own-pci-zero": (
         lambda: kubevirt_own_pci("0"),
         {"kv-pci-1": "kubevirt"},

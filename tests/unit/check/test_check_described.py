@@ -50,6 +50,7 @@ EXPECTED: dict[str, tuple[dict[str, str], list[str]]] = {
         ["GPU216 Node/ip-192-168-87-217.us-west-2.compute.internal"],
     ),
     "kubevirt-nvidia-plugin": ({"kv-gpu-1": "nvidia-kubevirt-gpu-device-plugin"}, []),
+    "kubevirt-own-mdev": ({"kv-t4-2": "kubevirt"}, []),
     "dra-driver": ({"dra-h100-1": "nvidia-dra-driver"}, []),
     "bottlerocket-no-gpu": (
         {"ip-10-20-31-47.eu-central-1.compute.internal": "bottlerocket"},

@@ -61,3 +61,13 @@ def test_any_node_gives_a_consistent_inventory(
         assert item.signal
     assert [card.index for card in inventory.cards] == list(range(inventory.count))
     inventory.to_dict()
+
+
+def test_a_passthrough_card_is_named_by_its_pci_ids_model() -> None:
+    # 10de:20b0 is in no GPU table of gpuop's; NVIDIA's vGPU config files it under its
+    # sibling board's family (A100X), so the model comes from pci.ids: `GA100 [A100 SXM4 40GB]`.
+    for quantity in ("2", "0"):
+        resources = {"nvidia.com/GA100_A100_SXM4_40GB": quantity}
+        inventory = learn_inventory({}, {}, resources, capacity=resources)
+        models = {item.model for item in inventory.evidence}
+        assert models == {"A100 SXM4 40GB"}, inventory.evidence
