@@ -168,8 +168,10 @@ def gpu_conditions() -> GpuConditions:
 
 
 GPU_OPERATOR = "gpu-operator"
+DEVICE_PLUGIN = "nvidia-device-plugin"
 
 __all__ = [
+    "DEVICE_PLUGIN",
     "GPU_OPERATOR",
     "GkeContract",
     "GpuCondition",

@@ -19,15 +19,16 @@ from functools import cache
 from operator import methodcaller
 from typing import Any
 
-from gpuop.api.labels import NFD_NVIDIA_PCI_LABEL
+from gpuop.api.labels import DEPLOY_LABEL_PREFIX, NFD_NVIDIA_PCI_LABEL
 from gpuop.api.names import GENERATED_SUFFIX_PATTERN
 from gpuop.api.resources import CONTAINER_RESOURCE
 from gpuop.catalog.dra import dra_catalog
-from gpuop.catalog.managers import GPU_OPERATOR, manager_catalog
+from gpuop.catalog.managers import DEVICE_PLUGIN, GPU_OPERATOR, manager_catalog
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.check.operands import operand_pods_on, operator_daemonset
 from gpuop.check.plugin_signals import (
     known_by_name_only,
+    operator_namespaces,
     plugin_match,
     pod_name_match,
     pod_plugin_match,
@@ -36,7 +37,6 @@ from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping, sequence, text
 
 KUBEVIRT = "kubevirt"
-DEVICE_PLUGIN = "nvidia-device-plugin"
 KUBEVIRT_PLUGIN = "nvidia-kubevirt-gpu-device-plugin"
 DRA_DRIVER = "nvidia-dra-driver"
 GKE = "gke"
@@ -132,9 +132,12 @@ def node_management(ctx: CheckContext) -> dict[str, Management]:
             slices.setdefault(node, []).append(text(resource_slice, "metadata", "name"))
     policies = [text(p, "metadata", "name") or "(unnamed)" for p in ctx.state.cluster_policies]
     daemonsets = _cluster_daemonsets(ctx)
+    spaces = operator_namespaces(pod for pod in ctx.state.pod_views if known_by_name_only(pod))
     result: dict[str, Management] = {}
     for info in ctx.nodes:
-        strong = _strong_signals(ctx, info, pods.get(info.name, ()), kubevirt_served, slices)
+        strong = _strong_signals(
+            ctx, info, pods.get(info.name, ()), kubevirt_served, slices, spaces
+        )
         if strong:
             result[info.name] = _management(strong, certain=True)
             continue
@@ -157,6 +160,7 @@ def _strong_signals(
     pods: Iterable[PodView],
     kubevirt_served: set[str],
     slices: Mapping[str, list[str]],
+    operator_spaces: frozenset[str] = frozenset(),
 ) -> list[tuple[str, str]]:
     labels = info.view.labels
     counts = info.counts
@@ -181,9 +185,11 @@ def _strong_signals(
         if advertised:
             found.append((row.manager, f"advertises {', '.join(advertised)}"))
     operand_pods = {pod.name for pod in operand_pods_on(ctx, info.name)}
+    operator_labelled = any(key.startswith(DEPLOY_LABEL_PREFIX) for key in labels)
     for pod in pods:
         if known_by_name_only(pod):
-            matched = pod_name_match(pod)
+            # On a node the operator labelled, its operand names are its own.
+            matched = pod_name_match(pod, None if operator_labelled else operator_spaces)
             if matched is not None:
                 found.append((matched[0], f"{RUNS_POD}{pod.namespace}/{pod.name} ({matched[1]})"))
             continue

@@ -27,7 +27,7 @@ from gpuop.api.notices import NoticeCode
 from gpuop.api.resources import PLUGIN_KINDS, plugin_daemonset
 from gpuop.api.wording import listed
 from gpuop.catalog import WORKLOAD_CONFIGS, WorkloadConfig, operand_table
-from gpuop.catalog.managers import GPU_OPERATOR, manager_catalog
+from gpuop.catalog.managers import DEVICE_PLUGIN, GPU_OPERATOR, manager_catalog
 from gpuop.check.advertised import (
     check_advertised,
     describe_workload,
@@ -38,7 +38,7 @@ from gpuop.check.conditions import check_gpu_conditions
 from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.check.gke import check_gke_sharing
 from gpuop.check.machine_gpus import check_gpus_unadvertised, check_machine_gpus
-from gpuop.check.managers import DEVICE_PLUGIN, DRA_DRIVER, GKE, UNMANAGED, Management
+from gpuop.check.managers import DRA_DRIVER, GKE, UNMANAGED, Management
 from gpuop.check.operands import operand_pods_on, operator_daemonset
 from gpuop.check.release import detect_release
 from gpuop.check.rules import rule

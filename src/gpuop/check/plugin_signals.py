@@ -12,13 +12,13 @@ its namespace and the name of its DaemonSet, which the pod's name carries.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
 from typing import Any, Final
 
 from gpuop.api.names import GENERATED_SUFFIX_PATTERN
 from gpuop.catalog import operand_table
-from gpuop.catalog.managers import GPU_OPERATOR, Signals, manager_catalog
+from gpuop.catalog.managers import DEVICE_PLUGIN, GPU_OPERATOR, Signals, manager_catalog
 from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping
 
@@ -144,18 +144,63 @@ def known_by_name_only(pod: PodView) -> bool:
     return not pod.images and not pod.labels and not pod.owners
 
 
-def pod_name_match(pod: PodView) -> tuple[str, str] | None:
-    """(manager, what matched) for a pod known by name alone whose name is the pod name of
-    a manager's plugin DaemonSet, or of one of the GPU Operator's operands."""
+# The operand DaemonSet names that NVIDIA's own static manifests use too: the device
+# plugin's (deployments/static/nvidia-device-plugin.yml, which AKS's guide applies in
+# `gpu-resources`) and GPU feature discovery's.
+SHARED_OPERAND_DAEMONSETS: Final = frozenset(
+    {"nvidia-device-plugin-daemonset", "gpu-feature-discovery"}
+)
+
+
+def pod_owner_name(pod: PodView) -> str | None:
+    """The DaemonSet name in a generated pod name (`nvidia-driver-daemonset-x7k2p`)."""
     suffix = _GENERATED_SUFFIX.search(pod.name)
     if suffix is None or suffix.end() != len(pod.name):
         return None
-    owner = pod.name[: suffix.start()]
+    return pod.name[: suffix.start()]
+
+
+def operator_namespaces(pods: Iterable[PodView]) -> frozenset[str]:
+    """Namespaces where an operand pod that only the GPU Operator runs is (known by name)."""
+    table = operand_table()
+    found: set[str] = set()
+    for pod in pods:
+        if pod.namespace in found:
+            continue
+        owner = pod_owner_name(pod)
+        if (
+            owner is not None
+            and owner not in SHARED_OPERAND_DAEMONSETS
+            and table.operand_for_daemonset(owner) is not None
+        ):
+            found.add(pod.namespace)
+    return frozenset(found)
+
+
+def pod_name_match(
+    pod: PodView, operator_spaces: frozenset[str] | None = None
+) -> tuple[str, str] | None:
+    """(manager, what matched) for a pod known by name alone whose name is the pod name of
+    a manager's plugin DaemonSet, or of one of the GPU Operator's operands. With
+    `operator_spaces` (where the operator's own operands run), a DaemonSet name NVIDIA's
+    static manifests share with the operator names the standalone plugin elsewhere."""
+    owner = pod_owner_name(pod)
+    if owner is None:
+        return None
     key = f"{pod.namespace}/{owner}"
     for manager, pattern in _pod_name_patterns():
         if pattern.fullmatch(key):
             return manager, f"DaemonSet {owner}, by the pod's name"
     if operand_table().operand_for_daemonset(owner) is not None:
+        if (
+            operator_spaces is not None
+            and owner in SHARED_OPERAND_DAEMONSETS
+            and pod.namespace not in operator_spaces
+        ):
+            return DEVICE_PLUGIN, (
+                f"DaemonSet {owner}, by the pod's name: NVIDIA's static manifest, no other"
+                f" operand of the GPU Operator runs in {pod.namespace}"
+            )
         return GPU_OPERATOR, f"operand DaemonSet {owner}, by the pod's name"
     return None
 

@@ -27,6 +27,13 @@ EXPECTED: dict[str, tuple[dict[str, str], list[str]]] = {
         },
         ["GPU211 Node/aks-gpunp-12345678-vmss000001"],
     ),
+    "aks-guide-gpu-resources": (
+        {
+            "aks-gpunp-12345678-vmss000000": "nvidia-device-plugin",
+            "aks-gpunp-12345678-vmss000001": "aks",
+        },
+        ["GPU211 Node/aks-gpunp-12345678-vmss000001"],
+    ),
     "eks-device-plugin": (
         {
             "ip-192-168-10-22.us-west-2.compute.internal": "nvidia-device-plugin",
