@@ -256,8 +256,13 @@ static manifest, which AKS's guide applies, names its DaemonSet
 `nvidia-device-plugin-daemonset` as the operator does. In `kubectl describe node` output,
 which shows a pod's name alone, a pod is its manager's by the DaemonSet its name carries
 and the namespace it runs in (`kube-system/nvidia-gpu-device-plugin-small-cos-7wz9h` is
-GKE's; `kube-system/nvidia-device-plugin-daemonset-*` the static manifest's, elsewhere the
-operator's). The text report's first lines count the nodes of each manager when any is not
+GKE's, or OKE's on a node labelled `oci.oraclecloud.com/fault-domain`;
+`kube-system/nvidia-device-plugin-daemonset-*` the static manifest's, and so is one in a
+namespace where no other operand of the operator runs, on a node without deploy labels, as
+in AKS's `gpu-resources`; elsewhere the operator's). A node that advertises passthrough or
+vGPU names and runs KubeVirt's `virt-handler` but no NVIDIA KubeVirt plugin is served by
+KubeVirt's own plugins, also when the KubeVirt CR is not in the input. The text report's
+first lines count the nodes of each manager when any is not
 the GPU Operator; `-o json` says it per node (`nodes[].management`, with the evidence: for
 the nodes findings are about, or every node with `--all-nodes`, which also adds a table of
 each node's managers to the text) and in `summary.managers`.
