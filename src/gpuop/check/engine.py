@@ -89,6 +89,17 @@ def _vgpu_config(ctx: CheckContext, explicit: VgpuConfigFile | None) -> VgpuConf
     return None
 
 
+def _say_labels_only(ctx: CheckContext) -> None:
+    """A skip for the nodes whose input shows no capacity or allocatable."""
+    bare = [info.name for info in ctx.nodes if not info.view.resources_known]
+    if bare:
+        ctx.skip(
+            "advertised resources",
+            f"{listed(sorted(bare), 3)}: no status.capacity or allocatable in the input (as"
+            " `kubectl get nodes --show-labels` shows nodes): only labels checked there",
+        )
+
+
 def _say_sandbox_assumed(ctx: CheckContext) -> None:
     """GPU001 names the vm-* nodes checked as if sandbox workloads were on."""
     assumed = sorted(info.name for info in ctx.nodes if info.policy is not None)
@@ -167,6 +178,7 @@ def check_state(
         ctx.nodes.append(NodeInfo(view, node_plan, counts, bad, node_policy))
     _say_sandbox_assumed(ctx)
     _say_dra_stack(ctx)
+    _say_labels_only(ctx)
     index_operand_pods(ctx)
     ctx.management = node_management(ctx)
     _without_the_operator(ctx, choice.assumed and policy is None)

@@ -119,15 +119,33 @@ def check_nodes(ctx: CheckContext, *, memo: bool = True) -> None:
             machine,
             hardware,
             info.view.gpu_conditions,
+            info.view.resources_known,
         )
         if memo and key in healthy:
             continue
         before = len(ctx.findings)
-        _check_names(ctx, info)
         _check_managers(ctx, info, management)
-        check_machine_gpus(ctx, info, machine)
         check_gpu_conditions(ctx, info)
         policy = info.policy or ctx.policy
+        if not info.view.resources_known:
+            # Labels only: the operator's label rules hold, nothing about what it advertises.
+            plan = info.plan
+            if (
+                plan is not None
+                and policy is not None
+                and management.operator
+                and plan.gpu_node
+                and not plan.on_dra_stack
+            ):
+                _check_states(ctx, info, plan)
+                _check_labels(ctx, info, plan, policy)
+            if info.policy is not None:
+                _at_most_warnings(ctx, before)
+            if len(ctx.findings) == before:
+                healthy.add(key)
+            continue
+        _check_names(ctx, info)
+        check_machine_gpus(ctx, info, machine)
         if info.plan is not None and policy is not None:
             _check_by_manager(ctx, info, management, policy, configs, plugin)
         if info.policy is not None:
@@ -561,7 +579,9 @@ def _check_states(ctx: CheckContext, info: NodeInfo, plan: NodePlan) -> bool:
     if state == "failed":
         devices = info.positive()
         detail = (
-            f"; the node advertises {shown_counts(devices)}"
+            ""
+            if not info.view.resources_known
+            else f"; the node advertises {shown_counts(devices)}"
             if devices
             else "; it advertises no GPU devices"
         )

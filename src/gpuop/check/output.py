@@ -124,6 +124,8 @@ class _Painter:
 
 
 def _wrap(text: str, width: int, indent: str) -> list[str]:
+    # Wrapped as printed: a lone surrogate (a JSON escape in a name) prints as `\ud800`.
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:
         lines.extend(

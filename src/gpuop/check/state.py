@@ -138,6 +138,9 @@ class NodeView:
     # status.conditions a platform sets for GPU faults (gpu-conditions.yaml) that are True,
     # as (type, reason, message).
     gpu_conditions: tuple[tuple[str, str, str], ...] = ()
+    # False where the input has neither status.capacity nor status.allocatable (a node
+    # from `kubectl get nodes --show-labels`, or trimmed): what it advertises is unknown.
+    resources_known: bool = True
 
     @property
     def planned_labels(self) -> dict[str, str]:
@@ -400,6 +403,9 @@ def _node_view(name: str, metadata: Mapping[str, Any], status: Any, spec: Any) -
     resources: Mapping[str, Any] = {}
     planned_capacity: dict[str, str] = {}
     os_image = ""
+    resources_known = _is_mapping(status) and (
+        _is_mapping(status.get("capacity")) or _is_mapping(status.get("allocatable"))
+    )
     if _is_mapping(status):
         node_info = status.get("nodeInfo")
         image = node_info.get("osImage") if _is_mapping(node_info) else None
@@ -444,6 +450,7 @@ def _node_view(name: str, metadata: Mapping[str, Any], status: Any, spec: Any) -
         os_image=os_image,
         taints=_repelling_taints(spec),
         gpu_conditions=_gpu_conditions(status),
+        resources_known=resources_known,
     )
 
 

@@ -46,6 +46,7 @@ from gpuop.manifests import (
     load_yaml_documents,
 )
 from gpuop.manifests.describe import parse_describe
+from gpuop.manifests.node_table import parse_node_table
 from gpuop.naming import PciDatabase
 
 if TYPE_CHECKING:
@@ -188,6 +189,17 @@ def read_objects(paths: Sequence[str]) -> list[Any]:
                 " yaml` or `gpuop collect` gives the whole picture"
             )
             objects.extend(described.objects)
+            continue
+        table = parse_node_table(text)
+        if table is not None:
+            note_at_exit(
+                f"gpuop: {shown(source)}: `kubectl get nodes --show-labels` output: read"
+                f" {table.nodes} Node{'s' if table.nodes != 1 else ''}, labels only (the table"
+                " shows no capacity, allocatable or pods, so what nodes advertise is not"
+                " checked); `kubectl get nodes,pods -A -o yaml` or `gpuop collect` gives the"
+                " whole picture"
+            )
+            objects.extend(table.objects)
             continue
         try:
             objects.extend(load_objects(text, source))
