@@ -193,7 +193,7 @@ gpuop check dump.json                     # kubectl get nodes,pods,... -o json
 gpuop check nodes.yaml policy.yaml -      # several files, multi-document YAML, stdin
 gpuop check ./bundle                      # a directory written by `gpuop collect`
 gpuop check describe.txt                  # `kubectl describe node` output, as posted
-gpuop check nodes.txt                     # `kubectl get nodes --show-labels`: labels only
+gpuop check nodes.txt pods.txt            # `kubectl get nodes --show-labels`, `get pods -o wide`
 gpuop check --live --context lab          # read the cluster directly
 gpuop check dump.json -o json|sarif       # machine-readable output
 ```

@@ -13,7 +13,7 @@ from typing import Any
 
 from gpuop.catalog import operand_table
 from gpuop.check.context import CheckContext, OperandPod
-from gpuop.check.plugin_signals import label_match
+from gpuop.check.plugin_signals import label_match, pod_owner_name
 from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping, sequence, text
 
@@ -58,7 +58,21 @@ def owner_daemonset(pod: PodView) -> str | None:
         if operand is not None:
             return table.operand(operand).daemonset
     app = pod.labels.get("app")
-    return app if app in names else None
+    if app in names:
+        return app
+    if not pod.owners and not pod.labels and not pod.images and _readiness_shown(pod.obj):
+        # A row of `kubectl get pods -o wide`: known by name, with its readiness.
+        owner = pod_owner_name(pod)
+        operand = table.operand_for_daemonset(owner) if owner is not None else None
+        if operand is not None:
+            return table.operand(operand).daemonset
+    return None
+
+
+def _readiness_shown(pod: Mapping[str, Any]) -> bool:
+    """Whether the input says if the pod is Ready (describe output lists pods by name alone,
+    so nothing is known of their readiness there)."""
+    return any(text(c, "type") == "Ready" for c in sequence(mapping(pod, "status"), "conditions"))
 
 
 def index_operand_pods(ctx: CheckContext) -> None:

@@ -47,6 +47,7 @@ from gpuop.manifests import (
 )
 from gpuop.manifests.describe import parse_describe
 from gpuop.manifests.node_table import parse_node_table
+from gpuop.manifests.pod_table import parse_pod_table
 from gpuop.naming import PciDatabase
 
 if TYPE_CHECKING:
@@ -189,6 +190,16 @@ def read_objects(paths: Sequence[str]) -> list[Any]:
                 " yaml` or `gpuop collect` gives the whole picture"
             )
             objects.extend(described.objects)
+            continue
+        pod_table = parse_pod_table(text)
+        if pod_table is not None:
+            note_at_exit(
+                f"gpuop: {shown(source)}: `kubectl get pods -o wide` output: read"
+                f" {pod_table.pods} Pod{'s' if pod_table.pods != 1 else ''} with their node,"
+                " readiness and status, known by name (the table shows no images, labels or"
+                " owners)"
+            )
+            objects.extend(pod_table.objects)
             continue
         table = parse_node_table(text)
         if table is not None:

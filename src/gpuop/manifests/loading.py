@@ -45,6 +45,7 @@ from gpuop.api.wording import value_kind
 from gpuop.manifests.describe import parse_describe
 from gpuop.manifests.dra_versions import as_v1
 from gpuop.manifests.node_table import parse_node_table
+from gpuop.manifests.pod_table import parse_pod_table
 
 __all__ = [
     "ALIAS_BOMB",
@@ -448,6 +449,8 @@ def load_objects(text: str, source: str = "<input>") -> list[dict[str, Any]]:
             return described.objects
         if table := parse_node_table(body):
             return table.objects
+        if pods := parse_pod_table(body):
+            return pods.objects
     if body.lstrip(" \t\r\n")[:1] in ("{", "["):
         try:
             return _load_json(body, source)

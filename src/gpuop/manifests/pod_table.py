@@ -1,0 +1,122 @@
+"""Pods from `kubectl get pods -o wide` output, as GPU Operator bug reports show them.
+
+Most reports carry `kubectl get pods -n gpu-operator -o wide` (or `-A`): one row a pod,
+with its readiness (`0/1`), its status as kubectl words it (`Init:CrashLoopBackOff`,
+`Init:0/1`, `Running`) and, in the wide form, its node. Each row becomes a Pod bound to its
+node, known by namespace and name (without `-A`, the namespace of the `-n` flag on a pasted
+command line, else none), with what the row shows in the fields kubectl derived it from: the phase, the Ready
+condition, and the waiting reason of a container (an init container's for `Init:`).
+Images, labels and owners are not shown, and are left out. A table without the NODE column
+binds no pod to a node and is not read.
+
+    pods = parse_pod_table(text)          # None when `text` is not such a table
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = ["PodTable", "parse_pod_table"]
+
+_HEADER: Final = re.compile(r"^(NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\b")
+_READY: Final = re.compile(r"^(?P<ready>[0-9]+)/(?P<total>[0-9]+)$")
+_NONE: Final = "<none>"
+_NAMESPACE_FLAG: Final = re.compile(
+    r"\bkubectl\b.*\s(?:-n|--namespace)(?:\s+|=)(?P<ns>[a-z0-9]([-a-z0-9]*[a-z0-9])?)(?:\s|$)"
+)
+_HEAD_LINES: Final = 20
+_HEAD_CHARS: Final = 16384
+# kubectl's STATUS words for a pod that has not started its containers yet.
+_PENDING: Final = frozenset({"Pending", "ContainerCreating", "PodInitializing"})
+
+
+@dataclass
+class PodTable:
+    """The Pods read from the table."""
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    pods: int = 0
+
+
+def _status(word: str, ready: str) -> dict[str, Any]:
+    """The pod status kubectl's READY and STATUS columns were derived from."""
+    counts = _READY.match(ready)
+    is_ready = counts is not None and counts["ready"] == counts["total"] != "0"
+    status: dict[str, Any] = {
+        "conditions": [{"type": "Ready", "status": "True" if is_ready else "False"}]
+    }
+    if word == "Completed":
+        status["phase"] = "Succeeded"
+    elif word.startswith("Init:") or word in _PENDING:
+        status["phase"] = "Pending"
+    else:
+        status["phase"] = "Running"
+    if word.startswith("Init:"):
+        status["initContainerStatuses"] = [
+            {"ready": False, "state": {"waiting": {"reason": word.removeprefix("Init:")}}}
+        ]
+    elif word not in ("Running", "Completed"):
+        status["containerStatuses"] = [{"ready": False, "state": {"waiting": {"reason": word}}}]
+    return status
+
+
+def _columns(header: str) -> dict[str, int]:
+    """Where each column the reader needs starts (kubectl pads every column)."""
+    starts: dict[str, int] = {}
+    for name in ("NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "NODE"):
+        found = re.search(rf"(?<!\S){name}(?!\S)", header)  # NODE: the first, before NOMINATED
+        if found is not None:
+            starts[name] = found.start()
+    after = re.search(r"(?<!\S)NOMINATED NODE(?!\S)", header)
+    starts["END"] = after.start() if after is not None else len(header) + 1024
+    return starts
+
+
+def _cell(row: str, start: int, end: int) -> str:
+    return row[start:end].strip() if len(row) > start else ""
+
+
+def parse_pod_table(text: str) -> PodTable | None:
+    """The Pods of `kubectl get pods -o wide` output; None for other text.
+
+    Pasted output (indented, with Windows line ends, after the command line) is read; a
+    line that is not a pod row ends the table."""
+    head = text[:_HEAD_CHARS].replace("\r\n", "\n").split("\n")[:_HEAD_LINES]
+    if not any(_HEADER.match(line.strip()) for line in head):
+        return None
+    lines = textwrap.dedent(text.replace("\r\n", "\n").expandtabs(8)).split("\n")
+    start = next(i for i, line in enumerate(lines) if _HEADER.match(line.strip()))
+    header = lines[start]
+    indent = len(header) - len(header.lstrip())
+    cols = _columns(header[indent:])
+    namespaced = "NAMESPACE" in cols
+    # Without -A the rows name no namespace; the command line pasted above may (`-n X`).
+    given = next((m["ns"] for line in lines[:start] if (m := _NAMESPACE_FLAG.search(line))), "")
+    result = PodTable()
+    for line in lines[start + 1 :]:
+        row = line[indent:].rstrip()
+        if not row.strip():
+            continue
+        name = _cell(row, cols["NAME"], cols["READY"])
+        ready = _cell(row, cols["READY"], cols["STATUS"])
+        word = _cell(row, cols["STATUS"], cols["RESTARTS"])
+        node = _cell(row, cols["NODE"], cols["END"])
+        namespace = _cell(row, 0, cols["NAME"]) if namespaced else given
+        cells = (name, ready, word, node)
+        if not all(cells) or any(" " in cell for cell in cells) or not _READY.match(ready):
+            break  # not a row of this table, or its columns are not aligned
+        pod: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"containers": []},
+            "status": _status(word, ready),
+        }
+        if node != _NONE:
+            pod["spec"]["nodeName"] = node
+        result.objects.append(pod)
+        result.pods += 1
+    return result if result.pods else None
