@@ -45,9 +45,7 @@ from gpuop.manifests import (
     load_objects,
     load_yaml_documents,
 )
-from gpuop.manifests.describe import parse_describe
-from gpuop.manifests.node_table import parse_node_table
-from gpuop.manifests.pod_table import parse_pod_table
+from gpuop.manifests.posted import parse_posted
 from gpuop.naming import PciDatabase
 
 if TYPE_CHECKING:
@@ -180,37 +178,15 @@ def read_objects(paths: Sequence[str]) -> list[Any]:
     for file in expand(paths):
         source = shown(file)
         text = read_input_text(file)
-        described = parse_describe(text)
-        if described is not None:
+        posted = parse_posted(text)
+        if posted is not None:
+            for note in posted.notes:
+                note_at_exit(f"gpuop: {shown(source)}: {note}")
             note_at_exit(
-                f"gpuop: {shown(source)}: `kubectl describe node` output: read {described.nodes}"
-                f" Node{'s' if described.nodes != 1 else ''} and the"
-                f" {described.pods_without_specs} pods they list, by name only (describe"
-                " shows no pod images, labels or requests); `kubectl get nodes,pods -A -o"
-                " yaml` or `gpuop collect` gives the whole picture"
+                f"gpuop: {shown(source)}: `kubectl get nodes,pods -A -o yaml` or `gpuop"
+                " collect` gives the whole picture"
             )
-            objects.extend(described.objects)
-            continue
-        pod_table = parse_pod_table(text)
-        if pod_table is not None:
-            note_at_exit(
-                f"gpuop: {shown(source)}: `kubectl get pods -o wide` output: read"
-                f" {pod_table.pods} Pod{'s' if pod_table.pods != 1 else ''} with their node,"
-                " readiness and status, known by name (the table shows no images, labels or"
-                " owners)"
-            )
-            objects.extend(pod_table.objects)
-            continue
-        table = parse_node_table(text)
-        if table is not None:
-            note_at_exit(
-                f"gpuop: {shown(source)}: `kubectl get nodes --show-labels` output: read"
-                f" {table.nodes} Node{'s' if table.nodes != 1 else ''}, labels only (the table"
-                " shows no capacity, allocatable or pods, so what nodes advertise is not"
-                " checked); `kubectl get nodes,pods -A -o yaml` or `gpuop collect` gives the"
-                " whole picture"
-            )
-            objects.extend(table.objects)
+            objects.extend(posted.objects)
             continue
         try:
             objects.extend(load_objects(text, source))

@@ -42,10 +42,8 @@ from typing import Any, Final
 import yaml
 
 from gpuop.api.wording import value_kind
-from gpuop.manifests.describe import parse_describe
 from gpuop.manifests.dra_versions import as_v1
-from gpuop.manifests.node_table import parse_node_table
-from gpuop.manifests.pod_table import parse_pod_table
+from gpuop.manifests.posted import parse_posted
 
 __all__ = [
     "ALIAS_BOMB",
@@ -444,13 +442,8 @@ def load_objects(text: str, source: str = "<input>") -> list[dict[str, Any]]:
     that fails too the JSON error is reported, being the more precise one.
     """
     body = text.lstrip("\ufeff")
-    if body.lstrip(" \t\r\n")[:1] not in ("{", "["):
-        if described := parse_describe(body):
-            return described.objects
-        if table := parse_node_table(body):
-            return table.objects
-        if pods := parse_pod_table(body):
-            return pods.objects
+    if body.lstrip(" \t\r\n")[:1] not in ("{", "[") and (posted := parse_posted(body)):
+        return posted.objects
     if body.lstrip(" \t\r\n")[:1] in ("{", "["):
         try:
             return _load_json(body, source)

@@ -14,17 +14,16 @@ than call it empty.
 from __future__ import annotations
 
 import re
-import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = ["NodeTable", "parse_node_table"]
 
 _HEADER: Final = re.compile(r"^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\b.*\sLABELS\s*$")
+_ANY_HEADER: Final = re.compile(
+    r"^[ \t>]*NAME[ \t]+STATUS[ \t]+ROLES[ \t]+AGE[ \t]+VERSION\b", re.M
+)
 _NONE: Final = "<none>"
-# Where the header may be: after a command line or a prompt, not deep in a document.
-_HEAD_LINES: Final = 20
-_HEAD_CHARS: Final = 16384
 
 
 @dataclass
@@ -63,27 +62,27 @@ def _node(row: str, labels: dict[str, str]) -> dict[str, Any]:
 
 
 def parse_node_table(text: str) -> NodeTable | None:
-    """The Nodes of `kubectl get nodes --show-labels` output; None for other text.
+    """The Nodes of every `kubectl get nodes --show-labels` table in `text`; None if none.
 
-    Output pasted into a reply (indented, with Windows line ends) is read as well. Lines
-    before the header (the command, a prompt) are skipped; a row that is not a node row
-    ends the table."""
-    head = text[:_HEAD_CHARS].replace("\r\n", "\n").split("\n")[:_HEAD_LINES]
-    if not any(_HEADER.match(line.strip()) for line in head):
+    Output pasted into a report (indented, with Windows line ends, among other commands'
+    output and prose) is read as well; a line that is not a node row ends a table."""
+    if _ANY_HEADER.search(text) is None:
         return None  # a large YAML or JSON dump is not split into lines for nothing
-    lines = textwrap.dedent(text.replace("\r\n", "\n").expandtabs(8)).split("\n")
-    start = next(i for i, line in enumerate(lines) if _HEADER.match(line.strip()))
+    lines = text.replace("\r\n", "\n").expandtabs(8).split("\n")
     result = NodeTable()
-    for line in lines[start + 1 :]:
-        row = line.strip()
-        if not row:
+    for start, header in enumerate(lines):
+        if not _HEADER.match(header.strip()):
             continue
-        # The labels are the last column: no label holds a space, while -o wide's
-        # OS-IMAGE does, so columns are not counted from the left.
-        fields = row.split()
-        labels = _labels(fields[-1]) if len(fields) >= 6 else None
-        if labels is None:
-            break
-        result.objects.append(_node(row, labels))
-        result.nodes += 1
+        for line in lines[start + 1 :]:
+            row = line.strip()
+            if not row:
+                continue
+            # The labels are the last column: no label holds a space, while -o wide's
+            # OS-IMAGE does, so columns are not counted from the left.
+            fields = row.split()
+            labels = _labels(fields[-1]) if len(fields) >= 6 else None
+            if labels is None:
+                break
+            result.objects.append(_node(row, labels))
+            result.nodes += 1
     return result if result.nodes else None

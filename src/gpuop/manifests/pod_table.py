@@ -15,7 +15,6 @@ binds no pod to a node and is not read.
 from __future__ import annotations
 
 import re
-import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -27,8 +26,10 @@ _NONE: Final = "<none>"
 _NAMESPACE_FLAG: Final = re.compile(
     r"\bkubectl\b.*\s(?:-n|--namespace)(?:\s+|=)(?P<ns>[a-z0-9]([-a-z0-9]*[a-z0-9])?)(?:\s|$)"
 )
-_HEAD_LINES: Final = 20
-_HEAD_CHARS: Final = 16384
+_ANY_HEADER: Final = re.compile(
+    r"^[ \t>]*(?:NAMESPACE[ \t]+)?NAME[ \t]+READY[ \t]+STATUS[ \t]+RESTARTS[ \t]+AGE[ \t]+IP[ \t]+NODE\b",
+    re.M,
+)
 # kubectl's STATUS words for a pod that has not started its containers yet.
 _PENDING: Final = frozenset({"Pending", "ContainerCreating", "PodInitializing"})
 
@@ -80,22 +81,34 @@ def _cell(row: str, start: int, end: int) -> str:
 
 
 def parse_pod_table(text: str) -> PodTable | None:
-    """The Pods of `kubectl get pods -o wide` output; None for other text.
+    """The Pods of every `kubectl get pods -o wide` table in `text`; None if none.
 
-    Pasted output (indented, with Windows line ends, after the command line) is read; a
-    line that is not a pod row ends the table."""
-    head = text[:_HEAD_CHARS].replace("\r\n", "\n").split("\n")[:_HEAD_LINES]
-    if not any(_HEADER.match(line.strip()) for line in head):
-        return None
-    lines = textwrap.dedent(text.replace("\r\n", "\n").expandtabs(8)).split("\n")
-    start = next(i for i, line in enumerate(lines) if _HEADER.match(line.strip()))
+    Pasted output (indented, with Windows line ends, among other commands' output and
+    prose) is read; a line that is not a pod row ends a table."""
+    if _ANY_HEADER.search(text) is None:
+        return None  # a large YAML or JSON dump is not split into lines for nothing
+    lines = text.replace("\r\n", "\n").expandtabs(8).split("\n")
+    result = PodTable()
+    for start, header in enumerate(lines):
+        if _HEADER.match(header.strip()):
+            _read_rows(lines, start, result)
+    return result if result.pods else None
+
+
+def _read_rows(lines: list[str], start: int, result: PodTable) -> None:
     header = lines[start]
     indent = len(header) - len(header.lstrip())
     cols = _columns(header[indent:])
     namespaced = "NAMESPACE" in cols
     # Without -A the rows name no namespace; the command line pasted above may (`-n X`).
-    given = next((m["ns"] for line in lines[:start] if (m := _NAMESPACE_FLAG.search(line))), "")
-    result = PodTable()
+    given = next(
+        (
+            m["ns"]
+            for line in reversed(lines[max(0, start - 3) : start])
+            if (m := _NAMESPACE_FLAG.search(line))
+        ),
+        "",
+    )
     for line in lines[start + 1 :]:
         row = line[indent:].rstrip()
         if not row.strip():
@@ -119,4 +132,3 @@ def parse_pod_table(text: str) -> PodTable | None:
             pod["spec"]["nodeName"] = node
         result.objects.append(pod)
         result.pods += 1
-    return result if result.pods else None

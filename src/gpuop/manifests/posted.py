@@ -1,0 +1,74 @@
+"""Cluster state as bug reports post it: kubectl's human output, several commands in one text.
+
+A report pastes `kubectl describe node`, `kubectl get nodes --show-labels` and
+`kubectl get pods -o wide` one after another, often with prose between them. Each form has
+its reader (`describe`, `node_table`, `pod_table`); this module runs them all on one text and
+joins what they read: where two forms show the same node or pod, the richer wins (describe's
+node, which has capacity, over a table's labels; a pods table's row, which has readiness,
+over describe's name), and `notes` says what each form leaves out.
+
+    posted = parse_posted(text)          # None when `text` holds none of those forms
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuop.manifests.describe import parse_describe
+from gpuop.manifests.node_table import parse_node_table
+from gpuop.manifests.pod_table import parse_pod_table
+
+__all__ = ["Posted", "parse_posted"]
+
+
+@dataclass
+class Posted:
+    """The objects read from kubectl's human output, and a note per form found."""
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def parse_posted(text: str) -> Posted | None:
+    """Every Node and Pod that describe output and the two tables in `text` show."""
+    described = parse_describe(text)
+    nodes = parse_node_table(text)
+    pods = parse_pod_table(text)
+    if described is None and nodes is None and pods is None:
+        return None
+    posted = Posted()
+    described_objects = described.objects if described is not None else []
+    seen_nodes = {o["metadata"]["name"] for o in described_objects if o["kind"] == "Node"}
+    table_pods = pods.objects if pods is not None else []
+    by_name = {pod["metadata"]["name"] for pod in table_pods}
+    for obj in described_objects:
+        if obj["kind"] == "Pod" and obj["metadata"]["name"] in by_name:
+            continue  # the pods table shows it with its readiness
+        posted.objects.append(obj)
+    if nodes is not None:
+        posted.objects.extend(o for o in nodes.objects if o["metadata"]["name"] not in seen_nodes)
+    posted.objects.extend(table_pods)
+    if described is not None:
+        posted.notes.append(
+            f"`kubectl describe node` output: read {_plural(described.nodes, 'Node')} and the"
+            f" {described.pods_without_specs} pods they list, by name only (describe shows no"
+            " pod images, labels or requests)"
+        )
+    if nodes is not None:
+        posted.notes.append(
+            f"`kubectl get nodes --show-labels` output: read {_plural(nodes.nodes, 'Node')},"
+            " labels only (the table shows no capacity, allocatable or pods, so what those"
+            " nodes advertise is not checked)"
+        )
+    if pods is not None:
+        posted.notes.append(
+            f"`kubectl get pods -o wide` output: read {_plural(pods.pods, 'Pod')} with their"
+            " node, readiness and status, known by name (the table shows no images, labels"
+            " or owners)"
+        )
+    return posted
