@@ -35,6 +35,7 @@ any walk.  :func:`load_yaml_documents` is the one YAML reader with both guards.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from itertools import accumulate
 from typing import Any, Final
@@ -382,12 +383,23 @@ def _top_level(
     if not nesting_checked:
         check_nesting(value, source, document)
     if not isinstance(value, Mapping):
+        hint = ""
+        if isinstance(value, str) and _KUBECTL_TABLE.search(value[:4096]):
+            hint = (
+                "; it is a `kubectl get` table, of which gpuop reads `get nodes --show-labels`"
+                " and `get pods -o wide` (the NODE column): give those, or `-o yaml`"
+            )
         raise ManifestError(
             source,
-            f"expected a Kubernetes object (a mapping), got {value_kind(value)}",
+            f"expected a Kubernetes object (a mapping), got {value_kind(value)}{hint}",
             document=document,
         )
     yield from _flatten(value, source, document, "object")
+
+
+# A table as `kubectl get` prints it, its lines folded into one string by YAML: the NAME
+# column and one of the columns kubectl prints after it.
+_KUBECTL_TABLE: Final = re.compile(r"\bNAME\s+(?:READY|STATUS|ROLES|AGE|TYPE|DATA|DESIRED|CLASS)\b")
 
 
 def load_json_documents(text: str) -> list[Any]:

@@ -173,3 +173,10 @@ def test_flow_nesting_is_the_deepest_run_of_open_brackets(text: str, limit: int)
     level, on balanced text and on text that brackets in strings leave unbalanced."""
     depth = max(accumulate(_STEP[c] for c in text if c in _STEP), default=0)
     assert flow_nesting_exceeds(text, limit) == (depth > limit)
+
+
+def test_a_kubectl_table_gpuop_does_not_read_is_named() -> None:
+    table = "$ kubectl get pods -n gpu-operator\nNAME   READY   STATUS    RESTARTS   AGE\ndp-x   1/1     Running   0          1d\n"
+    with pytest.raises(ManifestError, match="it is a `kubectl get` table") as caught:
+        load_objects(table, "pods.txt")
+    assert "get pods -o wide" in str(caught.value)
