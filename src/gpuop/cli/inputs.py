@@ -22,6 +22,7 @@ with a :class:`UserError`.
 
 from __future__ import annotations
 
+import codecs
 import copy
 import json
 import os
@@ -101,12 +102,18 @@ def read_input_bytes(path: str) -> bytes:
 
 
 def decode(data: bytes, path: str) -> str:
-    """UTF-8 text (a leading byte-order mark is dropped by the readers), or a clear error."""
+    """UTF-8 text (a leading byte-order mark is dropped by the readers), UTF-16 text that
+    starts with its byte-order mark (what Windows PowerShell's `>` writes), or a clear
+    error."""
+    encoding = "utf-8"
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
     try:
-        return data.decode("utf-8")
+        return data.decode(encoding)
     except UnicodeDecodeError as exc:
         raise UserError(
-            f"cannot read {shown(path)}: not UTF-8 text (byte {exc.start}: {exc.reason})"
+            f"cannot read {shown(path)}: not {encoding.upper()} text (byte {exc.start}:"
+            f" {exc.reason})"
         ) from None
 
 

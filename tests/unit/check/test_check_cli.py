@@ -45,7 +45,8 @@ def test_warnings_only_exit_0() -> None:
     [
         ((), None, "give dump files"),
         (("/no/such/file.json",), None, "cannot read /no/such/file.json"),
-        (("-",), b"\xff\xfe\x00garbage", "not UTF-8"),
+        (("-",), b"\xc3\x28garbage", "not UTF-8"),
+        (("-",), b"\xff\xfe\x00\xd8", "not UTF-16"),  # a byte-order mark, then a lone surrogate
         (("-",), b'{"kind": "Node", "metadata": {', "not valid JSON"),
         (("-",), b"- just\n- a list\n", "expected a Kubernetes object"),
         (("-",), b"kind: NodeList\nitems: 3\n", "'items' is"),
@@ -255,3 +256,11 @@ def test_all_nodes_lists_every_node_with_its_manager() -> None:
     text = runner.invoke(check, [str(described), "--all-nodes", "-o", "wide"]).stdout
     assert "Nodes:" in text
     assert "gke-ml-l4-pool-3f9a2c1d-7hxk  gke: " in text
+
+
+def test_utf16_with_its_byte_order_mark_is_read() -> None:
+    # What Windows PowerShell's `kubectl get nodes -o json > nodes.json` writes.
+    text = (CORPUS / "operand-not-ready.json").read_text(encoding="utf-8")
+    result = run("-", "-o", "json", stdin=text.encode("utf-16"))
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["summary"]["warning"] == 1
