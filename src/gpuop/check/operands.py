@@ -13,7 +13,13 @@ from typing import Any
 
 from gpuop.catalog import operand_table
 from gpuop.check.context import CheckContext, OperandPod
-from gpuop.check.plugin_signals import label_match, pod_owner_name
+from gpuop.check.plugin_signals import (
+    SHARED_OPERAND_DAEMONSETS,
+    known_by_name_only,
+    label_match,
+    operator_namespaces,
+    pod_owner_name,
+)
 from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping, sequence, text
 
@@ -37,13 +43,15 @@ def operator_daemonset(daemonset: Mapping[str, Any]) -> str | None:
     return operand
 
 
-def owner_daemonset(pod: PodView) -> str | None:
+def owner_daemonset(pod: PodView, operator_spaces: frozenset[str] = frozenset()) -> str | None:
     """The operand DaemonSet a pod belongs to, or None (every pod of a dump comes here).
 
     Named as the operand table names it: the pods of `nvidia-driver-daemonset-<kernel>-<os>`
     (precompiled), `-<RHCOS version>` (OpenShift) and an NVIDIADriver's DaemonSets are the
     driver's. A pod labelled as another manager's plugin is that plugin's, whatever its
-    owner is named.
+    owner is named. A pod known by its name alone (a `kubectl get pods -o wide` row) is an
+    operand's by that name; for a name NVIDIA's static manifests share with the operator,
+    only in `operator_spaces`, where the operator's own operands run.
     """
     names = _daemonset_names()
     if label_match(pod.labels) is not None:
@@ -64,7 +72,8 @@ def owner_daemonset(pod: PodView) -> str | None:
         # A row of `kubectl get pods -o wide`: known by name, with its readiness.
         owner = pod_owner_name(pod)
         operand = table.operand_for_daemonset(owner) if owner is not None else None
-        if operand is not None:
+        shared = owner in SHARED_OPERAND_DAEMONSETS and pod.namespace not in operator_spaces
+        if operand is not None and not shared:
             return table.operand(operand).daemonset
     return None
 
@@ -77,10 +86,11 @@ def _readiness_shown(pod: Mapping[str, Any]) -> bool:
 
 def index_operand_pods(ctx: CheckContext) -> None:
     index: dict[str, list[OperandPod]] = {}
+    spaces = operator_namespaces(pod for pod in ctx.state.pod_views if known_by_name_only(pod))
     for pod in ctx.state.pod_views:
         if not pod.node:
             continue
-        daemonset = owner_daemonset(pod)
+        daemonset = owner_daemonset(pod, spaces)
         if daemonset is not None:
             index.setdefault(pod.node, []).append(
                 OperandPod(daemonset, pod.name, pod.namespace, pod.obj)

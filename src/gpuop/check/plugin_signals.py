@@ -212,10 +212,13 @@ def plugin_manager(owner: Mapping[str, Any], *path: str) -> str | None:
 
 
 __all__ = [
+    "SHARED_OPERAND_DAEMONSETS",
     "known_by_name_only",
     "label_match",
+    "operator_namespaces",
     "plugin_manager",
     "plugin_match",
     "pod_name_match",
+    "pod_owner_name",
     "pod_plugin_match",
 ]

@@ -67,3 +67,21 @@ def test_operands_that_are_not_ready_are_found_on_their_node() -> None:
     assert ("GPU307", "Pod/gpu-operator/gpu-feature-discovery-4szks") in found
     assert ("GPU307", "Pod/gpu-operator/nvidia-device-plugin-daemonset-k8s2x") in found
     assert not [f for f in found if "toolkit" in f[1]]
+
+
+def test_the_static_manifests_pods_are_not_the_operators() -> None:
+    # AKS's guide applies NVIDIA's static manifest in gpu-resources: its DaemonSet has the
+    # operator's device-plugin name, but nothing else of the operator runs there.
+    rows = """\
+NAMESPACE       NAME                                   READY   STATUS             RESTARTS   AGE   IP         NODE           NOMINATED NODE   READINESS GATES
+gpu-resources   nvidia-device-plugin-daemonset-4kq7w   0/1     CrashLoopBackOff   12         1h    10.0.0.9   gpu-worker-1   <none>           <none>
+"""
+    pods = parse_pod_table(rows)
+    assert pods is not None
+    nodes = load_objects(NODES, "nodes.txt")
+    codes = {f.code for f in run_checks([*nodes, *pods.objects]).findings}
+    assert "GPU307" not in codes
+    operator = parse_pod_table(
+        rows + PODS.split("\n", 2)[2].replace("nvidia-container", "x" * 0 + "nvidia-container")
+    )
+    assert operator is not None
