@@ -22,6 +22,7 @@ from typing import Any, Final
 
 import click
 
+from gpuop.api.wording import listed
 from gpuop.cli.common import UserError, emit_data, text_width
 from gpuop.cli.inputs import (
     BUNDLE_MANIFEST,
@@ -63,7 +64,7 @@ from gpuop.explain.subjects import (
 from gpuop.explain.text import render_text
 from gpuop.explain.volumes import STORAGE_KINDS
 from gpuop.manifests import quantity_problem
-from gpuop.manifests.fields import text
+from gpuop.manifests.fields import get, text
 
 # What explain reads of a cluster (dump or live): the nodes, and what takes their room.
 _CLUSTER_KINDS: Final = (
@@ -148,6 +149,7 @@ def run_explain(
             cluster = objects_from_files(cluster_files)
         # Without a Node every workload is "unschedulable": say the dump is wrong instead.
         require_kinds(cluster, ("Node",), "gpuop explain --cluster", cluster_files)
+        _require_allocatable(cluster)
         validate_cluster(cluster)
         if any(os.path.isfile(os.path.join(f, BUNDLE_MANIFEST)) for f in cluster_files):
             click.echo(
@@ -178,6 +180,25 @@ def run_explain(
     if not live:  # said once every input is read: bad input is one error line alone
         note_ignored(cluster, _CLUSTER_KINDS, "gpuop explain --cluster")
     return results, all_pending or len(results) != 1
+
+
+def _require_allocatable(cluster: Sequence[Any]) -> None:
+    """Refuse Nodes whose capacity the input does not show (`kubectl get nodes
+    --show-labels`, a trimmed dump): the scheduler's verdict on them would be made up."""
+    bare = sorted(
+        str(get(obj, "metadata", "name") or "(unnamed)")
+        for obj in cluster
+        if isinstance(obj, Mapping)
+        and obj.get("kind") == "Node"
+        and not isinstance(get(obj, "status", "allocatable"), Mapping)
+        and not isinstance(get(obj, "status", "capacity"), Mapping)
+    )
+    if bare:
+        raise UserError(
+            f"--cluster: {listed(bare, 3)}: no status.allocatable or capacity in the input, so"
+            " whether a pod fits cannot be told (`kubectl get nodes --show-labels` shows labels"
+            " only); give `kubectl get nodes,pods -A -o json` or a gpuop collect bundle"
+        )
 
 
 @click.command("explain", cls=GreedyClusterCommand)

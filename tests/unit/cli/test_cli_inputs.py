@@ -533,3 +533,11 @@ def test_the_cli_says_what_describe_output_leaves_out(gpuop: RunCli) -> None:
     assert json.loads(result.stdout)["summary"]["objects"] == {"Node": 2, "Pod": 3}
     assert "`kubectl describe node` output: read 2 Nodes" in result.stderr
     assert "by name only" in result.stderr
+
+
+def test_explain_refuses_nodes_whose_capacity_the_input_does_not_show(gpuop: RunCli) -> None:
+    table = REPO_ROOT / "tests" / "data" / "tables" / "nodes-show-labels.txt"
+    run = gpuop("explain", POD, "--cluster", str(table))
+    assert run.code == 2
+    assert "cpu-1, gpu-worker-1: no status.allocatable or capacity in the input" in run.stderr
+    assert "Traceback" not in run.stderr
