@@ -191,12 +191,12 @@ def _strong_signals(
             # On a node the operator labelled, its operand names are its own.
             matched = pod_name_match(pod, None if operator_labelled else operator_spaces)
             if matched is not None:
-                found.append((matched[0], f"{RUNS_POD}{pod.namespace}/{pod.name} ({matched[1]})"))
+                found.append((matched[0], f"{RUNS_POD}{_pod_ref(pod)} ({matched[1]})"))
             continue
         operand = pod.name in operand_pods
         matched = pod_plugin_match(pod, operand=operand)
         if matched is not None or operand:
-            where = f"{pod.namespace}/{pod.name}"
+            where = _pod_ref(pod)
             if matched is not None:
                 found.append((matched[0], f"{RUNS_POD}{where} ({matched[1]})"))
             else:
@@ -220,6 +220,11 @@ def _strong_signals(
     found = _on_its_platform(labels, found)
     found.sort(key=lambda item: 0 if item[0] == GPU_OPERATOR else 1)
     return found
+
+
+def _pod_ref(pod: PodView) -> str:
+    """`namespace/name`, or the name where the input shows no namespace."""
+    return f"{pod.namespace}/{pod.name}" if pod.namespace else pod.name
 
 
 @cache
@@ -330,7 +335,7 @@ def _weak_signals(
         return [
             (
                 KUBEVIRT,
-                f"advertises {registered[0]} and runs {handler.namespace}/{handler.name}, no"
+                f"advertises {registered[0]} and runs {_pod_ref(handler)}, no"
                 " NVIDIA KubeVirt plugin: KubeVirt's own plugin (its CR is not in the input)",
             )
         ]

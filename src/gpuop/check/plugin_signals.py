@@ -187,7 +187,8 @@ def pod_name_match(
     owner = pod_owner_name(pod)
     if owner is None:
         return None
-    key = f"{pod.namespace}/{owner}"
+    # A pods table without -A shows no namespace: then only the patterns for any namespace.
+    key = f"{pod.namespace or '-'}/{owner}"
     for manager, pattern in _pod_name_patterns():
         if pattern.fullmatch(key):
             return manager, f"DaemonSet {owner}, by the pod's name"

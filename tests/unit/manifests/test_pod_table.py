@@ -81,3 +81,20 @@ gpu-resources   nvidia-device-plugin-daemonset-4kq7w   0/1     CrashLoopBackOff 
     nodes = load_objects(NODES, "nodes.txt")
     codes = {f.code for f in run_checks([*nodes, *pods.objects]).findings}
     assert "GPU307" not in codes
+
+
+def test_a_table_without_namespaces_still_names_the_manager() -> None:
+    rows = """\
+NAME                                         READY   STATUS    RESTARTS   AGE   IP          NODE         NOMINATED NODE   READINESS GATES
+nvidia-dra-driver-gpu-kubelet-plugin-7kdg9   2/2     Running   0          3d    10.0.0.11   dra-h100-1   <none>           <none>
+"""
+    node = """\
+NAME         STATUS   ROLES    AGE   VERSION   LABELS
+dra-h100-1   Ready    <none>   3d    v1.34.1   feature.node.kubernetes.io/pci-10de.present=true,nvidia.com/gpu.present=true
+"""
+    pods = parse_pod_table(rows)
+    assert pods is not None and pods.objects[0]["metadata"]["namespace"] == ""
+    report = run_checks([*load_objects(node, "node.txt"), *pods.objects])
+    (subject,) = report.nodes
+    assert subject.managers[0] == "nvidia-dra-driver"
+    assert [f for f in report.findings if f.severity != "info"] == []
