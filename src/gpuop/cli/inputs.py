@@ -179,13 +179,18 @@ def expand(paths: Sequence[str]) -> list[str]:
     return files
 
 
+def _looks_like_json(text: str) -> bool:
+    """Whether `text` starts as JSON does (kubectl's human output never does)."""
+    return text.lstrip("\ufeff \t\r\n")[:1] in ("{", "[")
+
+
 def read_objects(paths: Sequence[str]) -> list[Any]:
     """Every object in the given files, directories (bundles) and `-` (stdin), in order."""
     objects: list[Any] = []
     for file in expand(paths):
         source = shown(file)
         text = read_input_text(file)
-        posted = parse_posted(text)
+        posted = None if _looks_like_json(text) else parse_posted(text)
         if posted is not None:
             for note in posted.notes:
                 note_at_exit(f"gpuop: {shown(source)}: {note}")

@@ -66,7 +66,7 @@ def parse_node_table(text: str) -> NodeTable | None:
 
     Output pasted into a report (indented, with Windows line ends, among other commands'
     output and prose) is read as well; a line that is not a node row ends a table."""
-    if _ANY_HEADER.search(text) is None:
+    if "LABELS" not in text or _ANY_HEADER.search(text) is None:
         return None  # a large YAML or JSON dump is not split into lines for nothing
     lines = text.replace("\r\n", "\n").expandtabs(8).split("\n")
     result = NodeTable()

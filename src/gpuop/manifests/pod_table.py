@@ -85,7 +85,7 @@ def parse_pod_table(text: str) -> PodTable | None:
 
     Pasted output (indented, with Windows line ends, among other commands' output and
     prose) is read; a line that is not a pod row ends a table."""
-    if _ANY_HEADER.search(text) is None:
+    if "RESTARTS" not in text or _ANY_HEADER.search(text) is None:
         return None  # a large YAML or JSON dump is not split into lines for nothing
     lines = text.replace("\r\n", "\n").expandtabs(8).split("\n")
     result = PodTable()
