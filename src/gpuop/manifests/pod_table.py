@@ -3,11 +3,11 @@
 Most reports carry `kubectl get pods -n gpu-operator -o wide` (or `-A`): one row a pod,
 with its readiness (`0/1`), its status as kubectl words it (`Init:CrashLoopBackOff`,
 `Init:0/1`, `Running`) and, in the wide form, its node. Each row becomes a Pod bound to its
-node, known by namespace and name (without `-A`, the namespace of the `-n` flag on a pasted
-command line, else none), with what the row shows in the fields kubectl derived it from: the phase, the Ready
-condition, and the waiting reason of a container (an init container's for `Init:`).
-Images, labels and owners are not shown, and are left out. A table without the NODE column
-binds no pod to a node and is not read.
+node, known by namespace and name (without `-A`, the namespace of the `-n` flag on a
+pasted command line, else none). What the row shows goes in the fields kubectl derived it
+from: the phase, the Ready condition, and the waiting reason of a container (an init
+container's for `Init:`). Images, labels and owners are not shown, and are left out. A
+table without the NODE column binds no pod to a node and is not read.
 
     pods = parse_pod_table(text)          # None when `text` is not such a table
 """
