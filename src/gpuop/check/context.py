@@ -153,6 +153,8 @@ class CheckContext(FindingLog):
     nodes: list[NodeInfo] = field(default_factory=list)
     # Operand pods by node name (filled by `operands.index_operand_pods`).
     operand_pods: dict[str, list[OperandPod]] = field(default_factory=dict)
+    # Namespaces where a pod known by name is one only the GPU Operator runs (filled there).
+    operator_spaces: frozenset[str] = frozenset()
     # What manages each node's GPUs (filled by `managers.node_management`).
     management: dict[str, Management] = field(default_factory=dict)
     _plans: dict[Any, NodePlan] = field(default_factory=dict)

@@ -28,7 +28,6 @@ from gpuop.check.context import CheckContext, NodeInfo, kind_of
 from gpuop.check.operands import operand_pods_on, operator_daemonset
 from gpuop.check.plugin_signals import (
     known_by_name_only,
-    operator_namespaces,
     plugin_match,
     pod_name_match,
     pod_plugin_match,
@@ -132,11 +131,10 @@ def node_management(ctx: CheckContext) -> dict[str, Management]:
             slices.setdefault(node, []).append(text(resource_slice, "metadata", "name"))
     policies = [text(p, "metadata", "name") or "(unnamed)" for p in ctx.state.cluster_policies]
     daemonsets = _cluster_daemonsets(ctx)
-    spaces = operator_namespaces(pod for pod in ctx.state.pod_views if known_by_name_only(pod))
     result: dict[str, Management] = {}
     for info in ctx.nodes:
         strong = _strong_signals(
-            ctx, info, pods.get(info.name, ()), kubevirt_served, slices, spaces
+            ctx, info, pods.get(info.name, ()), kubevirt_served, slices, ctx.operator_spaces
         )
         if strong:
             result[info.name] = _management(strong, certain=True)

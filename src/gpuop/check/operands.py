@@ -86,11 +86,13 @@ def _readiness_shown(pod: Mapping[str, Any]) -> bool:
 
 def index_operand_pods(ctx: CheckContext) -> None:
     index: dict[str, list[OperandPod]] = {}
-    spaces = operator_namespaces(pod for pod in ctx.state.pod_views if known_by_name_only(pod))
+    ctx.operator_spaces = operator_namespaces(
+        pod for pod in ctx.state.pod_views if known_by_name_only(pod)
+    )
     for pod in ctx.state.pod_views:
         if not pod.node:
             continue
-        daemonset = owner_daemonset(pod, spaces)
+        daemonset = owner_daemonset(pod, ctx.operator_spaces)
         if daemonset is not None:
             index.setdefault(pod.node, []).append(
                 OperandPod(daemonset, pod.name, pod.namespace, pod.obj)

@@ -23,6 +23,7 @@ from gpuop.check.release.observed import (
     ReleaseError,
     detect_release,
     label_expectation,
+    line_key,
     parse_operator_version,
 )
 from gpuop.check.release.pinned import (
@@ -50,6 +51,7 @@ __all__ = [
     "detect_release",
     "gpuop_default_release",
     "label_expectation",
+    "line_key",
     "parse_operator_version",
     "pinned_versions",
     "policy_version",

@@ -51,7 +51,8 @@ class ReleaseError(ValueError):
     """An `--operator-version` gpuop cannot use."""
 
 
-def _line_key(line: str) -> tuple[int, int]:
+def line_key(line: str) -> tuple[int, int]:
+    """A release line (`25.10`, `1.7`) as numbers, to order lines."""
     major, minor = line.split(".")
     return int(major), int(minor)
 
@@ -372,7 +373,7 @@ def _lower_bound(policies: Iterable[Mapping[str, Any]]) -> tuple[str | None, str
         for path, line in release_labels().policy_fields.items():
             if get(policy, *path.split(".")) is None:
                 continue
-            if best[0] is None or _line_key(line) > _line_key(best[0]):
+            if best[0] is None or line_key(line) > line_key(best[0]):
                 best = (line, path)
     return best
 
@@ -430,7 +431,7 @@ def detect_release(state: ClusterState, override: OperatorRelease | None = None)
     if bound is None:
         reason = unknown or "no operator Deployment, validator image or version in the input"
         return OperatorRelease(None, None, reason, lines)
-    candidates = tuple(line for line in lines if _line_key(line) >= _line_key(bound))
+    candidates = tuple(line for line in lines if line_key(line) >= line_key(bound))
     reason = (
         f"{unknown or 'no operator image or version in the input'}; the ClusterPolicy's"
         f" {field} needs {bound} or later"
@@ -444,5 +445,6 @@ __all__ = [
     "ReleaseError",
     "detect_release",
     "label_expectation",
+    "line_key",
     "parse_operator_version",
 ]

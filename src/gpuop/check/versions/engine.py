@@ -24,7 +24,13 @@ from gpuop.catalog import operand_table
 from gpuop.catalog.versions import VersionMatrix, version_matrix
 from gpuop.check.model import Finding, NodeSummary, PolicyInfo, Report, ordered_findings
 from gpuop.check.policy import choose_policy
-from gpuop.check.release import Detection, OperatorRelease, describe_releases, release_in_use
+from gpuop.check.release import (
+    Detection,
+    OperatorRelease,
+    describe_releases,
+    line_key,
+    release_in_use,
+)
 from gpuop.check.release import detect_release as detect_operator_release
 from gpuop.check.state import ClusterState
 from gpuop.check.versions.context import NodeVersions, VersionContext, read_nodes
@@ -81,14 +87,9 @@ def _older_than_matrix(
     if observed is None or not observed.from_operator or observed.version is None:
         return None
     first = table.releases[0].line
-    if observed.line is None or _line_key(observed.line) >= _line_key(first):
+    if observed.line is None or line_key(observed.line) >= line_key(first):
         return None
     return observed
-
-
-def _line_key(line: str) -> tuple[int, int]:
-    major, minor = line.split(".")
-    return int(major), int(minor)
 
 
 def _unknown_reason(
