@@ -69,11 +69,18 @@ class LabelEra(CatalogModel):
             return frozenset(self.vm_passthrough.kata)
         return frozenset(self.vm_passthrough.kubevirt)
 
+    @property
+    def sets_deploy_labels(self) -> bool:
+        """False before v1.7.0: the operator's DaemonSets selected nodes by other labels."""
+        return bool(self.container)
+
     def known_keys(self, mig_manager_key: str) -> frozenset[str]:
         """Every deploy key the release manages (and so may remove)."""
         keys = set(self.container) | set(self.vm_vgpu) | set(self.vm_passthrough.kubevirt)
         keys |= set(self.vm_passthrough.kata or ())
-        keys |= {*self.other_keys, mig_manager_key}
+        keys |= set(self.other_keys)
+        if mig_manager_key in self.operands:
+            keys.add(mig_manager_key)
         return frozenset(keys)
 
 
@@ -96,6 +103,13 @@ class ReleaseLabels(CatalogModel):
     @property
     def newest(self) -> LabelEra:
         return self.eras[-1]
+
+    @property
+    def pre_deploy_lines(self) -> frozenset[str]:
+        """The lines whose operator set no deploy labels (before v1.7.0)."""
+        return frozenset(
+            line for era in self.eras if not era.sets_deploy_labels for line in era.lines
+        )
 
 
 @cache

@@ -280,6 +280,11 @@ says so (`operator_release.known: false`, and the first line of the text output)
 from v1.7.0 (the first to set deploy labels) count, as posted dumps of old clusters show
 them: v1.7 set neither `dcgm` nor `node-status-exporter`, so nodes without both may be
 its nodes, unless a node carries one of them (then a later release labelled the nodes).
+Releases before v1.7.0 set no deploy label at all (their DaemonSets selected
+`nvidia.com/gpu.present=true`); they count when the input shows one: its operator image
+(`gpu-operator:1.6.2`), an operand DaemonSet selecting nodes without a deploy label, or an
+operand pod running where no node carries one. A chart version `v1.0.0-devel` (NVIDIA's
+chart sources at every tag) names no release.
 The facts per release are in `catalog/release_labels.yaml`.
 
 Exit status: 0 without findings at or above `--fail-on` (errors by default), 1 with at

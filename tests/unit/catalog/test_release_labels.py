@@ -11,8 +11,10 @@ def test_every_release_line_has_exactly_one_era() -> None:
     table = release_labels()
     covered = [line for era in table.eras for line in era.lines]
     matrix = [line.line for line in version_matrix().lines]
-    # The 1.x lines before the matrix, from v1.7.0 (the first to set deploy labels).
-    assert covered == ["1.7", "1.8", "1.9", "1.10", "1.11", *matrix]
+    # The 1.x lines before the matrix; v1.7.0 was the first to set deploy labels.
+    legacy = ["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8", "1.9", "1.10", "1.11"]
+    assert covered == [*legacy, *matrix]
+    assert table.pre_deploy_lines == frozenset(legacy[:7])
     assert table.lines == tuple(covered)
     for release in version_matrix().releases:
         assert table.era(release.line) is not None, release.version

@@ -52,6 +52,7 @@ EXPECTED: dict[str, tuple[dict[str, str], list[str]]] = {
     ),
     "openshift-gpu-operator": ({"worker-gpu-0.ocp.example.com": "gpu-operator"}, []),
     "gpu-operator-1.7": ({"gpu-worker-1": "gpu-operator"}, []),
+    "gpu-operator-1.6": ({"t4-node-1": "gpu-operator"}, []),
     "gfd-own-chart-time-slicing": (
         {"ip-192-168-87-217.us-west-2.compute.internal": "nvidia-device-plugin"},
         ["GPU216 Node/ip-192-168-87-217.us-west-2.compute.internal"],

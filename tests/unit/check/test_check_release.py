@@ -206,7 +206,7 @@ def test_image_tags_of_unknown_lines_are_not_releases() -> None:
     # The reason names the image whose version gpuop does not know, not "no Deployment".
     assert release.source.startswith(
         "Deployment gpu-operator/gpu-operator image x/gpu-operator:v27.1.0,"
-        " not a release of the lines 1.7 to 26.7; the ClusterPolicy's"
+        " not a release of the lines 1.0 to 26.7; the ClusterPolicy's"
     )
 
 
@@ -289,9 +289,131 @@ def test_a_release_without_workload_configs_sets_nothing_for_vm_nodes() -> None:
 def test_1_x_operator_versions() -> None:
     assert parse_operator_version("1.9").line == "1.9"
     assert parse_operator_version("v1.7.1").version == "1.7.1"
+    assert parse_operator_version("1.6.2").line == "1.6"
 
 
-@pytest.mark.parametrize("value", ["27.1.0", "v26", "latest", "25.11.0", "1.6.2", ""])
+def _pre_deploy_dump(*, operand_pod: bool = True) -> list[Obj]:
+    """GPU nodes as a release before v1.7.0 left them: no deploy key anywhere, the
+    operator's driver pod (named, with its owner) on the first node."""
+    objects = _legacy_dump(())
+    for node in _nodes(objects):
+        labels = node["metadata"]["labels"]
+        for key in [key for key in labels if key.startswith("nvidia.com/gpu.deploy.")]:
+            del labels[key]
+    if operand_pod:
+        node = _nodes(objects)[0]["metadata"]["name"]
+        objects.append(_pod("nvidia-driver-daemonset-4ggb5", node, "nvidia-driver-daemonset"))
+    return objects
+
+
+def _pod(name: str, node: str, daemonset: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "gpu-operator-resources",
+            "ownerReferences": [{"kind": "DaemonSet", "name": daemonset}],
+        },
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nvcr.io/x:1"}]},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "containerStatuses": [{"name": "c", "ready": True, "state": {"running": {}}}],
+        },
+    }
+
+
+def test_an_operand_on_a_node_without_deploy_labels_shows_a_release_before_v1_7() -> None:
+    objects = _pre_deploy_dump()
+    release = detect_release(ClusterState.from_objects(objects))
+    assert release.candidates == ("1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6")
+    assert "gpu-operator-resources/nvidia-driver-daemonset-4ggb5 runs on node" in release.source
+    assert "before v1.7.0" in release.source
+    assert _warnings(objects) == set()
+
+
+def test_without_an_operand_the_releases_before_v1_7_are_not_counted() -> None:
+    objects = _pre_deploy_dump(operand_pod=False)
+    release = detect_release(ClusterState.from_objects(objects))
+    assert release.candidates[0] == "1.7"
+
+
+def test_one_labelled_node_rules_out_the_releases_before_v1_7() -> None:
+    objects = _pre_deploy_dump()
+    unlabelled, labelled, *_ = _nodes(objects)
+    as_labelled = {n["metadata"]["name"]: n for n in _nodes(_container_dump("24.9.2"))}
+    labelled["metadata"]["labels"] = as_labelled[labelled["metadata"]["name"]]["metadata"]["labels"]
+    release = detect_release(ClusterState.from_objects(objects))
+    assert "1.6" not in release.candidates
+    warned = {subject for code, subject in _warnings(objects) if code == "GPU302"}
+    assert warned == {f"Node/{unlabelled['metadata']['name']}"}
+
+
+def test_a_shared_operand_name_is_no_sign_of_an_old_release() -> None:
+    objects = _pre_deploy_dump(operand_pod=False)
+    node = _nodes(objects)[0]["metadata"]["name"]
+    objects.append(
+        _pod("nvidia-device-plugin-daemonset-7kx2m", node, "nvidia-device-plugin-daemonset")
+    )
+    assert detect_release(ClusterState.from_objects(objects)).candidates[0] == "1.7"
+
+
+def test_a_daemonset_selecting_gpu_present_shows_a_release_before_v1_7() -> None:
+    objects = _pre_deploy_dump(operand_pod=False)
+    objects.append(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": "nvidia-driver-daemonset", "namespace": "gpu-operator-resources"},
+            "spec": {
+                "template": {
+                    "metadata": {"labels": {"app": "nvidia-driver-daemonset"}},
+                    "spec": {
+                        "nodeSelector": {"nvidia.com/gpu.present": "true"},
+                        "containers": [{"name": "nvidia-driver-ctr", "image": "nvidia/driver:450"}],
+                    },
+                }
+            },
+        }
+    )
+    release = detect_release(ClusterState.from_objects(objects))
+    assert release.candidates[-1] == "1.6"
+    assert release.source.startswith(
+        "DaemonSet gpu-operator-resources/nvidia-driver-daemonset selects nodes by"
+        " nvidia.com/gpu.present=true, not by a deploy label"
+    )
+    assert _warnings(objects) == set()
+
+
+def test_a_v1_6_operator_image_names_its_line_and_requires_no_key() -> None:
+    objects = _pre_deploy_dump(operand_pod=False)
+    objects.append(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "gpu-operator", "namespace": "gpu-operator"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {"name": "gpu-operator", "image": "nvcr.io/nvidia/gpu-operator:1.6.2"}
+                        ]
+                    }
+                }
+            },
+        }
+    )
+    release = detect_release(ClusterState.from_objects(objects))
+    assert (release.version, release.line, release.from_operator) == ("1.6.2", "1.6", True)
+    assert _warnings(objects) == set()
+    expectation = release.expectation("container", "kubevirt")
+    assert expectation.required == frozenset()
+    # No MIG manager before v1.7.0: a MIG-capable node needs no mig-manager key.
+    assert not expectation.requires("nvidia.com/gpu.deploy.mig-manager", {})
+
+
+@pytest.mark.parametrize("value", ["27.1.0", "v26", "latest", "25.11.0", "1.12.0", "0.9.0", ""])
 def test_bad_operator_versions(value: str) -> None:
     with pytest.raises(ReleaseError, match="not a GPU Operator release"):
         parse_operator_version(value)
@@ -330,3 +452,15 @@ def test_cli_operator_version(tmp_path: Any) -> None:
     bad = runner.invoke(cli, ["check", str(path), "--operator-version", "27.1"])
     assert bad.exit_code == 2
     assert "not a GPU Operator release" in bad.output
+
+
+def test_a_development_chart_version_names_no_release() -> None:
+    # NVIDIA's chart sources say `v1.0.0-devel` at every tag; the v26.7.0 cluster in
+    # tests/data/upstream-v26.7.0 was installed from them.
+    objects = _without_release(_container_dump("26.7.0"))
+    for obj in objects:
+        if obj["kind"] == "ClusterPolicy":
+            obj["metadata"]["labels"] = {"helm.sh/chart": "gpu-operator-v1.0.0-devel"}
+    release = detect_release(ClusterState.from_objects(objects))
+    assert release.line != "1.0"
+    assert "1.0" not in release.candidates

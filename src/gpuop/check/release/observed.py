@@ -27,16 +27,21 @@ from gpuop.api.labels import (
     OLM_OWNER_KIND_LABEL,
     OLM_OWNER_LABEL,
 )
-from gpuop.catalog import SandboxMode, WorkloadConfig
+from gpuop.catalog import SandboxMode, WorkloadConfig, operand_table
 from gpuop.catalog.release_labels import LabelEra, release_labels
 from gpuop.catalog.versions import version_matrix
+from gpuop.check.plugin_signals import SHARED_OPERAND_DAEMONSETS, label_match, pod_owner_name
 from gpuop.check.release.pinned import release_in_use
 from gpuop.check.state import ClusterState
 from gpuop.manifests.fields import get, mapping, text
 from gpuop.policy import PolicyError, parse_cluster_policy
 
 # YY.MM.PP, or 1.N.P before 22.9.
-_VERSION = re.compile(r"^v?(?P<line>[0-9]{1,2}\.[0-9]{1,2})\.(?P<patch>[0-9]+)(?:[-+].*)?$")
+# NVIDIA's chart sources carry `v1.0.0-devel` at every tag (a release's packaged chart gets its
+# own version), so a `-devel` version names no release.
+_VERSION = re.compile(
+    r"^v?(?P<line>[0-9]{1,2}\.[0-9]{1,2})\.(?P<patch>[0-9]+)(?P<suffix>(?:[-+].*)?)$"
+)
 _LINE = re.compile(r"^v?(?P<line>[0-9]{1,2}\.[0-9]{1,2})$")
 # Image names (last path part) that carry the operator's version in their tag.
 _OPERATOR_IMAGES = frozenset({"gpu-operator"})
@@ -122,6 +127,8 @@ class LabelExpectation:
     removed: frozenset[str]
     fills_empty: bool
     default_mig_config: bool
+    # Whether every plausible release has the MIG manager (v1.7.0 and later).
+    mig_manager: bool
 
     def requires(self, key: str, labels: Mapping[str, str]) -> bool:
         """Whether a label the newest release would add must be there (GPU302)."""
@@ -132,7 +139,7 @@ class LabelExpectation:
             return True
         short = key.removeprefix(prefix)
         if short == release_labels().mig_manager_key:
-            return True  # every release sets it on MIG-capable container nodes
+            return self.mig_manager  # set on MIG-capable container nodes
         if short not in self.required:
             return False
         return self.fills_empty or key not in labels
@@ -167,6 +174,7 @@ def label_expectation(
         removed=frozenset(set.intersection(*removed_sets)),
         fills_empty=all(era.fills_empty for era in eras),
         default_mig_config=all(era.default_mig_config for era in eras),
+        mig_manager=all(table.mig_manager_key in era.operands for era in eras),
     )
 
 
@@ -206,10 +214,44 @@ def _ruled_out(lines: Sequence[str], state: ClusterState) -> frozenset[str]:
     return frozenset(out)
 
 
+def _pre_deploy_evidence(state: ClusterState) -> str | None:
+    """What shows a release before v1.7.0, where no node carries a deploy key: an operand
+    of the operator running on a node, or its DaemonSet selecting nodes by another label.
+    From v1.7.0 every operand DaemonSet selects its deploy key, so its pods cannot run on a
+    node without one; before, they selected `nvidia.com/gpu.present` or NFD's label."""
+    prefix = release_labels().prefix
+    if any(key.startswith(prefix) for node in state.nodes for key in node.labels):
+        return None
+    table = operand_table()
+    for daemonset in state.daemonsets:
+        name = text(daemonset, "metadata", "name")
+        if name in SHARED_OPERAND_DAEMONSETS or table.operand_for_daemonset(name) is None:
+            continue
+        if label_match(mapping(daemonset, "spec", "template", "metadata", "labels")):
+            continue
+        selector = mapping(daemonset, "spec", "template", "spec", "nodeSelector")
+        if selector and not any(str(key).startswith(prefix) for key in selector):
+            shown = ", ".join(f"{key}={value}" for key, value in selector.items())
+            return f"{_described(daemonset)} selects nodes by {shown}, not by a deploy label"
+    for pod in state.pod_views:
+        if not pod.node or not pod.active or label_match(pod.labels) is not None:
+            continue
+        owner = next((name for kind, name in pod.owners if kind == "DaemonSet"), None)
+        owner = owner or pod_owner_name(pod)
+        if owner is None or owner in SHARED_OPERAND_DAEMONSETS:
+            continue
+        if table.operand_for_daemonset(owner) is not None:
+            return (
+                f"operand pod {pod.namespace}/{pod.name} runs on node {pod.node}, and no node"
+                f" carries a {prefix}* label"
+            )
+    return None
+
+
 def _release_of(version: str, source: str) -> OperatorRelease | None:
     """A release from a version string; None when it is no version of a known line."""
     match = _VERSION.match(version.strip())
-    if match is None:
+    if match is None or match.group("suffix").startswith("-devel"):
         return None
     line = match.group("line")
     if line not in _lines():
@@ -427,7 +469,16 @@ def detect_release(state: ClusterState, override: OperatorRelease | None = None)
     if unknown is not None:
         unknown = f"{unknown}, not a release of the lines {lines[0]} to {lines[-1]}"
     ruled_out = _ruled_out(lines, state)
+    pre_deploy = release_labels().pre_deploy_lines
+    evidence = _pre_deploy_evidence(state)
+    if evidence is None:
+        ruled_out |= pre_deploy
     lines = tuple(line for line in lines if line not in ruled_out)
+    if evidence is not None and bound is None:
+        reason = f"{evidence}: a release before v1.7.0, which set no deploy labels"
+        return OperatorRelease(
+            None, None, reason, tuple(line for line in lines if line in pre_deploy)
+        )
     if bound is None:
         reason = unknown or "no operator Deployment, validator image or version in the input"
         return OperatorRelease(None, None, reason, lines)
