@@ -226,7 +226,9 @@ carries `kubernetes.azure.com/dcgm-exporter`), Alibaba Cloud ACK's GPU nodes (it
 add-on or static pod, `component=nvidia-device-plugin`; the node carries
 `aliyun.accelerator/nvidia_count`), Oracle OKE's GPU nodes (its NvidiaGpuPlugin add-on runs
 Kubernetes' legacy addon DaemonSet, as GKE does: its pods name OKE on a node labelled
-`oci.oraclecloud.com/fault-domain`), and other vendors' sharing plugins (HAMi, known by its
+`oci.oraclecloud.com/fault-domain`), Huawei Cloud CCE's GPU nodes (its CCE AI Suite add-on
+runs DaemonSets of the same legacy names: its pods name CCE on a node carrying CCE's
+`cce.cloud.com/cce-nodepool` or `node.kubernetes.io/subnetid`), and other vendors' sharing plugins (HAMi, known by its
 `hami.io/node-nvidia-register` annotation; Volcano's vGPU and GPU share plugins,
 Alibaba's gpushare and ACK's GPU sharing, and Tencent's GPU Manager, which register the
 cards under their own names, `volcano.sh/vgpu-number`, `volcano.sh/gpu-number`,

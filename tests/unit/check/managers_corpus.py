@@ -456,6 +456,42 @@ def oke(gpus: str = "1", pod_known_by_name: bool = False) -> list[dict[str, Any]
     return [node, pod]
 
 
+def cce(gpus: str = "1", pod_known_by_name: bool = False) -> list[dict[str, Any]]:
+    """A Huawei Cloud CCE node-pool node with one T4, served by the CCE AI Suite (NVIDIA
+    GPU) add-on, whose device plugin DaemonSet has the legacy addon's name
+    (`kube-system/nvidia-gpu-device-plugin`, GKE's too); the node carries CCE's inherent
+    labels (node pool, subnet, OS name)."""
+    labels = {
+        "cce.cloud.com/cce-nodepool": "gpu-pool-t4",
+        "node.kubernetes.io/baremetal": "false",
+        "node.kubernetes.io/container-engine": "containerd",
+        "node.kubernetes.io/instance-type": "pi2.2xlarge.4",
+        "node.kubernetes.io/subnetid": "53d4b9d9-ca3d-481d-b9f1-f2baa5839c01",
+        "os.architecture": "amd64",
+        "os.name": "Huawei_Cloud_EulerOS_2.0",
+        "topology.kubernetes.io/region": "ap-southeast-3",
+    }
+    node = _node(
+        "192.168.0.77", labels, {"nvidia.com/gpu": gpus}, "Huawei Cloud EulerOS 2.0 (x86_64)"
+    )
+    pod = _pod(
+        "nvidia-gpu-device-plugin-x2k7d",
+        "192.168.0.77",
+        "nvidia-gpu-device-plugin",
+        {"k8s-app": "nvidia-gpu-device-plugin"},
+        "k8s.gcr.io/nvidia-gpu-device-plugin@sha256:0842734032018be1",
+    )
+    if pod_known_by_name:  # as `kubectl describe node` lists it
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": pod["metadata"]["name"], "namespace": "kube-system"},
+            "spec": {"nodeName": "192.168.0.77"},
+            "status": {"phase": "Running"},
+        }
+    return [node, pod]
+
+
 def gke_shared(
     gpus: str, *, clients: str | None = None, partition: str | None = None, with_pod: bool = True
 ) -> list[dict[str, Any]]:
@@ -1165,6 +1201,9 @@ def mixed() -> list[dict[str, Any]]:
 
 # name -> (builder, the manager of each node, the expected findings as "CODE Node/NAME")
 SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], list[str]]] = {
+    "cce": (cce, {"192.168.0.77": "cce"}, []),
+    "cce-pod-by-name": (lambda: cce(pod_known_by_name=True), {"192.168.0.77": "cce"}, []),
+    "cce-zero": (lambda: cce("0"), {"192.168.0.77": "cce"}, ["GPU211 Node/192.168.0.77"]),
     "oke": (oke, {"10.0.10.57": "oke"}, []),
     "oke-pod-by-name": (lambda: oke(pod_known_by_name=True), {"10.0.10.57": "oke"}, []),
     "oke-zero": (lambda: oke("0"), {"10.0.10.57": "oke"}, ["GPU211 Node/10.0.10.57"]),
