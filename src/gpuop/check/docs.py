@@ -193,6 +193,7 @@ gpuop check dump.json                     # kubectl get nodes,pods,... -o json
 gpuop check nodes.yaml policy.yaml -      # several files, multi-document YAML, stdin
 gpuop check ./bundle                      # a directory written by `gpuop collect`
 gpuop check describe.txt                  # `kubectl describe node` output, as posted
+gpuop check pod.txt                       # `kubectl describe pod` of a failing operand
 gpuop check nodes.txt pods.txt            # `kubectl get nodes --show-labels`, `get pods -o wide`
 gpuop check --live --context lab          # read the cluster directly
 gpuop check dump.json -o json|sarif       # machine-readable output
@@ -202,7 +203,9 @@ Inputs: Nodes, ClusterPolicies, the GPU Operator's GPUCluster, KubeVirt CRs, Pod
 Deployments, Events, the vGPU config ConfigMap, and DRA's ResourceSlices, ResourceClaims,
 ResourceClaimTemplates and DeviceClasses (`resource.k8s.io/v1`, the GPU8xx rules; `v1beta2`,
 `v1beta1` and `v1alpha3` objects are read as `v1`). Each kind is optional; the report lists the checks that could not run and why. Without a
-ClusterPolicy the default one is used (GPU001).
+ClusterPolicy the default one is used (GPU001). An operand's pod that is not Ready is
+found on a node the input does not hold as well (GPU307): a report often posts
+`kubectl describe pod` of the failing operand alone.
 
 A node of the GPU Operator's DRA stack is held to that stack's contract, not the
 ClusterPolicy's: the DRA stack's deploy labels (`driver`, `dra-driver`, `dra-validator`,

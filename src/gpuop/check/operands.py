@@ -111,17 +111,21 @@ def pod_status(pod: Mapping[str, Any]) -> tuple[bool, str]:
     if phase == "Succeeded":
         return True, "Completed"
     init = [item for item in sequence(status, "initContainerStatuses") if isinstance(item, Mapping)]
-    for item in init:
-        waiting = mapping(item, "state", "waiting")
-        if waiting:
-            reason = text(waiting, "reason") or "Waiting"
-            done = sum(1 for other in init if other.get("ready") is True)
-            if reason == "PodInitializing":
-                return False, f"Init:{done}/{len(init)}"
-            return False, f"Init:{reason}"
-        terminated = mapping(item, "state", "terminated")
-        if terminated and terminated.get("exitCode") not in (0, None):
+    # As kubectl words it: the first init container not done says why, or its place.
+    for index, item in enumerate(init):
+        state = mapping(item, "state")
+        terminated = state.get("terminated")
+        if isinstance(terminated, Mapping):
+            if terminated.get("exitCode") in (0, None):
+                continue
             return False, f"Init:{text(terminated, 'reason') or 'Error'}"
+        waiting = state.get("waiting")
+        reason = text(waiting, "reason") if isinstance(waiting, Mapping) else ""
+        if reason and reason != "PodInitializing":
+            return False, f"Init:{reason}"
+        if not state and item.get("ready") is True:
+            continue
+        return False, f"Init:{index}/{len(init)}"
     for item in sequence(status, "containerStatuses"):
         if not isinstance(item, Mapping):
             continue
@@ -189,6 +193,7 @@ def check_operands(ctx: CheckContext) -> None:
                 f"kubectl describe daemonset {daemonset}: check its nodeSelector, tolerations"
                 f" and the taints of {info.name}",
             )
+    _check_pods_of_nodes_not_shown(ctx)
     for ds, daemonset in operator_daemonsets:
         if daemonset in with_pods:
             continue
@@ -212,6 +217,32 @@ def check_operands(ctx: CheckContext) -> None:
             " to the input to have each node checked",
             namespace=namespace,
         )
+
+
+def _check_pods_of_nodes_not_shown(ctx: CheckContext) -> None:
+    """GPU307 for an operand pod that is not Ready on a node the input does not hold (a
+    report posting `kubectl describe pod` of the failing operand alone): its DaemonSet
+    placed it there, so it is meant to run."""
+    shown = {info.name for info in ctx.nodes}
+    table = operand_table()
+    for node, pods in ctx.operand_pods.items():
+        if node in shown:
+            continue
+        for pod in pods:
+            ready, status = pod_status(pod.obj)
+            operand = table.operand_for_daemonset(pod.daemonset)
+            if ready or operand is None:
+                continue
+            ctx.add(
+                "GPU307",
+                "Pod",
+                pod.name,
+                f"{operand} on node {node} (not in the input) is not Ready: {status}",
+                f"kubectl describe pod -n {pod.namespace or 'NAMESPACE'} {pod.name}: the first"
+                " waiting (init) container says what it waits for",
+                namespace=pod.namespace,
+                node=node,
+            )
 
 
 __all__ = [

@@ -88,9 +88,9 @@ def check(
     """Find GPU nodes whose labels, operands and advertised resources disagree.
 
     FILES are `kubectl get ... -o json|yaml` output (single objects, Lists,
-    multi-document YAML, JSON streams), `kubectl describe node` output, `kubectl get
-    nodes --show-labels` and `kubectl get pods -o wide` tables, `-` for stdin, or a
-    directory written by `gpuop collect`.
+    multi-document YAML, JSON streams), `kubectl describe node` and `describe pod`
+    output, `kubectl get nodes --show-labels` and `kubectl get pods -o wide` tables,
+    `-` for stdin, or a directory written by `gpuop collect`.
 
     \b
       kubectl get nodes,clusterpolicies,kubevirts -A -o json | gpuop check -

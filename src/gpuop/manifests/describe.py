@@ -1,12 +1,17 @@
-"""Nodes from `kubectl describe node` output, the form most cluster states are posted in.
+"""Nodes and Pods from `kubectl describe` output, the form most cluster states are posted in.
 
 Bug reports and forum threads carry `kubectl describe node` far more often than
 `kubectl get node -o yaml`, so `gpuop check` and the other readers take it as a dump: each
-`Name:` block becomes a Node with what the text shows (labels, annotations, taints,
-`Unschedulable`, conditions, capacity, allocatable, system info), and each row of its
-`Non-terminated Pods` table a Pod bound to it, known by namespace and name only. What the
-text does not show (a pod's images, labels and requests) is left out rather than guessed;
-`DescribedNodes.pods_without_specs` says so.
+`Name:` block of a node becomes a Node with what the text shows (labels, annotations,
+taints, `Unschedulable`, conditions, capacity, allocatable, system info), and each row of
+its `Non-terminated Pods` table a Pod bound to it, known by namespace and name only. What
+the text does not show (a pod's images, labels and requests) is left out rather than
+guessed; `DescribedNodes.pods_without_specs` says so.
+
+`kubectl describe pod` output (reports post it for an operand that does not start) is read
+too: each pod block becomes a Pod with its node, labels, owner (`Controlled By`), node
+selector, containers and init containers (image, GPU limits and requests, state, readiness,
+restarts), phase and conditions.
 
     nodes = parse_describe(text)           # None when `text` is not describe output
 """
@@ -24,6 +29,9 @@ __all__ = ["DescribedNodes", "looks_like_describe", "parse_describe"]
 _NAME_LINE: Final = re.compile(r"^Name:[ \t]+(\S+)[ \t]*$", re.M)
 # Section headings only `kubectl describe node` prints at column 0.
 _NODE_SECTION: Final = re.compile(r"^(Capacity|Allocatable|System Info|Non-terminated Pods):", re.M)
+# And those only `kubectl describe pod` prints.
+_POD_SECTION: Final = re.compile(r"^(Controlled By|Init Containers|Containers):", re.M)
+_POD_STATES: Final = {"Running": "running", "Waiting": "waiting", "Terminated": "terminated"}
 _SECTION: Final = re.compile(r"^([A-Z][A-Za-z -]*):(?:[ \t]+(.*))?$")
 _NODE_INFO_FIELDS: Final = {
     "Machine ID": "machineID",
@@ -44,8 +52,11 @@ _CONTINUED: Final = "\x00"
 
 
 def looks_like_describe(text: str) -> bool:
-    """Whether `text` is `kubectl describe node` output (a `Name:` line and a node section)."""
-    return bool(_NAME_LINE.search(text)) and bool(_NODE_SECTION.search(text))
+    """Whether `text` is `kubectl describe node` or `describe pod` output (a `Name:` line
+    and a section only those print)."""
+    return bool(_NAME_LINE.search(text)) and bool(
+        _NODE_SECTION.search(text) or _POD_SECTION.search(text)
+    )
 
 
 @dataclass
@@ -55,6 +66,8 @@ class DescribedNodes:
     objects: list[dict[str, Any]] = field(default_factory=list)
     nodes: int = 0
     pods_without_specs: int = 0
+    # Pods of `kubectl describe pod` blocks, with their specs and statuses.
+    described_pods: int = 0
 
 
 def _blocks(lines: list[str]) -> Iterator[list[str]]:
@@ -209,6 +222,127 @@ def _node(name: str, sections: dict[str, list[str]]) -> dict[str, Any]:
     return node
 
 
+def _raw_section(block: list[str], heading: str) -> list[str]:
+    """The lines under a column-0 heading, indentation kept (containers nest three deep)."""
+    lines: list[str] = []
+    inside = False
+    for line in block:
+        if line and not line[0].isspace():
+            inside = line.startswith(heading + ":")
+            continue
+        if inside and line.strip():
+            lines.append(line.rstrip())
+    return lines
+
+
+def _container_state(state: str, details: dict[str, str]) -> dict[str, Any]:
+    """`State:  Waiting` and its `Reason:` as a containerStatuses state."""
+    key = _POD_STATES.get(state.split()[0] if state else "", "waiting")
+    found: dict[str, Any] = {}
+    if "Reason" in details:
+        found["reason"] = details["Reason"]
+    if key == "terminated" and details.get("Exit Code", "").lstrip("-").isdigit():
+        found["exitCode"] = int(details["Exit Code"])
+    return {key: found}
+
+
+def _containers(lines: list[str]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(spec, status) of each container of a `Containers:` or `Init Containers:` section:
+    its name at the first indent, its fields one deeper, their details deeper still."""
+    found: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    if not lines:
+        return found
+    name_indent = len(lines[0]) - len(lines[0].lstrip())
+    fields: dict[str, str] = {}
+    details: dict[str, dict[str, str]] = {}
+    name: str | None = None
+    current = ""
+
+    def close() -> None:
+        if name is None:
+            return
+        spec: dict[str, Any] = {"name": name}
+        status: dict[str, Any] = {"name": name}
+        if fields.get("Image"):
+            spec["image"] = status["image"] = fields["Image"]
+        resources = {
+            key: {k: v for k, v in details.get(heading, {}).items() if k != "_"}
+            for heading, key in (("Limits", "limits"), ("Requests", "requests"))
+            if details.get(heading)
+        }
+        if resources:
+            spec["resources"] = resources
+        if "State" in fields:
+            status["state"] = _container_state(fields["State"], details.get("State", {}))
+        if fields.get("Ready") in ("True", "False"):
+            status["ready"] = fields["Ready"] == "True"
+        if fields.get("Restart Count", "").isdigit():
+            status["restartCount"] = int(fields["Restart Count"])
+        found.append((spec, status))
+
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        key, _, value = line.strip().partition(":")
+        if indent <= name_indent:
+            close()
+            name, fields, details, current = key, {}, {}, ""
+        elif indent <= name_indent + 2:
+            current = key
+            fields[key] = value.strip()
+        elif current:
+            details.setdefault(current, {})[key.strip()] = value.strip()
+    close()
+    return found
+
+
+def _owner(value: str) -> list[dict[str, Any]]:
+    """`Controlled By:  DaemonSet/nvidia-driver-daemonset` as an ownerReference."""
+    kind, slash, name = value.partition("/")
+    if not slash or not kind or not name:
+        return []
+    return [{"kind": kind, "name": name, "controller": True}]
+
+
+def _pod(name: str, sections: dict[str, list[str]], block: list[str]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name}
+    namespace = (sections.get("Namespace") or [""])[0]
+    if namespace:
+        metadata["namespace"] = namespace
+    labels = _pairs(sections.get("Labels", []), "=")
+    if labels:
+        metadata["labels"] = labels
+    owners = _owner((sections.get("Controlled By") or [""])[0])
+    if owners:
+        metadata["ownerReferences"] = owners
+    spec: dict[str, Any] = {}
+    node = (sections.get("Node") or [_NONE])[0].split("/", 1)[0]
+    if node and node != _NONE:
+        spec["nodeName"] = node
+    selector = _pairs(sections.get("Node-Selectors", []), "=")
+    if selector:
+        spec["nodeSelector"] = selector
+    status: dict[str, Any] = {}
+    phase = ((sections.get("Status") or [""])[0].split() or [""])[0]
+    if phase:
+        status["phase"] = "Running" if phase == "Terminating" else phase
+    conditions = _conditions(sections.get("Conditions", []))
+    if conditions:
+        status["conditions"] = conditions
+    for heading, spec_key, status_key in (
+        ("Init Containers", "initContainers", "initContainerStatuses"),
+        ("Containers", "containers", "containerStatuses"),
+    ):
+        containers = _containers(_raw_section(block, heading))
+        spec[spec_key] = [container for container, _ in containers]
+        statuses = [state for _, state in containers if len(state) > 1]
+        if statuses:
+            status[status_key] = statuses
+    pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+    if status:
+        pod["status"] = status
+    return pod
+
+
 def _unquoted(text: str) -> str:
     """`text` without the `> ` an e-mail reply or a Markdown quote puts before every line."""
     if not text.lstrip().startswith(">"):
@@ -234,9 +368,13 @@ def parse_describe(text: str) -> DescribedNodes | None:
         name_line = _NAME_LINE.match(block[0])
         assert name_line is not None
         sections = _sections(block[1:])
+        name = name_line.group(1)
+        if "Namespace" in sections and sections.keys() & {"Containers", "Controlled By", "Node"}:
+            result.objects.append(_pod(name, sections, block[1:]))
+            result.described_pods += 1
+            continue
         if not sections.keys() & {"Capacity", "Allocatable", "System Info", "Labels"}:
             continue  # another kind's describe output
-        name = name_line.group(1)
         result.objects.append(_node(name, sections))
         result.nodes += 1
         for namespace, pod in _pod_rows(sections.get("Non-terminated Pods", [])):
@@ -250,4 +388,4 @@ def parse_describe(text: str) -> DescribedNodes | None:
                 }
             )
             result.pods_without_specs += 1
-    return result if result.nodes else None
+    return result if result.nodes or result.described_pods else None

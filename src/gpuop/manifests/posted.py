@@ -1,11 +1,12 @@
 """Cluster state as bug reports post it: kubectl's human output, several commands in one text.
 
-A report pastes `kubectl describe node`, `kubectl get nodes --show-labels` and
-`kubectl get pods -o wide` one after another, often with prose between them. Each form has
-its reader (`describe`, `node_table`, `pod_table`); this module runs them all on one text and
-joins what they read: where two forms show the same node or pod, the richer wins (describe's
-node, which has capacity, over a table's labels; a pods table's row, which has readiness,
-over describe's name), and `notes` says what each form leaves out.
+A report pastes `kubectl describe node` (or `describe pod`), `kubectl get nodes
+--show-labels` and `kubectl get pods -o wide` one after another, often with prose between
+them. Each form has its reader (`describe`, `node_table`, `pod_table`); this module runs
+them all on one text and joins what they read: where two forms show the same node or pod,
+the richer wins (describe's node, which has capacity, over a table's labels; a described
+pod over a pods table's row, which has readiness, over the name a described node lists),
+and `notes` says what each form leaves out.
 
     posted = parse_posted(text)          # None when `text` holds none of those forms
 """
@@ -34,6 +35,12 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' if count != 1 else ''}"
 
 
+def _shown_whole(obj: dict[str, Any]) -> bool:
+    """Whether a described Pod came from `describe pod` (a node's list names it only)."""
+    spec = obj.get("spec", {})
+    return obj["kind"] == "Pod" and bool(spec.get("containers") or spec.get("initContainers"))
+
+
 def parse_posted(text: str) -> Posted | None:
     """Every Node and Pod that describe output and the two tables in `text` show."""
     described = parse_describe(text)
@@ -44,20 +51,30 @@ def parse_posted(text: str) -> Posted | None:
     posted = Posted()
     described_objects = described.objects if described is not None else []
     seen_nodes = {o["metadata"]["name"] for o in described_objects if o["kind"] == "Node"}
-    table_pods = pods.objects if pods is not None else []
-    by_name = {pod["metadata"]["name"] for pod in table_pods}
+    # `describe pod` shows a pod whole; a pods table's row, its readiness; `describe
+    # node`, its name.
+    whole = {o["metadata"]["name"] for o in described_objects if _shown_whole(o)}
+    table_pods = [
+        p for p in (pods.objects if pods is not None else []) if p["metadata"]["name"] not in whole
+    ]
+    # Names a described node lists that another form shows whole or with readiness.
+    shown_better = whole | {pod["metadata"]["name"] for pod in table_pods}
     for obj in described_objects:
-        if obj["kind"] == "Pod" and obj["metadata"]["name"] in by_name:
-            continue  # the pods table shows it with its readiness
-        posted.objects.append(obj)
+        if obj["kind"] != "Pod" or _shown_whole(obj) or obj["metadata"]["name"] not in shown_better:
+            posted.objects.append(obj)
     if nodes is not None:
         posted.objects.extend(o for o in nodes.objects if o["metadata"]["name"] not in seen_nodes)
     posted.objects.extend(table_pods)
-    if described is not None:
+    if described is not None and described.nodes:
         posted.notes.append(
             f"`kubectl describe node` output: read {_plural(described.nodes, 'Node')} and the"
             f" {described.pods_without_specs} pods they list, by name only (describe shows no"
             " pod images, labels or requests)"
+        )
+    if described is not None and described.described_pods:
+        posted.notes.append(
+            f"`kubectl describe pod` output: read {_plural(described.described_pods, 'Pod')}:"
+            " node, labels, owner, images, container states and conditions"
         )
     if nodes is not None:
         posted.notes.append(

@@ -53,6 +53,11 @@ EXPECTED: dict[str, tuple[dict[str, str], list[str]]] = {
     "openshift-gpu-operator": ({"worker-gpu-0.ocp.example.com": "gpu-operator"}, []),
     "gpu-operator-1.7": ({"gpu-worker-1": "gpu-operator"}, []),
     "gpu-operator-1.6": ({"t4-node-1": "gpu-operator"}, []),
+    # `kubectl describe pod` alone: no Node, the operand's pod on a node not in the input.
+    "pod-device-plugin-waiting": (
+        {},
+        ["GPU307 Pod/nvidia-device-plugin-daemonset-md7t8"],
+    ),
     "gfd-own-chart-time-slicing": (
         {"ip-192-168-87-217.us-west-2.compute.internal": "nvidia-device-plugin"},
         ["GPU216 Node/ip-192-168-87-217.us-west-2.compute.internal"],
@@ -149,3 +154,23 @@ def test_a_pod_known_by_name_is_its_daemonsets(
 ) -> None:
     found = pod_name_match(_pod(namespace, name))
     assert (found[0] if found else None) == manager
+
+
+def test_a_described_operand_pod_on_a_described_node_is_checked_there() -> None:
+    name = "nvidia-device-plugin-daemonset-x4s8d"
+    pod = (
+        (DATA / "pod-device-plugin-waiting.txt")
+        .read_text(encoding="utf-8")
+        .replace("nvidia-device-plugin-daemonset-md7t8", name)
+        .replace("gpu-node-3/", "worker-gpu-0.ocp.example.com/")
+        .replace("gpu-operator-resources", "nvidia-gpu-operator")
+    )
+    node = (DATA / "openshift-gpu-operator.txt").read_text(encoding="utf-8")
+    described = parse_describe(node + "\n" + pod)
+    assert described is not None
+    report = run_checks(described.objects)
+    (finding,) = [f for f in report.findings if f.code == "GPU307"]
+    assert finding.name == name
+    assert finding.message == (
+        "device-plugin on node worker-gpu-0.ocp.example.com is not Ready: Init:0/1"
+    )

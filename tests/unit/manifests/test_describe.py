@@ -153,3 +153,61 @@ def test_the_conditions_table_is_read_with_reasons_and_messages() -> None:
         " (Observed GPU count 7 does not match expected GPU count 8)"
     )
     assert finding.severity == "error"
+
+
+POD = (DATA / "pod-device-plugin-waiting.txt").read_text()
+
+
+def test_describe_pod_output_is_read_whole() -> None:
+    described = parse_describe(POD)
+    assert described is not None
+    assert (described.nodes, described.described_pods) == (0, 1)
+    (pod,) = described.objects
+    assert pod["metadata"]["namespace"] == "gpu-operator-resources"
+    assert pod["metadata"]["labels"]["helm.sh/chart"] == "gpu-operator-v22.9.2"
+    assert pod["metadata"]["ownerReferences"][0]["name"] == "nvidia-device-plugin-daemonset"
+    assert pod["spec"]["nodeName"] == "gpu-node-3"
+    assert pod["spec"]["nodeSelector"] == {"nvidia.com/gpu.deploy.device-plugin": "true"}
+    (init,) = pod["spec"]["initContainers"]
+    assert init["image"].endswith("gpu-operator-validator:v22.9.2")
+    (status,) = pod["status"]["initContainerStatuses"]
+    assert (status["name"], status["ready"], status["state"]) == (
+        "toolkit-validation",
+        False,
+        {"running": {}},
+    )
+    (plugin,) = pod["status"]["containerStatuses"]
+    assert plugin["state"] == {"waiting": {"reason": "PodInitializing"}}
+    assert pod["status"]["phase"] == "Pending"
+    assert {c["type"]: c["status"] for c in pod["status"]["conditions"]}["Ready"] == "False"
+
+
+def test_a_crashing_container_with_gpu_limits() -> None:
+    text = POD.replace(
+        "    State:          Waiting\n      Reason:       PodInitializing\n",
+        "    State:          Waiting\n      Reason:       CrashLoopBackOff\n"
+        "    Last State:     Terminated\n      Reason:       Error\n      Exit Code:    1\n",
+    ).replace(
+        "    Environment:\n      PASS_DEVICE_SPECS",
+        "    Limits:\n      nvidia.com/gpu:  1\n    Requests:\n      nvidia.com/gpu:  1\n"
+        "    Environment:\n      PASS_DEVICE_SPECS",
+    )
+    described = parse_describe(text)
+    assert described is not None
+    (pod,) = described.objects
+    (container,) = pod["spec"]["containers"]
+    assert container["resources"] == {
+        "limits": {"nvidia.com/gpu": "1"},
+        "requests": {"nvidia.com/gpu": "1"},
+    }
+    (status,) = pod["status"]["containerStatuses"]
+    assert status["state"] == {"waiting": {"reason": "CrashLoopBackOff"}}
+
+
+def test_a_pod_block_beside_node_blocks_is_not_a_node() -> None:
+    described = parse_describe(AKS + "\n" + POD)
+    assert described is not None
+    kinds = [(o["kind"], o["metadata"]["name"]) for o in described.objects]
+    assert ("Node", "nvidia-device-plugin-daemonset-md7t8") not in kinds
+    assert ("Pod", "nvidia-device-plugin-daemonset-md7t8") in kinds
+    assert described.nodes == 2

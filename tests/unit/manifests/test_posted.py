@@ -44,3 +44,25 @@ def test_where_two_forms_show_one_object_the_richer_is_kept() -> None:
 
 def test_prose_alone_is_not_a_dump() -> None:
     assert parse_posted("### Issue\nNAME is missing from STATUS.\n") is None
+
+
+POD = (DATA / "describe" / "pod-device-plugin-waiting.txt").read_text(encoding="utf-8")
+
+
+def test_a_described_pod_is_richer_than_a_row_or_a_listed_name() -> None:
+    # The OpenShift node lists its plugin pod; the pods table and `describe pod` show it too.
+    name = "nvidia-device-plugin-daemonset-x4s8d"
+    pod = (
+        POD.replace("nvidia-device-plugin-daemonset-md7t8", name)
+        .replace("gpu-node-3/", "worker-gpu-0.ocp.example.com/")
+        .replace("gpu-operator-resources", "nvidia-gpu-operator")
+    )
+    pods = PODS.replace("nvidia-device-plugin-daemonset-k8s2x", name)
+    posted = parse_posted(_report(DESCRIBE, pods, pod))
+    assert posted is not None
+    found = [o for o in posted.objects if o["metadata"]["name"] == name]
+    assert len(found) == 1
+    assert found[0]["spec"]["initContainers"]  # describe pod's
+    assert any(
+        note.startswith("`kubectl describe pod` output: read 1 Pod:") for note in posted.notes
+    )
