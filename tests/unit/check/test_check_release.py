@@ -464,3 +464,23 @@ def test_a_development_chart_version_names_no_release() -> None:
     release = detect_release(ClusterState.from_objects(objects))
     assert release.line != "1.0"
     assert "1.0" not in release.candidates
+
+
+def test_an_operand_on_a_node_not_in_the_input_shows_no_release() -> None:
+    objects = [_pod("nvidia-driver-daemonset-4ggb5", "elsewhere", "nvidia-driver-daemonset")]
+    assert detect_release(ClusterState.from_objects(objects)).candidates[0] == "1.7"
+
+
+def test_an_operand_placed_by_a_deploy_label_shows_v1_7_or_later() -> None:
+    objects = _pre_deploy_dump()
+    pod = objects[-1]
+    pod["spec"]["nodeSelector"] = {"nvidia.com/gpu.deploy.driver": "true"}
+    assert detect_release(ClusterState.from_objects(objects)).candidates[0] == "1.7"
+
+
+def test_an_operand_selecting_gpu_present_shows_a_release_before_v1_7() -> None:
+    pod = _pod("nvidia-driver-daemonset-4ggb5", "elsewhere", "nvidia-driver-daemonset")
+    pod["spec"]["nodeSelector"] = {"nvidia.com/gpu.present": "true"}
+    release = detect_release(ClusterState.from_objects([pod]))
+    assert release.candidates[-1] == "1.6"
+    assert "selects nodes by nvidia.com/gpu.present=true" in release.source

@@ -216,9 +216,10 @@ def _ruled_out(lines: Sequence[str], state: ClusterState) -> frozenset[str]:
 
 def _pre_deploy_evidence(state: ClusterState) -> str | None:
     """What shows a release before v1.7.0, where no node carries a deploy key: an operand
-    of the operator running on a node, or its DaemonSet selecting nodes by another label.
-    From v1.7.0 every operand DaemonSet selects its deploy key, so its pods cannot run on a
-    node without one; before, they selected `nvidia.com/gpu.present` or NFD's label."""
+    DaemonSet (or its pod) selecting nodes by another label, or an operand pod running on
+    a node of the input. From v1.7.0 every operand DaemonSet selects its deploy key, so
+    its pods cannot run on a node without one; before, they selected
+    `nvidia.com/gpu.present` or NFD's label."""
     prefix = release_labels().prefix
     if any(key.startswith(prefix) for node in state.nodes for key in node.labels):
         return None
@@ -233,6 +234,7 @@ def _pre_deploy_evidence(state: ClusterState) -> str | None:
         if selector and not any(str(key).startswith(prefix) for key in selector):
             shown = ", ".join(f"{key}={value}" for key, value in selector.items())
             return f"{_described(daemonset)} selects nodes by {shown}, not by a deploy label"
+    in_input = {node.name for node in state.nodes}
     for pod in state.pod_views:
         if not pod.node or not pod.active or label_match(pod.labels) is not None:
             continue
@@ -240,7 +242,18 @@ def _pre_deploy_evidence(state: ClusterState) -> str | None:
         owner = owner or pod_owner_name(pod)
         if owner is None or owner in SHARED_OPERAND_DAEMONSETS:
             continue
-        if table.operand_for_daemonset(owner) is not None:
+        if table.operand_for_daemonset(owner) is None:
+            continue
+        selector = mapping(pod.obj, "spec", "nodeSelector")
+        if any(str(key).startswith(prefix) for key in selector):
+            return None  # placed by a deploy label: v1.7.0 or later
+        if selector:
+            shown_selector = ", ".join(f"{key}={value}" for key, value in selector.items())
+            return (
+                f"operand pod {pod.namespace}/{pod.name} selects nodes by {shown_selector},"
+                " not by a deploy label"
+            )
+        if pod.node in in_input:
             return (
                 f"operand pod {pod.namespace}/{pod.name} runs on node {pod.node}, and no node"
                 f" carries a {prefix}* label"
