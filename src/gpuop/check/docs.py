@@ -194,7 +194,7 @@ gpuop check nodes.yaml policy.yaml -      # several files, multi-document YAML, 
 gpuop check ./bundle                      # a directory written by `gpuop collect`
 gpuop check describe.txt                  # `kubectl describe node` output, as posted
 gpuop check pod.txt                       # `kubectl describe pod` of a failing operand
-gpuop check nodes.txt pods.txt            # `kubectl get nodes --show-labels`, `get pods -o wide`
+gpuop check nodes.txt pods.txt ds.txt     # `kubectl get nodes --show-labels`, `get pods -o wide`, `get ds`
 gpuop check --live --context lab          # read the cluster directly
 gpuop check dump.json -o json|sarif       # machine-readable output
 ```

@@ -89,8 +89,8 @@ def check(
 
     FILES are `kubectl get ... -o json|yaml` output (single objects, Lists,
     multi-document YAML, JSON streams), `kubectl describe node` and `describe pod`
-    output, `kubectl get nodes --show-labels` and `kubectl get pods -o wide` tables,
-    `-` for stdin, or a directory written by `gpuop collect`.
+    output, `kubectl get nodes --show-labels`, `kubectl get pods -o wide` and `kubectl
+    get daemonsets` tables, `-` for stdin, or a directory written by `gpuop collect`.
 
     \b
       kubectl get nodes,clusterpolicies,kubevirts -A -o json | gpuop check -

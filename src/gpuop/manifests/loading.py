@@ -386,8 +386,9 @@ def _top_level(
         hint = ""
         if isinstance(value, str) and _KUBECTL_TABLE.search(value[:4096]):
             hint = (
-                "; it is a `kubectl get` table, of which gpuop reads `get nodes --show-labels`"
-                " and `get pods -o wide` (the NODE column): give those, or `-o yaml`"
+                "; it is a `kubectl get` table, of which gpuop reads `get nodes --show-labels`,"
+                " `get pods -o wide` (the NODE column) and `get daemonsets`: give those, or"
+                " `-o yaml`"
             )
         raise ManifestError(
             source,

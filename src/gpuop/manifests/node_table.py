@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["NodeTable", "parse_node_table"]
+__all__ = ["NodeTable", "key_value_list", "parse_node_table"]
 
 _HEADER: Final = re.compile(r"^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\b.*\sLABELS\s*$")
 _ANY_HEADER: Final = re.compile(
@@ -34,8 +34,9 @@ class NodeTable:
     nodes: int = 0
 
 
-def _labels(column: str) -> dict[str, str] | None:
-    """`a=1,b=` as a mapping; None where an item is not `key=value`."""
+def key_value_list(column: str) -> dict[str, str] | None:
+    """`a=1,b=` (a label or selector column) as a mapping, `<none>` as an empty one; None
+    where an item is not `key=value`."""
     if column == _NONE:
         return {}
     labels: dict[str, str] = {}
@@ -80,7 +81,7 @@ def parse_node_table(text: str) -> NodeTable | None:
             # The labels are the last column: no label holds a space, while -o wide's
             # OS-IMAGE does, so columns are not counted from the left.
             fields = row.split()
-            labels = _labels(fields[-1]) if len(fields) >= 6 else None
+            labels = key_value_list(fields[-1]) if len(fields) >= 6 else None
             if labels is None:
                 break
             result.objects.append(_node(row, labels))

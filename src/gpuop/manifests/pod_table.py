@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["PodTable", "parse_pod_table"]
+__all__ = ["PodTable", "parse_pod_table", "pasted_namespace"]
 
 _HEADER: Final = re.compile(r"^(NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\b")
 _READY: Final = re.compile(r"^(?P<ready>[0-9]+)/(?P<total>[0-9]+)$")
@@ -76,6 +76,19 @@ def _columns(header: str) -> dict[str, int]:
     return starts
 
 
+def pasted_namespace(lines: list[str], start: int) -> str:
+    """The namespace of a table without -A (whose rows name none): the `-n X` of the
+    kubectl command line pasted up to three lines above its header, else ""."""
+    return next(
+        (
+            m["ns"]
+            for line in reversed(lines[max(0, start - 3) : start])
+            if (m := _NAMESPACE_FLAG.search(line))
+        ),
+        "",
+    )
+
+
 def _cell(row: str, start: int, end: int) -> str:
     return row[start:end].strip() if len(row) > start else ""
 
@@ -100,15 +113,7 @@ def _read_rows(lines: list[str], start: int, result: PodTable) -> None:
     indent = len(header) - len(header.lstrip())
     cols = _columns(header[indent:])
     namespaced = "NAMESPACE" in cols
-    # Without -A the rows name no namespace; the command line pasted above may (`-n X`).
-    given = next(
-        (
-            m["ns"]
-            for line in reversed(lines[max(0, start - 3) : start])
-            if (m := _NAMESPACE_FLAG.search(line))
-        ),
-        "",
-    )
+    given = pasted_namespace(lines, start)
     for line in lines[start + 1 :]:
         row = line[indent:].rstrip()
         if not row.strip():

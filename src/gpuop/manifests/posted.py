@@ -1,12 +1,13 @@
 """Cluster state as bug reports post it: kubectl's human output, several commands in one text.
 
 A report pastes `kubectl describe node` (or `describe pod`), `kubectl get nodes
---show-labels` and `kubectl get pods -o wide` one after another, often with prose between
-them. Each form has its reader (`describe`, `node_table`, `pod_table`); this module runs
-them all on one text and joins what they read: where two forms show the same node or pod,
-the richer wins (describe's node, which has capacity, over a table's labels; a described
-pod over a pods table's row, which has readiness, over the name a described node lists),
-and `notes` says what each form leaves out.
+--show-labels`, `kubectl get pods -o wide` and `kubectl get daemonsets` one after another,
+often with prose between them. Each form has its reader (`describe`, `node_table`,
+`pod_table`, `daemonset_table`); this module runs them all on one text and joins what they
+read: where two forms show the same node or pod, the richer wins (describe's node, which
+has capacity, over a table's labels; a described pod over a pods table's row, which has
+readiness, over the name a described node lists), and `notes` says what each form leaves
+out.
 
     posted = parse_posted(text)          # None when `text` holds none of those forms
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuop.manifests.daemonset_table import parse_daemonset_table
 from gpuop.manifests.describe import parse_describe
 from gpuop.manifests.node_table import parse_node_table
 from gpuop.manifests.pod_table import parse_pod_table
@@ -46,7 +48,8 @@ def parse_posted(text: str) -> Posted | None:
     described = parse_describe(text)
     nodes = parse_node_table(text)
     pods = parse_pod_table(text)
-    if described is None and nodes is None and pods is None:
+    daemonsets = parse_daemonset_table(text)
+    if described is None and nodes is None and pods is None and daemonsets is None:
         return None
     posted = Posted()
     described_objects = described.objects if described is not None else []
@@ -65,6 +68,8 @@ def parse_posted(text: str) -> Posted | None:
     if nodes is not None:
         posted.objects.extend(o for o in nodes.objects if o["metadata"]["name"] not in seen_nodes)
     posted.objects.extend(table_pods)
+    if daemonsets is not None:
+        posted.objects.extend(daemonsets.objects)
     if described is not None and described.nodes:
         posted.notes.append(
             f"`kubectl describe node` output: read {_plural(described.nodes, 'Node')} and the"
@@ -87,5 +92,10 @@ def parse_posted(text: str) -> Posted | None:
             f"`kubectl get pods -o wide` output: read {_plural(pods.pods, 'Pod')} with their"
             " node, readiness and status, known by name (the table shows no images, labels"
             " or owners)"
+        )
+    if daemonsets is not None:
+        posted.notes.append(
+            f"`kubectl get daemonsets` output: read {_plural(daemonsets.daemonsets, 'DaemonSet')}"
+            " with their counts and node selectors (and, with -o wide, images)"
         )
     return posted

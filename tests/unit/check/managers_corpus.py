@@ -427,6 +427,27 @@ def gke() -> list[dict[str, Any]]:
     ]
 
 
+def _legacy_addon_plugin_pod(name: str, node: str, known_by_name: bool) -> dict[str, Any]:
+    """A pod of Kubernetes' legacy nvidia-gpu addon DaemonSet (`kube-system/
+    nvidia-gpu-device-plugin`), which OKE's and CCE's add-ons run; `known_by_name`: as
+    `kubectl describe node` lists it."""
+    if known_by_name:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "kube-system"},
+            "spec": {"nodeName": node},
+            "status": {"phase": "Running"},
+        }
+    return _pod(
+        name,
+        node,
+        "nvidia-gpu-device-plugin",
+        {"k8s-app": "nvidia-gpu-device-plugin"},
+        "k8s.gcr.io/nvidia-gpu-device-plugin@sha256:0842734032018be1",
+    )
+
+
 def oke(gpus: str = "1", pod_known_by_name: bool = False) -> list[dict[str, Any]]:
     """An OKE VM.GPU.A10.1 node of Oracle's GPU image, served by the NvidiaGpuPlugin
     add-on's DaemonSet (Kubernetes' legacy addon, as GKE's: `kube-system/
@@ -438,22 +459,10 @@ def oke(gpus: str = "1", pod_known_by_name: bool = False) -> list[dict[str, Any]
         "topology.kubernetes.io/region": "us-ashburn-1",
     }
     node = _node("10.0.10.57", labels, {"nvidia.com/gpu": gpus}, "Oracle Linux Server 8.10")
-    pod = _pod(
-        "nvidia-gpu-device-plugin-4kq8n",
-        "10.0.10.57",
-        "nvidia-gpu-device-plugin",
-        {"k8s-app": "nvidia-gpu-device-plugin"},
-        "k8s.gcr.io/nvidia-gpu-device-plugin@sha256:0842734032018be1",
-    )
-    if pod_known_by_name:  # as `kubectl describe node` lists it
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": pod["metadata"]["name"], "namespace": "kube-system"},
-            "spec": {"nodeName": "10.0.10.57"},
-            "status": {"phase": "Running"},
-        }
-    return [node, pod]
+    return [
+        node,
+        _legacy_addon_plugin_pod("nvidia-gpu-device-plugin-4kq8n", "10.0.10.57", pod_known_by_name),
+    ]
 
 
 def cce(gpus: str = "1", pod_known_by_name: bool = False) -> list[dict[str, Any]]:
@@ -474,22 +483,12 @@ def cce(gpus: str = "1", pod_known_by_name: bool = False) -> list[dict[str, Any]
     node = _node(
         "192.168.0.77", labels, {"nvidia.com/gpu": gpus}, "Huawei Cloud EulerOS 2.0 (x86_64)"
     )
-    pod = _pod(
-        "nvidia-gpu-device-plugin-x2k7d",
-        "192.168.0.77",
-        "nvidia-gpu-device-plugin",
-        {"k8s-app": "nvidia-gpu-device-plugin"},
-        "k8s.gcr.io/nvidia-gpu-device-plugin@sha256:0842734032018be1",
-    )
-    if pod_known_by_name:  # as `kubectl describe node` lists it
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": pod["metadata"]["name"], "namespace": "kube-system"},
-            "spec": {"nodeName": "192.168.0.77"},
-            "status": {"phase": "Running"},
-        }
-    return [node, pod]
+    return [
+        node,
+        _legacy_addon_plugin_pod(
+            "nvidia-gpu-device-plugin-x2k7d", "192.168.0.77", pod_known_by_name
+        ),
+    ]
 
 
 def gke_shared(

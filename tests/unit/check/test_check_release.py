@@ -250,27 +250,22 @@ def test_a_policy_field_of_v1_8_rules_out_v1_7() -> None:
     assert "spec.dcgm needs 1.8 or later" in release.source
 
 
+def _operator_deployment(tag: str) -> Obj:
+    container = {"name": "gpu-operator", "image": f"nvcr.io/nvidia/gpu-operator:{tag}"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "gpu-operator", "namespace": "gpu-operator"},
+        "spec": {"template": {"spec": {"containers": [container]}}},
+    }
+
+
 @pytest.mark.parametrize(
     ("tag", "line", "warned"), [("v1.7.1", "1.7", False), ("v1.9.0", "1.9", True)]
 )
 def test_a_1_x_operator_image_names_its_line(tag: str, line: str, warned: bool) -> None:
     objects = _legacy_dump()
-    objects.append(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "gpu-operator", "namespace": "gpu-operator"},
-            "spec": {
-                "template": {
-                    "spec": {
-                        "containers": [
-                            {"name": "gpu-operator", "image": f"nvcr.io/nvidia/gpu-operator:{tag}"}
-                        ]
-                    }
-                }
-            },
-        }
-    )
+    objects.append(_operator_deployment(tag))
     release = detect_release(ClusterState.from_objects(objects))
     assert (release.line, release.from_operator) == (line, True)
     assert bool({code for code, _ in _warnings(objects)} & {"GPU302"}) is warned
@@ -388,22 +383,7 @@ def test_a_daemonset_selecting_gpu_present_shows_a_release_before_v1_7() -> None
 
 def test_a_v1_6_operator_image_names_its_line_and_requires_no_key() -> None:
     objects = _pre_deploy_dump(operand_pod=False)
-    objects.append(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "gpu-operator", "namespace": "gpu-operator"},
-            "spec": {
-                "template": {
-                    "spec": {
-                        "containers": [
-                            {"name": "gpu-operator", "image": "nvcr.io/nvidia/gpu-operator:1.6.2"}
-                        ]
-                    }
-                }
-            },
-        }
-    )
+    objects.append(_operator_deployment("1.6.2"))
     release = detect_release(ClusterState.from_objects(objects))
     assert (release.version, release.line, release.from_operator) == ("1.6.2", "1.6", True)
     assert _warnings(objects) == set()
