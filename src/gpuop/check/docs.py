@@ -267,7 +267,9 @@ GKE's, or OKE's on a node labelled `oci.oraclecloud.com/fault-domain`;
 namespace where no other operand of the operator runs, on a node without deploy labels, as
 in AKS's `gpu-resources`; elsewhere the operator's). A node that advertises passthrough or
 vGPU names and runs KubeVirt's `virt-handler` but no NVIDIA KubeVirt plugin is served by
-KubeVirt's own plugins, also when the KubeVirt CR is not in the input. The text report's
+KubeVirt's own plugins, also when the KubeVirt CR is not in the input; so is a passthrough
+name that NVIDIA's plugin gives no device of pci.ids (`nvidia.com/T4`, a `resourceName`
+the CR chose) on a node that advertises KubeVirt's `devices.kubevirt.io/*`. The text report's
 first lines count the nodes of each manager when any is not
 the GPU Operator; `-o json` says it per node (`nodes[].management`, with the evidence: for
 the nodes findings are about, or every node with `--all-nodes`, which also adds a table of

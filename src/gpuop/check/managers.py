@@ -34,6 +34,7 @@ from gpuop.check.plugin_signals import (
 )
 from gpuop.check.state import PodView
 from gpuop.manifests.fields import mapping, sequence, text
+from gpuop.naming import PciDatabase
 
 KUBEVIRT = "kubevirt"
 KUBEVIRT_PLUGIN = "nvidia-kubevirt-gpu-device-plugin"
@@ -139,7 +140,9 @@ def node_management(ctx: CheckContext) -> dict[str, Management]:
         if strong:
             result[info.name] = _management(strong, certain=True)
             continue
-        weak = _weak_signals(info, policies, daemonsets, catalog, pods.get(info.name, ()))
+        weak = _weak_signals(
+            info, policies, daemonsets, catalog, pods.get(info.name, ()), ctx.pci_db
+        )
         result[info.name] = _management(weak, certain=False) if weak else UNMANAGED
     return result
 
@@ -289,6 +292,10 @@ def _node_signal_table() -> tuple[tuple[_NodeSignals, ...], Callable[[str], bool
 _VIRT_HANDLER = re.compile(f"virt-handler{GENERATED_SUFFIX_PATTERN}")
 
 
+# What virt-handler's own device plugins register on every KubeVirt node.
+_KUBEVIRT_RESOURCES = "devices.kubevirt.io/"
+
+
 def _is_virt_handler(pod: PodView) -> bool:
     """KubeVirt's node agent: its DaemonSet `virt-handler`, pods labelled
     `kubevirt.io=virt-handler`."""
@@ -303,6 +310,7 @@ def _weak_signals(
     daemonsets: list[tuple[str, str]],
     catalog: Mapping[str, Any],
     pods: Iterable[PodView] = (),
+    pci_db: PciDatabase | None = None,
 ) -> list[tuple[str, str]]:
     labels = info.view.labels
     for name, spec in catalog.items():
@@ -335,6 +343,24 @@ def _weak_signals(
                 KUBEVIRT,
                 f"advertises {registered[0]} and runs {_pod_ref(handler)}, no"
                 " NVIDIA KubeVirt plugin: KubeVirt's own plugin (its CR is not in the input)",
+            )
+        ]
+    kubevirt_own = sorted(r for r in info.view.resources if r.startswith(_KUBEVIRT_RESOURCES))
+    passthrough = [r for r in registered if kind_of(r) == "passthrough"]
+    if (
+        kubevirt_own
+        and pci_db is not None
+        and passthrough
+        and not any(pci_db.names_a_device(r) for r in passthrough)
+    ):
+        # NVIDIA's plugin names a card by its pci.ids name; a name of no device is the
+        # resourceName a KubeVirt CR gave its own plugin (`nvidia.com/T4`).
+        return [
+            (
+                KUBEVIRT,
+                f"advertises {passthrough[0]}, a name NVIDIA's KubeVirt plugin gives no device,"
+                f" beside KubeVirt's {kubevirt_own[0]}: KubeVirt's own plugin, under the"
+                " resourceName its CR permits",
             )
         ]
     if sandbox:

@@ -720,6 +720,14 @@ def kubevirt_own_without_cr(count: str = "2") -> list[dict[str, Any]]:
     return [_node("kv-pci-2", {NFD: "true"}, {name: count}), _virt_handler("kv-pci-2")]
 
 
+def kubevirt_own_custom_name(count: str = "1") -> list[dict[str, Any]]:
+    """The nodes alone of a cluster whose KubeVirt CR permits a T4 under a name of its own
+    choosing (`nvidia.com/T4`, as KubeVirt's host-devices guide lets it): no NVIDIA plugin
+    gives a device that name; KubeVirt's `devices.kubevirt.io/*` resources are there."""
+    resources = {"nvidia.com/T4": count, "devices.kubevirt.io/kvm": "1k"}
+    return [_node("kv-t4-3", {NFD: "true", "kubevirt.io/schedulable": "true"}, resources)]
+
+
 def dra_driver_publishing_nothing() -> list[dict[str, Any]]:
     """The DRA driver's kubelet plugin runs on the node, and the dump has the driver's
     DeviceClass but no ResourceSlice of the node."""
@@ -1359,6 +1367,12 @@ SCENARIOS: dict[str, tuple[Callable[[], list[dict[str, Any]]], dict[str, str], l
     "kubevirt-own-pci": (kubevirt_own_pci, {"kv-pci-1": "kubevirt"}, []),
     "kubevirt-own-mdev": (kubevirt_own_mdev, {"kv-mdev-1": "kubevirt"}, []),
     "kubevirt-own-without-cr": (kubevirt_own_without_cr, {"kv-pci-2": "kubevirt"}, []),
+    "kubevirt-own-custom-name": (kubevirt_own_custom_name, {"kv-t4-3": "kubevirt"}, []),
+    "kubevirt-own-custom-name-zero": (
+        lambda: kubevirt_own_custom_name("0"),
+        {"kv-t4-3": "kubevirt"},
+        ["GPU211 Node/kv-t4-3"],
+    ),
     "kubevirt-own-without-cr-zero": (
         lambda: kubevirt_own_without_cr("0"),
         {"kv-pci-2": "kubevirt"},
