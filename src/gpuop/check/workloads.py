@@ -165,6 +165,13 @@ def check_workloads(ctx: CheckContext) -> None:
             "no Pods or VirtualMachineInstances in the input: waiting workloads not checked",
         )
         return
+    if not any(info.view.resources_known for info in ctx.nodes):
+        ctx.skip(
+            "workloads",
+            "no Node in the input shows what it advertises: waiting workloads not compared"
+            " with the nodes' resources",
+        )
+        return
     workloads = collect_workloads(ctx)
     advertised = ctx.advertised()
     events = latest_events(ctx)

@@ -11,7 +11,8 @@ guessed; `DescribedNodes.pods_without_specs` says so.
 `kubectl describe pod` output (reports post it for an operand that does not start) is read
 too: each pod block becomes a Pod with its node, labels, owner (`Controlled By`), node
 selector, containers and init containers (image, GPU limits and requests, state, readiness,
-restarts), phase and conditions.
+restarts), phase and conditions, and each row of its Events table an Event about it (the
+scheduler's `FailedScheduling` message says why a GPU pod waits).
 
     nodes = parse_describe(text)           # None when `text` is not describe output
 """
@@ -303,6 +304,35 @@ def _owner(value: str) -> list[dict[str, Any]]:
     return [{"kind": kind, "name": name, "controller": True}]
 
 
+def _events(lines: list[str], kind: str, name: str, namespace: str) -> list[dict[str, Any]]:
+    """The Events table under a described object: type, reason, source and message, at the
+    columns its header places them (an age such as `41s (x2 over 5m)` holds spaces)."""
+    rows = [line.removeprefix(_CONTINUED) for line in lines]
+    if not rows or not rows[0].startswith("Type"):
+        return []
+    header = rows[0]
+    starts = [header.find(word) for word in ("Reason", "Age", "From", "Message")]
+    if -1 in starts or starts != sorted(starts):
+        return []
+    reason_at, age_at, from_at, message_at = starts
+    events = []
+    for row in rows[1:]:
+        if row.startswith("----") or len(row) <= message_at:
+            continue
+        event: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{name}.{len(events)}", "namespace": namespace},
+            "involvedObject": {"kind": kind, "name": name, "namespace": namespace},
+            "type": row[:reason_at].strip(),
+            "reason": row[reason_at:age_at].strip(),
+            "source": {"component": row[from_at:message_at].strip()},
+            "message": row[message_at:].strip(),
+        }
+        events.append(event)
+    return events
+
+
 def _pod(name: str, sections: dict[str, list[str]], block: list[str]) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": name}
     namespace = (sections.get("Namespace") or [""])[0]
@@ -372,6 +402,8 @@ def parse_describe(text: str) -> DescribedNodes | None:
         if "Namespace" in sections and sections.keys() & {"Containers", "Controlled By", "Node"}:
             result.objects.append(_pod(name, sections, block[1:]))
             result.described_pods += 1
+            namespace = (sections.get("Namespace") or [""])[0]
+            result.objects.extend(_events(sections.get("Events", []), "Pod", name, namespace))
             continue
         if not sections.keys() & {"Capacity", "Allocatable", "System Info", "Labels"}:
             continue  # another kind's describe output

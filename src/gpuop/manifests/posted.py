@@ -79,7 +79,7 @@ def parse_posted(text: str) -> Posted | None:
     if described is not None and described.described_pods:
         posted.notes.append(
             f"`kubectl describe pod` output: read {_plural(described.described_pods, 'Pod')}:"
-            " node, labels, owner, images, container states and conditions"
+            " node, labels, owner, images, container states, conditions and events"
         )
     if nodes is not None:
         posted.notes.append(

@@ -7,6 +7,7 @@ the namespace each manager installs to (`managers.yaml`, `pod_names`).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,8 @@ EXPECTED: dict[str, tuple[dict[str, str], list[str]]] = {
     "openshift-gpu-operator": ({"worker-gpu-0.ocp.example.com": "gpu-operator"}, []),
     "gpu-operator-1.7": ({"gpu-worker-1": "gpu-operator"}, []),
     "gpu-operator-1.6": ({"t4-node-1": "gpu-operator"}, []),
+    # `kubectl describe pod` alone: a waiting GPU pod is not compared with nodes not shown.
+    "pod-pending-gpu": ({}, []),
     # `kubectl describe pod` alone: no Node, the operand's pod on a node not in the input.
     "pod-device-plugin-waiting": (
         {},
@@ -174,3 +177,24 @@ def test_a_described_operand_pod_on_a_described_node_is_checked_there() -> None:
     assert finding.message == (
         "device-plugin on node worker-gpu-0.ocp.example.com is not Ready: Init:0/1"
     )
+
+
+def test_a_described_pending_pod_beside_described_nodes_says_its_last_event() -> None:
+    nodes = (DATA / "eks-device-plugin.txt").read_text(encoding="utf-8")
+    # Every node's plugin registers 0 devices: no node advertises a GPU.
+    nodes = re.sub(r"nvidia.com/gpu:( +)[0-9]+", r"nvidia.com/gpu:\g<1>0", nodes)
+    pod = (DATA / "pod-pending-gpu.txt").read_text(encoding="utf-8")
+    described = parse_describe(nodes + "\n" + pod)
+    assert described is not None
+    report = run_checks(described.objects)
+    (finding,) = [f for f in report.findings if f.code == "GPU601"]
+    assert finding.name == "cuda-vectoradd"
+    assert "; last event: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu" in finding.message
+
+
+def test_a_pending_pod_without_nodes_is_not_checked() -> None:
+    described = parse_describe((DATA / "pod-pending-gpu.txt").read_text(encoding="utf-8"))
+    assert described is not None
+    report = run_checks(described.objects)
+    assert not [f for f in report.findings if f.code == "GPU601"]
+    assert any(skip.check == "workloads" for skip in report.skipped)

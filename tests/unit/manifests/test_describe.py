@@ -211,3 +211,23 @@ def test_a_pod_block_beside_node_blocks_is_not_a_node() -> None:
     assert ("Node", "nvidia-device-plugin-daemonset-md7t8") not in kinds
     assert ("Pod", "nvidia-device-plugin-daemonset-md7t8") in kinds
     assert described.nodes == 2
+
+
+def test_a_described_pods_events_are_read() -> None:
+    described = parse_describe((DATA / "pod-pending-gpu.txt").read_text())
+    assert described is not None
+    pod, event = described.objects
+    (container,) = pod["spec"]["containers"]
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    assert "nodeName" not in pod["spec"]  # Node: <none>
+    assert event["involvedObject"] == {
+        "kind": "Pod",
+        "name": "cuda-vectoradd",
+        "namespace": "default",
+    }
+    assert (event["type"], event["reason"], event["source"]) == (
+        "Warning",
+        "FailedScheduling",
+        {"component": "default-scheduler"},
+    )
+    assert event["message"].startswith("0/2 nodes are available: 1 Insufficient nvidia.com/gpu,")
