@@ -315,7 +315,7 @@ def _events(lines: list[str], kind: str, name: str, namespace: str) -> list[dict
     if -1 in starts or starts != sorted(starts):
         return []
     reason_at, age_at, from_at, message_at = starts
-    events = []
+    events: list[dict[str, Any]] = []
     for row in rows[1:]:
         if row.startswith("----") or len(row) <= message_at:
             continue
