@@ -280,7 +280,8 @@ v23.6.0 `kata-manager` and `cc-manager`; before v26.7.0 an empty deploy label st
 so the deploy-label rules (GPU301, GPU302) follow the release that labelled the nodes:
 `--operator-version` (or `--operator-release`, as `versions check` spells it), else the tag of
 the operator image (`nvcr.io/nvidia/gpu-operator:v25.10.0`)
-or its Helm labels, else the validator image, else the ClusterPolicy's
+or its Helm labels, else the validator image, else the chart label on an operand's pod
+(`helm.sh/chart=gpu-operator-v23.9.1`, as `kubectl describe pod` shows it), else the ClusterPolicy's
 `spec.validator.version`. When none is in the input, a label is required only when every
 plausible release sets it (those whose CRD has the ClusterPolicy's fields), and the report
 says so (`operator_release.known: false`, and the first line of the text output). Releases

@@ -464,3 +464,16 @@ def test_an_operand_selecting_gpu_present_shows_a_release_before_v1_7() -> None:
     release = detect_release(ClusterState.from_objects([pod]))
     assert release.candidates[-1] == "1.6"
     assert "selects nodes by nvidia.com/gpu.present=true" in release.source
+
+
+def test_an_operand_pods_chart_label_names_the_release() -> None:
+    # `kubectl describe pod` of the driver: its init container is the driver manager, not
+    # the validator, and the operator labels its operands' pods with its chart.
+    pod = _pod("nvidia-driver-daemonset-99xrx", "node-1", "nvidia-driver-daemonset")
+    pod["metadata"]["labels"] = {
+        "app": "nvidia-driver-daemonset",
+        "helm.sh/chart": "gpu-operator-v23.9.1",
+    }
+    release = detect_release(ClusterState.from_objects([pod]))
+    assert (release.version, release.line) == ("23.9.1", "23.9")
+    assert release.source.endswith("label helm.sh/chart=gpu-operator-v23.9.1")

@@ -460,6 +460,11 @@ def detect_release(state: ClusterState, override: OperatorRelease | None = None)
         or _from_install_labels(policies)
         or _from_images(_first_by_image(state.daemonsets, *_TEMPLATE), _VALIDATOR_IMAGES)
         or _from_images(pod_images, _VALIDATOR_IMAGES)
+        # The operator labels its operands' pods with its chart (`helm.sh/chart=
+        # gpu-operator-v23.9.1`): a `describe pod` of one operand shows it.
+        or _from_install_labels(
+            pod.obj for pod in state.pod_views if HELM_CHART_LABEL in pod.labels
+        )
     )
     if found is not None:
         return found
