@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from gpuop.api.labels import DRA_DRIVER_DEPLOY_LABEL, DRA_PLUGIN_NODE_LABEL
 from gpuop.api.resources import KIND_CONFIG, RESOURCE_PREFIX, normalised
@@ -396,7 +396,20 @@ def subjects_from_objects(
     memory_overhead: str | None = None,
 ) -> list[Subject]:
     """A subject per object; the first object that cannot be explained raises SubjectError."""
-    return [subject_for(obj, cluster, memory_overhead=memory_overhead) for obj in objects]
+    return [
+        subject_for(obj, cluster, memory_overhead=memory_overhead)
+        for obj in _without_events(objects, lambda obj: obj)
+    ]
+
+
+_T = TypeVar("_T")
+
+
+def _without_events(items: Sequence[_T], obj_of: Callable[[_T], Mapping[str, Any]]) -> list[_T]:
+    """`items` less their Events, which are not subjects: `kubectl describe pod` output, the
+    usual way a Pending pod is posted, carries the pod's Events after it. All of them when
+    nothing else is there (then the Event is refused by name)."""
+    return [item for item in items if obj_of(item).get("kind") != "Event"] or list(items)
 
 
 @dataclass(frozen=True)
@@ -624,7 +637,7 @@ def explain_objects(
     explained.
     """
     subjects = []
-    for source, obj in sourced:
+    for source, obj in _without_events(sourced, lambda pair: pair[1]):
         try:
             subjects.append(subject_for(obj, cluster, memory_overhead=memory_overhead))
         except SubjectError as exc:

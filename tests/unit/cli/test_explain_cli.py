@@ -1429,3 +1429,18 @@ def test_claims_json_has_the_reason_per_device(run: RunCli) -> None:
     considered = {d["device"]: d["reason"] for d in by_node["dra-b"]["by_request"][0]["considered"]}
     assert considered["gpu-vfio-0"] == "already allocated to vms/vm-0"
     assert data["feasible"] == []
+
+
+def test_a_described_pending_pod_is_explained_and_its_events_are_not_subjects(
+    run: RunCli,
+) -> None:
+    described = Path(__file__).resolve().parents[2] / "data" / "describe"
+    result = run(
+        "explain",
+        str(described / "pod-pending-gpu.txt"),
+        "--cluster",
+        str(described / "eks-device-plugin.txt"),
+    )
+    assert result.code in (0, 1), result.stderr
+    assert result.stdout.startswith("Pod default/cuda-vectoradd: fits ")
+    assert "Event" not in result.stdout
