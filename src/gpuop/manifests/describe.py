@@ -30,8 +30,10 @@ __all__ = ["DescribedNodes", "looks_like_describe", "parse_describe"]
 _NAME_LINE: Final = re.compile(r"^Name:[ \t]+(\S+)[ \t]*$", re.M)
 # Section headings only `kubectl describe node` prints at column 0.
 _NODE_SECTION: Final = re.compile(r"^(Capacity|Allocatable|System Info|Non-terminated Pods):", re.M)
-# And those only `kubectl describe pod` prints.
-_POD_SECTION: Final = re.compile(r"^(Controlled By|Init Containers|Containers):", re.M)
+# And those only `kubectl describe pod` prints, or describe of a ClusterPolicy.
+_POD_SECTION: Final = re.compile(
+    r"^(Controlled By|Init Containers|Containers):|^Kind:[ \t]+ClusterPolicy[ \t]*$", re.M
+)
 _POD_STATES: Final = {"Running": "running", "Waiting": "waiting", "Terminated": "terminated"}
 _SECTION: Final = re.compile(r"^([A-Z][A-Za-z -]*):(?:[ \t]+(.*))?$")
 _NODE_INFO_FIELDS: Final = {
@@ -69,6 +71,8 @@ class DescribedNodes:
     pods_without_specs: int = 0
     # Pods of `kubectl describe pod` blocks, with their specs and statuses.
     described_pods: int = 0
+    # ClusterPolicies of `kubectl describe clusterpolicy` blocks.
+    custom_resources: int = 0
 
 
 def _blocks(lines: list[str]) -> Iterator[list[str]]:
@@ -373,6 +377,105 @@ def _pod(name: str, sections: dict[str, list[str]], block: list[str]) -> dict[st
     return pod
 
 
+# `kubectl describe` prints a custom resource's fields as Title words ("Sandbox Workloads"),
+# a list of maps as the maps one after another. These ClusterPolicy fields are lists
+# (`ClusterPolicySpec` and `ClusterPolicyStatus`, api/nvidia/v1 at v26.7.0).
+_LIST_FIELDS: Final = frozenset(
+    {
+        "args",
+        "conditions",
+        "env",
+        "imagePullSecrets",
+        "podLabelAllowlistRegex",
+        "relabelings",
+        "tolerations",
+    }
+)
+_DESCRIBED_KINDS: Final = frozenset({"ClusterPolicy"})
+_TITLE_WORDS: Final = re.compile(r"[A-Za-z-]+(?: [A-Za-z-]+)*")
+
+
+def _field_name(label: str) -> str:
+    """The JSON field kubectl's label came from: `Sandbox Workloads` -> `sandboxWorkloads`,
+    `Use Nvidia Driver CRD` -> `useNvidiaDriverCRD`. Keys kubectl prints unchanged (with
+    dots, slashes or digits: label keys) stay as they are."""
+    if not _TITLE_WORDS.fullmatch(label):
+        return label
+    first, *rest = label.split(" ")
+    return first.lower() + "".join(rest)
+
+
+def _scalar(value: str) -> Any:
+    if value in ("true", "false"):
+        return value == "true"
+    if value.isdigit() and (value == "0" or not value.startswith("0")):
+        return int(value)
+    return None if value == "<nil>" else value
+
+
+def _tree(lines: list[str], start: int, indent: int) -> tuple[Any, int]:
+    """The value whose lines begin at `start`, indented `indent`: a mapping, a list of
+    mappings (a key met twice starts the next one), or a list of scalars."""
+    entries: list[dict[str, Any]] = [{}]
+    scalars: list[Any] = []
+    index = start
+    while index < len(lines):
+        line = lines[index]
+        depth = len(line) - len(line.lstrip())
+        if depth < indent:
+            break
+        if depth > indent:
+            index += 1  # deeper than any key here: a value's continuation
+            continue
+        key, colon, value = line.strip().partition(":")
+        if not colon or (" " in key.strip() and not _TITLE_WORDS.fullmatch(key.strip())):
+            scalars.append(_scalar(line.strip()))
+            index += 1
+            continue
+        name = _field_name(key.strip())
+        if name in entries[-1]:
+            entries.append({})
+        value = value.strip()
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        deeper = len(following) - len(following.lstrip())
+        if not value and following.strip() and deeper > indent:
+            child, index = _tree(lines, index + 1, deeper)
+            if name in _LIST_FIELDS and isinstance(child, dict):
+                child = [child]
+            if child:  # a map of nothing but empty ones is empty too
+                entries[-1][name] = child
+        elif value:
+            entries[-1][name] = [_scalar(value)] if name in _LIST_FIELDS else _scalar(value)
+            index += 1
+        else:  # an empty map, list or string: read as absent
+            index += 1
+    if scalars and entries == [{}]:
+        return scalars, index
+    return (entries[0] if len(entries) == 1 else entries), index
+
+
+def _custom_resource(
+    name: str, sections: dict[str, list[str]], block: list[str]
+) -> dict[str, Any] | None:
+    """A custom resource kubectl described (a ClusterPolicy): its spec and status."""
+    kind = (sections.get("Kind") or [""])[0]
+    api_version = (sections.get("API Version") or [""])[0]
+    if kind not in _DESCRIBED_KINDS or not api_version:
+        return None
+    metadata: dict[str, Any] = {"name": name}
+    labels = _pairs(sections.get("Labels", []), "=")
+    if labels:
+        metadata["labels"] = labels
+    obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": metadata}
+    for heading, field_name in (("Spec", "spec"), ("Status", "status")):
+        lines = _raw_section(block, heading)
+        if lines:
+            value, _ = _tree(lines, 0, len(lines[0]) - len(lines[0].lstrip()))
+            if isinstance(value, dict):
+                obj[field_name] = value
+    return obj
+
+
 def _unquoted(text: str) -> str:
     """`text` without the `> ` an e-mail reply or a Markdown quote puts before every line."""
     if not text.lstrip().startswith(">"):
@@ -405,6 +508,12 @@ def parse_describe(text: str) -> DescribedNodes | None:
             namespace = (sections.get("Namespace") or [""])[0]
             result.objects.extend(_events(sections.get("Events", []), "Pod", name, namespace))
             continue
+        if "Kind" in sections and "API Version" in sections:
+            custom = _custom_resource(name, sections, block[1:])
+            if custom is not None:
+                result.objects.append(custom)
+                result.custom_resources += 1
+            continue
         if not sections.keys() & {"Capacity", "Allocatable", "System Info", "Labels"}:
             continue  # another kind's describe output
         result.objects.append(_node(name, sections))
@@ -420,4 +529,4 @@ def parse_describe(text: str) -> DescribedNodes | None:
                 }
             )
             result.pods_without_specs += 1
-    return result if result.nodes or result.described_pods else None
+    return result if result.nodes or result.described_pods or result.custom_resources else None

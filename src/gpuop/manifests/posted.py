@@ -81,6 +81,12 @@ def parse_posted(text: str) -> Posted | None:
             f"`kubectl describe pod` output: read {_plural(described.described_pods, 'Pod')}:"
             " node, labels, owner, images, container states, conditions and events"
         )
+    if described is not None and described.custom_resources:
+        posted.notes.append(
+            f"`kubectl describe clusterpolicy` output: read"
+            f" {_plural(described.custom_resources, 'ClusterPolicy')}, its fields from"
+            " kubectl's words (empty maps, lists and strings read as absent)"
+        )
     if nodes is not None:
         posted.notes.append(
             f"`kubectl get nodes --show-labels` output: read {_plural(nodes.nodes, 'Node')},"

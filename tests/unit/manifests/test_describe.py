@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from gpuop.check import run_checks
 from gpuop.manifests import load_objects
@@ -231,3 +234,40 @@ def test_a_described_pods_events_are_read() -> None:
         {"component": "default-scheduler"},
     )
     assert event["message"].startswith("0/2 nodes are available: 1 Insufficient nvidia.com/gpu,")
+
+
+def _without_empties(value: Any) -> Any:
+    """A manifest as describe output shows it: empty maps, lists and strings left out,
+    numbers in strings as numbers."""
+    if isinstance(value, dict):
+        kept = {key: _without_empties(item) for key, item in value.items()}
+        return {key: item for key, item in kept.items() if item not in ({}, [], "", None)}
+    if isinstance(value, list):
+        return [_without_empties(item) for item in value]
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return value
+
+
+def test_a_described_cluster_policy_reads_back_as_its_manifest() -> None:
+    described = parse_describe((DATA / "clusterpolicy-v26.7.0.txt").read_text())
+    assert described is not None and described.custom_resources == 1
+    (policy,) = described.objects
+    manifest = yaml.safe_load(
+        (DATA.parent / "upstream-v26.7.0" / "cluster-policy.yaml").read_text()
+    )
+    assert policy["kind"] == "ClusterPolicy" and policy["apiVersion"] == "nvidia.com/v1"
+    assert policy["metadata"]["labels"] == manifest["metadata"]["labels"]
+    assert policy["spec"] == _without_empties(manifest["spec"])
+    assert policy["status"]["state"] == "ready"
+    assert [c["type"] for c in policy["status"]["conditions"]] == ["Ready", "Error"]
+
+
+def test_a_described_cluster_policy_is_the_policy_check_uses() -> None:
+    text = (DATA / "clusterpolicy-v26.7.0.txt").read_text()
+    report = run_checks(load_objects(text))
+    assert report.policy is not None
+    assert (report.policy.source, report.policy.sandbox_enabled) == (
+        "ClusterPolicy cluster-policy",
+        True,
+    )
