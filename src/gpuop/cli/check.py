@@ -88,8 +88,8 @@ def check(
     """Find GPU nodes whose labels, operands and advertised resources disagree.
 
     FILES are `kubectl get ... -o json|yaml` output (single objects, Lists,
-    multi-document YAML, JSON streams), `kubectl describe node`, `describe pod` and
-    `describe clusterpolicy` output, `kubectl get nodes --show-labels`, `kubectl get pods -o wide` and `kubectl
+    multi-document YAML, JSON streams), `kubectl describe node`, `describe pod`,
+    `describe clusterpolicy` and `describe kubevirt` output, `kubectl get nodes --show-labels`, `kubectl get pods -o wide` and `kubectl
     get daemonsets` tables, `-` for stdin, or a directory written by `gpuop collect`.
 
     \b

@@ -30,9 +30,10 @@ __all__ = ["DescribedNodes", "looks_like_describe", "parse_describe"]
 _NAME_LINE: Final = re.compile(r"^Name:[ \t]+(\S+)[ \t]*$", re.M)
 # Section headings only `kubectl describe node` prints at column 0.
 _NODE_SECTION: Final = re.compile(r"^(Capacity|Allocatable|System Info|Non-terminated Pods):", re.M)
-# And those only `kubectl describe pod` prints, or describe of a ClusterPolicy.
+# And those only `kubectl describe pod` prints, or describe of a ClusterPolicy or KubeVirt CR.
 _POD_SECTION: Final = re.compile(
-    r"^(Controlled By|Init Containers|Containers):|^Kind:[ \t]+ClusterPolicy[ \t]*$", re.M
+    r"^(Controlled By|Init Containers|Containers):|^Kind:[ \t]+(ClusterPolicy|KubeVirt)[ \t]*$",
+    re.M,
 )
 _POD_STATES: Final = {"Running": "running", "Waiting": "waiting", "Terminated": "terminated"}
 _SECTION: Final = re.compile(r"^([A-Z][A-Za-z -]*):(?:[ \t]+(.*))?$")
@@ -71,7 +72,7 @@ class DescribedNodes:
     pods_without_specs: int = 0
     # Pods of `kubectl describe pod` blocks, with their specs and statuses.
     described_pods: int = 0
-    # ClusterPolicies of `kubectl describe clusterpolicy` blocks.
+    # ClusterPolicies and KubeVirt CRs of `kubectl describe` blocks.
     custom_resources: int = 0
 
 
@@ -378,8 +379,9 @@ def _pod(name: str, sections: dict[str, list[str]], block: list[str]) -> dict[st
 
 
 # `kubectl describe` prints a custom resource's fields as Title words ("Sandbox Workloads"),
-# a list of maps as the maps one after another. These ClusterPolicy fields are lists
-# (`ClusterPolicySpec` and `ClusterPolicyStatus`, api/nvidia/v1 at v26.7.0).
+# a list of maps as the maps one after another. These fields are lists: the ClusterPolicy's
+# (`ClusterPolicySpec` and `ClusterPolicyStatus`, api/nvidia/v1 at v26.7.0) and the
+# KubeVirt CR's that gpuop reads (`KubeVirtConfiguration`, kubevirt.io/api core/v1).
 _LIST_FIELDS: Final = frozenset(
     {
         "args",
@@ -389,9 +391,17 @@ _LIST_FIELDS: Final = frozenset(
         "podLabelAllowlistRegex",
         "relabelings",
         "tolerations",
+        "featureGates",
+        "disabledFeatureGates",
+        "pciHostDevices",
+        "mediatedDevices",
+        "usb",
+        "mediatedDeviceTypes",
+        "nodeMediatedDeviceTypes",
+        "generations",
     }
 )
-_DESCRIBED_KINDS: Final = frozenset({"ClusterPolicy"})
+_DESCRIBED_KINDS: Final = frozenset({"ClusterPolicy", "KubeVirt"})
 _TITLE_WORDS: Final = re.compile(r"[A-Za-z-]+(?: [A-Za-z-]+)*")
 
 
@@ -457,12 +467,16 @@ def _tree(lines: list[str], start: int, indent: int) -> tuple[Any, int]:
 def _custom_resource(
     name: str, sections: dict[str, list[str]], block: list[str]
 ) -> dict[str, Any] | None:
-    """A custom resource kubectl described (a ClusterPolicy): its spec and status."""
+    """A custom resource kubectl described (a ClusterPolicy, a KubeVirt CR): its spec and
+    status."""
     kind = (sections.get("Kind") or [""])[0]
     api_version = (sections.get("API Version") or [""])[0]
     if kind not in _DESCRIBED_KINDS or not api_version:
         return None
     metadata: dict[str, Any] = {"name": name}
+    namespace = (sections.get("Namespace") or [""])[0]
+    if namespace:
+        metadata["namespace"] = namespace
     labels = _pairs(sections.get("Labels", []), "=")
     if labels:
         metadata["labels"] = labels

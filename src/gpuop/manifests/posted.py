@@ -83,9 +83,9 @@ def parse_posted(text: str) -> Posted | None:
         )
     if described is not None and described.custom_resources:
         posted.notes.append(
-            f"`kubectl describe clusterpolicy` output: read"
-            f" {_plural(described.custom_resources, 'ClusterPolicy')}, its fields from"
-            " kubectl's words (empty maps, lists and strings read as absent)"
+            f"`kubectl describe` output of custom resources: read"
+            f" {_plural(described.custom_resources, 'ClusterPolicy or KubeVirt CR')}, their"
+            " fields from kubectl's words (empty maps, lists and strings read as absent)"
         )
     if nodes is not None:
         posted.notes.append(

@@ -54,6 +54,8 @@ EXPECTED: dict[str, tuple[dict[str, str], list[str]]] = {
     "openshift-gpu-operator": ({"worker-gpu-0.ocp.example.com": "gpu-operator"}, []),
     "gpu-operator-1.7": ({"gpu-worker-1": "gpu-operator"}, []),
     "gpu-operator-1.6": ({"t4-node-1": "gpu-operator"}, []),
+    # `kubectl describe kubevirt` alone: the CR's own mistakes, as its manifest gives them.
+    "kubevirt-cr": ({}, ["GPU503 KubeVirt/kubevirt", "GPU508 KubeVirt/kubevirt"]),
     # `kubectl describe clusterpolicy` alone: NVIDIA's v26.7.0 policy, nothing to find.
     "clusterpolicy-v26.7.0": ({}, []),
     # `kubectl describe pod` alone: a waiting GPU pod is not compared with nodes not shown.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -271,3 +272,14 @@ def test_a_described_cluster_policy_is_the_policy_check_uses() -> None:
         "ClusterPolicy cluster-policy",
         True,
     )
+
+
+def test_a_described_kubevirt_cr_reads_back_as_its_manifest() -> None:
+    described = parse_describe((DATA / "kubevirt-cr.txt").read_text())
+    assert described is not None and described.custom_resources == 1
+    (kubevirt,) = described.objects
+    corpus = DATA.parents[1] / "corpus" / "explain" / "kubevirt.json"
+    (manifest,) = json.loads(corpus.read_text())["items"]
+    assert kubevirt["metadata"] == {"name": "kubevirt", "namespace": "kubevirt"}
+    # One entry each: kubectl prints a one-item list as its map alone.
+    assert kubevirt["spec"] == manifest["spec"]
