@@ -213,6 +213,10 @@ def check_advertised(
             replicas, mig = _container_sharing(info)
             if mig or _sharing_unknown_to_gfd(ctx, info, plan, resource, count, planned):
                 continue
+            shared_by_config = ctx.config_replicas.get(name, 1)
+            if replicas == 1 and count == planned * shared_by_config:
+                # GFD says unshared; the plugin's config in the input shares them so (GPU216).
+                replicas = shared_by_config
         cards = plan.inventory.count
         limit = planned * replicas
         if count > limit:

@@ -154,6 +154,9 @@ class CheckContext(FindingLog):
     # Operand pods by node name (filled by `operands.index_operand_pods`).
     operand_pods: dict[str, list[OperandPod]] = field(default_factory=dict)
     # Namespaces where a pod known by name is one only the GPU Operator runs (filled there).
+    # Replicas per GPU that a device plugin sharing config in the input gives a node
+    # (`sharing.note_config_replicas`), for the count check where GFD does not know them.
+    config_replicas: dict[str, int] = field(default_factory=dict)
     operator_spaces: frozenset[str] = frozenset()
     # What manages each node's GPUs (filled by `managers.node_management`).
     management: dict[str, Management] = field(default_factory=dict)

@@ -47,6 +47,7 @@ from gpuop.check.sharing import (
     PluginSettings,
     SharingConfig,
     check_sharing,
+    note_config_replicas,
     plugin_settings,
     sharing_configs,
 )
@@ -173,6 +174,7 @@ def _check_by_manager(
             _check_zero_devices(ctx, info, tuple(info.counts))
         else:
             if info.plan.gpu_node:
+                note_config_replicas(ctx, info, configs, plugin)
                 _check_gpu_node(ctx, info, info.plan, policy, operator=False)
             else:  # no NFD or GFD labels (AKS's node pools): only what it advertises
                 _check_zero_devices(ctx, info, tuple(info.counts))
@@ -186,8 +188,11 @@ def _check_by_manager(
     elif not info.plan.gpu_node:
         _check_non_gpu(ctx, info, info.plan)
     else:
+        container = info.plan.workload.config in (None, "container")
+        if container:
+            note_config_replicas(ctx, info, configs)
         _check_gpu_node(ctx, info, info.plan, policy, dra_served=_dra_served(info, management))
-        if info.plan.workload.config in (None, "container"):
+        if container:
             # An assumed policy's MIG strategy is the default's, not the cluster's.
             strategy = None if ctx.policy_assumed else policy.mig_strategy
             check_sharing(ctx, info, configs, operator_mig_strategy=strategy)

@@ -295,13 +295,7 @@ def check_sharing(
     key = labels.get(CONFIG_LABEL)
     if key and _names_a_missing_config(ctx, info, key, plugin):
         return
-    if key is None:
-        key = (
-            plugin.config_key(_configmap_keys(ctx, plugin.configmap) or configs)
-            if plugin is not None
-            else _policy_plugin_config(ctx, "default")
-        )
-    config = configs.get(key or "")
+    key, config = node_sharing_config(ctx, info, configs, plugin)
     mig_override = None
     if operator_mig_strategy is not None:
         mig_override = (
@@ -347,6 +341,39 @@ def check_sharing(
     )
 
 
+def node_sharing_config(
+    ctx: CheckContext,
+    info: NodeInfo,
+    configs: Mapping[str, SharingConfig],
+    plugin: PluginSettings | None = None,
+) -> tuple[str | None, SharingConfig | None]:
+    """(key, config) of the device plugin config the node runs under: its
+    `nvidia.com/device-plugin.config` label, else the plugin DaemonSet's default (`plugin`,
+    the standalone plugin's settings), else the ClusterPolicy's `devicePlugin.config.default`;
+    the config None where the input does not hold it."""
+    key = info.view.labels.get(CONFIG_LABEL)
+    if key is None:
+        key = (
+            plugin.config_key(_configmap_keys(ctx, plugin.configmap) or configs)
+            if plugin is not None
+            else _policy_plugin_config(ctx, "default")
+        )
+    return key, configs.get(key or "")
+
+
+def note_config_replicas(
+    ctx: CheckContext,
+    info: NodeInfo,
+    configs: Mapping[str, SharingConfig],
+    plugin: PluginSettings | None = None,
+) -> None:
+    """Tell the advertised-count check (GPU205) the replicas a sharing config in the input
+    gives each GPU of the node, where GPU feature discovery may not know them (GPU216)."""
+    _, config = node_sharing_config(ctx, info, configs, plugin)
+    if config is not None and config.strategy != "none" and config.replicas > 1:
+        ctx.config_replicas[info.name] = config.replicas
+
+
 def _gfd_without_config(
     ctx: CheckContext,
     info: NodeInfo,
@@ -356,9 +383,8 @@ def _gfd_without_config(
     count: int,
     reported: int | None,
 ) -> None:
-    """GPU216: the plugin follows its sharing config, GFD labels other replicas. The count
-    GPU205 judged against GFD's replicas is the config's, so that finding is withdrawn."""
-    ctx.findings[:] = [f for f in ctx.findings if not (f.code == "GPU205" and f.node == info.name)]
+    """GPU216: the plugin follows its sharing config, GFD labels other replicas (the count
+    check took the config's replicas, `note_config_replicas`, so it found nothing)."""
     if any(f.code == "GPU216" and f.node == info.name for f in ctx.findings):
         return
     ctx.add(
@@ -414,4 +440,12 @@ def _check_mig_strategy(
     return True
 
 
-__all__ = ["PluginSettings", "SharingConfig", "check_sharing", "plugin_settings", "sharing_configs"]
+__all__ = [
+    "PluginSettings",
+    "SharingConfig",
+    "check_sharing",
+    "node_sharing_config",
+    "note_config_replicas",
+    "plugin_settings",
+    "sharing_configs",
+]
