@@ -195,10 +195,7 @@ def _pod_rows(lines: list[str]) -> list[tuple[str, str]]:
 
 
 def _node(name: str, sections: dict[str, list[str]]) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name}
-    labels = _pairs(sections.get("Labels", []), "=")
-    if labels:
-        metadata["labels"] = labels
+    metadata = _metadata(name, sections)
     annotations = _pairs(sections.get("Annotations", []), ":", continued=True)
     if annotations:
         metadata["annotations"] = annotations
@@ -206,7 +203,7 @@ def _node(name: str, sections: dict[str, list[str]]) -> dict[str, Any]:
     taints = _taints(sections.get("Taints", []))
     if taints:
         spec["taints"] = taints
-    if (sections.get("Unschedulable") or [""])[0] == "true":
+    if _first(sections, "Unschedulable") == "true":
         spec["unschedulable"] = True
     status: dict[str, Any] = {}
     for heading, key in (("Capacity", "capacity"), ("Allocatable", "allocatable")):
@@ -338,26 +335,37 @@ def _events(lines: list[str], kind: str, name: str, namespace: str) -> list[dict
     return events
 
 
-def _pod(name: str, sections: dict[str, list[str]], block: list[str]) -> dict[str, Any]:
+def _first(sections: dict[str, list[str]], heading: str) -> str:
+    """The text on a heading's line (`Namespace:  kubevirt`), "" where there is none."""
+    return (sections.get(heading) or [""])[0]
+
+
+def _metadata(name: str, sections: dict[str, list[str]]) -> dict[str, Any]:
+    """A described object's name, namespace and labels."""
     metadata: dict[str, Any] = {"name": name}
-    namespace = (sections.get("Namespace") or [""])[0]
+    namespace = _first(sections, "Namespace")
     if namespace:
         metadata["namespace"] = namespace
     labels = _pairs(sections.get("Labels", []), "=")
     if labels:
         metadata["labels"] = labels
-    owners = _owner((sections.get("Controlled By") or [""])[0])
+    return metadata
+
+
+def _pod(name: str, sections: dict[str, list[str]], block: list[str]) -> dict[str, Any]:
+    metadata = _metadata(name, sections)
+    owners = _owner(_first(sections, "Controlled By"))
     if owners:
         metadata["ownerReferences"] = owners
     spec: dict[str, Any] = {}
-    node = (sections.get("Node") or [_NONE])[0].split("/", 1)[0]
+    node = _first(sections, "Node").split("/", 1)[0]
     if node and node != _NONE:
         spec["nodeName"] = node
     selector = _pairs(sections.get("Node-Selectors", []), "=")
     if selector:
         spec["nodeSelector"] = selector
     status: dict[str, Any] = {}
-    phase = ((sections.get("Status") or [""])[0].split() or [""])[0]
+    phase = (_first(sections, "Status").split() or [""])[0]
     if phase:
         status["phase"] = "Running" if phase == "Terminating" else phase
     conditions = _conditions(sections.get("Conditions", []))
@@ -469,17 +477,11 @@ def _custom_resource(
 ) -> dict[str, Any] | None:
     """A custom resource kubectl described (a ClusterPolicy, a KubeVirt CR): its spec and
     status."""
-    kind = (sections.get("Kind") or [""])[0]
-    api_version = (sections.get("API Version") or [""])[0]
+    kind = _first(sections, "Kind")
+    api_version = _first(sections, "API Version")
     if kind not in _DESCRIBED_KINDS or not api_version:
         return None
-    metadata: dict[str, Any] = {"name": name}
-    namespace = (sections.get("Namespace") or [""])[0]
-    if namespace:
-        metadata["namespace"] = namespace
-    labels = _pairs(sections.get("Labels", []), "=")
-    if labels:
-        metadata["labels"] = labels
+    metadata = _metadata(name, sections)
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": metadata}
     for heading, field_name in (("Spec", "spec"), ("Status", "status")):
         lines = _raw_section(block, heading)
@@ -519,7 +521,7 @@ def parse_describe(text: str) -> DescribedNodes | None:
         if "Namespace" in sections and sections.keys() & {"Containers", "Controlled By", "Node"}:
             result.objects.append(_pod(name, sections, block[1:]))
             result.described_pods += 1
-            namespace = (sections.get("Namespace") or [""])[0]
+            namespace = _first(sections, "Namespace")
             result.objects.extend(_events(sections.get("Events", []), "Pod", name, namespace))
             continue
         if "Kind" in sections and "API Version" in sections:
